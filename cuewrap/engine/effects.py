@@ -1,0 +1,82 @@
+"""Effects: what the pure engine asks the edge (``cuewrap.deliver``) to do.
+
+The engine never performs I/O; it returns these. The shell performs them in order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+CueKind = Literal["needs-input", "finished", "background", "exited"]
+Outcome = Literal["completed", "failed", "cancelled", "uncertain"]
+
+MARK_WAITING = "[?]"
+MARK_COMPLETED = "[✓]"
+MARK_FAILED = "[!]"  # failed or uncertain
+MARK_CANCELLED = "[-]"
+
+
+@dataclass(frozen=True)
+class Eligibility:
+    """What must still hold for a pending cue to be delivered (SPEC 5 rule 8)."""
+
+    generation: int  # session generation (bumped at every gap: reload, /new, …)
+    run: int | None  # the run the cue is about (None for waits not tied to a run)
+    cue_id: int  # unique per cue for the life of the process
+    epoch: int  # bumped by return of focus, new task, /cue off, exit
+
+
+@dataclass(frozen=True)
+class SetMark:
+    """Show ``mark`` in front of the child's title, or clear it (``None``)."""
+
+    mark: str | None
+
+
+@dataclass(frozen=True)
+class Notify:
+    """Send one notification for cue ``cue_id`` on every enabled channel.
+
+    ``title`` and ``body`` are already privacy-safe (SPEC 5 rule 12): the app, the session
+    label and the status; never prompt/question/answer/tool/assistant text.
+    """
+
+    cue_id: int
+    kind: CueKind
+    outcome: Outcome | None
+    title: str
+    body: str
+    eligibility: Eligibility
+
+
+@dataclass(frozen=True)
+class KeepAwake:
+    """Hold (True) or release (False) the keep-awake inhibitor."""
+
+    hold: bool
+
+
+@dataclass(frozen=True)
+class Wake:
+    """Call the engine back with a tick at time ``at`` (monotonic seconds). Replaces any earlier."""
+
+    at: float | None
+
+
+@dataclass(frozen=True)
+class Record:
+    """A decision-log record (``kind`` plus fields)."""
+
+    kind: str
+    fields: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """A message for the user, shown through Pi's UI when the bridge is live (caps reached …)."""
+
+    text: str
+
+
+Effect = SetMark | Notify | KeepAwake | Wake | Record | Diagnostic

@@ -1,0 +1,233 @@
+"""Typed facts: what the sources tell the cue engine (SPEC sections 2, 4, 6).
+
+Every fact is a frozen dataclass carrying the source it came from. Sources, strongest first:
+``bridge`` (the Pi extension), ``osc7501`` (Pi's program status in the output), ``screen``
+(a pyte reading), ``exit`` (the child's exit status). Presence facts come from the focus
+filter (``focus``) or from keystrokes (``keys``).
+
+No fact ever holds a prompt, question, answer, tool output or assistant text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Source = Literal["bridge", "osc7501", "screen", "exit", "focus", "keys"]
+PresenceState = Literal["focused", "away", "unknown"]
+
+
+@dataclass(frozen=True)
+class Fact:
+    """Base class of all facts (carries no fields of its own)."""
+
+
+# --- presence (SPEC 4) -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Presence(Fact):
+    """A focus report from the host terminal: ``focused`` (CSI I) or ``away`` (CSI O)."""
+
+    state: PresenceState
+    source: Source = "focus"
+
+
+@dataclass(frozen=True)
+class Keystroke(Fact):
+    """The user typed something (any input that is not a focus report)."""
+
+    source: Source = "keys"
+
+
+# --- bridge facts (SPEC 6); each maps one Pi event ---------------------------------------
+
+
+@dataclass(frozen=True)
+class BridgeHello(Fact):
+    protocol: int
+    pi_version: str
+    mode: str  # "tui" | "rpc" | "json" | "print"
+    has_ui: bool
+    session_id: str
+    session_file: str | None
+    pid: int
+    session_name: str | None = None
+    source: Source = "bridge"
+
+
+@dataclass(frozen=True)
+class SessionStart(Fact):
+    reason: str  # startup | reload | new | resume | fork
+    session_id: str
+    session_file: str | None
+    source: Source = "bridge"
+
+
+@dataclass(frozen=True)
+class SessionShutdown(Fact):
+    reason: str  # quit | reload | new | resume | fork
+    source: Source = "bridge"
+
+
+@dataclass(frozen=True)
+class BridgeGone(Fact):
+    """Socket EOF: that Pi runtime is gone (with or without a session_shutdown before)."""
+
+    source: Source = "bridge"
+
+
+@dataclass(frozen=True)
+class UserInput(Fact):
+    """A prompt from the user (Pi's ``input`` event). Only the source, never the text."""
+
+    input_source: str  # "interactive" | "rpc" | "extension" ...
+    source: Source = "bridge"
+
+
+@dataclass(frozen=True)
+class AgentStart(Fact):
+    source: Source = "bridge"
+
+
+@dataclass(frozen=True)
+class AgentEnd(Fact):
+    """One attempt ended (NOT the end of the run). ``stop_reason`` of the last assistant message."""
+
+    stop_reason: str | None
+    source: Source = "bridge"
+
+
+@dataclass(frozen=True)
+class AgentBeforeSettle(Fact):
+    outcome: str | None  # "completed" | "error" | "aborted" | None
+    source: Source = "bridge"
+
+
+@dataclass(frozen=True)
+class AgentSettled(Fact):
+    """The run is over (the only real end of a run)."""
+
+    aborted: bool
+    source: Source = "bridge"
+
+
+@dataclass(frozen=True)
+class ToolStart(Fact):
+    tool_call_id: str
+    tool_name: str
+    source: Source = "bridge"
+
+
+@dataclass(frozen=True)
+class ToolEnd(Fact):
+    tool_call_id: str
+    tool_name: str
+    is_error: bool
+    source: Source = "bridge"
+
+
+@dataclass(frozen=True)
+class UiPromptStart(Fact):
+    kind: str  # select | confirm | input | editor | custom
+    source: Source = "bridge"
+
+
+@dataclass(frozen=True)
+class UiPromptEnd(Fact):
+    kind: str
+    source: Source = "bridge"
+
+
+@dataclass(frozen=True)
+class AskBlocked(Fact):
+    """``rpiv:ask-user:blocked`` on pi.events. ``tool_call_id`` only in newer Ask versions."""
+
+    active: bool
+    tool_call_id: str | None = None
+    source: Source = "bridge"
+
+
+@dataclass(frozen=True)
+class SubagentStarted(Fact):
+    """``subagent:async-started``; ``parent``/``owner_now`` are what the bridge read at the time."""
+
+    run_id: str
+    session_id: str
+    completion_owner_id: str
+    artifact_version: int
+    parent: str | None  # getSessionFile() ?? getSessionId() of the current session
+    owner_now: str | None  # globalThis[Symbol.for("pi-subagents.completion-owner-id")]
+    source: Source = "bridge"
+
+
+@dataclass(frozen=True)
+class SubagentComplete(Fact):
+    """``subagent:async-complete``."""
+
+    run_id: str
+    session_id: str
+    completion_owner_id: str
+    success: bool | None  # None when the payload had no boolean ``success``
+    awaited_by_workflow: bool
+    parent: str | None
+    owner_now: str | None
+    source: Source = "bridge"
+
+
+@dataclass(frozen=True)
+class SubagentForegroundComplete(Fact):
+    run_id: str
+    source: Source = "bridge"
+
+
+@dataclass(frozen=True)
+class CueToggle(Fact):
+    """``/cue on`` / ``/cue off`` from Pi."""
+
+    enabled: bool
+    source: Source = "bridge"
+
+
+# --- OSC 7501 (SPEC 2) --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProgramStatus(Fact):
+    """``ESC ] 7501 ; state=…:app=…[:kind=…][:msg=…] ST``. ``msg`` is private: not kept."""
+
+    state: str  # working | done | error | idle | blocked | clear
+    app: str | None = None
+    kind: str | None = None
+    has_msg: bool = False
+    source: Source = "osc7501"
+
+
+# --- screen heuristics (SPEC 2) -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScreenActivity(Fact):
+    """The screen shows Pi working (``⠋ Working`` in the editor border) or not."""
+
+    working: bool
+    source: Source = "screen"
+
+
+# --- exit ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChildExit(Fact):
+    code: int | None
+    signal: int | None
+    source: Source = "exit"
+
+
+def fact_record(fact: Fact) -> dict[str, object]:
+    """The decision-log form of a fact: ``{"kind": "fact", "type": …, fields…}``."""
+    from dataclasses import asdict
+
+    rec: dict[str, object] = {"kind": "fact", "type": type(fact).__name__}
+    rec.update(asdict(fact))
+    return rec

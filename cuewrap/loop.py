@@ -1,0 +1,110 @@
+"""The one event loop: file descriptors and timers over ``selectors``, no asyncio.
+
+The relay owns one ``Loop``; other parts (bridge server, desktop-notification results,
+focus-prefix flush) register readers and timers on it. There is no periodic timer: ``select``
+blocks without a timeout unless a timer is pending, so an idle cuewrap uses no CPU.
+
+Every callback other than the relay's own runs under ``guard``: an exception is reported to
+``on_error`` (the decision log) and the loop continues — cuewrap fails open.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import selectors
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+Callback = Callable[[], None]
+
+
+@dataclass(order=True)
+class Timer:
+    when: float
+    seq: int
+    callback: Callback = field(compare=False)
+    cancelled: bool = field(default=False, compare=False)
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class Loop:
+    def __init__(self, on_error: Callable[[str, BaseException], None] | None = None) -> None:
+        self.selector = selectors.DefaultSelector()
+        self._timers: list[Timer] = []
+        self._seq = itertools.count()
+        self.on_error = on_error
+        self.clock: Callable[[], float] = time.monotonic
+
+    # -- readers --------------------------------------------------------------------------
+    def add_reader(self, fd: int, callback: Callback, *, guarded: bool = True) -> None:
+        cb = self.guard(callback, f"reader:{fd}") if guarded else callback
+        self.selector.register(fd, selectors.EVENT_READ, cb)
+
+    def remove_reader(self, fd: int) -> None:
+        try:
+            self.selector.unregister(fd)
+        except (KeyError, ValueError):
+            pass
+
+    def has_reader(self, fd: int) -> bool:
+        try:
+            self.selector.get_key(fd)
+        except (KeyError, ValueError):
+            return False
+        return True
+
+    # -- timers ---------------------------------------------------------------------------
+    def call_later(self, delay: float, callback: Callback, *, guarded: bool = True) -> Timer:
+        return self.call_at(self.clock() + max(0.0, delay), callback, guarded=guarded)
+
+    def call_at(self, when: float, callback: Callback, *, guarded: bool = True) -> Timer:
+        cb = self.guard(callback, "timer") if guarded else callback
+        t = Timer(when, next(self._seq), cb)
+        heapq.heappush(self._timers, t)
+        return t
+
+    def timeout(self) -> float | None:
+        """Seconds until the next live timer, or None (block forever)."""
+        while self._timers and self._timers[0].cancelled:
+            heapq.heappop(self._timers)
+        if not self._timers:
+            return None
+        return max(0.0, self._timers[0].when - self.clock())
+
+    def run_due_timers(self) -> None:
+        now = self.clock()
+        while self._timers and (self._timers[0].cancelled or self._timers[0].when <= now):
+            t = heapq.heappop(self._timers)
+            if not t.cancelled:
+                t.callback()
+
+    # -- one iteration ----------------------------------------------------------------------
+    def run_once(self, max_timeout: float | None = None) -> None:
+        timeout = self.timeout()
+        if max_timeout is not None:
+            timeout = max_timeout if timeout is None else min(timeout, max_timeout)
+        for key, _ in self.selector.select(timeout):
+            if self.has_reader(key.fd):
+                key.data()
+        self.run_due_timers()
+
+    # -- fail-open wrapper ------------------------------------------------------------------
+    def guard(self, callback: Callback, where: str) -> Callback:
+        def guarded() -> None:
+            try:
+                callback()
+            except Exception as exc:  # fail open: report and carry on
+                if self.on_error is not None:
+                    try:
+                        self.on_error(where, exc)
+                    except Exception:
+                        pass
+
+        return guarded
+
+    def close(self) -> None:
+        self.selector.close()
