@@ -39,23 +39,46 @@ class Loop:
         self.on_error = on_error
         self.clock: Callable[[], float] = time.monotonic
 
-    # -- readers --------------------------------------------------------------------------
+    # -- readers and writers ------------------------------------------------------------------
     def add_reader(self, fd: int, callback: Callback, *, guarded: bool = True) -> None:
         cb = self.guard(callback, f"reader:{fd}") if guarded else callback
-        self.selector.register(fd, selectors.EVENT_READ, cb)
+        self._set(fd, 0, cb)
 
     def remove_reader(self, fd: int) -> None:
-        try:
-            self.selector.unregister(fd)
-        except (KeyError, ValueError):
-            pass
+        self._set(fd, 0, None)
+
+    def add_writer(self, fd: int, callback: Callback, *, guarded: bool = True) -> None:
+        cb = self.guard(callback, f"writer:{fd}") if guarded else callback
+        self._set(fd, 1, cb)
+
+    def remove_writer(self, fd: int) -> None:
+        self._set(fd, 1, None)
 
     def has_reader(self, fd: int) -> bool:
+        return self._get(fd)[0] is not None
+
+    def has_writer(self, fd: int) -> bool:
+        return self._get(fd)[1] is not None
+
+    def _get(self, fd: int) -> tuple[Callback | None, Callback | None]:
         try:
-            self.selector.get_key(fd)
+            return self.selector.get_key(fd).data  # type: ignore[no-any-return]
         except (KeyError, ValueError):
-            return False
-        return True
+            return (None, None)
+
+    def _set(self, fd: int, slot: int, cb: Callback | None) -> None:
+        pair = list(self._get(fd))
+        registered = pair != [None, None]
+        pair[slot] = cb
+        events = selectors.EVENT_READ if pair[0] else 0
+        events |= selectors.EVENT_WRITE if pair[1] else 0
+        if not events:
+            if registered:
+                self.selector.unregister(fd)
+        elif registered:
+            self.selector.modify(fd, events, tuple(pair))
+        else:
+            self.selector.register(fd, events, tuple(pair))
 
     # -- timers ---------------------------------------------------------------------------
     def call_later(self, delay: float, callback: Callback, *, guarded: bool = True) -> Timer:
@@ -87,9 +110,15 @@ class Loop:
         timeout = self.timeout()
         if max_timeout is not None:
             timeout = max_timeout if timeout is None else min(timeout, max_timeout)
-        for key, _ in self.selector.select(timeout):
-            if self.has_reader(key.fd):
-                key.data()
+        for key, events in self.selector.select(timeout):
+            if events & selectors.EVENT_READ:
+                reader = self._get(key.fd)[0]
+                if reader is not None:
+                    reader()
+            if events & selectors.EVENT_WRITE:
+                writer = self._get(key.fd)[1]
+                if writer is not None:
+                    writer()
         self.run_due_timers()
 
     # -- fail-open wrapper ------------------------------------------------------------------
