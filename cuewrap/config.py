@@ -1,0 +1,302 @@
+"""Settings: TOML file, then ``CUEWRAP_*`` environment variables, then flags (SPEC 9).
+
+``load_settings(path, env, flags)`` is pure apart from reading the one TOML file. Every
+problem is a ``ConfigError`` whose ``str`` is one line naming the key (the CLI prints it and
+exits 2). The key names, environment names and values are part of the contract; ``KEYS`` is
+the one table they come from (the ``cuewrap config`` editor and ``cuewrap doctor`` read it).
+
+Environment: ``CUEWRAP_`` + section + ``_`` + key, upper case (``notify.terminal`` ->
+``CUEWRAP_NOTIFY_TERMINAL``). An empty variable counts as unset. Booleans accept
+true/false/1/0/yes/no/on/off; ``CUEWRAP_KEEP_AWAKE_COMMAND`` is a shell-split string. A
+variable that starts like a section (``CUEWRAP_NOTIFY_…``) but names no key is an error, so a
+typo does not pass silently; other ``CUEWRAP_*`` variables (``CUEWRAP_LOG`` …) are not settings.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shlex
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+TerminalSetting = Literal["auto", "osc777", "osc9", "osc99", "off"]
+DesktopSetting = Literal["auto", "on", "off"]
+BodySetting = Literal["none", "summary"]
+
+ENV_PREFIX = "CUEWRAP_"
+LOG_ENV = "CUEWRAP_LOG"
+
+
+class ConfigError(Exception):
+    """A bad setting. ``str(err)`` is the one-line message for the user."""
+
+    def __init__(self, message: str, key: str | None = None) -> None:
+        super().__init__(f"cuewrap: config: {message}")
+        self.key = key
+
+
+@dataclass(frozen=True)
+class KeySpec:
+    section: str
+    key: str
+    kind: Literal["bool", "choice", "seconds", "argv"]
+    default: object
+    choices: tuple[str, ...] = ()
+    help: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"{self.section}.{self.key}"
+
+    @property
+    def env(self) -> str:
+        return f"{ENV_PREFIX}{self.section}_{self.key}".upper()
+
+
+KEYS: tuple[KeySpec, ...] = (
+    KeySpec("cues", "enabled", "bool", True, help="send cues at all"),
+    KeySpec(
+        "notify",
+        "terminal",
+        "choice",
+        "auto",
+        ("auto", "osc777", "osc9", "osc99", "off"),
+        "terminal notification protocol",
+    ),
+    KeySpec("notify", "desktop", "choice", "auto", ("auto", "on", "off"), "desktop notifications"),
+    KeySpec("notify", "bell", "bool", False, help="one BEL per notification"),
+    KeySpec("notify", "title_marks", "bool", True, help="[?] [✓] [!] [-] in the title"),
+    KeySpec("presence", "idle_after", "seconds", 60.0, help="no keystroke for this long = away"),
+    KeySpec("privacy", "body", "choice", "none", ("none", "summary"), "what a notification says"),
+    KeySpec("keep_awake", "enabled", "bool", False, help="keep the machine awake while Pi works"),
+    KeySpec("keep_awake", "command", "argv", None, help="inhibitor that runs until killed"),
+)
+_BY_NAME = {spec.name: spec for spec in KEYS}
+_SECTIONS = tuple(dict.fromkeys(spec.section for spec in KEYS))
+
+_TRUE = {"true", "1", "yes", "on"}
+_FALSE = {"false", "0", "no", "off"}
+
+
+@dataclass(frozen=True)
+class CuesSettings:
+    enabled: bool = True
+
+
+@dataclass(frozen=True)
+class NotifySettings:
+    terminal: TerminalSetting = "auto"
+    desktop: DesktopSetting = "auto"
+    bell: bool = False
+    title_marks: bool = True
+
+
+@dataclass(frozen=True)
+class PresenceSettings:
+    idle_after: float = 60.0
+
+
+@dataclass(frozen=True)
+class PrivacySettings:
+    body: BodySetting = "none"
+
+
+@dataclass(frozen=True)
+class KeepAwakeSettings:
+    enabled: bool = False
+    command: tuple[str, ...] | None = None  # None: the platform default
+
+
+@dataclass(frozen=True)
+class Settings:
+    cues: CuesSettings = field(default_factory=CuesSettings)
+    notify: NotifySettings = field(default_factory=NotifySettings)
+    presence: PresenceSettings = field(default_factory=PresenceSettings)
+    privacy: PrivacySettings = field(default_factory=PrivacySettings)
+    keep_awake: KeepAwakeSettings = field(default_factory=KeepAwakeSettings)
+    log: str | None = None  # decision log path (--log / CUEWRAP_LOG)
+    config_file: str | None = None  # the TOML file that was read, if any
+    # where each non-default value came from: ("notify.bell", "CUEWRAP_NOTIFY_BELL"), …
+    origins: tuple[tuple[str, str], ...] = ()
+
+    def origin(self, name: str) -> str:
+        """``"default"``, the file path, the environment variable, or ``"--flag"``."""
+        return dict(self.origins).get(name, "default")
+
+
+def default_config_path(env: Mapping[str, str]) -> str:
+    """``$XDG_CONFIG_HOME/cuewrap/config.toml`` (a relative XDG_CONFIG_HOME is ignored)."""
+    base = env.get("XDG_CONFIG_HOME", "")
+    if not os.path.isabs(base):
+        home = env.get("HOME") or os.path.expanduser("~")
+        base = os.path.join(home, ".config")
+    return os.path.join(base, "cuewrap", "config.toml")
+
+
+def load_settings(path: str | None, env: Mapping[str, str], flags: Mapping[str, Any]) -> Settings:
+    """Defaults < TOML file < environment < flags (``no_cues``, ``keep_awake``, ``log``).
+
+    ``path`` is ``--config PATH`` (must exist) or None for the default location (may be
+    missing). Unknown flag names are ignored, so the CLI may pass its whole namespace.
+    """
+    values: dict[str, object] = {spec.name: spec.default for spec in KEYS}
+    origins: dict[str, str] = {}
+
+    config_file = _read_file(path, env, values, origins)
+    _read_env(env, values, origins)
+
+    log = env.get(LOG_ENV) or None
+    if flags.get("no_cues"):
+        values["cues.enabled"] = False
+        origins["cues.enabled"] = "--no-cues"
+    if flags.get("keep_awake"):
+        values["keep_awake.enabled"] = True
+        origins["keep_awake.enabled"] = "--keep-awake"
+    if flags.get("log"):
+        log = str(flags["log"])
+
+    v = values
+    command = v["keep_awake.command"]
+    return Settings(
+        cues=CuesSettings(enabled=bool(v["cues.enabled"])),
+        notify=NotifySettings(
+            terminal=v["notify.terminal"],  # type: ignore[arg-type]
+            desktop=v["notify.desktop"],  # type: ignore[arg-type]
+            bell=bool(v["notify.bell"]),
+            title_marks=bool(v["notify.title_marks"]),
+        ),
+        presence=PresenceSettings(idle_after=float(v["presence.idle_after"])),  # type: ignore[arg-type]
+        privacy=PrivacySettings(body=v["privacy.body"]),  # type: ignore[arg-type]
+        keep_awake=KeepAwakeSettings(
+            enabled=bool(v["keep_awake.enabled"]),
+            command=tuple(command) if command is not None else None,  # type: ignore[call-overload]
+        ),
+        log=log,
+        config_file=config_file,
+        origins=tuple(sorted(origins.items())),
+    )
+
+
+# -- the file ---------------------------------------------------------------------------------
+def _read_file(
+    path: str | None, env: Mapping[str, str], values: dict[str, object], origins: dict[str, str]
+) -> str | None:
+    explicit = path is not None
+    file = path if path is not None else default_config_path(env)
+    try:
+        with open(file, "rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        if explicit:
+            raise ConfigError(f"--config {file}: no such file") from None
+        return None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{file}: not valid TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{file}: cannot read: {exc.__class__.__name__}: {exc}") from None
+
+    for section, table in data.items():
+        if section not in _SECTIONS:
+            raise ConfigError(f"unknown section [{section}] in {file}", key=section)
+        if not isinstance(table, dict):
+            raise ConfigError(f"{section} must be a table ([{section}]) in {file}", key=section)
+        for key, raw in table.items():
+            name = f"{section}.{key}"
+            spec = _BY_NAME.get(name)
+            if spec is None:
+                raise ConfigError(f"unknown key {name} in {file}", key=name)
+            values[name] = _from_toml(spec, raw, file)
+            origins[name] = file
+    return file
+
+
+def _from_toml(spec: KeySpec, raw: object, file: str) -> object:
+    where = f" in {file}"
+    if spec.kind == "bool":
+        if isinstance(raw, bool):
+            return raw
+        raise ConfigError(f"{spec.name} must be true or false (got {raw!r}){where}", spec.name)
+    if spec.kind == "choice":
+        if isinstance(raw, str) and raw in spec.choices:
+            return raw
+        raise ConfigError(_choice_message(spec.name, spec, raw) + where, spec.name)
+    if spec.kind == "seconds":
+        if isinstance(raw, int | float) and not isinstance(raw, bool):
+            return _check_seconds(spec.name, spec, float(raw), where)
+        raise ConfigError(
+            f"{spec.name} must be a number of seconds (got {raw!r}){where}", spec.name
+        )
+    # argv
+    if isinstance(raw, list) and raw and all(isinstance(a, str) for a in raw) and raw[0]:
+        return list(raw)
+    raise ConfigError(
+        f'{spec.name} must be a non-empty list of strings, e.g. ["systemd-inhibit", …] '
+        f"(got {raw!r}){where}",
+        spec.name,
+    )
+
+
+# -- the environment ----------------------------------------------------------------------------
+def _read_env(env: Mapping[str, str], values: dict[str, object], origins: dict[str, str]) -> None:
+    by_env = {spec.env: spec for spec in KEYS}
+    section_prefixes = tuple(f"{ENV_PREFIX}{s.upper()}_" for s in _SECTIONS)
+    for var in sorted(env):
+        if not var.startswith(section_prefixes):
+            continue
+        spec = by_env.get(var)
+        if spec is None:
+            raise ConfigError(f"unknown setting {var} (no such key)", key=var)
+        raw = env[var]
+        if raw == "":
+            continue
+        values[spec.name] = _from_env(spec, var, raw)
+        origins[spec.name] = var
+
+
+def _from_env(spec: KeySpec, var: str, raw: str) -> object:
+    text = raw.strip()
+    if spec.kind == "bool":
+        low = text.lower()
+        if low in _TRUE:
+            return True
+        if low in _FALSE:
+            return False
+        raise ConfigError(
+            f"{var} must be one of true, false, 1, 0, yes, no, on, off (got {raw!r})", spec.name
+        )
+    if spec.kind == "choice":
+        if text.lower() in spec.choices:
+            return text.lower()
+        raise ConfigError(_choice_message(var, spec, raw), spec.name)
+    if spec.kind == "seconds":
+        try:
+            seconds = float(text)
+        except ValueError:
+            raise ConfigError(
+                f"{var} must be a number of seconds (got {raw!r})", spec.name
+            ) from None
+        return _check_seconds(var, spec, seconds, "")
+    # argv: a shell-split string
+    try:
+        argv = shlex.split(text)
+    except ValueError as exc:
+        raise ConfigError(f"{var} is not a valid shell command line: {exc}", spec.name) from None
+    if not argv:
+        raise ConfigError(f"{var} must name a command (got {raw!r})", spec.name)
+    return argv
+
+
+# -- shared -------------------------------------------------------------------------------------
+def _choice_message(label: str, spec: KeySpec, raw: object) -> str:
+    return f"{label} must be one of {', '.join(spec.choices)} (got {raw!r})"
+
+
+def _check_seconds(label: str, spec: KeySpec, seconds: float, where: str) -> float:
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise ConfigError(
+            f"{label} must be a positive number of seconds (got {seconds:g}){where}", spec.name
+        )
+    return seconds

@@ -1,0 +1,225 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cuewrap.config import KEYS, ConfigError, Settings, default_config_path, load_settings
+
+
+def write(tmp_path: Path, text: str) -> str:
+    p = tmp_path / "config.toml"
+    p.write_text(text, encoding="utf-8")
+    return str(p)
+
+
+def env_home(tmp_path: Path, **extra: str) -> dict[str, str]:
+    return {"HOME": str(tmp_path / "home"), **extra}
+
+
+def test_defaults_when_no_file(tmp_path: Path) -> None:
+    s = load_settings(None, env_home(tmp_path), {})
+    assert s == Settings()
+    assert s.cues.enabled is True
+    assert s.notify.terminal == "auto"
+    assert s.notify.desktop == "auto"
+    assert s.notify.bell is False
+    assert s.notify.title_marks is True
+    assert s.presence.idle_after == 60.0
+    assert s.privacy.body == "none"
+    assert s.keep_awake.enabled is False
+    assert s.keep_awake.command is None
+    assert s.log is None
+    assert s.config_file is None
+    assert s.origin("notify.bell") == "default"
+
+
+def test_default_path_follows_xdg(tmp_path: Path) -> None:
+    assert default_config_path({"HOME": "/h"}) == "/h/.config/cuewrap/config.toml"
+    assert default_config_path({"HOME": "/h", "XDG_CONFIG_HOME": "/x"}) == (
+        "/x/cuewrap/config.toml"
+    )
+    # relative XDG_CONFIG_HOME is invalid per the XDG spec: ignored
+    assert default_config_path({"HOME": "/h", "XDG_CONFIG_HOME": "rel"}) == (
+        "/h/.config/cuewrap/config.toml"
+    )
+    xdg = tmp_path / "xdg"
+    (xdg / "cuewrap").mkdir(parents=True)
+    (xdg / "cuewrap" / "config.toml").write_text("[notify]\nbell = true\n")
+    s = load_settings(None, env_home(tmp_path, XDG_CONFIG_HOME=str(xdg)), {})
+    assert s.notify.bell is True
+    assert s.config_file == str(xdg / "cuewrap" / "config.toml")
+
+
+def test_full_file(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+[cues]
+enabled = false
+[notify]
+terminal = "osc99"
+desktop = "off"
+bell = true
+title_marks = false
+[presence]
+idle_after = 90
+[privacy]
+body = "summary"
+[keep_awake]
+enabled = true
+command = ["caffeinate", "-i"]
+""",
+    )
+    s = load_settings(path, {}, {})
+    assert s.cues.enabled is False
+    assert s.notify.terminal == "osc99"
+    assert s.notify.desktop == "off"
+    assert s.notify.bell is True
+    assert s.notify.title_marks is False
+    assert s.presence.idle_after == 90.0
+    assert isinstance(s.presence.idle_after, float)
+    assert s.privacy.body == "summary"
+    assert s.keep_awake.enabled is True
+    assert s.keep_awake.command == ("caffeinate", "-i")
+    assert s.origin("notify.terminal") == path
+
+
+def test_explicit_config_missing_is_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"^cuewrap: config: --config .*nope.toml: no such file$"):
+        load_settings(str(tmp_path / "nope.toml"), {}, {})
+
+
+@pytest.mark.parametrize(
+    ("text", "pattern"),
+    [
+        (
+            '[notify]\nterminal = "x"\n',
+            r"^cuewrap: config: notify.terminal must be one of auto, osc777, osc9, osc99, off "
+            r"\(got 'x'\) in .*config.toml$",
+        ),
+        ("[notify]\nbell = 1\n", r"notify.bell must be true or false \(got 1\)"),
+        ('[presence]\nidle_after = "soon"\n', r"presence.idle_after must be a number"),
+        ("[presence]\nidle_after = -3\n", r"presence.idle_after must be a positive number"),
+        ("[presence]\nidle_after = true\n", r"presence.idle_after must be a number"),
+        ('[keep_awake]\ncommand = "sleep 1"\n', r"keep_awake.command must be a non-empty list"),
+        ("[keep_awake]\ncommand = []\n", r"keep_awake.command must be a non-empty list"),
+        ('[notify]\nterminl = "osc9"\n', r"unknown key notify.terminl in "),
+        ("[nope]\na = 1\n", r"unknown section \[nope\]"),
+        ("notify = 3\n", r"notify must be a table"),
+        ("[notify\n", r"not valid TOML"),
+    ],
+)
+def test_bad_file_values(tmp_path: Path, text: str, pattern: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError, match=pattern) as info:
+        load_settings(path, {}, {})
+    assert "\n" not in str(info.value)
+
+
+def test_env_overrides_file(tmp_path: Path) -> None:
+    path = write(tmp_path, '[notify]\nterminal = "osc9"\nbell = true\n')
+    env = {
+        "CUEWRAP_NOTIFY_TERMINAL": "OSC777",
+        "CUEWRAP_NOTIFY_BELL": "off",
+        "CUEWRAP_CUES_ENABLED": "no",
+        "CUEWRAP_PRESENCE_IDLE_AFTER": "2.5",
+        "CUEWRAP_PRIVACY_BODY": "summary",
+        "CUEWRAP_KEEP_AWAKE_ENABLED": "1",
+        "CUEWRAP_KEEP_AWAKE_COMMAND": "my-inhibit --why 'Pi is working'",
+        "CUEWRAP_NOTIFY_DESKTOP": "",  # empty = unset
+        "CUEWRAP_LOG": "/var/log/x.jsonl",
+        "CUEWRAP_CACHE": "/whatever",  # not a setting: ignored
+    }
+    s = load_settings(path, env, {})
+    assert s.notify.terminal == "osc777"
+    assert s.notify.bell is False
+    assert s.cues.enabled is False
+    assert s.presence.idle_after == 2.5
+    assert s.privacy.body == "summary"
+    assert s.keep_awake.enabled is True
+    assert s.keep_awake.command == ("my-inhibit", "--why", "Pi is working")
+    assert s.notify.desktop == "auto"
+    assert s.log == "/var/log/x.jsonl"
+    assert s.origin("notify.bell") == "CUEWRAP_NOTIFY_BELL"
+
+
+@pytest.mark.parametrize("word", ["true", "1", "yes", "on", "TRUE", " On "])
+def test_env_bool_true_words(tmp_path: Path, word: str) -> None:
+    assert load_settings(None, env_home(tmp_path, CUEWRAP_NOTIFY_BELL=word), {}).notify.bell
+
+
+@pytest.mark.parametrize("word", ["false", "0", "no", "off", "No"])
+def test_env_bool_false_words(tmp_path: Path, word: str) -> None:
+    s = load_settings(None, env_home(tmp_path, CUEWRAP_NOTIFY_TITLE_MARKS=word), {})
+    assert s.notify.title_marks is False
+
+
+@pytest.mark.parametrize(
+    ("var", "value", "pattern"),
+    [
+        (
+            "CUEWRAP_NOTIFY_TERMINAL",
+            "x",
+            r"^cuewrap: config: CUEWRAP_NOTIFY_TERMINAL must be one of auto, osc777, osc9, osc99, "
+            r"off \(got 'x'\)$",
+        ),
+        ("CUEWRAP_NOTIFY_BELL", "maybe", r"CUEWRAP_NOTIFY_BELL must be one of true, false"),
+        ("CUEWRAP_PRESENCE_IDLE_AFTER", "1m", r"CUEWRAP_PRESENCE_IDLE_AFTER must be a number"),
+        ("CUEWRAP_PRESENCE_IDLE_AFTER", "nan", r"must be a positive number"),
+        ("CUEWRAP_PRESENCE_IDLE_AFTER", "0", r"must be a positive number"),
+        ("CUEWRAP_KEEP_AWAKE_COMMAND", "a 'b", r"CUEWRAP_KEEP_AWAKE_COMMAND is not a valid shell"),
+        ("CUEWRAP_KEEP_AWAKE_COMMAND", "   ", r"CUEWRAP_KEEP_AWAKE_COMMAND must name a command"),
+        ("CUEWRAP_NOTIFY_TERMNAL", "osc9", r"unknown setting CUEWRAP_NOTIFY_TERMNAL"),
+        ("CUEWRAP_KEEP_AWAKE_ON", "1", r"unknown setting CUEWRAP_KEEP_AWAKE_ON"),
+    ],
+)
+def test_bad_env_values(tmp_path: Path, var: str, value: str, pattern: str) -> None:
+    with pytest.raises(ConfigError, match=pattern) as info:
+        load_settings(None, env_home(tmp_path, **{var: value}), {})
+    assert "\n" not in str(info.value)
+
+
+def test_flags_override_env(tmp_path: Path) -> None:
+    env = env_home(
+        tmp_path,
+        CUEWRAP_CUES_ENABLED="true",
+        CUEWRAP_KEEP_AWAKE_ENABLED="false",
+        CUEWRAP_LOG="/from/env",
+    )
+    s = load_settings(None, env, {"no_cues": True, "keep_awake": True, "log": "/from/flag"})
+    assert s.cues.enabled is False
+    assert s.keep_awake.enabled is True
+    assert s.log == "/from/flag"
+    assert s.origin("cues.enabled") == "--no-cues"
+    assert s.origin("keep_awake.enabled") == "--keep-awake"
+
+
+def test_absent_flags_do_not_override(tmp_path: Path) -> None:
+    env = env_home(tmp_path, CUEWRAP_CUES_ENABLED="false", CUEWRAP_KEEP_AWAKE_ENABLED="true")
+    flags = {"no_cues": False, "keep_awake": False, "log": None, "no_bridge": True}
+    s = load_settings(None, env, flags)
+    assert s.cues.enabled is False
+    assert s.keep_awake.enabled is True
+
+
+def test_every_key_has_its_env_name() -> None:
+    names = {spec.name: spec.env for spec in KEYS}
+    assert names == {
+        "cues.enabled": "CUEWRAP_CUES_ENABLED",
+        "notify.terminal": "CUEWRAP_NOTIFY_TERMINAL",
+        "notify.desktop": "CUEWRAP_NOTIFY_DESKTOP",
+        "notify.bell": "CUEWRAP_NOTIFY_BELL",
+        "notify.title_marks": "CUEWRAP_NOTIFY_TITLE_MARKS",
+        "presence.idle_after": "CUEWRAP_PRESENCE_IDLE_AFTER",
+        "privacy.body": "CUEWRAP_PRIVACY_BODY",
+        "keep_awake.enabled": "CUEWRAP_KEEP_AWAKE_ENABLED",
+        "keep_awake.command": "CUEWRAP_KEEP_AWAKE_COMMAND",
+    }
+
+
+def test_settings_are_frozen_and_hashable(tmp_path: Path) -> None:
+    s = load_settings(None, env_home(tmp_path), {})
+    with pytest.raises(AttributeError):
+        s.log = "x"  # type: ignore[misc]
+    hash(s)
