@@ -1,0 +1,5 @@
+import sys
+
+from cuewrap.cli import main
+
+sys.exit(main())

@@ -1,0 +1,101 @@
+"""The host terminal: raw mode, size, blocking writes that survive EAGAIN, and restore.
+
+Every mode cuewrap turns on is recorded here and turned off again by ``restore()``, which is
+safe to call more than once and on every exit path.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import select
+import struct
+import termios
+import tty
+
+
+def is_tty(fd: int) -> bool:
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False
+
+
+def get_size(*fds: int) -> tuple[int, int] | None:
+    """(rows, cols) of the first fd that is a terminal with a known size."""
+    for fd in fds:
+        try:
+            packed = fcntl.ioctl(fd, termios.TIOCGWINSZ, b"\0" * 8)
+        except OSError:
+            continue
+        rows, cols = struct.unpack("HHHH", packed)[:2]
+        if rows and cols:
+            return rows, cols
+    return None
+
+
+def write_all(fd: int, data: bytes | memoryview) -> None:
+    """Write everything, waiting out EAGAIN (someone may have set the tty non-blocking)."""
+    view = memoryview(data)
+    while view:
+        try:
+            n = os.write(fd, view)
+        except BlockingIOError:
+            select.select([], [fd], [], 1.0)
+            continue
+        except InterruptedError:
+            continue
+        view = view[n:]
+
+
+class HostTerminal:
+    """Owns the host side: termios state and the modes cuewrap enabled."""
+
+    def __init__(self, stdin_fd: int = 0, stdout_fd: int = 1) -> None:
+        self.stdin_fd = stdin_fd
+        self.stdout_fd = stdout_fd
+        self.stdin_tty = is_tty(stdin_fd)
+        self.stdout_tty = is_tty(stdout_fd)
+        self._saved_attrs: list | None = None  # type: ignore[type-arg]
+        self._undo: list[bytes] = []  # sequences to write at restore, in order
+        self.out_dead = False  # the host terminal went away (EIO/EPIPE): stop writing
+
+    def enter_raw(self) -> None:
+        if not self.stdin_tty:
+            return
+        try:
+            self._saved_attrs = termios.tcgetattr(self.stdin_fd)
+            tty.setraw(self.stdin_fd, termios.TCSANOW)
+        except termios.error:
+            self._saved_attrs = None
+
+    def enable(self, on: bytes, off: bytes) -> None:
+        """Write ``on`` now and remember ``off`` for restore (last enabled, first undone)."""
+        self.write(on)
+        self._undo.insert(0, off)
+
+    def write(self, data: bytes | memoryview) -> None:
+        if self.out_dead or not data:
+            return
+        try:
+            write_all(self.stdout_fd, data)
+        except OSError as exc:
+            if exc.errno in (errno.EIO, errno.EPIPE, errno.EBADF, errno.ENXIO):
+                self.out_dead = True
+            else:
+                raise
+
+    def restore(self, extra: bytes = b"") -> None:
+        """Undo everything: the child's leftover modes (``extra``), ours, then termios."""
+        try:
+            self.write(extra + b"".join(self._undo))
+        except OSError:
+            pass
+        self._undo = []
+        if self._saved_attrs is not None:
+            try:
+                termios.tcsetattr(self.stdin_fd, termios.TCSADRAIN, self._saved_attrs)
+            except termios.error:
+                pass
+            self._saved_attrs = None

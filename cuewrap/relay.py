@@ -1,0 +1,438 @@
+"""The relay: one select loop between the host terminal and the child's PTY.
+
+Bytes pass unchanged in both directions, except the two things cuewrap owns:
+- focus reports (``CSI I`` / ``CSI O``) are taken out of the input and handed to the child only
+  while the child itself enabled mode 1004, each report in ONE write (PI-FACTS: a split
+  ``ESC [O`` reads as the Escape key and aborts Pi's run);
+- Pi's OSC 7501 status reports are consumed unless the host terminal itself answered Pi's query.
+
+Everything else cuewrap learns (modes, title, bell, status) is passed to ``sink`` as events;
+cuewrap's own bytes (title marks, notifications) go through ``inject`` and are written only at a
+point where the output stream is between escape sequences and UTF-8 characters.
+
+Signals arrive through ``signal.set_wakeup_fd``; there is no periodic timer, so an idle relay
+blocks in ``select`` and uses no CPU. Any failure outside the byte path is reported and the
+relay carries on; a failure of the filters themselves turns them off (plain passthrough).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from cuewrap.host import HostTerminal, get_size
+from cuewrap.loop import Loop
+from cuewrap.term import sequences as seq
+from cuewrap.term.focus import FocusFilter, FocusReport, HostStatusReply
+from cuewrap.term.tracker import ModeChange, OutputTracker
+
+READ_SIZE = 65536
+FOCUS_PREFIX_HOLD = 0.003  # seconds a partial ESC / ESC [ is held (Pi's ESC timeout is 10 ms)
+OUTPUT_HOLD = 0.02  # seconds a partial OSC 7501 prefix at a chunk end may be held
+INJECT_QUIET = 0.25  # inject anyway when the output has been quiet this long
+INPUT_BACKLOG = 1 << 20  # stop reading stdin while this much input waits for the child
+TERM_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+HUP_GRACE = 5.0  # after SIGHUP the host is gone; kill the child if it lingers this long
+
+
+@dataclass(frozen=True)
+class Keystroke:
+    """The user typed (input other than focus reports)."""
+
+
+@dataclass(frozen=True)
+class ChildExited:
+    code: int | None
+    signal: int | None
+
+
+Sink = Callable[[object], None]
+
+
+class Relay:
+    def __init__(
+        self,
+        loop: Loop,
+        child: object,  # ptyprocess.PtyProcess (kept loose: imported lazily by the CLI)
+        host: HostTerminal,
+        *,
+        filter_input: bool,
+        consume_status: bool,
+        sink: Sink | None = None,
+        on_error: Callable[[str, BaseException], None] | None = None,
+    ) -> None:
+        self.loop = loop
+        self.child = child
+        self.host = host
+        self.master_fd: int = child.fd  # type: ignore[attr-defined]
+        self.sink = sink
+        self.on_error = on_error
+        self.focus: FocusFilter | None = FocusFilter() if filter_input else None
+        self.tracker: OutputTracker | None = OutputTracker(consume_status=consume_status)
+        self._to_child: deque[bytes] = deque()  # write units; a focus report is one unit
+        self._to_child_len = 0
+        self._inject: list[bytes] = []
+        self._safe = True  # output stream is at a point where cuewrap may inject
+        self._focus_timer = None
+        self._output_timer = None
+        self._inject_timer = None
+        self._stdin_open = True
+        self._master_open = True
+        self._exit: ChildExited | None = None
+        self._term_count = 0
+        self._sig_r = self._sig_w = -1
+        self._old_handlers: dict[int, object] = {}
+        self._old_wakeup = -1
+
+    # -- public ---------------------------------------------------------------------------
+    def inject(self, data: bytes) -> None:
+        """Queue cuewrap's own bytes for the host; written at the next safe point."""
+        if not data:
+            return
+        self._inject.append(data)
+        if self._safe:
+            self._flush_injections()
+        elif self._inject_timer is None:
+            self._inject_timer = self.loop.call_later(INJECT_QUIET, self._inject_quiet)
+
+    def child_mode(self, mode: int) -> bool:
+        return self.tracker is not None and mode in self.tracker.modes
+
+    def restore_sequence(self) -> bytes:
+        """What undoes the modes the child left on (alt screen, mouse, paste, kitty…)."""
+        if self.tracker is None:
+            return b""
+        try:
+            return self.tracker.restore_sequence()
+        except Exception as exc:
+            self._report("restore_sequence", exc)
+            return b""
+
+    def run(self) -> ChildExited:
+        """Relay until the child is gone and its output drained; returns its exit."""
+        self._install_signals()
+        try:
+            os.set_blocking(self.master_fd, False)
+            self.loop.add_reader(self.master_fd, self._on_master, guarded=False)
+            if self._stdin_open:
+                self.loop.add_reader(self.host.stdin_fd, self._on_stdin, guarded=False)
+            self.loop.add_reader(self._sig_r, self._on_signal, guarded=False)
+            self._reap()  # the child may already be gone
+            while self._exit is None or self._master_open:
+                self.loop.run_once()
+            return self._exit
+        finally:
+            self._uninstall_signals()
+
+    # -- input: host -> child --------------------------------------------------------------
+    def _on_stdin(self) -> None:
+        try:
+            data = os.read(self.host.stdin_fd, READ_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._stdin_eof()
+            return
+        if self.focus is None:
+            self._queue_child(data)
+            return
+        if self._focus_timer is not None:
+            self._focus_timer.cancel()
+            self._focus_timer = None
+        try:
+            items = self.focus.feed(data)
+            pending = self.focus.pending
+        except Exception as exc:
+            self._filter_failed("focus", exc)
+            self._queue_child(data)
+            return
+        self._handle_input_items(items)
+        if pending:
+            self._focus_timer = self.loop.call_later(FOCUS_PREFIX_HOLD, self._flush_focus)
+
+    def _flush_focus(self) -> None:
+        self._focus_timer = None
+        if self.focus is not None:
+            self._handle_input_items(self.focus.flush())
+
+    def _handle_input_items(self, items: list[object]) -> None:
+        typed = False
+        for item in items:
+            if isinstance(item, bytes):
+                if item:
+                    self._queue_child(item)
+                    typed = True
+            elif isinstance(item, FocusReport):
+                if self.child_mode(1004):
+                    self._queue_child(seq.FOCUS_IN if item.direction == "in" else seq.FOCUS_OUT)
+                self._emit(item)
+            elif isinstance(item, HostStatusReply):
+                if self.tracker is not None:
+                    self.tracker.consume_status = False
+                self._emit(item)
+        if typed:
+            self._emit(Keystroke())
+
+    def _stdin_eof(self) -> None:
+        self.loop.remove_reader(self.host.stdin_fd)
+        self._stdin_open = False
+        if self.focus is not None and self.focus.pending:
+            self._flush_focus()
+        if not self.host.stdin_tty:
+            # a pipe or /dev/null ended: tell the child, as a terminal user would with ^D
+            try:
+                eof = termios_veof(self.master_fd)
+                self._queue_child(eof)
+            except OSError:
+                pass
+
+    def _queue_child(self, data: bytes) -> None:
+        if not self._master_open:
+            return
+        self._to_child.append(data)
+        self._to_child_len += len(data)
+        self._write_child()
+
+    def _write_child(self) -> None:
+        while self._to_child:
+            unit = self._to_child[0]
+            try:
+                n = os.write(self.master_fd, unit)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError:
+                self._to_child.clear()
+                self._to_child_len = 0
+                break
+            self._to_child_len -= n
+            if n < len(unit):
+                self._to_child[0] = unit[n:]
+                break
+            self._to_child.popleft()
+        waiting = bool(self._to_child)
+        if waiting != self.loop.has_writer(self.master_fd):
+            if waiting:
+                self.loop.add_writer(self.master_fd, self._write_child, guarded=False)
+            else:
+                self.loop.remove_writer(self.master_fd)
+        # backpressure: stop reading the host while the child is not reading
+        if self._stdin_open:
+            full = self._to_child_len > INPUT_BACKLOG
+            if full and self.loop.has_reader(self.host.stdin_fd):
+                self.loop.remove_reader(self.host.stdin_fd)
+            elif not full and not self.loop.has_reader(self.host.stdin_fd):
+                self.loop.add_reader(self.host.stdin_fd, self._on_stdin, guarded=False)
+
+    # -- output: child -> host -------------------------------------------------------------
+    def _on_master(self) -> None:
+        try:
+            data = os.read(self.master_fd, READ_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            if exc.errno != errno.EIO:
+                self._report("read_master", exc)
+            data = b""
+        if not data:
+            self._master_eof()
+            return
+        self._output(data)
+
+    def _output(self, data: bytes) -> None:
+        tracker = self.tracker
+        if tracker is None:
+            self.host.write(data)
+            return
+        if self._output_timer is not None:
+            self._output_timer.cancel()
+            self._output_timer = None
+        try:
+            scan = tracker.feed(data)
+        except Exception as exc:
+            self._filter_failed("tracker", exc)
+            self.host.write(data)
+            return
+        self.host.write(scan.out)
+        self._safe = scan.safe
+        for event in scan.events:
+            self._emit(event)
+            if isinstance(event, ModeChange) and event.mode == 1004 and event.on:
+                pass  # the child now receives focus reports (see _handle_input_items)
+        if self._inject and self._safe:
+            self._flush_injections()
+        if tracker.held:
+            self._output_timer = self.loop.call_later(OUTPUT_HOLD, self._flush_output)
+
+    def _flush_output(self) -> None:
+        self._output_timer = None
+        if self.tracker is not None:
+            rest = self.tracker.flush()
+            self.host.write(rest)
+            self._safe = self.tracker.safe
+
+    def _flush_injections(self) -> None:
+        if self._inject_timer is not None:
+            self._inject_timer.cancel()
+            self._inject_timer = None
+        data, self._inject = b"".join(self._inject), []
+        self.host.write(data)
+
+    def _inject_quiet(self) -> None:
+        self._inject_timer = None
+        if self._inject:
+            data, self._inject = b"".join(self._inject), []
+            self.host.write(data)
+
+    def _master_eof(self) -> None:
+        if self.tracker is not None and self.tracker.held:
+            self._flush_output()
+        if self._inject:
+            self._inject_quiet()
+        self.loop.remove_reader(self.master_fd)
+        self.loop.remove_writer(self.master_fd)
+        self._master_open = False
+        self._reap()
+
+    def _drain_master(self) -> None:
+        """The child exited: take what is left in the PTY without waiting for grandchildren."""
+        while self._master_open:
+            try:
+                data = os.read(self.master_fd, READ_SIZE)
+            except BlockingIOError:
+                self.loop.remove_reader(self.master_fd)
+                self.loop.remove_writer(self.master_fd)
+                self._master_open = False
+                return
+            except OSError:
+                data = b""
+            if not data:
+                self._master_eof()
+                return
+            self._output(data)
+
+    # -- signals and exit -------------------------------------------------------------------
+    def _install_signals(self) -> None:
+        self._sig_r, self._sig_w = os.pipe()
+        for fd in (self._sig_r, self._sig_w):
+            os.set_blocking(fd, False)
+            os.set_inheritable(fd, False)
+        self._old_wakeup = signal.set_wakeup_fd(self._sig_w, warn_on_full_buffer=False)
+        for sig in (signal.SIGWINCH, signal.SIGCHLD, *TERM_SIGNALS):
+            self._old_handlers[sig] = signal.signal(sig, _noop)
+
+    def _uninstall_signals(self) -> None:
+        for sig, old in self._old_handlers.items():
+            try:
+                signal.signal(sig, old)  # type: ignore[arg-type]
+            except (OSError, ValueError, TypeError):
+                pass
+        signal.set_wakeup_fd(self._old_wakeup)
+        self.loop.remove_reader(self._sig_r)
+        for fd in (self._sig_r, self._sig_w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def _on_signal(self) -> None:
+        try:
+            data = os.read(self._sig_r, 512)
+        except (BlockingIOError, InterruptedError):
+            return
+        for signum in set(data):
+            if signum == signal.SIGWINCH:
+                self.resize()
+            elif signum == signal.SIGCHLD:
+                self._reap()
+            elif signum in TERM_SIGNALS:
+                self._forward(signum)
+
+    def resize(self) -> None:
+        size = get_size(self.host.stdout_fd, self.host.stdin_fd)
+        if size is not None:
+            try:
+                self.child.setwinsize(*size)  # type: ignore[attr-defined]
+            except OSError:
+                pass
+
+    def _forward(self, signum: int) -> None:
+        self._term_count += 1
+        if signum == signal.SIGHUP:
+            self.host.out_dead = True  # the host terminal is gone
+            self.loop.call_later(HUP_GRACE, lambda: self._kill(signal.SIGKILL))
+        self._kill(signal.SIGKILL if self._term_count >= 3 else signum)
+
+    def _kill(self, signum: int) -> None:
+        if self._exit is None:
+            try:
+                os.kill(self.child.pid, signum)  # type: ignore[attr-defined]
+            except ProcessLookupError:
+                pass
+
+    def _reap(self) -> None:
+        if self._exit is not None:
+            return
+        try:
+            alive = self.child.isalive()  # type: ignore[attr-defined]
+        except Exception:
+            alive = False
+        if alive:
+            return
+        code = getattr(self.child, "exitstatus", None)
+        sig = getattr(self.child, "signalstatus", None)
+        self._exit = ChildExited(code, sig)
+        self._drain_master()
+        self._emit(self._exit)
+
+    # -- failure handling -------------------------------------------------------------------
+    def _emit(self, event: object) -> None:
+        if self.sink is None:
+            return
+        try:
+            self.sink(event)
+        except Exception as exc:
+            self._report("sink", exc)
+
+    def _filter_failed(self, which: str, exc: BaseException) -> None:
+        """A byte filter raised: drop it and go on as a plain passthrough for that direction."""
+        self._report(which, exc)
+        if which == "focus":
+            held = b""
+            self.focus = None
+            self.host.write(seq.FOCUS_REPORTING_OFF)
+            if held:
+                self._queue_child(held)
+        else:
+            self.tracker = None
+            self._safe = True
+
+    def _report(self, where: str, exc: BaseException) -> None:
+        if self.on_error is not None:
+            try:
+                self.on_error(where, exc)
+            except Exception:
+                pass
+
+
+def _noop(signum: int, frame: object) -> None:
+    """Signals are read from the wake-up fd; the handler itself does nothing."""
+
+
+def termios_veof(fd: int) -> bytes:
+    import termios
+
+    cc = termios.tcgetattr(fd)[6]
+    veof = cc[termios.VEOF]
+    return veof if isinstance(veof, bytes) else bytes([veof])
+
+
+def exit_status(exit: ChildExited) -> int:
+    if exit.signal:
+        return 128 + exit.signal
+    return exit.code if exit.code is not None else 1

@@ -1,0 +1,162 @@
+"""One cuewrap session: spawn the child in a PTY, relay, and tear everything down.
+
+``Session.run`` is the exit-path owner: whatever happens (child exit, child killed, a signal to
+cuewrap, an exception inside cuewrap), the host terminal is restored in its ``finally``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from typing import TYPE_CHECKING
+
+from cuewrap.decisionlog import DecisionLog
+from cuewrap.host import HostTerminal, get_size
+from cuewrap.loop import Loop
+from cuewrap.term import sequences as seq
+
+if TYPE_CHECKING:
+    from cuewrap.cli import Args
+
+
+class SessionError(Exception):
+    def __init__(self, message: str, status: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def guard_holds(host: HostTerminal, env: dict[str, str]) -> bool:
+    """SPEC 3: cues only with a TTY on both sides and a real TERM."""
+    term = env.get("TERM", "")
+    return host.stdin_tty and host.stdout_tty and bool(term) and term != "dumb"
+
+
+def _child_preexec() -> None:
+    # Python ignores SIGPIPE and SIGXFSZ; an ignored signal survives exec: give the defaults back.
+    for sig in (signal.SIGPIPE, signal.SIGXFSZ):
+        signal.signal(sig, signal.SIG_DFL)
+
+
+class Session:
+    def __init__(self, args: Args, path: str) -> None:
+        self.args = args
+        self.env = dict(os.environ)
+        self.host = HostTerminal(0, 1)
+        self.guard = guard_holds(self.host, self.env)
+        self.log = DecisionLog(args.log or self.env.get("CUEWRAP_LOG") or None)
+        self.loop = Loop(on_error=self.log.error)
+        self.argv = [path, *args.command[1:]]
+        self.controller = None  # the cue side (bridge, engine, effectors): see attach()
+
+    def run(self) -> int:
+        from cuewrap.relay import Relay, exit_status
+
+        host = self.host
+        child = None
+        relay = None
+        try:
+            child = self._spawn()
+            host.enter_raw()
+            if self.guard:
+                host.enable(seq.TITLE_PUSH, seq.TITLE_POP)
+                host.enable(seq.FOCUS_REPORTING_ON, seq.FOCUS_REPORTING_OFF)
+            relay = Relay(
+                self.loop,
+                child,
+                host,
+                filter_input=self.guard,
+                consume_status=self.guard and self.args.pi_mode,
+                sink=self._on_event,
+                on_error=self.log.error,
+            )
+            self.relay = relay
+            faults = self.env.get("CUEWRAP_DEBUG_FAULT")
+            if faults:
+                _inject_faults(relay, set(faults.split(",")))
+            relay.resize()
+            exit = relay.run()
+            self.log.write("child_exit", code=exit.code, signal=exit.signal)
+            return exit_status(exit)
+        except SessionError:
+            raise
+        except BaseException as exc:
+            self.log.error("session", exc)
+            if child is not None:
+                self._kill_child(child)
+            return 1 if not isinstance(exc, KeyboardInterrupt) else 130
+        finally:
+            leftover = relay.restore_sequence() if relay is not None else b""
+            host.restore(leftover if host.stdout_tty else b"")
+            self.log.close()
+
+    # -- spawning ---------------------------------------------------------------------------
+    def _spawn(self) -> object:
+        from ptyprocess import PtyProcess
+
+        size = get_size(1, 0) or (24, 80)
+        try:
+            return PtyProcess.spawn(
+                self.argv, env=self.env, dimensions=size, preexec_fn=_child_preexec
+            )
+        except FileNotFoundError as exc:
+            raise SessionError(f"{self.argv[0]}: command not found", 127) from exc
+        except PermissionError as exc:
+            raise SessionError(f"{self.argv[0]}: permission denied", 126) from exc
+        except OSError as exc:
+            raise SessionError(f"{self.argv[0]}: cannot start: {exc.strerror}", 126) from exc
+
+    def _kill_child(self, child: object) -> None:
+        try:
+            if child.isalive():  # type: ignore[attr-defined]
+                child.terminate(force=True)  # type: ignore[attr-defined]
+        except Exception:
+            pass
+
+    # -- events from the relay ----------------------------------------------------------------
+    def _on_event(self, event: object) -> None:
+        from cuewrap.relay import Keystroke
+        from cuewrap.term.focus import FocusReport
+        from cuewrap.term.tracker import ModeChange, TitleChange
+
+        if isinstance(event, FocusReport):
+            self.log.write("presence", state="focused" if event.direction == "in" else "away")
+        elif isinstance(event, ModeChange):
+            self.log.write("child_mode", mode=event.mode, on=event.on)
+        elif isinstance(event, TitleChange):
+            self.log.write("child_title", title=event.title)
+        elif isinstance(event, Keystroke):
+            pass
+        else:
+            self.log.write("event", type=type(event).__name__)
+
+
+class _Fault(Exception):
+    """Raised on purpose by CUEWRAP_DEBUG_FAULT (tests of the fail-open paths)."""
+
+
+def _inject_faults(relay: object, faults: set[str]) -> None:
+    """Make the named parts raise, to prove cuewrap fails open (used by the test suite)."""
+
+    def boom(*_: object) -> None:
+        raise _Fault("injected fault")
+
+    for name in faults & {"sink", "tracker", "focus"}:
+        if name == "sink":
+            relay.sink = boom  # type: ignore[attr-defined]
+        else:
+            part = getattr(relay, name, None)
+            if part is not None:
+                setattr(relay, name, _Raising(part))
+
+
+class _Raising:
+    """Wraps a byte filter so that ``feed`` raises; everything else passes through."""
+
+    def __init__(self, inner: object) -> None:
+        self._inner = inner
+
+    def feed(self, data: bytes) -> object:
+        raise _Fault("injected fault")
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._inner, name)

@@ -1,0 +1,80 @@
+"""A small child program for relay tests, driven by its first argument.
+
+  raw-echo      put the tty in raw mode, print READY, then report every read as
+                "R<hex>\n" on stdout until it reads 'q' alone; then exit 0
+  dump-bytes    raw mode, write bytes 0..255 N times (N = argv[2]) then "\nEND\n"
+  winch         print the size now and on every SIGWINCH as "SIZE rows cols"
+  exit N        print READY, wait for a line, exit with status N
+  kill-self SIG print READY, wait for a line, kill itself with signal SIG
+  modes-die     enable alt screen + mouse + bracketed paste + kitty keyboard, then SIGKILL itself
+  focus         raw mode, enable 1004 (CSI ?1004h) and report reads like raw-echo
+  sleep         print READY and sleep until killed
+"""
+
+import os
+import signal
+import sys
+import time
+import tty
+
+
+def out(s: str) -> None:
+    os.write(1, s.encode())
+
+
+def report_reads() -> None:
+    while True:
+        data = os.read(0, 4096)
+        if not data:
+            return
+        out("R" + data.hex() + "\r\n")
+        if data == b"q":
+            return
+
+
+def main() -> None:
+    mode = sys.argv[1]
+    if mode == "raw-echo":
+        tty.setraw(0)
+        out("READY\r\n")
+        report_reads()
+    elif mode == "focus":
+        tty.setraw(0)
+        out("\x1b[?1004hREADY\r\n")
+        report_reads()
+    elif mode == "dump-bytes":
+        tty.setraw(0)
+        n = int(sys.argv[2])
+        block = bytes(range(256))
+        for _ in range(n):
+            os.write(1, block)
+        out("\r\nEND\r\n")
+    elif mode == "winch":
+        def show(*_: object) -> None:
+            rows, cols = os.get_terminal_size(0).lines, os.get_terminal_size(0).columns
+            out(f"SIZE {rows} {cols}\n")
+
+        signal.signal(signal.SIGWINCH, show)
+        show()
+        while True:
+            time.sleep(1)
+    elif mode == "exit":
+        out("READY\n")
+        sys.stdin.readline()
+        sys.exit(int(sys.argv[2]))
+    elif mode == "kill-self":
+        out("READY\n")
+        sys.stdin.readline()
+        os.kill(os.getpid(), int(sys.argv[2]))
+    elif mode == "modes-die":
+        out("\x1b[?1049h\x1b[?1000h\x1b[?1002h\x1b[?1006h\x1b[?2004h\x1b[>1uALT\n")
+        sys.stdin.readline()
+        os.kill(os.getpid(), signal.SIGKILL)
+    elif mode == "sleep":
+        out("READY\n")
+        while True:
+            time.sleep(1)
+
+
+if __name__ == "__main__":
+    main()

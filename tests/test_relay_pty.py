@@ -1,0 +1,293 @@
+"""cuewrap as a user runs it: a real PTY around ``cuewrap -- <small python child>``."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pexpect
+import pytest
+
+CHILD = str(Path(__file__).parent / "children" / "ptychild.py")
+PY = sys.executable
+
+
+def cuewrap_argv(*child_args: str, log: Path | None = None) -> list[str]:
+    argv = [PY, "-m", "cuewrap"]
+    if log is not None:
+        argv += ["--log", str(log)]
+    return [*argv, "--", PY, CHILD, *child_args]
+
+
+def env() -> dict[str, str]:
+    e = dict(os.environ)
+    e["TERM"] = "xterm-256color"
+    e.pop("TMUX", None)
+    e.pop("CUEWRAP_LOG", None)
+    return e
+
+
+def spawn(*child_args: str, log: Path | None = None, **kw: object) -> pexpect.spawn:
+    argv = cuewrap_argv(*child_args, log=log)
+    return pexpect.spawn(argv[0], argv[1:], env=env(), timeout=10, dimensions=(24, 80), **kw)
+
+
+def in_shell(*child_args: str, log: Path | None = None) -> pexpect.spawn:
+    """Run cuewrap inside sh, printing the tty settings before and after and the exit status."""
+    cmd = shlex.join(cuewrap_argv(*child_args, log=log))
+    script = f'echo "B=$(stty -g)"; {cmd}; echo "RC=$?"; echo "A=$(stty -g)"'
+    return pexpect.spawn("sh", ["-c", script], env=env(), timeout=10, dimensions=(24, 80))
+
+
+def finish_shell(p: pexpect.spawn) -> tuple[int, bytes]:
+    """Wait for sh to end; return cuewrap's exit status and all output; assert termios restored."""
+    p.expect(pexpect.EOF)
+    out = p.before
+    before = re.search(rb"B=(\S+)", out)
+    after = re.search(rb"A=(\S+)", out)
+    rc = re.search(rb"RC=(\d+)", out)
+    assert before and after and rc, out
+    assert before.group(1) == after.group(1), "termios settings not restored"
+    return int(rc.group(1)), out
+
+
+def test_version_and_help() -> None:
+    out = subprocess.run([PY, "-m", "cuewrap", "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and re.fullmatch(r"cuewrap \d+\.\d+\.\d+\n", out.stdout)
+    out = subprocess.run([PY, "-m", "cuewrap", "--help"], capture_output=True, text=True)
+    assert out.returncode == 0 and "cuewrap [OPTIONS] pi" in out.stdout
+
+
+def test_missing_command_is_127_with_one_line() -> None:
+    r = subprocess.run(
+        [PY, "-m", "cuewrap", "--", "no-such-command-xyz"], capture_output=True, text=True
+    )
+    assert r.returncode == 127
+    assert r.stderr.count("\n") == 1 and "no-such-command-xyz" in r.stderr
+    e = env()
+    e["PATH"] = "/nonexistent"
+    r = subprocess.run([PY, "-m", "cuewrap", "pi"], capture_output=True, text=True, env=e)
+    assert r.returncode == 127
+    assert "pi: command not found" in r.stderr and "npm install" in r.stderr
+
+
+def test_bad_usage_exits_2() -> None:
+    r = subprocess.run([PY, "-m", "cuewrap", "--bogus"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--bogus" in r.stderr
+    r = subprocess.run([PY, "-m", "cuewrap", "ls"], capture_output=True, text=True)
+    assert r.returncode == 2 and "cuewrap -- ls" in r.stderr
+
+
+def test_output_all_256_byte_values_unchanged() -> None:
+    n = 400
+    p = spawn("dump-bytes", str(n))
+    p.expect(rb"\r\nEND\r\n")
+    data = p.before
+    # the host terminal sees cuewrap's own setup first (title push, focus on)
+    start = data.index(bytes(range(256)))
+    assert data[start:] == bytes(range(256)) * n
+    p.expect(pexpect.EOF)
+    p.close()
+    assert p.exitstatus == 0
+
+
+def test_input_all_256_byte_values_unchanged() -> None:
+    p = spawn("raw-echo")
+    p.expect("READY")
+    payload = bytes(b for b in range(256) if b != ord("q"))
+    # ESC [ I / ESC [ O never occur here, so every byte must reach the child
+    p.send(payload)
+    got = b""
+    deadline = time.time() + 10
+    while len(got) < len(payload) and time.time() < deadline:
+        p.expect(rb"R([0-9a-f]+)\r\n")
+        got += bytes.fromhex(p.match.group(1).decode())
+    assert got == payload
+    p.send(b"q")
+    p.expect(pexpect.EOF)
+    p.close()
+    assert p.exitstatus == 0
+
+
+@pytest.mark.parametrize("code", [0, 3, 42])
+def test_exit_status_propagated(code: int) -> None:
+    p = in_shell("exit", str(code))
+    p.expect("READY")
+    p.sendline("")
+    rc, _ = finish_shell(p)
+    assert rc == code
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGSEGV, signal.SIGTERM])
+def test_signal_death_is_128_plus_n(sig: int) -> None:
+    p = in_shell("kill-self", str(int(sig)))
+    p.expect("READY")
+    p.sendline("")
+    rc, out = finish_shell(p)
+    assert rc == 128 + sig
+    assert b"\x1b[?1004l" in out and b"\x1b[23;0t" in out
+
+
+def test_resize_reaches_child() -> None:
+    p = spawn("winch")
+    p.expect(r"SIZE 24 80")
+    p.setwinsize(30, 100)
+    p.expect(r"SIZE 30 100")
+    p.setwinsize(50, 200)
+    p.expect(r"SIZE 50 200")
+    p.terminate(force=True)
+
+
+def test_focus_reports_swallowed_when_child_did_not_enable_1004(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    p = spawn("raw-echo", log=log)
+    p.expect("READY")
+    p.send(b"a\x1b[Ob\x1b[Ic")
+    got = b""
+    while b"c" not in got:
+        p.expect(rb"R([0-9a-f]+)\r\n")
+        got += bytes.fromhex(p.match.group(1).decode())
+    assert got == b"abc"
+    p.send(b"q")
+    p.expect(pexpect.EOF)
+    states = [r["state"] for r in map(json.loads, log.read_text().splitlines())
+              if r["kind"] == "presence"]
+    assert states == ["away", "focused"]
+
+
+def test_focus_reports_delivered_in_one_write_when_child_enabled_1004() -> None:
+    p = spawn("focus")
+    p.expect("READY")
+    # a focus report split over two writes more than 10 ms apart must still arrive whole
+    p.send(b"\x1b")
+    time.sleep(0.002)
+    p.send(b"[O")
+    p.expect(rb"R([0-9a-f]+)\r\n")
+    assert bytes.fromhex(p.match.group(1).decode()) == b"\x1b[O"
+    p.send(b"\x1b[I")
+    p.expect(rb"R([0-9a-f]+)\r\n")
+    assert bytes.fromhex(p.match.group(1).decode()) == b"\x1b[I"
+    p.send(b"q")
+    p.expect(pexpect.EOF)
+
+
+def test_lone_escape_reaches_child_promptly() -> None:
+    p = spawn("raw-echo")
+    p.expect("READY")
+    t0 = time.monotonic()
+    p.send(b"\x1b")
+    p.expect(rb"R1b\r\n")
+    assert time.monotonic() - t0 < 1.0
+    p.send(b"q")
+    p.expect(pexpect.EOF)
+
+
+def test_focus_like_bytes_inside_bracketed_paste_are_data() -> None:
+    p = spawn("raw-echo")
+    p.expect("READY")
+    pasted = b"\x1b[200~x\x1b[Oy\x1b[201~"
+    p.send(pasted)
+    got = b""
+    while not got.endswith(b"\x1b[201~"):
+        p.expect(rb"R([0-9a-f]+)\r\n")
+        got += bytes.fromhex(p.match.group(1).decode())
+    assert got == pasted
+    p.send(b"q")
+    p.expect(pexpect.EOF)
+
+
+def test_child_dies_with_alt_screen_and_mouse_on_is_reset() -> None:
+    p = in_shell("modes-die")
+    p.expect("ALT")
+    p.sendline("")
+    rc, out = finish_shell(p)
+    assert rc == 128 + signal.SIGKILL
+    tail = out[out.index(b"ALT") :]
+    for mode in (b"1049", b"1000", b"1002", b"1006", b"2004"):
+        assert b"\x1b[?" + mode + b"l" in tail, mode
+    assert b"\x1b[<" in tail  # kitty keyboard popped
+
+
+def test_sigterm_to_cuewrap_is_forwarded_and_terminal_restored(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pid"
+    cmd = shlex.join(cuewrap_argv("sleep"))
+    # exec: the pid sh writes is cuewrap's own, and cuewrap owns the tty in the foreground
+    script = f"echo $$ > {pidfile}; exec {cmd}"
+    p = pexpect.spawn("sh", ["-c", script], env=env(), timeout=10)
+    p.expect("READY")
+    os.kill(int(pidfile.read_text()), signal.SIGTERM)
+    p.expect(pexpect.EOF)
+    p.close()
+    assert p.signalstatus is None and p.exitstatus == 128 + signal.SIGTERM
+    assert b"\x1b[?1004l" in p.before and b"\x1b[23;0t" in p.before
+
+
+def test_sighup_and_sigint_to_cuewrap(tmp_path: Path) -> None:
+    for sig in (signal.SIGINT, signal.SIGHUP):
+        pidfile = tmp_path / "pid"
+        script = f"echo $$ > {pidfile}; exec {shlex.join(cuewrap_argv('sleep'))}"
+        p = pexpect.spawn("sh", ["-c", script], env=env(), timeout=10)
+        p.expect("READY")
+        os.kill(int(pidfile.read_text()), sig)
+        p.expect(pexpect.EOF)
+        p.close()
+        assert p.exitstatus == 128 + sig, sig
+
+
+def test_stdin_not_a_tty_is_plain_passthrough() -> None:
+    r = subprocess.run(
+        [PY, "-m", "cuewrap", "--", PY, "-c", "import sys; print(input().upper()); sys.exit(4)"],
+        input=b"hello\n",
+        capture_output=True,
+        timeout=20,
+    )
+    assert r.returncode == 4
+    assert b"HELLO" in r.stdout
+    assert b"\x1b[?1004h" not in r.stdout and b"\x1b[22;0t" not in r.stdout
+    with open(os.devnull, "rb") as devnull:
+        r = subprocess.run(
+            [PY, "-m", "cuewrap", "--", "sh", "-c", "cat; exit 7"],
+            stdin=devnull,
+            capture_output=True,
+            timeout=20,
+        )
+    assert r.returncode == 7
+
+
+def test_setup_and_restore_sequences_written_once() -> None:
+    p = spawn("exit", "0")
+    p.expect("READY")
+    p.sendline("")
+    p.expect(pexpect.EOF)
+    out = p.before
+    assert out.count(b"\x1b[22;0t") == 1 and out.count(b"\x1b[23;0t") == 1
+    assert out.index(b"\x1b[?1004h") < out.index(b"READY") < out.index(b"\x1b[?1004l")
+
+
+def test_internal_failure_fails_open(tmp_path: Path) -> None:
+    """A bug in cuewrap's own event handling must not disturb the session."""
+    log = tmp_path / "log.jsonl"
+    argv = cuewrap_argv("raw-echo", log=log)
+    e = env()
+    e["CUEWRAP_DEBUG_FAULT"] = "sink,tracker,focus"
+    p = pexpect.spawn(argv[0], argv[1:], env=e, timeout=10)
+    p.expect("READY")
+    p.send(b"xyz")
+    got = b""
+    while b"z" not in got:
+        p.expect(rb"R([0-9a-f]+)\r\n")
+        got += bytes.fromhex(p.match.group(1).decode())
+    assert got == b"xyz"
+    p.send(b"q")
+    p.expect(pexpect.EOF)
+    p.close()
+    assert p.exitstatus == 0
+    kinds = [json.loads(line)["kind"] for line in log.read_text().splitlines()]
+    assert "internal_error" in kinds
