@@ -1,0 +1,639 @@
+"""Test rig: real Pi (installed by scripts/install-pi) against the fake model, under a PTY.
+
+Fixtures (registered by tests/conftest.py):
+
+    pi_version   "1.4.0" | "latest" (parametrized over both; override with
+                 ``@pytest.mark.parametrize("pi_version", ["1.4.0"])``)
+    pi_bin       Path: bin dir holding ``pi`` and ``node`` for ``pi_version``
+    fakemodel    a started FakeModel (stopped at teardown)
+    pi_home      PiHome: isolated PI_CODING_AGENT_DIR + env for Pi, wired to ``fakemodel``
+    pi_session   factory ``pi_session(*pi_args, **kw) -> PiSession``; all killed at teardown
+    ask_ext      Path of the Ask package's extension entry (scripts/install-ask)
+
+Helpers: ``install_pi(version)``, ``install_ask(version)``, ``cuewrap_available()``,
+``TEST_EXT`` (tests/pi-ext/cuewrap-test-ext.ts), ``ask_question_args(...)``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib.util
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pyte
+import pytest
+from fakemodel import MODEL_ID, FakeModel
+
+REPO = Path(__file__).resolve().parent.parent
+TESTS = REPO / "tests"
+TEST_EXT = TESTS / "pi-ext" / "cuewrap-test-ext.ts"
+PI_VERSIONS = ("1.4.0", "latest")
+ASK_VERSION = "2.11.0"
+
+# --------------------------------------------------------------------------------------------
+# Installation (cached per test process)
+
+
+@functools.cache
+def install_pi(version: str = "1.4.0") -> Path:
+    """Run scripts/install-pi once per version and return the bin dir (``pi``, ``node``)."""
+    out = subprocess.run(
+        [str(REPO / "scripts" / "install-pi"), version],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"scripts/install-pi {version} failed:\n{out.stderr}")
+    return Path(out.stdout.strip().splitlines()[-1])
+
+
+@functools.cache
+def install_ask(version: str = ASK_VERSION) -> Path:
+    """Run scripts/install-ask once and return the Ask extension entry (for ``pi -e``)."""
+    out = subprocess.run(
+        [str(REPO / "scripts" / "install-ask"), version],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"scripts/install-ask {version} failed:\n{out.stderr}")
+    return Path(out.stdout.strip().splitlines()[-1])
+
+
+def cuewrap_available() -> bool:
+    """True when ``python -m cuewrap`` can run (the CLI exists)."""
+    if os.environ.get("CUEWRAP_TEST_DIRECT") == "1":
+        return False
+    try:
+        return importlib.util.find_spec("cuewrap.__main__") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def ask_question_args(
+    question: str = "Which color should the button be?",
+    header: str = "Color",
+    options: Sequence[tuple[str, str]] = (
+        ("Blue", "The calm default"),
+        ("Red", "Loud and urgent"),
+    ),
+    *,
+    multi_select: bool = False,
+) -> dict[str, Any]:
+    """Arguments for an ``ask_user_question`` tool call (one question; 2-4 options;
+    header <= 16 chars; labels <= 60 chars; "Other"/"Type something." are reserved)."""
+    return {
+        "questions": [
+            {
+                "question": question,
+                "header": header,
+                "options": [{"label": lb, "description": d} for lb, d in options],
+                "multiSelect": multi_select,
+            }
+        ]
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Isolated Pi home
+
+
+_DROP_ENV = re.compile(
+    r"^(PI_|CUEWRAP_|TMUX|STY$|DISPLAY$|WAYLAND_DISPLAY$|DBUS_SESSION_BUS_ADDRESS$|"
+    r"KITTY_|WEZTERM_|TERM_PROGRAM|WT_SESSION$|ITERM_|VTE_VERSION$|COLORTERM$|SSH_|NODE_OPTIONS$)"
+)
+
+
+@dataclass
+class PiHome:
+    """An isolated Pi configuration: ``agent_dir`` is ``PI_CODING_AGENT_DIR``."""
+
+    root: Path
+    agent_dir: Path
+    home: Path
+    cwd: Path
+    bin_dir: Path
+    base_url: str
+    env: dict[str, str] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def write_settings(self, **overrides: Any) -> None:
+        """Merge ``overrides`` into settings.json (e.g. ``tuiMode="regular"``)."""
+        self.settings.update(overrides)
+        (self.agent_dir / "settings.json").write_text(json.dumps(self.settings, indent=2))
+
+    def sessions(self) -> list[Path]:
+        """Session files Pi wrote."""
+        return sorted((self.agent_dir / "sessions").rglob("*.jsonl"))
+
+
+def make_pi_home(root: Path, base_url: str, bin_dir: Path) -> PiHome:
+    agent_dir = root / "agent"
+    home = root / "home"
+    cwd = root / "work"
+    for d in (agent_dir, home, cwd):
+        d.mkdir(parents=True, exist_ok=True)
+    models = {
+        "providers": {
+            "fake": {
+                "name": "Fake",
+                "baseUrl": base_url,
+                "api": "openai-completions",
+                "apiKey": "fake-key",
+                "models": [
+                    {
+                        "id": MODEL_ID,
+                        "name": MODEL_ID,
+                        "contextWindow": 128000,
+                        "maxTokens": 4096,
+                        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+                    }
+                ],
+            }
+        }
+    }
+    (agent_dir / "models.json").write_text(json.dumps(models, indent=2))
+    env = {k: v for k, v in os.environ.items() if not _DROP_ENV.match(k)}
+    env.update(
+        PI_CODING_AGENT_DIR=str(agent_dir),
+        PI_OFFLINE="1",
+        PI_SKIP_VERSION_CHECK="1",
+        PI_TELEMETRY="0",
+        TERM="xterm-256color",
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        XDG_STATE_HOME=str(home / ".local" / "state"),
+        PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+        LANG="C.UTF-8",
+        LC_ALL="C.UTF-8",
+    )
+    ph = PiHome(
+        root=root, agent_dir=agent_dir, home=home, cwd=cwd, bin_dir=bin_dir,
+        base_url=base_url, env=env,
+    )  # fmt: skip
+    ph.write_settings(
+        defaultProvider="fake",
+        defaultModel=MODEL_ID,
+        quietStartup=True,
+        retry={"enabled": True, "maxRetries": 2, "baseDelayMs": 200},
+    )
+    return ph
+
+
+# --------------------------------------------------------------------------------------------
+# Process-tree cleanup
+
+
+def _proc_stat(pid: int) -> tuple[int, str] | None:
+    """(ppid, start time) of a live pid, from /proc."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            data = f.read()
+    except OSError:
+        return None
+    rest = data[data.rfind(")") + 2 :].split()
+    return int(rest[1]), rest[19]
+
+
+def _descendants(root: int) -> list[tuple[int, str]]:
+    """All live descendants of ``root`` as (pid, start time), parents first."""
+    children: dict[int, list[tuple[int, str]]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            st = _proc_stat(int(name))
+            if st:
+                children.setdefault(st[0], []).append((int(name), st[1]))
+    out: list[tuple[int, str]] = []
+    todo = [root]
+    while todo:
+        for kid in children.get(todo.pop(), []):
+            out.append(kid)
+            todo.append(kid[0])
+    return out
+
+
+def _kill_exact(procs: list[tuple[int, str]], sig: int) -> None:
+    for pid, start in procs:
+        st = _proc_stat(pid)
+        if st and st[1] == start:  # still the same process
+            with contextlib.suppress(OSError):
+                os.kill(pid, sig)
+
+
+# --------------------------------------------------------------------------------------------
+# PiSession
+
+
+_BORDER = re.compile(r"^─{8,}$")
+_BUSY = re.compile(r"^──+ .*\S.*─+$")
+
+
+class PiSession:
+    """A command (by default ``cuewrap --log LOG pi …``, else ``pi …``) under a PTY.
+
+    A reader thread drains the PTY continuously into ``raw_output`` and a pyte screen.
+    """
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        env: dict[str, str],
+        cwd: Path | str,
+        log_path: Path | None = None,
+        dimensions: tuple[int, int] = (40, 120),
+    ) -> None:
+        self.argv = list(argv)
+        self.log_path = log_path
+        self.rows, self.cols = dimensions
+        self._cond = threading.Condition()
+        self._raw = bytearray()
+        self._screen = pyte.Screen(self.cols, self.rows)
+        self._stream = pyte.ByteStream(self._screen)
+        self._eof = False
+        self._last_output = time.monotonic()
+        self._exitstatus: int | None = None
+        self._signalstatus: int | None = None
+        self.child = pexpect.spawn(
+            self.argv[0],
+            self.argv[1:],
+            env=env,
+            cwd=str(cwd),
+            dimensions=dimensions,
+            echo=False,
+        )
+        self.pid: int = self.child.pid
+        self._reader = threading.Thread(
+            target=self._read_loop, name="pisession-reader", daemon=True
+        )
+        self._reader.start()
+
+    # -- reading ---------------------------------------------------------------------------
+    def _read_loop(self) -> None:
+        while True:
+            try:
+                data = self.child.read_nonblocking(65536, timeout=0.1)
+            except pexpect.TIMEOUT:
+                continue
+            except (pexpect.EOF, OSError, ValueError):
+                break
+            if not data:
+                continue
+            with self._cond:
+                self._raw += data
+                try:
+                    self._stream.feed(data)
+                except Exception:  # pyte must never kill the reader
+                    pass
+                self._last_output = time.monotonic()
+                self._cond.notify_all()
+        with self._cond:
+            self._eof = True
+            self._cond.notify_all()
+
+    @property
+    def raw_output(self) -> bytes:
+        """Every byte the command wrote to its terminal so far."""
+        with self._cond:
+            return bytes(self._raw)
+
+    @property
+    def screen_lines(self) -> list[str]:
+        with self._cond:
+            return [line.rstrip() for line in self._screen.display]
+
+    @property
+    def screen_text(self) -> str:
+        """The pyte screen, one line per row, trailing blanks stripped."""
+        return "\n".join(self.screen_lines)
+
+    @property
+    def eof(self) -> bool:
+        with self._cond:
+            return self._eof
+
+    def _wait(self, check: Callable[[], Any], timeout: float, what: str) -> Any:
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                result = check()
+                if result:
+                    return result
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._cond.wait(min(left, 0.1))
+        raise TimeoutError(f"timed out after {timeout}s waiting for {what}\n{self.dump()}")
+
+    def dump(self) -> str:
+        """Screen contents and status, for failure messages."""
+        tail = self.raw_output[-600:]
+        return (
+            f"--- argv: {self.argv}\n--- alive: {self.isalive()}  eof: {self.eof}\n"
+            f"--- screen:\n{self.screen_text}\n--- last raw bytes:\n{tail!r}"
+        )
+
+    def wait_for_screen(
+        self, pattern: str | re.Pattern[str], timeout: float = 10.0
+    ) -> re.Match[str]:
+        """Wait until ``pattern`` matches the screen text (rows joined with newlines)."""
+        rx = re.compile(pattern, re.M) if isinstance(pattern, str) else pattern
+
+        def check() -> re.Match[str] | None:
+            text = "\n".join(line.rstrip() for line in self._screen.display)
+            return rx.search(text)
+
+        return self._wait(check, timeout, f"screen /{rx.pattern}/")
+
+    def wait_for_output(
+        self, pattern: bytes | re.Pattern[bytes], timeout: float = 10.0
+    ) -> re.Match[bytes]:
+        """Wait until ``pattern`` matches the raw output (bytes)."""
+        rx = re.compile(pattern) if isinstance(pattern, bytes) else pattern
+        return self._wait(lambda: rx.search(self._raw), timeout, f"output /{rx.pattern!r}/")
+
+    def _state(self) -> str:
+        """Return working, idle or unknown, from the editor's top border."""
+        lines = [line.strip() for line in self._screen.display]
+        busy = any(
+            _BUSY.match(ln) and re.search(r"Working|Retrying|compacting|Compacting", ln)
+            for ln in lines
+        )
+        if busy:
+            return "working"
+        borders = sum(1 for ln in lines if _BORDER.match(ln))
+        return "idle" if borders >= 2 else "unknown"
+
+    @property
+    def state(self) -> str:
+        with self._cond:
+            return self._state()
+
+    def wait_working(self, timeout: float = 10.0) -> None:
+        """Wait until the editor border shows a status (``⠋ Working``, ``Retrying``…)."""
+        self._wait(lambda: self._state() == "working", timeout, "working")
+
+    def wait_idle(self, timeout: float = 15.0, settle: float = 0.3) -> None:
+        """Wait until the editor border is plain (no ``Working``) and Pi wrote nothing for
+        ``settle`` seconds (while working Pi redraws every ~80 ms)."""
+
+        def check() -> bool:
+            return self._state() == "idle" and time.monotonic() - self._last_output >= settle
+
+        self._wait(check, timeout, "idle")
+
+    def wait_ready(self, timeout: float = 15.0) -> None:
+        """Wait for Pi's first frame (editor and footer with the model name)."""
+        self.wait_for_screen(re.escape(MODEL_ID), timeout)
+        self.wait_idle(timeout)
+
+    # -- writing ---------------------------------------------------------------------------
+    def send(self, data: bytes | str) -> None:
+        """Write ``data`` to the terminal in ONE write."""
+        b = data.encode() if isinstance(data, str) else data
+        n = os.write(self.child.child_fd, b)
+        assert n == len(b), f"short write {n}/{len(b)}"
+
+    def type(self, text: str) -> None:
+        self.send(text)
+
+    def enter(self) -> None:
+        self.send(b"\r")
+
+    def escape(self) -> None:
+        self.send(b"\x1b")
+
+    def ctrl_c(self) -> None:
+        self.send(b"\x03")
+
+    def focus_out(self) -> None:
+        self.send(b"\x1b[O")
+
+    def focus_in(self) -> None:
+        self.send(b"\x1b[I")
+
+    def submit(self, text: str, pause: float = 0.15) -> None:
+        """Type ``text``, pause (so it is not one paste-like chunk), press Enter."""
+        self.type(text)
+        time.sleep(pause)
+        self.enter()
+
+    def prompt(self, text: str, timeout: float = 10.0) -> None:
+        """Submit a prompt and wait until it shows on screen."""
+        self.submit(text)
+        self.wait_for_screen(re.escape(text[:40]), timeout)
+
+    def quit(self) -> None:
+        """``/quit`` + Enter."""
+        self.submit("/quit")
+
+    def resize(self, rows: int, cols: int) -> None:
+        with self._cond:
+            self.rows, self.cols = rows, cols
+            self._screen.resize(rows, cols)
+        self.child.setwinsize(rows, cols)
+
+    # -- process ---------------------------------------------------------------------------
+    def isalive(self) -> bool:
+        return bool(self.child.isalive())
+
+    def wait_exit(self, timeout: float = 10.0) -> int | None:
+        """Wait for the process to exit; return its exit status (None if killed by a signal)."""
+        deadline = time.monotonic() + timeout
+        while self.child.isalive():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"process still alive after {timeout}s\n{self.dump()}")
+            time.sleep(0.05)
+        self._reader.join(timeout=2)
+        self._collect_status()
+        return self._exitstatus
+
+    def _collect_status(self) -> None:
+        if self._exitstatus is None and self._signalstatus is None:
+            self._exitstatus = self.child.exitstatus
+            self._signalstatus = self.child.signalstatus
+
+    @property
+    def exitstatus(self) -> int | None:
+        """Exit status once the process has exited (None while alive or if signalled)."""
+        if self.child.isalive():
+            return None
+        self._collect_status()
+        return self._exitstatus
+
+    @property
+    def signalstatus(self) -> int | None:
+        if self.child.isalive():
+            return None
+        self._collect_status()
+        return self._signalstatus
+
+    def close(self, grace: float = 2.0) -> None:
+        """Terminate the process and all its descendants (SIGTERM, then SIGKILL)."""
+        tree = _descendants(self.pid)
+        root_st = _proc_stat(self.pid)
+        everything = ([(self.pid, root_st[1])] if root_st else []) + tree
+        if self.child.isalive():
+            _kill_exact(everything[:1], signal.SIGTERM)
+            deadline = time.monotonic() + grace
+            while self.child.isalive() and time.monotonic() < deadline:
+                time.sleep(0.05)
+        # Late children (spawned while shutting down) too.
+        everything += [p for p in _descendants(self.pid) if p not in everything]
+        _kill_exact(everything, signal.SIGKILL)
+        with contextlib.suppress(Exception):
+            self.child.close(force=True)
+        self._reader.join(timeout=2)
+        self._collect_status()
+
+    # -- decision log ------------------------------------------------------------------------
+    def log_records(self, kind: str | None = None) -> list[dict[str, Any]]:
+        """Records of the JSON-lines decision log (``--log``), optionally only one ``kind``."""
+        if self.log_path is None or not self.log_path.exists():
+            return []
+        out: list[dict[str, Any]] = []
+        for line in self.log_path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line being written
+            if isinstance(rec, dict) and (kind is None or rec.get("kind") == kind):
+                out.append(rec)
+        return out
+
+    def wait_log(
+        self, predicate: Callable[[dict[str, Any]], bool] | str, timeout: float = 10.0
+    ) -> dict[str, Any]:
+        """Wait for a log record matching ``predicate`` (a callable, or a ``kind`` string)."""
+        pred = (lambda r: r.get("kind") == predicate) if isinstance(predicate, str) else predicate
+        deadline = time.monotonic() + timeout
+        while True:
+            for rec in self.log_records():
+                if pred(rec):
+                    return rec
+            if time.monotonic() > deadline:
+                kinds = [r.get("kind") for r in self.log_records()][-30:]
+                raise TimeoutError(f"no matching log record after {timeout}s; kinds: {kinds}")
+            time.sleep(0.05)
+
+
+def pi_argv(
+    pi_args: Sequence[str],
+    *,
+    wrap: bool | None,
+    log_path: Path,
+    cuewrap_args: Sequence[str] = (),
+) -> list[str]:
+    """The command line for a session: ``python -m cuewrap [ARGS] --log LOG pi …`` when
+    cuewrap is available (``wrap=None``) or requested, else ``pi …``."""
+    if wrap is None:
+        wrap = cuewrap_available()
+    if wrap:
+        return [
+            sys.executable,
+            "-m",
+            "cuewrap",
+            *cuewrap_args,
+            "--log",
+            str(log_path),
+            "pi",
+            *pi_args,
+        ]
+    return ["pi", *pi_args]
+
+
+# --------------------------------------------------------------------------------------------
+# Fixtures
+
+
+@pytest.fixture(params=PI_VERSIONS)
+def pi_version(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def pi_bin(pi_version: str) -> Path:
+    try:
+        return install_pi(pi_version)
+    except RuntimeError as e:
+        if pi_version == "latest":
+            pytest.skip(f"Pi latest not installable here: {e}")
+        raise
+
+
+@pytest.fixture(scope="session")
+def ask_ext() -> Path:
+    return install_ask()
+
+
+@pytest.fixture
+def fakemodel() -> Iterator[FakeModel]:
+    with FakeModel() as fm:
+        yield fm
+
+
+@pytest.fixture
+def pi_home(tmp_path: Path, fakemodel: FakeModel, pi_bin: Path) -> PiHome:
+    return make_pi_home(tmp_path, fakemodel.base_url, pi_bin)
+
+
+SessionFactory = Callable[..., PiSession]
+
+
+@pytest.fixture
+def pi_session(pi_home: PiHome) -> Iterator[SessionFactory]:
+    """Factory: ``pi_session(*pi_args, argv=None, wrap=None, test_ext=True, extensions=(),
+    cuewrap_args=(), env=None, dimensions=(40, 120), ready=True) -> PiSession``.
+
+    ``pi_args`` go to Pi; ``test_ext`` adds ``-e tests/pi-ext/cuewrap-test-ext.ts``,
+    ``extensions`` more ``-e`` paths. ``argv`` replaces the whole command line. ``wrap``:
+    None = under cuewrap when available, True/False to force. ``ready`` waits for the
+    first idle frame. Every session is killed at teardown."""
+    sessions: list[PiSession] = []
+
+    def make(
+        *pi_args: str,
+        argv: Sequence[str] | None = None,
+        wrap: bool | None = None,
+        test_ext: bool = True,
+        extensions: Sequence[Path | str] = (),
+        cuewrap_args: Sequence[str] = (),
+        env: dict[str, str] | None = None,
+        dimensions: tuple[int, int] = (40, 120),
+        ready: bool = True,
+    ) -> PiSession:
+        log_path = pi_home.root / f"cuewrap-{len(sessions)}.log"
+        if argv is None:
+            exts: list[str] = []
+            for e in ([TEST_EXT] if test_ext else []) + list(extensions):
+                exts += ["-e", str(e)]
+            argv = pi_argv([*exts, *pi_args], wrap=wrap, log_path=log_path,
+                           cuewrap_args=cuewrap_args)  # fmt: skip
+        full_env = dict(pi_home.env)
+        if env:
+            full_env.update(env)
+        s = PiSession(argv, env=full_env, cwd=pi_home.cwd, log_path=log_path,
+                      dimensions=dimensions)  # fmt: skip
+        sessions.append(s)
+        if ready:
+            s.wait_ready()
+        return s
+
+    yield make
+    for s in sessions:
+        s.close()
