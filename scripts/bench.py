@@ -1,0 +1,268 @@
+"""Launcher benchmarks: throughput, keystroke latency, idle CPU, start-up time.
+
+Every relay under test runs inside the same outer PTY, drained by this process, so the
+figures compare like with like; ratios are measured side by side in one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pty
+import select
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PY = sys.executable
+CUEWRAP = [PY, "-m", "cuewrap", "--"]
+
+MINIMAL_RELAY = r"""
+import os, pty, select, sys, tty, termios
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+old = termios.tcgetattr(0)
+tty.setraw(0)
+try:
+    fds = [0, fd]
+    while True:
+        r, _, _ = select.select(fds, [], [])
+        if fd in r:
+            try:
+                data = os.read(fd, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            os.write(1, data)
+        if 0 in r:
+            data = os.read(0, 65536)
+            if not data:
+                fds.remove(0)
+            else:
+                os.write(fd, data)
+finally:
+    termios.tcsetattr(0, termios.TCSADRAIN, old)
+os.waitpid(pid, 0)
+"""
+
+ECHO_CHILD = r"""
+import os, sys, tty
+tty.setraw(0)
+os.write(1, b"READY\n")
+while True:
+    d = os.read(0, 1024)
+    if not d or d == b"q":
+        break
+    os.write(1, d)
+"""
+
+
+def run_in_pty(argv: list[str], env: dict[str, str] | None = None) -> tuple[int, int]:
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execvpe(argv[0], argv, env or os.environ)
+    return pid, fd
+
+
+def drain(fd: int) -> int:
+    total = 0
+    while True:
+        try:
+            data = os.read(fd, 1 << 16)
+        except OSError:
+            break
+        if not data:
+            break
+        total += len(data)
+    return total
+
+
+def make_file(path: str, mb: int, tui: bool) -> None:
+    line = b"The quick brown fox jumps over the lazy dog 0123456789 abcdefghijklmnopqrstuvwxyz.\r\n"
+    if tui:
+        line = (
+            b"\x1b[?2026h\x1b[H\x1b[38;5;244m\xe2\x94\x80\xe2\x94\x80 \xe2\xa0\x8b Working "
+            b"\x1b[0m\x1b[1;32mok\x1b[0m caf\xc3\xa9 \x1b[2K\x1b[?2026l\r\n"
+        )
+    block = line * (1 << 20 // len(line) + 1)
+    with open(path, "wb") as fh:
+        written = 0
+        while written < mb << 20:
+            fh.write(block)
+            written += len(block)
+
+
+def throughput(label: str, argv: list[str], size: int) -> float:
+    env = dict(os.environ, TERM="xterm-256color")
+    t0 = time.perf_counter()
+    pid, fd = run_in_pty(argv, env)
+    n = drain(fd)
+    os.waitpid(pid, 0)
+    os.close(fd)
+    dt = time.perf_counter() - t0
+    if n < size:
+        print(f"  warning: {label} delivered {n} of {size} bytes", file=sys.stderr)
+    return size / dt / 1e6
+
+
+def bench_throughput(mb: int, rounds: int) -> None:
+    tmp = tempfile.mkdtemp(prefix="cuewrap-bench-")
+    try:
+        for kind in ("plain", "tui"):
+            path = os.path.join(tmp, kind)
+            make_file(path, mb, kind == "tui")
+            size = os.path.getsize(path)
+            relays = {
+                "direct cat": ["cat", path],
+                "minimal relay": [PY, "-c", MINIMAL_RELAY, "cat", path],
+                "cuewrap": [*CUEWRAP, "cat", path],
+            }
+            if shutil.which("script"):
+                relays["script(1)"] = ["script", "-q", "-c", f"cat {path}", "/dev/null"]
+            results: dict[str, list[float]] = {k: [] for k in relays}
+            for _ in range(rounds):  # interleaved, so drift hits every relay alike
+                for name, argv in relays.items():
+                    results[name].append(throughput(name, argv, size))
+            med = {k: statistics.median(v) for k, v in results.items()}
+            print(f"throughput, {size >> 20} MB {kind} output, median of {rounds} (MB/s):")
+            for name, v in med.items():
+                ratio = v / med["minimal relay"]
+                print(f"  {name:14s} {v:7.1f}   x{ratio:.3f} of minimal relay")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def latency(argv: list[str], samples: int) -> list[float]:
+    env = dict(os.environ, TERM="xterm-256color")
+    pid, fd = run_in_pty(argv, env)
+    buf = b""
+    while b"READY" not in buf:
+        buf += os.read(fd, 4096)
+    time.sleep(0.3)
+    # swallow cuewrap's setup bytes
+    while select.select([fd], [], [], 0.1)[0]:
+        os.read(fd, 4096)
+    out = []
+    for i in range(samples):
+        ch = bytes([ord("a") + i % 26])
+        t0 = time.perf_counter()
+        os.write(fd, ch)
+        got = b""
+        while ch not in got:
+            got += os.read(fd, 4096)
+        out.append(time.perf_counter() - t0)
+    os.write(fd, b"q")
+    drain(fd)
+    os.waitpid(pid, 0)
+    os.close(fd)
+    return out
+
+
+def pct(values: list[float], p: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, int(len(s) * p))]
+
+
+def bench_latency(samples: int) -> None:
+    print(f"keystroke round trip over {samples} samples (µs):")
+    res = {}
+    for name, argv in (
+        ("direct", [PY, "-c", ECHO_CHILD]),
+        ("minimal relay", [PY, "-c", MINIMAL_RELAY, PY, "-c", ECHO_CHILD]),
+        ("cuewrap", [*CUEWRAP, PY, "-c", ECHO_CHILD]),
+    ):
+        lat = latency(argv, samples)
+        res[name] = (pct(lat, 0.5) * 1e6, pct(lat, 0.99) * 1e6)
+        print(f"  {name:14s} p50 {res[name][0]:7.0f}  p99 {res[name][1]:7.0f}")
+    print(
+        f"  added by cuewrap vs direct: p50 {res['cuewrap'][0] - res['direct'][0]:+.0f} µs;"
+        f" vs minimal relay: p50 {res['cuewrap'][0] - res['minimal relay'][0]:+.0f} µs"
+    )
+
+
+def cpu_ticks(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def bench_idle(seconds: float) -> None:
+    pid, fd = run_in_pty([*CUEWRAP, "sleep", str(seconds + 5)])
+    time.sleep(1.0)
+    while select.select([fd], [], [], 0)[0]:
+        os.read(fd, 4096)
+    before = cpu_ticks(pid)
+    time.sleep(seconds)
+    after = cpu_ticks(pid)
+    os.kill(pid, signal.SIGTERM)
+    drain(fd)
+    os.waitpid(pid, 0)
+    os.close(fd)
+    print(f"idle cuewrap: {after - before} CPU ticks over {seconds:.0f} s")
+
+
+def bench_startup(rounds: int) -> None:
+    """Time from starting the interpreter to the child's first instruction (its exec)."""
+    stamp = [PY, "-c", "import time,sys; sys.stdout.write('T%.6f\\n' % time.time())"]
+
+    def once(argv: list[str]) -> float:
+        t0 = time.time()
+        pid, fd = run_in_pty(argv)
+        buf = b""
+        while b"\n" not in buf.split(b"T", 1)[-1]:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            buf += chunk
+        drain(fd)
+        os.waitpid(pid, 0)
+        os.close(fd)
+        t_child = float(buf.split(b"T", 1)[1].split(b"\n")[0])
+        return t_child - t0
+
+    direct = statistics.median(once(stamp) for _ in range(rounds))
+    wrapped = statistics.median(once([*CUEWRAP, *stamp]) for _ in range(rounds))
+    bare = statistics.median(
+        _time(lambda: subprocess.run([PY, "-c", "pass"], check=True)) for _ in range(rounds)
+    )
+    print(f"start-up, median of {rounds} (ms):")
+    print(f"  python -c pass                      {bare * 1e3:6.1f}")
+    print(f"  child's own start (python, direct)  {direct * 1e3:6.1f}")
+    print(f"  same child under cuewrap            {wrapped * 1e3:6.1f}")
+    print(f"  cuewrap start -> child exec         {(wrapped - direct) * 1e3:6.1f}")
+
+
+def _time(fn) -> float:  # type: ignore[no-untyped-def]
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mb", type=int, default=100)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--samples", type=int, default=2000)
+    ap.add_argument("--idle", type=float, default=10.0)
+    ap.add_argument("--only", choices=["throughput", "latency", "idle", "startup"])
+    a = ap.parse_args()
+    os.environ.pop("CUEWRAP_LOG", None)
+    if a.only in (None, "startup"):
+        bench_startup(10)
+    if a.only in (None, "latency"):
+        bench_latency(a.samples)
+    if a.only in (None, "idle"):
+        bench_idle(a.idle)
+    if a.only in (None, "throughput"):
+        bench_throughput(a.mb, a.rounds)
+
+
+if __name__ == "__main__":
+    main()
