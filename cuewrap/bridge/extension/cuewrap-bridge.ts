@@ -1,0 +1,462 @@
+/**
+ * cuewrap bridge: forwards Pi's lifecycle facts to cuewrap over a private Unix socket.
+ *
+ * Injected by cuewrap as `pi -e <this file>`. Protocol version 1, documented in
+ * docs/bridge-protocol.md of the cuewrap package. In short:
+ *
+ * - The socket path and token come from CUEWRAP_BRIDGE_SOCKET / CUEWRAP_BRIDGE_TOKEN. They are
+ *   removed from process.env when this module loads (tool subprocesses must not inherit them) and
+ *   kept on globalThis[Symbol.for("cuewrap.bridge")] for /reload, which re-imports this module.
+ * - One connection per extension runtime (startup, /reload, /new...), opened lazily on the first
+ *   event, unref'd, ended on session_shutdown. Lines: {"type":"auth","token":…}, then "hello",
+ *   then one line per event. Newline-delimited JSON, validated fields only: never a prompt,
+ *   question, answer, tool argument or output, or assistant text.
+ * - Handlers never wait for the socket, and every failure is swallowed: if the socket is missing
+ *   or fails, this runtime stays silent and Pi is unaffected.
+ * - `/cue` asks cuewrap for its status page, `/cue on|off` toggles cues; cuewrap may also push
+ *   {"type":"notify","text":…} lines, shown with ctx.ui.notify.
+ */
+
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as path from "node:path";
+
+const PROTOCOL = 1;
+const ENV_SOCKET = "CUEWRAP_BRIDGE_SOCKET";
+const ENV_TOKEN = "CUEWRAP_BRIDGE_TOKEN";
+const STASH_KEY = Symbol.for("cuewrap.bridge");
+const OWNER_KEY = Symbol.for("pi-subagents.completion-owner-id");
+
+const MAX_LINE = 16 * 1024; // bytes; cuewrap drops longer lines
+const MAX_ID = 512;
+const MAX_PATH = 4096;
+const MAX_NAME = 256;
+const MAX_PENDING_OUT = 256 * 1024; // bytes queued in the socket before giving up
+const MAX_IN = 256 * 1024; // bytes of an unfinished incoming line before giving up
+const MAX_NOTICE = 8000;
+const REQUEST_TIMEOUT_MS = 3000;
+
+type Json = Record<string, unknown>;
+
+interface Stash {
+	socketPath?: string;
+	token?: string;
+	piVersion?: string | null;
+}
+
+interface Config {
+	socketPath: string;
+	token: string;
+}
+
+function stash(): Stash {
+	const g = globalThis as unknown as Record<symbol, unknown>;
+	let s = g[STASH_KEY] as Stash | undefined;
+	if (!s || typeof s !== "object") {
+		s = {};
+		Object.defineProperty(g, STASH_KEY, { value: s, configurable: true, enumerable: false, writable: true });
+	}
+	return s;
+}
+
+/** Move the path and token from process.env to the stash; return what the stash holds. */
+function takeConfig(): Config | undefined {
+	try {
+		const s = stash();
+		const envPath = process.env[ENV_SOCKET];
+		const envToken = process.env[ENV_TOKEN];
+		delete process.env[ENV_SOCKET];
+		delete process.env[ENV_TOKEN];
+		if (envPath && envToken) {
+			s.socketPath = envPath;
+			s.token = envToken;
+		}
+		if (typeof s.socketPath === "string" && typeof s.token === "string") {
+			return { socketPath: s.socketPath, token: s.token };
+		}
+	} catch {
+		// stay inactive
+	}
+	return undefined;
+}
+
+// At load: nothing spawned after this point sees the variables.
+takeConfig();
+
+// -- field validation (mirrors cuewrap/bridge/protocol.py) --------------------------------------
+
+// Control characters (C0, DEL, C1), line/paragraph separators, lone surrogates.
+const CTRL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\ud800-\udfff]/;
+const WORD = /^[A-Za-z0-9_.:-]{1,64}$/;
+
+function text(v: unknown, limit: number): string | undefined {
+	return typeof v === "string" && v.length > 0 && v.length <= limit && !CTRL.test(v) ? v : undefined;
+}
+
+function word(v: unknown): string | undefined {
+	return typeof v === "string" && WORD.test(v) ? v : undefined;
+}
+
+function bool(v: unknown): boolean | undefined {
+	return typeof v === "boolean" ? v : undefined;
+}
+
+function int(v: unknown): number | undefined {
+	return typeof v === "number" && Number.isSafeInteger(v) ? v : undefined;
+}
+
+function obj(v: unknown): Json {
+	return v !== null && typeof v === "object" ? (v as Json) : {};
+}
+
+/** The installed Pi version, from the package.json above the running CLI (cached per process). */
+function piVersion(): string | null {
+	const s = stash();
+	if (s.piVersion !== undefined) return s.piVersion;
+	let version: string | null = null;
+	try {
+		let dir = path.dirname(fs.realpathSync(process.argv[1] ?? ""));
+		for (let i = 0; i < 6 && version === null; i++) {
+			const file = path.join(dir, "package.json");
+			if (fs.existsSync(file)) {
+				const pkg = obj(JSON.parse(fs.readFileSync(file, "utf8")));
+				if (typeof pkg.name === "string" && pkg.name.endsWith("pi-coding-agent")) {
+					version = text(pkg.version, MAX_NAME) ?? null;
+					break;
+				}
+			}
+			const up = path.dirname(dir);
+			if (up === dir) break;
+			dir = up;
+		}
+	} catch {
+		version = null;
+	}
+	s.piVersion = version;
+	return version;
+}
+
+// -- one connection per extension runtime -----------------------------------------------------
+
+class Channel {
+	private sock: net.Socket | undefined;
+	private dead = false; // failed or ended: silent for the rest of this runtime
+	private inbuf = "";
+	private nextId = 1;
+	private pending = new Map<number, (text: string | undefined) => void>();
+	ctx: ExtensionContext | undefined; // the last context seen in this runtime
+	parent: string | null = null; // getSessionFile() ?? getSessionId() of that context
+
+	constructor(private readonly config: Config | undefined) {}
+
+	get active(): boolean {
+		return this.config !== undefined && !this.dead;
+	}
+
+	remember(ctx: ExtensionContext | undefined): void {
+		if (!ctx) return;
+		this.ctx = ctx;
+		try {
+			const sm = ctx.sessionManager;
+			this.parent = sm.getSessionFile() ?? sm.getSessionId() ?? null;
+		} catch {
+			// keep the previous value
+		}
+	}
+
+	/** Queue one message; connects (auth + hello) first when needed. Never throws or waits. */
+	send(message: Json): void {
+		try {
+			if (this.connect()) this.write(message);
+		} catch {
+			this.kill();
+		}
+	}
+
+	/** Ask cuewrap; resolves with the reply text, or undefined (not connected, timeout). */
+	request(action: "status" | "on" | "off"): Promise<string | undefined> {
+		return new Promise((resolve) => {
+			try {
+				if (!this.connect()) return resolve(undefined);
+				const id = this.nextId++;
+				const timer = setTimeout(() => this.settle(id, undefined), REQUEST_TIMEOUT_MS);
+				timer.unref?.();
+				this.pending.set(id, (t) => {
+					clearTimeout(timer);
+					resolve(t);
+				});
+				this.write({ type: "request", id, action });
+			} catch {
+				resolve(undefined);
+			}
+		});
+	}
+
+	/** End the connection after what was queued (session_shutdown). */
+	end(): void {
+		const sock = this.sock;
+		this.dead = true;
+		this.failPending();
+		try {
+			sock?.end();
+		} catch {
+			// ignore
+		}
+	}
+
+	private connect(): boolean {
+		if (!this.config || this.dead) return false;
+		if (this.sock) return true;
+		const hello = this.hello();
+		if (!hello) return false; // no context yet: nothing to say who we are
+		const sock = net.createConnection({ path: this.config.socketPath });
+		this.sock = sock;
+		sock.unref();
+		sock.setEncoding("utf8");
+		sock.on("error", () => this.kill());
+		sock.on("close", () => this.kill());
+		sock.on("data", (chunk: string) => this.onData(chunk));
+		this.write({ type: "auth", token: this.config.token });
+		this.write(hello);
+		return true;
+	}
+
+	private hello(): Json | undefined {
+		const ctx = this.ctx;
+		if (!ctx) return undefined;
+		const sm = ctx.sessionManager;
+		let sessionName: string | undefined;
+		try {
+			sessionName = text(sm.getSessionName(), MAX_NAME);
+		} catch {
+			sessionName = undefined;
+		}
+		return {
+			type: "hello",
+			protocol: PROTOCOL,
+			pi: piVersion(),
+			mode: word(ctx.mode) ?? null,
+			hasUI: ctx.hasUI === true,
+			sessionId: text(sm.getSessionId(), MAX_ID) ?? null,
+			sessionFile: text(sm.getSessionFile(), MAX_PATH) ?? null,
+			sessionName: sessionName ?? null,
+			pid: process.pid,
+		};
+	}
+
+	private write(message: Json): void {
+		const sock = this.sock;
+		if (!sock || this.dead) return;
+		if (sock.writableLength > MAX_PENDING_OUT) {
+			// cuewrap is not reading: give up rather than grow (cuewrap sees EOF).
+			this.kill();
+			return;
+		}
+		const line = JSON.stringify(message);
+		if (Buffer.byteLength(line, "utf8") > MAX_LINE) return;
+		sock.write(`${line}\n`);
+	}
+
+	private onData(chunk: string): void {
+		this.inbuf += chunk;
+		if (this.inbuf.length > MAX_IN) {
+			this.kill();
+			return;
+		}
+		let nl = this.inbuf.indexOf("\n");
+		while (nl >= 0) {
+			const line = this.inbuf.slice(0, nl);
+			this.inbuf = this.inbuf.slice(nl + 1);
+			this.onLine(line);
+			nl = this.inbuf.indexOf("\n");
+		}
+	}
+
+	private onLine(line: string): void {
+		let m: Json;
+		try {
+			m = obj(JSON.parse(line));
+		} catch {
+			return;
+		}
+		if (m.type === "reply" && typeof m.id === "number" && typeof m.text === "string") {
+			this.settle(m.id, m.text);
+		} else if (m.type === "notify" && typeof m.text === "string") {
+			const ctx = this.ctx;
+			try {
+				if (ctx?.hasUI) ctx.ui.notify(m.text.slice(0, MAX_NOTICE), "info");
+			} catch {
+				// a stale context after session replacement: ignore
+			}
+		}
+	}
+
+	private settle(id: number, value: string | undefined): void {
+		const done = this.pending.get(id);
+		if (done) {
+			this.pending.delete(id);
+			done(value);
+		}
+	}
+
+	private failPending(): void {
+		for (const id of [...this.pending.keys()]) this.settle(id, undefined);
+	}
+
+	private kill(): void {
+		this.dead = true;
+		this.failPending();
+		try {
+			this.sock?.destroy();
+		} catch {
+			// ignore
+		}
+	}
+}
+
+// -- what is forwarded --------------------------------------------------------------------------
+
+function lastStopReason(messages: unknown): string | null {
+	if (!Array.isArray(messages)) return null;
+	for (let i = messages.length - 1; i >= 0; i--) {
+		const m = obj(messages[i]);
+		if (m.role === "assistant") return word(m.stopReason) ?? null;
+	}
+	return null;
+}
+
+function ownerNow(): string | null {
+	try {
+		// Read only: never create the owner id.
+		const v = (globalThis as unknown as Record<symbol, unknown>)[OWNER_KEY];
+		return text(v, MAX_ID) ?? null;
+	} catch {
+		return null;
+	}
+}
+
+/** The pi-subagents fields cuewrap needs (ids, version, booleans) — never task or summary text. */
+function subagentFields(data: unknown): Json {
+	const d = obj(data);
+	return {
+		id: text(d.id, MAX_ID),
+		runId: text(d.runId, MAX_ID),
+		sessionId: text(d.sessionId, MAX_PATH),
+		completionOwnerId: text(d.completionOwnerId, MAX_ID),
+		lifecycleArtifactVersion: int(d.lifecycleArtifactVersion),
+		success: bool(d.success),
+		awaitedByWorkflow: bool(d.awaitedByWorkflow),
+	};
+}
+
+export default function cuewrapBridge(pi: ExtensionAPI): void {
+	const channel = new Channel(takeConfig());
+
+	const forward = <E>(event: string, build: (e: E, ctx: ExtensionContext) => Json | undefined) => {
+		pi.on(event as "agent_start", ((e: E, ctx: ExtensionContext) => {
+			try {
+				channel.remember(ctx);
+				const message = build(e, ctx);
+				if (message && channel.active) channel.send(message);
+			} catch {
+				// never disturb Pi
+			}
+		}) as never);
+	};
+
+	forward<Json>("session_start", (e, ctx) => ({
+		type: "session_start",
+		reason: word(e.reason) ?? null,
+		sessionId: text(ctx.sessionManager.getSessionId(), MAX_ID) ?? null,
+		sessionFile: text(ctx.sessionManager.getSessionFile(), MAX_PATH) ?? null,
+	}));
+	pi.on("session_shutdown", (e, ctx) => {
+		try {
+			channel.remember(ctx);
+			if (channel.active) channel.send({ type: "session_shutdown", reason: word(e.reason) ?? null });
+			channel.end();
+		} catch {
+			// never disturb Pi
+		}
+	});
+	forward<Json>("input", (e) => ({ type: "input", source: word(e.source) ?? null }));
+	forward<Json>("agent_start", () => ({ type: "agent_start" }));
+	forward<Json>("agent_end", (e) => ({ type: "agent_end", stopReason: lastStopReason(e.messages) }));
+	forward<Json>("agent_before_settle", (e) => ({
+		type: "agent_before_settle",
+		outcome: word(e.outcome) ?? null,
+	}));
+	forward<Json>("agent_settled", (e) => ({ type: "agent_settled", aborted: bool(e.aborted) }));
+	forward<Json>("tool_execution_start", (e) => ({
+		type: "tool_execution_start",
+		toolCallId: text(e.toolCallId, MAX_ID),
+		toolName: text(e.toolName, MAX_NAME),
+	}));
+	forward<Json>("tool_execution_end", (e) => ({
+		type: "tool_execution_end",
+		toolCallId: text(e.toolCallId, MAX_ID),
+		toolName: text(e.toolName, MAX_NAME),
+		isError: bool(e.isError),
+	}));
+	forward<Json>("ui_prompt_start", (e) => ({ type: "ui_prompt_start", kind: word(e.kind) ?? null }));
+	forward<Json>("ui_prompt_end", (e) => ({ type: "ui_prompt_end", kind: word(e.kind) ?? null }));
+
+	// pi.events: exactly these channels. No context comes with them: they use the last one.
+	const bus = (channelName: string, build: (data: unknown) => Json) => {
+		try {
+			pi.events.on(channelName, (data: unknown) => {
+				try {
+					if (channel.active) channel.send({ type: channelName, ...build(data) });
+				} catch {
+					// never disturb Pi
+				}
+			});
+		} catch {
+			// no event bus: nothing to forward
+		}
+	};
+	bus("rpiv:ask-user:blocked", (data) => {
+		const d = obj(data);
+		return { active: bool(d.active), toolCallId: text(d.toolCallId, MAX_ID) };
+	});
+	const withParent = (data: unknown): Json => ({
+		...subagentFields(data),
+		parent: channel.parent,
+		ownerNow: ownerNow(),
+	});
+	bus("subagent:async-started", withParent);
+	bus("subagent:async-complete", withParent);
+	bus("subagent:foreground-complete", (data) => {
+		const d = obj(data);
+		return { runId: text(d.runId, MAX_ID), id: text(d.id, MAX_ID) };
+	});
+
+	pi.registerCommand("cue", {
+		description: "cuewrap: show what cuewrap observes; /cue on or /cue off toggles cues",
+		getArgumentCompletions: (prefix: string) =>
+			["on", "off"].filter((a) => a.startsWith(prefix.trim())).map((a) => ({ value: a, label: a })),
+		handler: async (args, ctx) => {
+			try {
+				channel.remember(ctx);
+				const a = args.trim().toLowerCase();
+				const action = a === "" || a === "status" ? "status" : a === "on" || a === "off" ? a : undefined;
+				if (action === undefined) {
+					ctx.ui.notify("Usage: /cue [on|off]", "warning");
+					return;
+				}
+				const reply = await channel.request(action);
+				if (reply !== undefined) {
+					ctx.ui.notify(reply, "info");
+				} else {
+					ctx.ui.notify(
+						channel.active ? "cuewrap did not answer" : "cuewrap bridge inactive (Pi was not started by cuewrap, or the connection failed)",
+						"warning",
+					);
+				}
+			} catch {
+				// never disturb Pi
+			}
+		},
+	});
+}

@@ -1,0 +1,309 @@
+"""The bridge wire protocol, version 1: one line in, one fact (or request, or rejection) out.
+
+Pure: no I/O, no state. ``parse_line`` validates a single newline-delimited JSON line sent by
+the Pi extension (``extension/cuewrap-bridge.ts``) and returns
+
+- a ``Fact`` (``cuewrap.facts``) for a Pi event or a ``pi.events`` message,
+- ``Auth`` for the first line of a connection, ``Request`` for a ``/cue`` request,
+- ``Rejection(reason)`` for anything else. Reasons: ``too_long``, ``bad_json`` (not UTF-8,
+  not JSON, not an object), ``unknown_type``, ``bad_field`` (a field missing or of the wrong
+  type or shape).
+
+Unknown extra fields are ignored (a newer bridge may add optional fields within version 1).
+The full protocol is described in ``docs/bridge-protocol.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from cuewrap.facts import (
+    AgentBeforeSettle,
+    AgentEnd,
+    AgentSettled,
+    AgentStart,
+    AskBlocked,
+    BridgeHello,
+    Fact,
+    SessionShutdown,
+    SessionStart,
+    SubagentComplete,
+    SubagentForegroundComplete,
+    SubagentStarted,
+    ToolEnd,
+    ToolStart,
+    UiPromptEnd,
+    UiPromptStart,
+    UserInput,
+)
+
+PROTOCOL_VERSION = 1
+MAX_LINE = 16 * 1024  # bytes, without the newline
+MAX_ID = 512  # session ids, tool call ids, run ids, owner ids, tokens
+MAX_PATH = 4096  # session file paths
+MAX_NAME = 256  # tool names, session names, Pi version
+
+RejectReason = Literal["too_long", "bad_json", "unknown_type", "bad_field"]
+CueAction = Literal["status", "on", "off"]
+
+
+@dataclass(frozen=True)
+class Auth:
+    """First line of every connection: the token cuewrap put in Pi's environment."""
+
+    token: str
+
+
+@dataclass(frozen=True)
+class Request:
+    """``/cue`` in Pi: ``status`` asks for the status page, ``on``/``off`` toggle cues."""
+
+    id: int
+    action: CueAction
+
+
+@dataclass(frozen=True)
+class Rejection:
+    reason: RejectReason
+    detail: str = ""  # which type or field; never a field's value
+
+
+Parsed = Fact | Auth | Request | Rejection
+
+
+class _Bad(Exception):
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+# -- field readers -----------------------------------------------------------------------------
+
+_WORD = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+# No control characters (C0, DEL, C1), line/paragraph separators or lone surrogates.
+_CTRL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+_MISSING = object()
+
+
+def _get(obj: dict[str, object], key: str) -> object:
+    return obj.get(key, _MISSING)
+
+
+def _text(obj: dict[str, object], key: str, limit: int, *, optional: bool = False) -> str | None:
+    """A non-empty string without control characters, at most ``limit`` characters.
+
+    ``optional``: absent or ``null`` gives None.
+    """
+    v = _get(obj, key)
+    if optional and (v is _MISSING or v is None):
+        return None
+    if not isinstance(v, str) or not v or len(v) > limit or _CTRL.search(v):
+        raise _Bad(key)
+    return v
+
+
+def _req_text(obj: dict[str, object], key: str, limit: int) -> str:
+    v = _text(obj, key, limit)
+    assert v is not None
+    return v
+
+
+def _word(obj: dict[str, object], key: str, *, optional: bool = False) -> str | None:
+    """A short identifier such as a mode, reason, kind or outcome (``[A-Za-z0-9_.:-]{1,64}``)."""
+    v = _get(obj, key)
+    if optional and (v is _MISSING or v is None):
+        return None
+    if not isinstance(v, str) or not _WORD.fullmatch(v):
+        raise _Bad(key)
+    return v
+
+
+def _req_word(obj: dict[str, object], key: str) -> str:
+    v = _word(obj, key)
+    assert v is not None
+    return v
+
+
+def _bool(obj: dict[str, object], key: str, *, default: bool | None = None) -> bool:
+    v = _get(obj, key)
+    if v is _MISSING and default is not None:
+        return default
+    if not isinstance(v, bool):
+        raise _Bad(key)
+    return v
+
+
+def _opt_bool(obj: dict[str, object], key: str) -> bool | None:
+    v = _get(obj, key)
+    if v is _MISSING or v is None:
+        return None
+    if not isinstance(v, bool):
+        raise _Bad(key)
+    return v
+
+
+def _int(obj: dict[str, object], key: str, lo: int, hi: int) -> int:
+    v = _get(obj, key)
+    if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+        raise _Bad(key)
+    return v
+
+
+def _first_id(obj: dict[str, object], *keys: str) -> str:
+    """The first of ``keys`` that is present (absent/null are skipped) as an id."""
+    for key in keys:
+        v = _text(obj, key, MAX_ID, optional=True)
+        if v is not None:
+            return v
+    raise _Bad("/".join(keys))
+
+
+# -- one builder per message type -------------------------------------------------------------
+
+
+def _auth(o: dict[str, object]) -> Auth:
+    return Auth(_req_text(o, "token", MAX_ID))
+
+
+def _hello(o: dict[str, object]) -> BridgeHello:
+    pi_version = _text(o, "pi", MAX_NAME, optional=True)
+    return BridgeHello(
+        protocol=_int(o, "protocol", 0, 2**31 - 1),
+        pi_version=pi_version if pi_version is not None else "unknown",
+        mode=_req_word(o, "mode"),
+        has_ui=_bool(o, "hasUI"),
+        session_id=_req_text(o, "sessionId", MAX_ID),
+        session_file=_text(o, "sessionFile", MAX_PATH, optional=True),
+        pid=_int(o, "pid", 1, 2**31 - 1),
+        session_name=_text(o, "sessionName", MAX_NAME, optional=True),
+    )
+
+
+def _session_start(o: dict[str, object]) -> SessionStart:
+    return SessionStart(
+        reason=_req_word(o, "reason"),
+        session_id=_req_text(o, "sessionId", MAX_ID),
+        session_file=_text(o, "sessionFile", MAX_PATH, optional=True),
+    )
+
+
+def _tool_start(o: dict[str, object]) -> ToolStart:
+    return ToolStart(_req_text(o, "toolCallId", MAX_ID), _req_text(o, "toolName", MAX_NAME))
+
+
+def _tool_end(o: dict[str, object]) -> ToolEnd:
+    return ToolEnd(
+        _req_text(o, "toolCallId", MAX_ID),
+        _req_text(o, "toolName", MAX_NAME),
+        _bool(o, "isError"),
+    )
+
+
+def _ask_blocked(o: dict[str, object]) -> AskBlocked:
+    return AskBlocked(_bool(o, "active"), _text(o, "toolCallId", MAX_ID, optional=True))
+
+
+def _subagent_started(o: dict[str, object]) -> SubagentStarted:
+    return SubagentStarted(
+        run_id=_first_id(o, "id", "runId"),
+        session_id=_req_text(o, "sessionId", MAX_PATH),
+        completion_owner_id=_req_text(o, "completionOwnerId", MAX_ID),
+        artifact_version=_int(o, "lifecycleArtifactVersion", 0, 2**31 - 1),
+        parent=_text(o, "parent", MAX_PATH, optional=True),
+        owner_now=_text(o, "ownerNow", MAX_ID, optional=True),
+    )
+
+
+def _subagent_complete(o: dict[str, object]) -> SubagentComplete:
+    return SubagentComplete(
+        run_id=_first_id(o, "runId", "id"),
+        session_id=_req_text(o, "sessionId", MAX_PATH),
+        completion_owner_id=_req_text(o, "completionOwnerId", MAX_ID),
+        success=_opt_bool(o, "success"),
+        awaited_by_workflow=_bool(o, "awaitedByWorkflow", default=False),
+        parent=_text(o, "parent", MAX_PATH, optional=True),
+        owner_now=_text(o, "ownerNow", MAX_ID, optional=True),
+    )
+
+
+def _subagent_foreground(o: dict[str, object]) -> SubagentForegroundComplete:
+    return SubagentForegroundComplete(_first_id(o, "runId"))
+
+
+_ACTIONS: tuple[CueAction, ...] = ("status", "on", "off")
+
+
+def _request(o: dict[str, object]) -> Request:
+    action = _get(o, "action")
+    for a in _ACTIONS:
+        if action == a:
+            return Request(_int(o, "id", 0, 2**31 - 1), a)
+    raise _Bad("action")
+
+
+_BUILDERS: dict[str, Callable[[dict[str, object]], Parsed]] = {
+    "auth": _auth,
+    "hello": _hello,
+    "session_start": _session_start,
+    "session_shutdown": lambda o: SessionShutdown(_req_word(o, "reason")),
+    "input": lambda o: UserInput(_req_word(o, "source")),
+    "agent_start": lambda o: AgentStart(),
+    "agent_end": lambda o: AgentEnd(_word(o, "stopReason", optional=True)),
+    "agent_before_settle": lambda o: AgentBeforeSettle(_word(o, "outcome", optional=True)),
+    "agent_settled": lambda o: AgentSettled(_bool(o, "aborted")),
+    "tool_execution_start": _tool_start,
+    "tool_execution_end": _tool_end,
+    "ui_prompt_start": lambda o: UiPromptStart(_req_word(o, "kind")),
+    "ui_prompt_end": lambda o: UiPromptEnd(_req_word(o, "kind")),
+    "rpiv:ask-user:blocked": _ask_blocked,
+    "subagent:async-started": _subagent_started,
+    "subagent:async-complete": _subagent_complete,
+    "subagent:foreground-complete": _subagent_foreground,
+    "request": _request,
+}
+
+MESSAGE_TYPES = frozenset(_BUILDERS)
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(name)  # NaN, Infinity, -Infinity are not JSON
+
+
+def parse_line(line: bytes) -> Parsed:
+    """Validate one line (without or with its trailing newline)."""
+    if line.endswith(b"\n"):
+        line = line[:-1]
+    if len(line) > MAX_LINE:
+        return Rejection("too_long")
+    try:
+        obj = json.loads(line.decode("utf-8"), parse_constant=_no_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return Rejection("bad_json")
+    if not isinstance(obj, dict):
+        return Rejection("bad_json", "not an object")
+    kind = obj.get("type")
+    builder = _BUILDERS.get(kind) if isinstance(kind, str) else None
+    if builder is None:
+        return Rejection("unknown_type")
+    try:
+        return builder(obj)
+    except _Bad as bad:
+        return Rejection("bad_field", f"{kind}.{bad.detail}")
+
+
+def encode(message: dict[str, object]) -> bytes:
+    """One outbound line (cuewrap → bridge): compact JSON, ASCII only, newline-terminated."""
+    return json.dumps(message, ensure_ascii=True, separators=(",", ":")).encode("ascii") + b"\n"
+
+
+def reply(request_id: int, text: str) -> dict[str, object]:
+    return {"type": "reply", "id": request_id, "text": text}
+
+
+def notify(text: str) -> dict[str, object]:
+    return {"type": "notify", "text": text}

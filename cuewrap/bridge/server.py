@@ -1,0 +1,468 @@
+"""The bridge channel: a private Unix socket served on the relay's ``Loop`` (SPEC 6).
+
+``BridgeServer.start()`` makes a private directory (mode 0700) with a listening socket in it and
+a random token; ``env()`` gives the two variables that carry them to Pi. A connection is kept
+only when its peer is the child process itself (``SO_PEERCRED`` pid == ``child_pid()``) and its
+first line is ``auth`` with the token; its second line must be a ``hello`` of protocol 1. From
+then on every valid line becomes a fact passed to ``on_fact``; everything else is dropped and
+counted by reason (``stats()``), with ``on_reject`` told (rate-limited).
+
+Bounded: a few connections, one partial line (``MAX_LINE``) per connection, one read chunk at a
+time, a line-rate budget per connection, a small outbound buffer. Non-blocking throughout,
+no threads. Socket EOF on a connection that said hello gives ``BridgeGone``; when a new
+runtime says hello while an older connection is still open (``/reload``, ``/new``), the old
+one is drained first and closed with its ``BridgeGone``, so facts stay in order.
+
+The protocol is in ``protocol.py`` and ``docs/bridge-protocol.md``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import os
+import secrets
+import socket
+import struct
+import tempfile
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from cuewrap.bridge import protocol
+from cuewrap.bridge.protocol import Auth, Rejection, Request
+from cuewrap.facts import BridgeGone, BridgeHello, CueToggle, Fact
+from cuewrap.loop import Loop, Timer
+
+ENV_SOCKET = "CUEWRAP_BRIDGE_SOCKET"
+ENV_TOKEN = "CUEWRAP_BRIDGE_TOKEN"
+
+MAX_CONNECTIONS = 4  # open connections, authenticated or not
+READ_CHUNK = 64 * 1024  # bytes read per readable callback
+LINE_RATE = 500.0  # lines per second per connection (steady)
+LINE_BURST = 1000.0  # lines per connection before the rate applies
+MAX_OUTBUF = 64 * 1024  # bytes waiting to be written to one connection
+MAX_REPLY = 8000  # characters of a reply or notice text
+AUTH_TIMEOUT = 5.0  # seconds for a new connection to send auth + hello
+DRAIN_LIMIT = 1024 * 1024  # bytes read from an old connection when a new runtime says hello
+REJECT_REPORTS_PER_S = 20.0  # on_reject calls per second (all are counted in stats)
+
+State = Literal["auth", "hello", "live"]
+
+
+@dataclass(eq=False)
+class _Conn:
+    sock: socket.socket
+    fd: int
+    pid: int
+    state: State = "auth"
+    inbuf: bytearray = field(default_factory=bytearray)
+    discarding: bool = False  # inside a line longer than MAX_LINE
+    outbuf: bytearray = field(default_factory=bytearray)
+    budget: float = LINE_BURST
+    refilled: float = 0.0
+    timer: Timer | None = None
+    closed: bool = False
+
+
+def peer_credentials(sock: socket.socket) -> tuple[int | None, int | None]:
+    """``(pid, uid)`` of the process that connected ``sock`` (None where unknown)."""
+    if hasattr(socket, "SO_PEERCRED"):  # Linux
+        fmt = "3i"
+        raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize(fmt))
+        pid, uid, _gid = struct.unpack(fmt, raw)
+        return pid, uid
+    try:  # macOS: SOL_LOCAL (0), LOCAL_PEERPID (2)
+        raw = sock.getsockopt(0, 2, 4)
+        return struct.unpack("i", raw)[0], None
+    except OSError:
+        return None, None
+
+
+def _runtime_base() -> str | None:
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    if base and os.path.isdir(base) and os.access(base, os.W_OK | os.X_OK):
+        return base
+    return None
+
+
+class BridgeServer:
+    """Serve the bridge socket on ``loop``. All callbacks run on the loop.
+
+    - ``child_pid()``: the pid of the spawned child (Pi), or None before it exists.
+    - ``on_fact(fact)``: every accepted fact, in order (``BridgeHello`` first per connection,
+      ``CueToggle`` for ``/cue on|off``, ``BridgeGone`` at the end).
+    - ``on_reject(reason)``: a line or connection was refused (at most
+      ``REJECT_REPORTS_PER_S`` calls per second; ``stats()`` has every count).
+    - ``on_request(action)``: ``"status"``, ``"on"`` or ``"off"`` from ``/cue``; returns the
+      text shown in Pi.
+    """
+
+    def __init__(
+        self,
+        loop: Loop,
+        *,
+        child_pid: Callable[[], int | None],
+        on_fact: Callable[[Fact], None],
+        on_reject: Callable[[str], None] | None = None,
+        on_request: Callable[[str], str] | None = None,
+    ) -> None:
+        self._loop = loop
+        self._child_pid = child_pid
+        self._on_fact = on_fact
+        self._on_reject = on_reject
+        self._on_request = on_request
+        self.token = secrets.token_hex(32)
+        self.dir: str | None = None
+        self.path: str | None = None
+        self._lsock: socket.socket | None = None
+        self._conns: list[_Conn] = []
+        self._current: _Conn | None = None  # the newest live connection
+        self._counts: Counter[str] = Counter()
+        self._last_rejection = ""
+        self._report_budget = REJECT_REPORTS_PER_S
+        self._report_refilled = loop.clock()
+        self._accepted = 0
+        self._hellos = 0
+        self._facts = 0
+        self._requests = 0
+
+    # -- lifecycle --------------------------------------------------------------------------
+    def start(self) -> None:
+        """Create the directory, socket and listener. Raises OSError (nothing left behind)."""
+        try:
+            self.dir = tempfile.mkdtemp(prefix="cuewrap-", dir=_runtime_base())
+            path = os.path.join(self.dir, "bridge.sock")
+            if len(os.fsencode(path)) > 100:  # sun_path is 104-108 bytes
+                os.rmdir(self.dir)
+                self.dir = tempfile.mkdtemp(prefix="cuewrap-", dir="/tmp")
+                path = os.path.join(self.dir, "bridge.sock")
+            os.chmod(self.dir, 0o700)
+            lsock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self._lsock = lsock
+            lsock.bind(path)
+            self.path = path
+            os.chmod(path, 0o600)
+            lsock.listen(8)
+            lsock.setblocking(False)
+            self._loop.add_reader(lsock.fileno(), self._on_accept)
+        except OSError:
+            self.close()
+            raise
+
+    def env(self) -> dict[str, str]:
+        """The variables to add to the child's environment (empty before ``start()``)."""
+        if self.path is None:
+            return {}
+        return {ENV_SOCKET: self.path, ENV_TOKEN: self.token}
+
+    def close(self) -> None:
+        """Close every connection and the listener; remove the socket and directory."""
+        for conn in list(self._conns):
+            self._drop(conn)
+        if self._lsock is not None:
+            self._loop.remove_reader(self._lsock.fileno())
+            self._lsock.close()
+            self._lsock = None
+        if self.path is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
+            self.path = None
+        if self.dir is not None:
+            with contextlib.suppress(OSError):
+                os.rmdir(self.dir)
+            self.dir = None
+
+    # -- what the /cue page shows -------------------------------------------------------------
+    def stats(self) -> dict[str, object]:
+        return {
+            "listening": self._lsock is not None,
+            "trusted": self._current is not None,  # a live connection said hello
+            "hellos": self._hellos,  # hellos accepted so far (one per Pi runtime)
+            "live_connections": sum(1 for c in self._conns if c.state == "live"),
+            "pending_connections": sum(1 for c in self._conns if c.state != "live"),
+            "connections_accepted": self._accepted,
+            "facts": self._facts,
+            "requests": self._requests,
+            "rejected": dict(self._counts),
+            "last_rejection": self._last_rejection,
+        }
+
+    def push_notice(self, text: str) -> bool:
+        """Show ``text`` in Pi (``ctx.ui.notify``) through the current connection."""
+        conn = self._current
+        if conn is None:
+            return False
+        return self._send(conn, protocol.notify(text[:MAX_REPLY]))
+
+    # -- accepting ----------------------------------------------------------------------------
+    def _on_accept(self) -> None:
+        if self._lsock is None:
+            return
+        for _ in range(16):
+            try:
+                sock, _addr = self._lsock.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                return
+            self._admit(sock)
+
+    def _admit(self, sock: socket.socket) -> None:
+        try:
+            pid, uid = peer_credentials(sock)
+        except OSError:
+            pid, uid = None, None
+        child = self._child_pid()
+        reason = ""
+        if len(self._conns) >= MAX_CONNECTIONS:
+            reason = "too_many_connections"
+        elif uid is not None and uid != os.getuid():
+            reason = "wrong_uid"
+        elif child is None:
+            reason = "no_child"
+        elif pid is None or pid != child:
+            reason = "wrong_pid"
+        if reason:
+            sock.close()
+            self._reject(reason)
+            return
+        assert pid is not None
+        sock.setblocking(False)
+        conn = _Conn(sock, sock.fileno(), pid, refilled=self._loop.clock())
+        self._conns.append(conn)
+        self._accepted += 1
+        conn.timer = self._loop.call_later(AUTH_TIMEOUT, lambda: self._auth_timeout(conn))
+        self._loop.add_reader(conn.fd, lambda: self._on_readable(conn))
+
+    def _auth_timeout(self, conn: _Conn) -> None:
+        conn.timer = None
+        if not conn.closed and conn.state != "live":
+            self._reject("auth_timeout")
+            self._drop(conn)
+
+    # -- reading ------------------------------------------------------------------------------
+    def _on_readable(self, conn: _Conn) -> None:
+        if conn.closed:
+            return
+        try:
+            data = conn.sock.recv(READ_CHUNK)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if data:
+            self._feed(conn, data)
+        else:
+            self._eof(conn)
+
+    def _feed(self, conn: _Conn, data: bytes) -> None:
+        start = 0
+        while not conn.closed:
+            nl = data.find(b"\n", start)
+            if nl < 0:
+                break
+            piece = data[start:nl]
+            start = nl + 1
+            if conn.discarding:  # the rest of an over-long line, already counted
+                conn.discarding = False
+                continue
+            if conn.inbuf:
+                conn.inbuf += piece
+                line = bytes(conn.inbuf)
+                conn.inbuf.clear()
+            else:
+                line = piece
+            self._line(conn, line)
+        if conn.closed or conn.discarding:
+            return
+        rest = len(data) - start
+        if len(conn.inbuf) + rest > protocol.MAX_LINE:
+            conn.inbuf.clear()
+            conn.discarding = True
+            self._charge(conn)
+            self._reject("too_long")
+        elif rest:
+            conn.inbuf += data[start:]
+
+    def _charge(self, conn: _Conn) -> bool:
+        """Take one line from the connection's rate budget; False when it is exhausted."""
+        now = self._loop.clock()
+        conn.budget = min(LINE_BURST, conn.budget + (now - conn.refilled) * LINE_RATE)
+        conn.refilled = now
+        if conn.budget < 1.0:
+            return False
+        conn.budget -= 1.0
+        return True
+
+    def _line(self, conn: _Conn, line: bytes) -> None:
+        if not self._charge(conn):
+            self._reject("flood")
+            return
+        parsed = protocol.parse_line(line)
+        if conn.state == "auth":
+            if isinstance(parsed, Auth) and hmac.compare_digest(
+                parsed.token.encode(), self.token.encode()
+            ):
+                conn.state = "hello"
+            else:
+                self._reject("bad_token" if isinstance(parsed, Auth) else "no_auth")
+                self._drop(conn)
+            return
+        if conn.state == "hello":
+            if not isinstance(parsed, BridgeHello):
+                if isinstance(parsed, Rejection):
+                    self._reject(parsed.reason, parsed.detail)
+                self._reject("no_hello")
+                self._drop(conn)
+            elif parsed.protocol != protocol.PROTOCOL_VERSION:
+                self._reject("bad_version", str(parsed.protocol))
+                self._drop(conn)
+            else:
+                self._go_live(conn, parsed)
+            return
+        if isinstance(parsed, Rejection):
+            self._reject(parsed.reason, parsed.detail)
+        elif isinstance(parsed, Request):
+            self._request(conn, parsed)
+        elif isinstance(parsed, (Auth, BridgeHello)):
+            self._reject("unexpected", "auth" if isinstance(parsed, Auth) else "hello")
+        else:
+            self._emit(parsed)
+
+    def _go_live(self, conn: _Conn, hello: BridgeHello) -> None:
+        # An older runtime's connection: take what it already sent, then end it, so that its
+        # facts and its BridgeGone come before this hello.
+        for old in [c for c in self._conns if c is not conn and c.state == "live"]:
+            self._drain(old)
+            if not old.closed:
+                self._gone(old)
+        if conn.timer is not None:
+            conn.timer.cancel()
+            conn.timer = None
+        conn.state = "live"
+        self._current = conn
+        self._hellos += 1
+        self._emit(hello)
+
+    def _drain(self, conn: _Conn) -> None:
+        taken = 0
+        while not conn.closed and taken < DRAIN_LIMIT:
+            try:
+                data = conn.sock.recv(READ_CHUNK)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                data = b""
+            if not data:
+                self._eof(conn)
+                return
+            taken += len(data)
+            self._feed(conn, data)
+
+    def _eof(self, conn: _Conn) -> None:
+        if conn.state == "live":
+            self._gone(conn)
+            return
+        if conn.inbuf or conn.discarding:
+            self._reject("truncated")
+        self._reject("no_auth" if conn.state == "auth" else "no_hello")
+        self._drop(conn)
+
+    def _gone(self, conn: _Conn) -> None:
+        if conn.inbuf:
+            self._reject("truncated")
+        self._drop(conn)
+        self._emit(BridgeGone())
+
+    def _drop(self, conn: _Conn) -> None:
+        if conn.closed:
+            return
+        conn.closed = True
+        if conn.timer is not None:
+            conn.timer.cancel()
+            conn.timer = None
+        self._loop.remove_reader(conn.fd)
+        self._loop.remove_writer(conn.fd)
+        with contextlib.suppress(OSError):
+            conn.sock.close()
+        conn.inbuf.clear()
+        conn.outbuf.clear()
+        if conn in self._conns:
+            self._conns.remove(conn)
+        if self._current is conn:
+            self._current = None
+
+    # -- requests and writing --------------------------------------------------------------
+    def _request(self, conn: _Conn, req: Request) -> None:
+        self._requests += 1
+        if req.action in ("on", "off"):
+            self._emit(CueToggle(enabled=req.action == "on"))
+        text = "cuewrap: no status available"
+        if self._on_request is not None:
+            try:
+                text = self._on_request(req.action)
+            except Exception as exc:  # fail open: the user still gets an answer
+                self._report("bridge:on_request", exc)
+                text = "cuewrap: internal error (see the decision log)"
+        if not conn.closed:
+            self._send(conn, protocol.reply(req.id, str(text)[:MAX_REPLY]))
+
+    def _send(self, conn: _Conn, message: dict[str, object]) -> bool:
+        data = protocol.encode(message)
+        if len(conn.outbuf) + len(data) > MAX_OUTBUF:
+            self._reject("outbound_full")
+            return False
+        conn.outbuf += data
+        if not self._loop.has_writer(conn.fd):
+            self._flush(conn)
+        return True
+
+    def _flush(self, conn: _Conn) -> None:
+        if conn.closed:
+            return
+        try:
+            sent = conn.sock.send(conn.outbuf)
+        except (BlockingIOError, InterruptedError):
+            sent = 0
+        except OSError:  # the peer went away; reading will see the EOF
+            conn.outbuf.clear()
+            sent = 0
+        del conn.outbuf[:sent]
+        if conn.outbuf and not self._loop.has_writer(conn.fd):
+            self._loop.add_writer(conn.fd, lambda: self._flush(conn))
+        elif not conn.outbuf:
+            self._loop.remove_writer(conn.fd)
+
+    # -- reporting ----------------------------------------------------------------------------
+    def _emit(self, fact: Fact) -> None:
+        self._facts += 1
+        try:
+            self._on_fact(fact)
+        except Exception as exc:  # fail open: the next line still gets through
+            self._report("bridge:on_fact", exc)
+
+    def _reject(self, reason: str, detail: str = "") -> None:
+        self._counts[reason] += 1
+        self._last_rejection = f"{reason}: {detail}" if detail else reason
+        if self._on_reject is None:
+            return
+        now = self._loop.clock()
+        self._report_budget = min(
+            REJECT_REPORTS_PER_S,
+            self._report_budget + (now - self._report_refilled) * REJECT_REPORTS_PER_S,
+        )
+        self._report_refilled = now
+        if self._report_budget < 1.0:
+            return
+        self._report_budget -= 1.0
+        try:
+            self._on_reject(reason)
+        except Exception as exc:
+            self._report("bridge:on_reject", exc)
+
+    def _report(self, where: str, exc: BaseException) -> None:
+        if self._loop.on_error is not None:
+            with contextlib.suppress(Exception):
+                self._loop.on_error(where, exc)
