@@ -1,0 +1,10 @@
+"""Effectors: what performs the engine's effects at the edge (SPEC 7).
+
+- ``title``: title marks composed onto the child's own title (pure: returns bytes).
+- ``terminal``: terminal notifications (OSC 777 / 9 / 99, tmux passthrough; pure build).
+- ``desktop``: desktop notifications through notify-py, off the loop, results via a pipe.
+- ``keepawake``: the idle/sleep inhibitor process.
+
+Nothing here writes to stdout/stderr: the bytes go to the relay, which injects them at safe
+points; every state goes to a callback for the decision log.
+"""

@@ -1,0 +1,297 @@
+"""Keep-awake: hold an idle/sleep inhibitor while Pi works (SPEC 7, opt-in).
+
+``KeepAwake.hold()`` starts an inhibitor process that runs until killed; ``release()`` kills
+its whole process group. Nothing here blocks the loop: the spawn is a plain fork/exec, the
+exit is noticed through a pidfd registered on the ``Loop`` (Linux) or a short poll timer that
+runs only while a release is pending (elsewhere).
+
+Default inhibitor (only idle and system sleep — display sleep and screen lock are never
+blocked):
+- Linux: ``systemd-inhibit --what=idle:sleep --mode=block … sleep infinity``
+- macOS: ``caffeinate -i -w <cuewrap pid>`` (caffeinate itself exits with cuewrap)
+- otherwise, or to replace these: ``keep_awake.command``.
+
+The inhibitor dies with cuewrap, even on SIGKILL, two ways at once:
+1. the direct child gets ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` (Linux) — note that the
+   kernel fires it when the *thread* that spawned it exits, so spawn from the loop thread;
+2. the command runs under a small ``/bin/sh`` watcher, in its own process group, whose stdin
+   is a pipe from cuewrap: when cuewrap goes away (any way) the pipe reaches EOF and the
+   watcher takes the whole group down — TERM, then KILL a second later — so grandchildren
+   (``sleep infinity`` under systemd-inhibit) go too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+
+from cuewrap.loop import Loop, Timer
+
+OnState = Callable[[str, str], None]
+"""``on_state(state, detail)``: state is requested | held | released | failed."""
+
+HELD_AFTER = 0.3  # still running this long after spawn = acquired
+KILL_AFTER = 1.0  # TERM, then KILL the group if it is still there
+_POLL = 0.05  # reap poll while a release is pending (only without pidfd)
+
+# $@ = the inhibitor command. fd 0 is the pipe from cuewrap; only the watcher keeps it.
+WATCHER = r"""
+exec 3<&0 </dev/null
+"$@" 3<&- &
+child=$!
+{ trap '' TERM; read -r _ <&3; kill -TERM 0; sleep 1; kill -KILL 0; } &
+watcher=$!
+exec 3<&-
+wait "$child"
+status=$?
+kill -KILL "$watcher" 2>/dev/null
+exit "$status"
+"""
+
+_PR_SET_PDEATHSIG = 1
+
+
+def default_inhibitor(
+    platform: str = sys.platform,
+    which: Callable[[str], str | None] = shutil.which,
+    pid: int | None = None,
+) -> list[str] | None:
+    """The platform's inhibitor command, or None when there is none."""
+    if platform.startswith("linux") and which("systemd-inhibit"):
+        return [
+            "systemd-inhibit",
+            "--what=idle:sleep",
+            "--mode=block",
+            "--who=cuewrap",
+            "--why=Pi is working",
+            "sleep",
+            "infinity",
+        ]
+    if platform == "darwin" and which("caffeinate"):
+        return ["caffeinate", "-i", "-w", str(pid if pid is not None else os.getpid())]
+    return None
+
+
+def _pdeathsig_preexec() -> Callable[[], None] | None:
+    """A preexec_fn that asks the kernel to SIGKILL the child when cuewrap dies (Linux)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        prctl = libc.prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def preexec() -> None:  # runs in the child between fork and exec: nothing fancy
+        prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != parent:  # cuewrap already died before prctl took effect
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return preexec
+
+
+class KeepAwake:
+    def __init__(
+        self,
+        loop: Loop,
+        command: Sequence[str] | None,
+        on_state: OnState,
+        *,
+        platform: str = sys.platform,
+        which: Callable[[str], str | None] = shutil.which,
+    ) -> None:
+        self.loop = loop
+        self.on_state = on_state
+        self.command: list[str] | None = (
+            list(command) if command else default_inhibitor(platform, which)
+        )
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._pidfd: int | None = None
+        self._held_timer: Timer | None = None
+        # processes released but not yet reaped: pid -> (proc, pidfd, kill timer)
+        self._dying: dict[int, tuple[subprocess.Popen[bytes], int | None, Timer | None]] = {}
+
+    # -- public ---------------------------------------------------------------------------
+    @property
+    def active(self) -> bool:
+        """An inhibitor is running (requested or held)."""
+        return self._proc is not None
+
+    @property
+    def pid(self) -> int | None:
+        """The watcher's pid (= the inhibitor's process group), for doctor and tests."""
+        return self._proc.pid if self._proc is not None else None
+
+    def hold(self) -> None:
+        """Start the inhibitor unless one is already running."""
+        if self._proc is not None:
+            return
+        if not self.command:
+            self.on_state("failed", "no inhibitor available (set keep_awake.command)")
+            return
+        try:
+            proc = subprocess.Popen(
+                ["/bin/sh", "-c", WATCHER, "cuewrap-keepawake", *self.command],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                close_fds=True,
+                start_new_session=True,  # own group (killpg) and no controlling terminal
+                preexec_fn=_pdeathsig_preexec(),  # spawned from the loop thread
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            self.on_state("failed", f"cannot start {self.command[0]}: {exc}")
+            return
+        self._proc = proc
+        self._pidfd = self._watch_exit(proc, self._on_exit)
+        self._held_timer = self.loop.call_later(HELD_AFTER, self._on_held_timer)
+        self.on_state("requested", " ".join(self.command))
+
+    def release(self) -> None:
+        """Kill the inhibitor's process group at once (also one still being acquired)."""
+        proc = self._proc
+        if proc is None:
+            return
+        self._proc = None
+        self._cancel_held_timer()
+        if self._pidfd is not None:
+            self.loop.remove_reader(self._pidfd)
+        pidfd, self._pidfd = self._pidfd, None
+        self._terminate(proc, signal.SIGTERM)
+        if proc.poll() is not None:
+            self._close_pidfd(pidfd)
+        else:
+            self._track_dying(proc, pidfd)
+        self.on_state("released", "")
+
+    def close(self, timeout: float = 0.5) -> None:
+        """Release and reap synchronously (cuewrap is exiting; bounded wait)."""
+        self.release()
+        for pid in list(self._dying):
+            proc, pidfd, timer = self._dying.pop(pid)
+            if timer is not None:
+                timer.cancel()
+            if pidfd is not None:
+                self.loop.remove_reader(pidfd)
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self._terminate(proc, signal.SIGKILL)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=timeout)
+            self._close_pidfd(pidfd)
+
+    # -- internals ------------------------------------------------------------------------
+    def _watch_exit(
+        self, proc: subprocess.Popen[bytes], callback: Callable[[], None]
+    ) -> int | None:
+        pidfd_open = getattr(os, "pidfd_open", None)
+        if pidfd_open is None:
+            return None
+        try:
+            fd: int = pidfd_open(proc.pid)
+        except OSError:
+            return None
+        self.loop.add_reader(fd, callback)
+        return fd
+
+    def _on_held_timer(self) -> None:
+        self._held_timer = None
+        proc = self._proc
+        if proc is None:
+            return
+        if proc.poll() is None:
+            self.on_state("held", "")
+        else:
+            self._on_exit()
+
+    def _on_exit(self) -> None:
+        """The running inhibitor exited without being released: it failed."""
+        proc = self._proc
+        if proc is None or proc.poll() is None:
+            return
+        self._proc = None
+        self._cancel_held_timer()
+        if self._pidfd is not None:
+            self.loop.remove_reader(self._pidfd)
+        self._close_pidfd(self._pidfd)
+        self._pidfd = None
+        self._close_stdin(proc)
+        self._terminate(proc, signal.SIGKILL)  # leftovers of the group, if any
+        self.on_state("failed", f"inhibitor exited ({_describe(proc.returncode)})")
+
+    def _track_dying(self, proc: subprocess.Popen[bytes], pidfd: int | None) -> None:
+        """Reap ``proc`` off the loop; KILL its group if it outlives ``KILL_AFTER``."""
+        pid = proc.pid
+        deadline = self.loop.clock() + KILL_AFTER
+
+        def check() -> None:
+            if pid not in self._dying:
+                return
+            if proc.poll() is not None:
+                self._forget_dying(pid)
+                return
+            now = self.loop.clock()
+            if now >= deadline:
+                self._terminate(proc, signal.SIGKILL)
+            if pidfd is None:  # no pidfd: a short poll, only while this is pending
+                self._dying[pid] = (proc, None, self.loop.call_later(_POLL, check))
+            elif now < deadline:
+                self._dying[pid] = (proc, pidfd, self.loop.call_later(deadline - now, check))
+            # else: KILLed; the pidfd turns readable when it is gone
+
+        if pidfd is not None:
+            self.loop.add_reader(pidfd, check)
+            timer = self.loop.call_later(KILL_AFTER, check)
+        else:
+            timer = self.loop.call_later(_POLL, check)
+        self._dying[pid] = (proc, pidfd, timer)
+
+    def _forget_dying(self, pid: int) -> None:
+        _, pidfd, timer = self._dying.pop(pid)
+        if timer is not None:
+            timer.cancel()
+        if pidfd is not None:
+            self.loop.remove_reader(pidfd)
+        self._close_pidfd(pidfd)
+
+    def _terminate(self, proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
+        self._close_stdin(proc)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, sig)
+
+    @staticmethod
+    def _close_stdin(proc: subprocess.Popen[bytes]) -> None:
+        if proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
+
+    def _cancel_held_timer(self) -> None:
+        if self._held_timer is not None:
+            self._held_timer.cancel()
+            self._held_timer = None
+
+    @staticmethod
+    def _close_pidfd(fd: int | None) -> None:
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _describe(returncode: int | None) -> str:
+    if returncode is None:
+        return "still running"
+    if returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"status {returncode}"
