@@ -104,7 +104,7 @@ def test_hold_then_release(
     assert not ka.active
     assert states.names[-1] == "released"
     assert wait_for(lambda: not alive(pid) and not alive(grandchild), 3, loop)
-    assert wait_for(lambda: not ka._dying, 3, loop)  # the watcher was reaped
+    assert wait_for(lambda: ka.reaping == 0, 3, loop)  # the watcher was reaped
     loop.close()
     out, err = capfd.readouterr()
     assert out == "" and err == ""

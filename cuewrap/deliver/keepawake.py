@@ -32,6 +32,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 
+from cuewrap.deliver import Reaper, close_pidfd, kill_group, open_pidfd
 from cuewrap.loop import Loop, Timer
 
 OnState = Callable[[str, str], None]
@@ -39,7 +40,6 @@ OnState = Callable[[str, str], None]
 
 HELD_AFTER = 0.3  # still running this long after spawn = acquired
 KILL_AFTER = 1.0  # TERM, then KILL the group if it is still there
-_POLL = 0.05  # reap poll while a release is pending (only without pidfd)
 
 # $@ = the inhibitor command. fd 0 is the pipe from cuewrap; only the watcher keeps it.
 WATCHER = r"""
@@ -116,8 +116,7 @@ class KeepAwake:
         self._proc: subprocess.Popen[bytes] | None = None
         self._pidfd: int | None = None
         self._held_timer: Timer | None = None
-        # processes released but not yet reaped: pid -> (proc, pidfd, kill timer)
-        self._dying: dict[int, tuple[subprocess.Popen[bytes], int | None, Timer | None]] = {}
+        self._reaper = Reaper(loop)  # released inhibitors not yet reaped
 
     # -- public ---------------------------------------------------------------------------
     @property
@@ -129,6 +128,11 @@ class KeepAwake:
     def pid(self) -> int | None:
         """The watcher's pid (= the inhibitor's process group), for doctor and tests."""
         return self._proc.pid if self._proc is not None else None
+
+    @property
+    def reaping(self) -> int:
+        """Released inhibitors not yet reaped."""
+        return len(self._reaper)
 
     def hold(self) -> None:
         """Start the inhibitor unless one is already running."""
@@ -151,57 +155,38 @@ class KeepAwake:
             self.on_state("failed", f"cannot start {self.command[0]}: {exc}")
             return
         self._proc = proc
-        self._pidfd = self._watch_exit(proc, self._on_exit)
+        self._pidfd = open_pidfd(self.loop, proc.pid, self._on_exit)
         self._held_timer = self.loop.call_later(HELD_AFTER, self._on_held_timer)
         self.on_state("requested", " ".join(self.command))
 
     def release(self) -> None:
         """Kill the inhibitor's process group at once (also one still being acquired)."""
-        proc = self._proc
+        proc = self._detach()
         if proc is None:
             return
-        self._proc = None
-        self._cancel_held_timer()
-        if self._pidfd is not None:
-            self.loop.remove_reader(self._pidfd)
-        pidfd, self._pidfd = self._pidfd, None
-        self._terminate(proc, signal.SIGTERM)
-        if proc.poll() is not None:
-            self._close_pidfd(pidfd)
-        else:
-            self._track_dying(proc, pidfd)
+        kill_group(proc, signal.SIGTERM)
+        self._reaper.add(proc, kill_after=KILL_AFTER)
         self.on_state("released", "")
 
     def close(self, timeout: float = 0.5) -> None:
         """Release and reap synchronously (cuewrap is exiting; bounded wait)."""
         self.release()
-        for pid in list(self._dying):
-            proc, pidfd, timer = self._dying.pop(pid)
-            if timer is not None:
-                timer.cancel()
-            if pidfd is not None:
-                self.loop.remove_reader(pidfd)
-            try:
-                proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self._terminate(proc, signal.SIGKILL)
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.wait(timeout=timeout)
-            self._close_pidfd(pidfd)
+        self._reaper.close(timeout)
 
     # -- internals ------------------------------------------------------------------------
-    def _watch_exit(
-        self, proc: subprocess.Popen[bytes], callback: Callable[[], None]
-    ) -> int | None:
-        pidfd_open = getattr(os, "pidfd_open", None)
-        if pidfd_open is None:
+    def _detach(self) -> subprocess.Popen[bytes] | None:
+        proc, self._proc = self._proc, None
+        if proc is None:
             return None
-        try:
-            fd: int = pidfd_open(proc.pid)
-        except OSError:
-            return None
-        self.loop.add_reader(fd, callback)
-        return fd
+        if self._held_timer is not None:
+            self._held_timer.cancel()
+            self._held_timer = None
+        close_pidfd(self.loop, self._pidfd)
+        self._pidfd = None
+        if proc.stdin is not None:  # EOF for the watcher: it takes the group down too
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
+        return proc
 
     def _on_held_timer(self) -> None:
         self._held_timer = None
@@ -215,75 +200,12 @@ class KeepAwake:
 
     def _on_exit(self) -> None:
         """The running inhibitor exited without being released: it failed."""
-        proc = self._proc
-        if proc is None or proc.poll() is None:
+        if self._proc is None or self._proc.poll() is None:
             return
-        self._proc = None
-        self._cancel_held_timer()
-        if self._pidfd is not None:
-            self.loop.remove_reader(self._pidfd)
-        self._close_pidfd(self._pidfd)
-        self._pidfd = None
-        self._close_stdin(proc)
-        self._terminate(proc, signal.SIGKILL)  # leftovers of the group, if any
+        proc = self._detach()
+        assert proc is not None
+        kill_group(proc, signal.SIGKILL)  # leftovers of the group, if any
         self.on_state("failed", f"inhibitor exited ({_describe(proc.returncode)})")
-
-    def _track_dying(self, proc: subprocess.Popen[bytes], pidfd: int | None) -> None:
-        """Reap ``proc`` off the loop; KILL its group if it outlives ``KILL_AFTER``."""
-        pid = proc.pid
-        deadline = self.loop.clock() + KILL_AFTER
-
-        def check() -> None:
-            if pid not in self._dying:
-                return
-            if proc.poll() is not None:
-                self._forget_dying(pid)
-                return
-            now = self.loop.clock()
-            if now >= deadline:
-                self._terminate(proc, signal.SIGKILL)
-            if pidfd is None:  # no pidfd: a short poll, only while this is pending
-                self._dying[pid] = (proc, None, self.loop.call_later(_POLL, check))
-            elif now < deadline:
-                self._dying[pid] = (proc, pidfd, self.loop.call_later(deadline - now, check))
-            # else: KILLed; the pidfd turns readable when it is gone
-
-        if pidfd is not None:
-            self.loop.add_reader(pidfd, check)
-            timer = self.loop.call_later(KILL_AFTER, check)
-        else:
-            timer = self.loop.call_later(_POLL, check)
-        self._dying[pid] = (proc, pidfd, timer)
-
-    def _forget_dying(self, pid: int) -> None:
-        _, pidfd, timer = self._dying.pop(pid)
-        if timer is not None:
-            timer.cancel()
-        if pidfd is not None:
-            self.loop.remove_reader(pidfd)
-        self._close_pidfd(pidfd)
-
-    def _terminate(self, proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
-        self._close_stdin(proc)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, sig)
-
-    @staticmethod
-    def _close_stdin(proc: subprocess.Popen[bytes]) -> None:
-        if proc.stdin is not None:
-            with contextlib.suppress(OSError):
-                proc.stdin.close()
-
-    def _cancel_held_timer(self) -> None:
-        if self._held_timer is not None:
-            self._held_timer.cancel()
-            self._held_timer = None
-
-    @staticmethod
-    def _close_pidfd(fd: int | None) -> None:
-        if fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(fd)
 
 
 def _describe(returncode: int | None) -> str:
