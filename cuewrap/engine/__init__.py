@@ -1,0 +1,23 @@
+"""The pure cue engine: facts and presence in, effects out (SPEC section 5). No clock, no I/O.
+
+state = initial_state(EngineConfig(...))
+state, effects = step(state, fact_or_tick, now)
+is_eligible(state, notify.eligibility)   # right before each asynchronous delivery
+status(state)                            # the /cue page
+"""
+
+from cuewrap.engine.reducer import Event, is_eligible, step
+from cuewrap.engine.state import CAPACITY, EngineConfig, EngineState, Tick, initial_state
+from cuewrap.engine.status import status
+
+__all__ = [
+    "CAPACITY",
+    "EngineConfig",
+    "EngineState",
+    "Event",
+    "Tick",
+    "initial_state",
+    "is_eligible",
+    "status",
+    "step",
+]

@@ -1,0 +1,200 @@
+"""The cue engine's state: frozen values only, no I/O, no clock (SPEC section 5).
+
+``EngineState`` is replaced, never mutated: ``reducer.step`` returns a new one. The two
+structures that can grow to the capacity limit (Ask call-id history, background records) are
+``PMap`` values, a small persistent map whose update copies one bucket (about n/128 entries)
+instead of the whole map, so a step stays cheap at 8192 entries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Generic, Literal, TypeVar
+
+CAPACITY = 8192  # SPEC 5 "Capacity": Ask call ids and background records, each
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+_BUCKET_BITS = 7
+_NBUCKETS = 1 << _BUCKET_BITS
+_MASK = _NBUCKETS - 1
+_EMPTY: dict = {}  # shared, never mutated
+
+
+class PMap(Generic[K, V]):
+    """A persistent (immutable) hash map: ``set`` returns a new map sharing 127/128 buckets.
+
+    The bucket dicts are private and never mutated after construction.
+    """
+
+    __slots__ = ("_buckets", "_len")
+
+    def __init__(self) -> None:
+        self._buckets: tuple[dict[K, V], ...] = (_EMPTY,) * _NBUCKETS
+        self._len = 0
+
+    @classmethod
+    def _make(cls, buckets: tuple[dict[K, V], ...], length: int) -> PMap[K, V]:
+        m: PMap[K, V] = cls.__new__(cls)
+        m._buckets = buckets
+        m._len = length
+        return m
+
+    def get(self, key: K, default: V | None = None) -> V | None:
+        return self._buckets[hash(key) & _MASK].get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._buckets[hash(key) & _MASK]
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __iter__(self) -> Iterator[K]:
+        for b in self._buckets:
+            yield from b
+
+    def items(self) -> Iterator[tuple[K, V]]:
+        for b in self._buckets:
+            yield from b.items()
+
+    def set(self, key: K, value: V) -> PMap[K, V]:
+        i = hash(key) & _MASK
+        old = self._buckets[i]
+        new = dict(old)
+        new[key] = value
+        buckets = (*self._buckets[:i], new, *self._buckets[i + 1 :])
+        return PMap._make(buckets, self._len + (0 if key in old else 1))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PMap):
+            return NotImplemented
+        return self._len == other._len and all(
+            a == b for a, b in zip(self._buckets, other._buckets, strict=True)
+        )
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self.items()))
+
+    def __repr__(self) -> str:
+        return f"PMap(len={self._len})"
+
+
+# --- configuration and time --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    enabled: bool = True  # cues.enabled
+    idle_after: float = 60.0  # presence.idle_after (seconds)
+    label: str = ""  # session label fallback (cwd basename); Pi's session name wins
+    privacy_summary: bool = False  # privacy.body = "summary" (facts carry no text: no effect)
+    keep_awake: bool = False  # keep_awake.enabled
+    capacity: int = CAPACITY  # per structure; only tests lower it
+
+
+@dataclass(frozen=True)
+class Tick:
+    """Time passes (the shell's answer to a ``Wake``). Not a fact: it is not recorded."""
+
+
+# --- parts of the state ------------------------------------------------------------------
+
+RunSource = Literal["bridge", "osc7501", "screen"]
+AskCallState = Literal["fresh", "waiting", "done"]
+
+
+@dataclass(frozen=True)
+class Run:
+    """The active main run (agent_start .. agent_settled; retries are inside it)."""
+
+    id: int
+    source: RunSource
+    generation: int  # session generation it started in
+    attempts: int = 1
+    stop_reason: str | None = None  # last AgentEnd.stop_reason
+    before_settle: str | None = None  # AgentBeforeSettle.outcome
+
+
+@dataclass(frozen=True)
+class BgRecord:
+    """A tracked pi-subagents background run, keyed by (parent identity, run id)."""
+
+    owner: str
+    active: bool
+    generation: int  # active records of an older generation are "gap"
+
+
+@dataclass(frozen=True)
+class EngineState:
+    config: EngineConfig
+    enabled: bool  # /cue on|off (starts as config.enabled)
+    guard: str | None = None  # why cues are off for this Pi runtime (e.g. mode "rpc")
+    exited: bool = False
+    # presence (SPEC 4)
+    focus_seen: bool = False  # a real focus report arrived: keystrokes/idle no longer count
+    focus_state: Literal["focused", "away"] = "focused"
+    last_activity: float | None = None  # last keystroke (or the first step)
+    idle_away: bool = False  # unknown presence, idle for idle_after: counts as away
+    # bridge / session
+    bridge_live: bool = False
+    in_gap: bool = False  # shutdown or EOF seen, no new runtime yet
+    session_id: str | None = None
+    parent: str | None = None  # getSessionFile() ?? getSessionId()
+    session_name: str | None = None
+    # integrations seen / trusted (status page)
+    seen: frozenset[str] = frozenset()
+    trusted: frozenset[str] = frozenset()
+    rejections: tuple[tuple[str, str, int], ...] = ()  # (integration, reason, count)
+    # eligibility
+    generation: int = 0
+    epoch: int = 0
+    cue_seq: int = 0
+    live_cues: frozenset[int] = frozenset()
+    # runs and waits
+    run_seq: int = 0
+    run: Run | None = None
+    last_run: int | None = None
+    wait_seq: int = 0
+    waits: tuple[tuple[str, int], ...] = ()  # (wait key, wait instance id)
+    uncovered: frozenset[int] = frozenset()  # wait instances not yet notified
+    wait_cue: int | None = None  # cue id of the notification covering current waits
+    # Ask (SPEC 5 "Needs-input facts")
+    ask_history: PMap[str, int] = field(default_factory=PMap)  # call id -> generation
+    ask_calls: tuple[tuple[str, AskCallState], ...] = ()  # in flight, this generation
+    # background (pi-subagents)
+    bg: PMap[tuple[str, str], BgRecord] = field(default_factory=PMap)
+    bg_active: int = 0  # active records of the current generation
+    # what the shell has been told
+    cue_mark: str | None = None  # mark of the last finished/background cue (until return)
+    mark_shown: str | None = None
+    awake_held: bool = False
+    wake_at: float | None = None
+    cap_warned: frozenset[str] = frozenset()
+
+    @property
+    def cues_active(self) -> bool:
+        return self.enabled and self.guard is None and not self.exited
+
+    @property
+    def looking(self) -> bool:
+        """The user counts as present: focused, or (no focus report) typed recently."""
+        if self.focus_seen:
+            return self.focus_state == "focused"
+        return not self.idle_away
+
+    @property
+    def presence(self) -> str:
+        if self.focus_seen:
+            return self.focus_state
+        return "unknown"
+
+    @property
+    def wait_keys(self) -> tuple[str, ...]:
+        return tuple(k for k, _ in self.waits)
+
+
+def initial_state(config: EngineConfig | None = None) -> EngineState:
+    config = config or EngineConfig()
+    return EngineState(config=config, enabled=config.enabled)

@@ -1,0 +1,70 @@
+"""Notification text (SPEC 5 rules 9 and 12).
+
+A notification names the app ("Pi"), the session label (Pi's session name or the cwd
+basename) and the status. Nothing else: the facts carry no prompt, question, answer, tool
+output or assistant text, so there is none to leak.
+"""
+
+from __future__ import annotations
+
+from cuewrap.engine.effects import Outcome
+
+APP = "Pi"
+LABEL_MAX = 80
+
+_FINISHED = {
+    "completed": "Finished",
+    "failed": "Failed",
+    "cancelled": "Cancelled",
+    "uncertain": "Finished (outcome unknown)",
+}
+
+
+def clean_label(label: str | None) -> str:
+    """Printable, single line, at most LABEL_MAX characters."""
+    if not label:
+        return ""
+    text = "".join(ch if ch.isprintable() else " " for ch in label)
+    text = " ".join(text.split())
+    return text[:LABEL_MAX]
+
+
+def title(label: str | None) -> str:
+    lab = clean_label(label)
+    return f"{APP} — {lab}" if lab else APP
+
+
+def _tasks(n: int) -> str:
+    return f"{n} background task{'s' if n != 1 else ''} still running"
+
+
+def _with_background(text: str, running: int) -> str:
+    # Rule 9: parent idle is not children done; never say "all done".
+    return f"{text}; {_tasks(running)}" if running > 0 else text
+
+
+def needs_input() -> str:
+    return "Needs your input"
+
+
+def finished(outcome: Outcome, *, seems: bool = False, background_running: int = 0) -> str:
+    text = "Seems to have finished" if seems else _FINISHED[outcome]
+    return _with_background(text, background_running)
+
+
+def background(success: bool, *, background_running: int = 0) -> str:
+    text = "Background task finished" if success else "Background task failed"
+    return _with_background(text, background_running)
+
+
+def exited(code: int | None, signal: int | None) -> str:
+    if signal is not None:
+        return f"Was killed (signal {signal})"
+    if code:
+        return f"Exited (status {code})"
+    return "Exited"
+
+
+def sentence(body: str) -> str:
+    """The body as one sentence naming the app: ``Pi finished; 2 background tasks …``."""
+    return f"{APP} {body[:1].lower()}{body[1:]}"
