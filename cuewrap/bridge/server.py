@@ -60,7 +60,7 @@ class _Conn:
     inbuf: bytearray = field(default_factory=bytearray)
     discarding: bool = False  # inside a line longer than MAX_LINE
     outbuf: bytearray = field(default_factory=bytearray)
-    budget: float = LINE_BURST
+    budget: float = 0.0
     refilled: float = 0.0
     timer: Timer | None = None
     closed: bool = False
@@ -97,7 +97,17 @@ class BridgeServer:
       ``REJECT_REPORTS_PER_S`` calls per second; ``stats()`` has every count).
     - ``on_request(action)``: ``"status"``, ``"on"`` or ``"off"`` from ``/cue``; returns the
       text shown in Pi.
+
+    The limits are class attributes (module constants by default); tests may lower them on an
+    instance before ``start()``.
     """
+
+    max_connections = MAX_CONNECTIONS
+    line_rate = LINE_RATE
+    line_burst = LINE_BURST
+    max_outbuf = MAX_OUTBUF
+    auth_timeout = AUTH_TIMEOUT
+    reject_reports_per_s = REJECT_REPORTS_PER_S
 
     def __init__(
         self,
@@ -216,7 +226,7 @@ class BridgeServer:
             pid, uid = None, None
         child = self._child_pid()
         reason = ""
-        if len(self._conns) >= MAX_CONNECTIONS:
+        if len(self._conns) >= self.max_connections:
             reason = "too_many_connections"
         elif uid is not None and uid != os.getuid():
             reason = "wrong_uid"
@@ -230,13 +240,13 @@ class BridgeServer:
             return
         assert pid is not None
         sock.setblocking(False)
-        conn = _Conn(sock, sock.fileno(), pid, refilled=self._loop.clock())
+        conn = _Conn(sock, sock.fileno(), pid, budget=self.line_burst, refilled=self._loop.clock())
         self._conns.append(conn)
         self._accepted += 1
-        conn.timer = self._loop.call_later(AUTH_TIMEOUT, lambda: self._auth_timeout(conn))
+        conn.timer = self._loop.call_later(self.auth_timeout, lambda: self._on_auth_timeout(conn))
         self._loop.add_reader(conn.fd, lambda: self._on_readable(conn))
 
-    def _auth_timeout(self, conn: _Conn) -> None:
+    def _on_auth_timeout(self, conn: _Conn) -> None:
         conn.timer = None
         if not conn.closed and conn.state != "live":
             self._reject("auth_timeout")
@@ -289,7 +299,7 @@ class BridgeServer:
     def _charge(self, conn: _Conn) -> bool:
         """Take one line from the connection's rate budget; False when it is exhausted."""
         now = self._loop.clock()
-        conn.budget = min(LINE_BURST, conn.budget + (now - conn.refilled) * LINE_RATE)
+        conn.budget = min(self.line_burst, conn.budget + (now - conn.refilled) * self.line_rate)
         conn.refilled = now
         if conn.budget < 1.0:
             return False
@@ -411,7 +421,7 @@ class BridgeServer:
 
     def _send(self, conn: _Conn, message: dict[str, object]) -> bool:
         data = protocol.encode(message)
-        if len(conn.outbuf) + len(data) > MAX_OUTBUF:
+        if len(conn.outbuf) + len(data) > self.max_outbuf:
             self._reject("outbound_full")
             return False
         conn.outbuf += data
@@ -449,10 +459,8 @@ class BridgeServer:
         if self._on_reject is None:
             return
         now = self._loop.clock()
-        self._report_budget = min(
-            REJECT_REPORTS_PER_S,
-            self._report_budget + (now - self._report_refilled) * REJECT_REPORTS_PER_S,
-        )
+        rate = self.reject_reports_per_s
+        self._report_budget = min(rate, self._report_budget + (now - self._report_refilled) * rate)
         self._report_refilled = now
         if self._report_budget < 1.0:
             return

@@ -434,8 +434,6 @@ export default function cuewrapBridge(pi: ExtensionAPI): void {
 
 	pi.registerCommand("cue", {
 		description: "cuewrap: show what cuewrap observes; /cue on or /cue off toggles cues",
-		getArgumentCompletions: (prefix: string) =>
-			["on", "off"].filter((a) => a.startsWith(prefix.trim())).map((a) => ({ value: a, label: a })),
 		handler: async (args, ctx) => {
 			try {
 				channel.remember(ctx);
