@@ -1,0 +1,387 @@
+"""Desktop notifications through notify-py, off the relay loop (SPEC 7).
+
+Each notification runs in a short-lived worker process (``python -m cuewrap.deliver.desktop``)
+with stderr on /dev/null, so nothing notify-py, loguru, D-Bus or a helper binary prints can
+reach the user's screen, a hung call can be killed, and the relay process never imports
+notify-py (+120 ms) nor shares its GIL with it. The talk is JSON lines over pipes:
+
+    parent -> worker   {"title": …, "body": …}        (stdin; never argv, which ps shows)
+    worker -> parent   {"ready": true}                (notify-py imported)
+    parent -> worker   "go" | "abort"                 (eligibility checked right then)
+    worker -> parent   {"state": …, "reason": …}      (delivered | failed | unconfirmable)
+
+The parent reads the worker's stdout through ``loop.add_reader``; a timer bounds the whole
+exchange. States reported through ``on_state(cue_id, state, reason)``: requested, then
+delivered / failed / unconfirmable, or dropped-ineligible (no call made).
+
+Linux (and other D-Bus desktops): notify-py's own D-Bus notifier counts an *error* reply as
+success (jeepney's ``send_and_get_reply`` returns error replies instead of raising), so "no
+notification daemon" would read as delivered. The worker plugs a checked notifier into
+notify-py (its ``use_custom_notifier`` hook): same ``Notify`` call over jeepney, 1 s auth and
+2 s reply timeouts, an error reply is "failed" with the D-Bus error name, a notification id is
+"delivered" (the daemon accepted it). It also asks for no sound (``suppress-sound``). macOS:
+notify-py's bundled notificator; its exit status cannot confirm display: "unconfirmable".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from cuewrap.deliver import Reaper, kill_group
+from cuewrap.loop import Loop, Timer
+
+OnState = Callable[[int, str, str], None]
+"""``on_state(cue_id, state, reason)``."""
+
+TIMEOUT = 8.0  # the whole exchange; D-Bus itself gives up after 1 s (auth) + 2 s (reply)
+MAX_PENDING = 4
+MAX_TEXT = 1000  # characters of title / body passed on (the engine's text is far shorter)
+_MAX_LINE = 8192
+APP_NAME = "Pi"
+
+
+# -- when to use it ---------------------------------------------------------------------------
+def desktop_available(
+    env: Mapping[str, str], setting: str, platform: str = sys.platform
+) -> tuple[bool, str]:
+    """Whether desktop notifications should be sent, and why (for doctor and the log)."""
+    if setting == "off":
+        return False, "notify.desktop is off"
+    if setting == "on":
+        return True, "notify.desktop is on"
+    for var in ("SSH_CONNECTION", "SSH_TTY", "SSH_CLIENT"):
+        if env.get(var):
+            return False, f"over SSH ({var} is set): it would show on the remote machine"
+    if platform == "darwin":
+        return True, "macOS session"
+    for var in ("WAYLAND_DISPLAY", "DISPLAY"):
+        if env.get(var):
+            return True, f"local graphical session ({var}={env[var]})"
+    return False, "no graphical session (neither DISPLAY nor WAYLAND_DISPLAY is set)"
+
+
+# -- the parent side --------------------------------------------------------------------------
+@dataclass
+class _Job:
+    cue_id: int
+    proc: subprocess.Popen[bytes]
+    fd: int
+    still_eligible: Callable[[], bool]
+    timer: Timer | None = None
+    buf: bytearray = field(default_factory=bytearray)
+    requested: bool = False  # "go" was sent
+
+
+class DesktopNotifier:
+    def __init__(
+        self,
+        loop: Loop,
+        on_state: OnState,
+        *,
+        env: Mapping[str, str] | None = None,
+        timeout: float = TIMEOUT,
+        python: str | None = None,
+    ) -> None:
+        self.loop = loop
+        self.on_state = on_state
+        self.env = dict(os.environ if env is None else env)
+        self.timeout = timeout
+        self.python = python or sys.executable
+        self._jobs: dict[int, _Job] = {}  # by stdout fd
+        self._reaper = Reaper(loop)
+
+    @property
+    def pending(self) -> int:
+        return len(self._jobs) + len(self._reaper)
+
+    def send(self, cue_id: int, title: str, body: str, still_eligible: Callable[[], bool]) -> None:
+        """Start one notification; the result arrives later through ``on_state``."""
+        if not _eligible(still_eligible):
+            self.on_state(cue_id, "dropped-ineligible", "no longer eligible before the call")
+            return
+        if len(self._jobs) >= MAX_PENDING:
+            self.on_state(cue_id, "failed", f"{MAX_PENDING} desktop notifications still pending")
+            return
+        if not self.python:
+            self.on_state(cue_id, "failed", "no Python interpreter to run the worker")
+            return
+        payload = json.dumps({"title": title[:MAX_TEXT], "body": body[:MAX_TEXT]}) + "\n"
+        try:
+            proc = subprocess.Popen(
+                [self.python, "-c", _BOOT, _package_root()],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=self.env,
+                close_fds=True,
+                start_new_session=True,  # no terminal signals; killpg on timeout
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            self.on_state(cue_id, "failed", f"cannot start the worker: {exc}")
+            return
+        assert proc.stdin is not None and proc.stdout is not None
+        fd = proc.stdout.fileno()
+        os.set_blocking(fd, False)
+        job = _Job(cue_id, proc, fd, still_eligible)
+        self._jobs[fd] = job
+        # a few hundred bytes into an empty pipe: never blocks
+        if not self._write(job, payload):
+            self._finish(job, "failed", "cannot talk to the worker")
+            return
+        job.timer = self.loop.call_later(self.timeout, lambda: self._on_timeout(fd))
+        self.loop.add_reader(fd, lambda: self._on_readable(fd))
+
+    def close(self, timeout: float = 0.5) -> None:
+        """Stop every worker (cuewrap is exiting) and reap them, bounded."""
+        for job in list(self._jobs.values()):
+            if job.requested:
+                self._finish(job, "unconfirmable", "cuewrap exited before the result")
+            else:
+                self._finish(job, "dropped-ineligible", "cuewrap exited")
+        self._reaper.close(timeout)
+
+    # -- internals ------------------------------------------------------------------------
+    def _on_readable(self, fd: int) -> None:
+        job = self._jobs.get(fd)
+        if job is None:
+            return
+        try:
+            data = os.read(fd, 4096)
+        except BlockingIOError:
+            return
+        except OSError as exc:
+            self._finish(job, "failed", f"worker pipe: {exc}")
+            return
+        if not data:
+            status = job.proc.poll()
+            how = f"status {status}" if status is not None else "closed its pipe"
+            self._finish(job, "failed", f"worker exited ({how}) without a result")
+            return
+        job.buf += data
+        while fd in self._jobs and b"\n" in job.buf:
+            line, _, rest = bytes(job.buf).partition(b"\n")
+            job.buf = bytearray(rest)
+            self._on_line(job, line)
+        if fd in self._jobs and len(job.buf) > _MAX_LINE:
+            self._finish(job, "failed", "worker sent an overlong line")
+
+    def _on_line(self, job: _Job, line: bytes) -> None:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            self._finish(job, "failed", "worker sent garbage")
+            return
+        if not isinstance(msg, dict):
+            self._finish(job, "failed", "worker sent garbage")
+        elif msg.get("ready") is True and not job.requested:
+            # the last moment before the call: is the cue still wanted?
+            if not _eligible(job.still_eligible):
+                self._write(job, "abort\n")
+                self._finish(job, "dropped-ineligible", "no longer eligible before the call")
+                return
+            if not self._write(job, "go\n"):
+                self._finish(job, "failed", "cannot talk to the worker")
+                return
+            job.requested = True
+            self.on_state(job.cue_id, "requested", "")
+        elif msg.get("state") in ("delivered", "failed", "unconfirmable"):
+            self._finish(job, str(msg["state"]), str(msg.get("reason", ""))[:300], done=True)
+        else:
+            self._finish(job, "failed", "worker sent an unexpected message")
+
+    def _on_timeout(self, fd: int) -> None:
+        job = self._jobs.get(fd)
+        if job is None:
+            return
+        job.timer = None
+        stage = "waiting for the notification service" if job.requested else "starting"
+        self._finish(job, "failed", f"timed out after {self.timeout:g} s {stage}")
+
+    def _write(self, job: _Job, text: str) -> bool:
+        assert job.proc.stdin is not None
+        try:
+            job.proc.stdin.write(text.encode())
+            job.proc.stdin.flush()
+        except (OSError, ValueError):
+            return False
+        return True
+
+    def _finish(self, job: _Job, state: str, reason: str, *, done: bool = False) -> None:
+        """End ``job``. ``done``: the worker sent its result and exits by itself."""
+        self._jobs.pop(job.fd, None)
+        self.loop.remove_reader(job.fd)
+        if job.timer is not None:
+            job.timer.cancel()
+        for pipe in (job.proc.stdin, job.proc.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+        if not done:
+            kill_group(job.proc, signal.SIGKILL)
+        self._reaper.add(job.proc, kill_after=1.0)
+        self.on_state(job.cue_id, state, reason)
+
+
+def _eligible(check: Callable[[], bool]) -> bool:
+    try:
+        return bool(check())
+    except Exception:  # a broken check must not send a cue that may be stale
+        return False
+
+
+def _package_root() -> str:
+    """The directory holding the ``cuewrap`` package (the worker imports it from there)."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+# The worker's entry: put cuewrap's root first on sys.path, then run _worker_main.
+_BOOT = (
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "from cuewrap.deliver.desktop import _worker_main; sys.exit(_worker_main())"
+)
+
+
+# -- the worker side (a separate process; stderr is /dev/null) ---------------------------------
+def _emit(msg: dict[str, object]) -> None:
+    sys.stdout.write(json.dumps(msg) + "\n")
+    sys.stdout.flush()
+
+
+def _worker_main() -> int:
+    try:
+        request = json.loads(sys.stdin.readline())
+        title, body = str(request["title"]), str(request["body"])
+    except (ValueError, KeyError, TypeError):
+        return 2
+    try:
+        send = _load_sender()
+    except Exception as exc:
+        _emit({"state": "failed", "reason": f"notify-py unavailable: {_why(exc)}"})
+        return 1
+    _emit({"ready": True})
+    if sys.stdin.readline().strip() != "go":
+        return 0
+    try:
+        state, reason = send(title, body)
+    except Exception as exc:
+        state, reason = "failed", _why(exc)
+    _emit({"state": state, "reason": reason})
+    return 0
+
+
+def _why(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:300]
+
+
+def _load_sender() -> Callable[[str, str], tuple[str, str]]:
+    """Import notify-py quietly and return ``send(title, body) -> (state, reason)``."""
+    # loguru logs to stderr by default: silence it before notify-py imports it.
+    from loguru import logger
+
+    logger.remove()
+    logger.disable("notifypy")
+
+    if sys.platform == "darwin":
+        from notifypy import Notify
+
+        mac = Notify()
+
+        def send_mac(title: str, body: str) -> tuple[str, str]:
+            ok = mac.send_notification(
+                supplied_title=title,
+                supplied_message=body,
+                supplied_application_name=APP_NAME,
+                supplied_urgency="normal",
+                supplied_icon_path="",
+                supplied_audio_path=None,
+            )
+            if ok:
+                return "unconfirmable", "handed to the macOS notificator"
+            return "failed", "the macOS notificator failed"
+
+        return send_mac
+
+    if not os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
+        # the usual systemd location when the variable did not reach us
+        runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+        if runtime and os.path.exists(os.path.join(runtime, "bus")):
+            os.environ["DBUS_SESSION_BUS_ADDRESS"] = f"unix:path={runtime}/bus"
+
+    from notifypy import Notify
+    from notifypy.os_notifiers._base import BaseNotifier
+
+    class CheckedDBusNotifier(BaseNotifier):  # type: ignore[misc]
+        """notify-py's D-Bus call, but an error reply is a failure, not a success."""
+
+        def __init__(self, **_: object) -> None:
+            self.result = ("failed", "not sent")
+
+        def send_notification(self, **kw: object) -> bool:
+            self.result = _dbus_notify(
+                str(kw.get("notification_title") or " "),
+                str(kw.get("notification_subtitle") or " "),
+                str(kw.get("application_name") or APP_NAME),
+            )
+            return self.result[0] == "delivered"
+
+    notify = Notify(use_custom_notifier=CheckedDBusNotifier)
+
+    def send_dbus(title: str, body: str) -> tuple[str, str]:
+        notify.send_notification(
+            supplied_title=title,
+            supplied_message=body,
+            supplied_application_name=APP_NAME,
+            supplied_urgency="normal",
+            supplied_icon_path="",
+            supplied_audio_path=None,
+        )
+        result: tuple[str, str] = notify._notifier.result
+        return result
+
+    return send_dbus
+
+
+def _dbus_notify(title: str, body: str, app: str) -> tuple[str, str]:
+    """org.freedesktop.Notifications.Notify over jeepney (notify-py's own dependency)."""
+    from jeepney import DBusAddress, HeaderFields, MessageType, new_method_call
+    from jeepney.io.blocking import open_dbus_connection
+
+    try:
+        conn = open_dbus_connection(bus="SESSION", auth_timeout=1.0)
+    except KeyError:
+        return "failed", "no session bus (DBUS_SESSION_BUS_ADDRESS is not set)"
+    except Exception as exc:
+        return "failed", f"cannot reach the session bus: {_why(exc)}"
+    try:
+        target = DBusAddress(
+            "/org/freedesktop/Notifications",
+            bus_name="org.freedesktop.Notifications",
+            interface="org.freedesktop.Notifications",
+        )
+        hints = {"urgency": ("y", 1), "suppress-sound": ("b", True)}
+        call = new_method_call(
+            target,
+            "Notify",
+            "susssasa{sv}i",
+            (app, 0, "", title, body, [], hints, -1),
+        )
+        try:
+            reply = conn.send_and_get_reply(call, timeout=2.0)
+        except TimeoutError:
+            return "failed", "the notification service did not answer within 2 s"
+        if reply.header.message_type == MessageType.error:
+            name = reply.header.fields.get(HeaderFields.error_name, "error")
+            detail = reply.body[0] if reply.body else ""
+            return "failed", f"{name}: {detail}"[:300]
+        notification_id = reply.body[0] if reply.body else "?"
+        return "delivered", f"notification id {notification_id}"
+    finally:
+        with contextlib.suppress(Exception):
+            conn.close()

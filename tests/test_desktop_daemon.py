@@ -1,0 +1,363 @@
+"""Desktop notifications against a real notification daemon on a private D-Bus session bus.
+
+The ``desktop`` tests start their own ``dbus-daemon`` (no service activation, so nothing
+starts behind our back), ``Xvfb`` on a free display and ``dunst`` on both, send through
+``DesktopNotifier`` and read the notification back from dunst. ``scripts/install-test-deps``
+installs the binaries; without them these tests skip, saying which one is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from cuewrap.deliver.desktop import DesktopNotifier, desktop_available
+from cuewrap.loop import Loop
+
+FINAL = ("delivered", "failed", "unconfirmable", "dropped-ineligible")
+
+BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path={path}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+"""
+
+
+class States:
+    def __init__(self) -> None:
+        self.seen: list[tuple[int, str, str]] = []
+
+    def __call__(self, cue_id: int, state: str, reason: str) -> None:
+        self.seen.append((cue_id, state, reason))
+
+    def final(self, cue_id: int) -> tuple[str, str] | None:
+        for cid, state, reason in self.seen:
+            if cid == cue_id and state in FINAL:
+                return state, reason
+        return None
+
+    def names(self, cue_id: int) -> list[str]:
+        return [s for cid, s, _ in self.seen if cid == cue_id]
+
+
+def run_until(loop: Loop, pred: Callable[[], bool], timeout: float) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and not pred():
+        loop.run_once(max_timeout=0.05)
+    return pred()
+
+
+def send_and_wait(
+    notifier: DesktopNotifier,
+    loop: Loop,
+    states: States,
+    cue_id: int,
+    title: str,
+    body: str,
+    eligible: Callable[[], bool] = lambda: True,
+    timeout: float = 15,
+) -> tuple[str, str]:
+    notifier.send(cue_id, title, body, eligible)
+    assert run_until(loop, lambda: states.final(cue_id) is not None, timeout)
+    result = states.final(cue_id)
+    assert result is not None
+    return result
+
+
+# -- the private session -------------------------------------------------------------------------
+def need(*binaries: str) -> None:
+    missing = [b for b in binaries if shutil.which(b) is None]
+    if missing:
+        pytest.skip(f"missing {', '.join(missing)} (run scripts/install-test-deps as root)")
+
+
+@dataclass
+class Session:
+    env: dict[str, str]
+    address: str
+    tmp: Path
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture
+def bus(tmp_path: Path) -> Iterator[Session]:
+    """A private dbus-daemon, no service activation. Env has only what a session needs."""
+    need("dbus-daemon")
+    sock = tmp_path / "bus"
+    conf = tmp_path / "bus.conf"
+    conf.write_text(BUS_CONFIG.format(path=sock))
+    daemon = subprocess.Popen(
+        ["dbus-daemon", f"--config-file={conf}", "--nofork", "--nopidfile"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        end = time.monotonic() + 10
+        while not sock.exists() and time.monotonic() < end:
+            time.sleep(0.02)
+        assert sock.exists(), "dbus-daemon did not start"
+        address = f"unix:path={sock}"
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(tmp_path),
+            "XDG_CONFIG_HOME": str(tmp_path / "config"),
+            "XDG_RUNTIME_DIR": str(tmp_path),
+            "DBUS_SESSION_BUS_ADDRESS": address,
+        }
+        yield Session(env, address, tmp_path)
+    finally:
+        stop(daemon)
+
+
+@pytest.fixture
+def dunst(bus: Session) -> Iterator[Session]:
+    """Xvfb on a free display and dunst on it, owning org.freedesktop.Notifications."""
+    need("Xvfb", "dunst", "dunstctl")
+    r, w = os.pipe()
+    xvfb = subprocess.Popen(
+        ["Xvfb", "-displayfd", str(w), "-nolisten", "tcp", "-screen", "0", "800x600x24"],
+        pass_fds=(w,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    os.close(w)
+    daemon: subprocess.Popen[bytes] | None = None
+    try:
+        with os.fdopen(r) as fh:
+            display = fh.readline().strip()
+        assert display.isdigit(), "Xvfb did not report a display"
+        env = dict(bus.env, DISPLAY=f":{display}")
+        daemon = subprocess.Popen(
+            ["dunst"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        end = time.monotonic() + 15
+        while time.monotonic() < end:
+            probe = subprocess.run(
+                ["dunstctl", "count", "displayed"], env=env, capture_output=True, timeout=5
+            )
+            if probe.returncode == 0:
+                break
+            assert daemon.poll() is None, "dunst exited"
+            time.sleep(0.05)
+        else:
+            pytest.fail("dunst did not take org.freedesktop.Notifications")
+        yield Session(env, bus.address, bus.tmp)
+    finally:
+        if daemon is not None:
+            stop(daemon)
+        stop(xvfb)
+
+
+def dunst_history(env: dict[str, str]) -> list[dict[str, str]]:
+    """Everything dunst received: close what is displayed (it moves to history), then read."""
+    subprocess.run(["dunstctl", "close-all"], env=env, check=True, timeout=5)
+    out = subprocess.run(
+        ["dunstctl", "history"], env=env, check=True, capture_output=True, timeout=5
+    ).stdout
+    entries = json.loads(out)["data"][0]
+    return [
+        {key: entries[i][key]["data"] for key in ("summary", "body", "appname")}
+        for i in range(len(entries))
+    ]
+
+
+# -- with a real daemon ----------------------------------------------------------------------------
+@pytest.mark.desktop
+def test_notification_reaches_dunst(dunst: Session, capfd: pytest.CaptureFixture[str]) -> None:
+    loop, states = Loop(), States()
+    notifier = DesktopNotifier(loop, states, env=dunst.env)
+    state, reason = send_and_wait(
+        notifier, loop, states, 7, "Pi · cuewrap", "Pi finished; 2 background tasks running"
+    )
+    assert (state, states.names(7)) == ("delivered", ["requested", "delivered"]), reason
+    assert reason.startswith("notification id ")
+    history = dunst_history(dunst.env)
+    assert {
+        "summary": "Pi · cuewrap",
+        "body": "Pi finished; 2 background tasks running",
+        "appname": "Pi",
+    } in history
+    assert run_until(loop, lambda: notifier.pending == 0, 5)  # the worker was reaped
+    assert capfd.readouterr() == ("", "")
+
+
+@pytest.mark.desktop
+def test_cue_that_became_ineligible_is_not_sent(dunst: Session) -> None:
+    """Eligibility is checked again right before the call (the worker is ready by then)."""
+    loop, states = Loop(), States()
+    notifier = DesktopNotifier(loop, states, env=dunst.env)
+    checks: list[bool] = []
+
+    def eligible() -> bool:
+        checks.append(True)
+        return len(checks) < 2  # eligible at send(), not any more when the worker is ready
+
+    state, reason = send_and_wait(notifier, loop, states, 8, "Pi", "needs input", eligible)
+    assert state == "dropped-ineligible", reason
+    assert "requested" not in states.names(8)
+    assert len(checks) == 2
+    assert dunst_history(dunst.env) == []
+
+
+@pytest.mark.desktop
+def test_no_daemon_on_the_bus_fails_quickly(
+    bus: Session, capfd: pytest.CaptureFixture[str]
+) -> None:
+    loop, states = Loop(), States()
+    notifier = DesktopNotifier(loop, states, env=bus.env)
+    started = time.monotonic()
+    state, reason = send_and_wait(notifier, loop, states, 9, "Pi", "finished")
+    assert state == "failed"
+    assert "org.freedesktop.DBus.Error.ServiceUnknown" in reason
+    assert time.monotonic() - started < 5
+    assert capfd.readouterr() == ("", "")
+
+
+@pytest.mark.desktop
+def test_daemon_that_never_answers_times_out(
+    bus: Session, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A service owns the name but never replies: failed after the 2 s D-Bus timeout."""
+    from jeepney.bus_messages import message_bus
+    from jeepney.io.blocking import open_dbus_connection
+
+    conn = open_dbus_connection(bus.address)
+    conn.send_and_get_reply(message_bus.RequestName("org.freedesktop.Notifications"))
+    try:
+        loop, states = Loop(), States()
+        notifier = DesktopNotifier(loop, states, env=bus.env)
+        started = time.monotonic()
+        state, reason = send_and_wait(notifier, loop, states, 10, "Pi", "finished")
+        elapsed = time.monotonic() - started
+        assert state == "failed"
+        assert "did not answer" in reason
+        assert 1.5 < elapsed < 7
+        assert capfd.readouterr() == ("", "")
+    finally:
+        conn.close()
+
+
+# -- without a daemon ---------------------------------------------------------------------------
+def test_no_session_bus_fails_without_noise(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path),
+        "XDG_RUNTIME_DIR": str(tmp_path),
+    }
+    loop, states = Loop(), States()
+    notifier = DesktopNotifier(loop, states, env=env)
+    state, reason = send_and_wait(notifier, loop, states, 1, "Pi", "finished")
+    assert state == "failed"
+    assert "no session bus" in reason
+    assert capfd.readouterr() == ("", "")
+
+
+def test_ineligible_at_send_spawns_nothing() -> None:
+    loop, states = Loop(), States()
+    notifier = DesktopNotifier(loop, states, python="/nonexistent/python")
+    notifier.send(3, "Pi", "x", lambda: False)
+    assert states.seen == [(3, "dropped-ineligible", "no longer eligible before the call")]
+    assert notifier.pending == 0
+
+
+def test_a_raising_eligibility_check_counts_as_ineligible() -> None:
+    loop, states = Loop(), States()
+    notifier = DesktopNotifier(loop, states)
+
+    def broken() -> bool:
+        raise RuntimeError("boom")
+
+    notifier.send(4, "Pi", "x", broken)
+    assert states.seen[-1][1] == "dropped-ineligible"
+
+
+def test_hung_worker_is_killed_at_the_timeout(tmp_path: Path) -> None:
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\nexec sleep 60\n")
+    fake.chmod(0o755)
+    loop, states = Loop(), States()
+    notifier = DesktopNotifier(loop, states, python=str(fake), timeout=0.3)
+    state, reason = send_and_wait(notifier, loop, states, 5, "Pi", "x", timeout=5)
+    assert state == "failed"
+    assert reason == "timed out after 0.3 s starting"
+    assert run_until(loop, lambda: notifier.pending == 0, 3)
+
+
+def test_worker_that_dies_is_a_failure(tmp_path: Path) -> None:
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\necho garbage-not-json\nexit 3\n")
+    fake.chmod(0o755)
+    loop, states = Loop(), States()
+    notifier = DesktopNotifier(loop, states, python=str(fake))
+    state, reason = send_and_wait(notifier, loop, states, 6, "Pi", "x", timeout=5)
+    assert (state, reason) == ("failed", "worker sent garbage")
+
+
+def test_close_stops_pending_workers(tmp_path: Path) -> None:
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\nexec sleep 60\n")
+    fake.chmod(0o755)
+    loop, states = Loop(), States()
+    notifier = DesktopNotifier(loop, states, python=str(fake))
+    notifier.send(11, "Pi", "x", lambda: True)
+    notifier.close()
+    assert states.final(11) == ("dropped-ineligible", "cuewrap exited")
+    assert notifier.pending == 0
+
+
+def test_relay_process_does_not_import_notifypy() -> None:
+    code = (
+        "import sys; import cuewrap.deliver.desktop, cuewrap.deliver.keepawake; "
+        "sys.exit(int('notifypy' in sys.modules or 'loguru' in sys.modules))"
+    )
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("env", "setting", "platform", "expected"),
+    [
+        ({"DISPLAY": ":0"}, "auto", "linux", True),
+        ({"WAYLAND_DISPLAY": "wayland-0"}, "auto", "linux", True),
+        ({}, "auto", "linux", False),
+        ({"DISPLAY": ":0", "SSH_CONNECTION": "1.2.3.4 5 6.7.8.9 22"}, "auto", "linux", False),
+        ({"DISPLAY": ":0", "SSH_TTY": "/dev/pts/3"}, "auto", "linux", False),
+        ({}, "auto", "darwin", True),
+        ({"SSH_CONNECTION": "x"}, "auto", "darwin", False),
+        ({"DISPLAY": ":0"}, "off", "linux", False),
+        ({"SSH_CONNECTION": "x"}, "on", "linux", True),
+    ],
+)
+def test_desktop_available(
+    env: dict[str, str], setting: str, platform: str, expected: bool
+) -> None:
+    ok, why = desktop_available(env, setting, platform)
+    assert ok is expected
+    assert why
