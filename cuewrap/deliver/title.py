@@ -1,0 +1,50 @@
+"""Title marks: ``<mark> <child title>`` composed onto the child's own title (SPEC 7).
+
+Pure: every method returns the bytes to inject (b"" for nothing); the relay writes them at a
+safe point, after the child's own title sequence when there is one. The child's title is
+learned from its OSC 0 / OSC 2 (the tracker reports the text; OSC 1, the icon name, is not a
+title) and passed through untouched (SPEC 5 rule 11): cuewrap only re-composes after it.
+
+Clearing a mark restores exactly the child's last title. If the child never set one, there
+is nothing of the child's to restore, so the title the user had before cuewrap started comes
+back from the terminal's title stack: ``TITLE_POP`` then ``TITLE_PUSH`` — pop restores the
+title the relay saved at start (``CSI 22;0 t``) and push saves it again, so the pop at exit
+still finds it. A terminal without a title stack ignores both (the mark then stays until the
+child sets a title or cuewrap exits) — there is no way to read the old title back.
+"""
+
+from __future__ import annotations
+
+from cuewrap.term.sequences import TITLE_POP, TITLE_PUSH, set_title
+
+
+class TitleMarks:
+    def __init__(self) -> None:
+        self.child_title: str | None = None  # None: the child has not set a title yet
+        self.mark: str | None = None
+
+    def composed(self) -> str | None:
+        """The title cuewrap shows while a mark is up, else None."""
+        if self.mark is None:
+            return None
+        if self.child_title:
+            return f"{self.mark} {self.child_title}"
+        return self.mark
+
+    def on_child_title(self, title: str) -> bytes:
+        """The child set its title (already passed through). Re-compose if a mark is up."""
+        self.child_title = title
+        composed = self.composed()
+        return set_title(composed) if composed is not None else b""
+
+    def set_mark(self, mark: str | None) -> bytes:
+        """Show ``mark`` (``"[?]"`` …) in front of the child's title, or clear it (None)."""
+        if mark == self.mark:
+            return b""
+        self.mark = mark
+        composed = self.composed()
+        if composed is not None:
+            return set_title(composed)
+        if self.child_title is not None:
+            return set_title(self.child_title)
+        return TITLE_POP + TITLE_PUSH

@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+from cuewrap.deliver.title import TitleMarks
+from cuewrap.term.sequences import TITLE_POP, TITLE_PUSH, set_title
+
+
+def test_no_mark_no_bytes() -> None:
+    marks = TitleMarks()
+    assert marks.on_child_title("π - proj") == b""
+    assert marks.set_mark(None) == b""
+    assert marks.composed() is None
+
+
+def test_mark_composes_onto_child_title_and_clear_restores_it() -> None:
+    marks = TitleMarks()
+    marks.on_child_title("π - proj")
+    assert marks.set_mark("[?]") == set_title("[?] π - proj")
+    assert marks.set_mark(None) == set_title("π - proj")
+
+
+def test_new_child_title_while_marked_is_recomposed() -> None:
+    marks = TitleMarks()
+    marks.on_child_title("one")
+    marks.set_mark("[✓]")
+    assert marks.on_child_title("two") == set_title("[✓] two")
+    assert marks.set_mark(None) == set_title("two")
+    assert marks.on_child_title("three") == b""
+
+
+def test_changing_the_mark_and_repeating_it() -> None:
+    marks = TitleMarks()
+    marks.on_child_title("t")
+    assert marks.set_mark("[?]") == set_title("[?] t")
+    assert marks.set_mark("[?]") == b""  # already shown
+    assert marks.set_mark("[!]") == set_title("[!] t")
+
+
+def test_without_a_child_title_clearing_brings_back_the_users_title() -> None:
+    marks = TitleMarks()
+    assert marks.set_mark("[?]") == set_title("[?]")
+    assert marks.set_mark(None) == TITLE_POP + TITLE_PUSH
+
+
+def test_empty_child_title_is_restored_exactly() -> None:
+    marks = TitleMarks()
+    marks.on_child_title("")
+    assert marks.set_mark("[-]") == set_title("[-]")
+    assert marks.set_mark(None) == set_title("")
+
+
+def test_hostile_child_title_is_sanitized_in_the_composed_title() -> None:
+    marks = TitleMarks()
+    marks.on_child_title("evil\x1b]0;x\x07title")
+    out = marks.set_mark("[?]")
+    assert out.startswith(b"\x1b]2;[?] evil")
+    assert b"\x07" not in out and out.count(b"\x1b") == 2  # the OSC introducer and ST only
