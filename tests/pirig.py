@@ -75,14 +75,29 @@ def install_ask(version: str = ASK_VERSION) -> Path:
     return Path(out.stdout.strip().splitlines()[-1])
 
 
+@functools.cache
 def cuewrap_available() -> bool:
-    """True when ``python -m cuewrap`` can run (the CLI exists)."""
-    if os.environ.get("CUEWRAP_TEST_DIRECT") == "1":
-        return False
+    """True when ``python -m cuewrap`` works: it exists and ``cuewrap -- true`` exits 0.
+
+    ``CUEWRAP_TEST_WRAP=1`` forces sessions under cuewrap, ``=0`` runs Pi directly."""
+    forced = os.environ.get("CUEWRAP_TEST_WRAP")
+    if forced in ("0", "1"):
+        return forced == "1"
     try:
-        return importlib.util.find_spec("cuewrap.__main__") is not None
+        if importlib.util.find_spec("cuewrap.__main__") is None:
+            return False
     except (ImportError, ValueError):
         return False
+    try:
+        r = subprocess.run(
+            [sys.executable, "-m", "cuewrap", "--", "true"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=20,
+        )
+    except subprocess.TimeoutExpired:
+        return False
+    return r.returncode == 0
 
 
 def ask_question_args(
@@ -241,6 +256,8 @@ def _kill_exact(procs: list[tuple[int, str]], sig: int) -> None:
 
 _BORDER = re.compile(r"^─{8,}$")
 _BUSY = re.compile(r"^──+ .*\S.*─+$")
+_BUSY_WORDS = re.compile(r"Working|Retrying|[Cc]ompacting")
+_DIALOG = re.compile(r"escape/ctrl\+c cancel|Esc to cancel|enter select|Enter to select")
 
 
 class PiSession:
@@ -334,6 +351,8 @@ class PiSession:
                 result = check()
                 if result:
                     return result
+                if self._eof:
+                    break
                 left = deadline - time.monotonic()
                 if left <= 0:
                     break
@@ -368,13 +387,14 @@ class PiSession:
         return self._wait(lambda: rx.search(self._raw), timeout, f"output /{rx.pattern!r}/")
 
     def _state(self) -> str:
-        """Return working, idle or unknown, from the editor's top border."""
+        """Return "dialog", "working", "idle" or "unknown", read from the screen: a dialog
+        shows its key hints (native ``ctx.ui`` dialogs and the Ask questionnaire; a dialog
+        replaces the editor, so the working border is hidden), a run shows a status in the
+        editor's top border, idle is two plain border lines."""
         lines = [line.strip() for line in self._screen.display]
-        busy = any(
-            _BUSY.match(ln) and re.search(r"Working|Retrying|compacting|Compacting", ln)
-            for ln in lines
-        )
-        if busy:
+        if any(_DIALOG.search(ln) for ln in lines):
+            return "dialog"
+        if any(_BUSY.match(ln) and _BUSY_WORDS.search(ln) for ln in lines):
             return "working"
         borders = sum(1 for ln in lines if _BORDER.match(ln))
         return "idle" if borders >= 2 else "unknown"
@@ -387,6 +407,10 @@ class PiSession:
     def wait_working(self, timeout: float = 10.0) -> None:
         """Wait until the editor border shows a status (``⠋ Working``, ``Retrying``…)."""
         self._wait(lambda: self._state() == "working", timeout, "working")
+
+    def wait_dialog(self, timeout: float = 10.0) -> None:
+        """Wait until a dialog (confirm/select/input or the Ask questionnaire) is shown."""
+        self._wait(lambda: self._state() == "dialog", timeout, "a dialog")
 
     def wait_idle(self, timeout: float = 15.0, settle: float = 0.3) -> None:
         """Wait until the editor border is plain (no ``Working``) and Pi wrote nothing for
