@@ -126,6 +126,10 @@ class Relay:
                 self.loop.run_once()
             return self._exit
         finally:
+            self.loop.remove_reader(self.host.stdin_fd)  # what is typed now is the shell's
+            for timer in (self._focus_timer, self._output_timer, self._inject_timer):
+                if timer is not None:
+                    timer.cancel()
             self._uninstall_signals()
 
     # -- input: host -> child --------------------------------------------------------------

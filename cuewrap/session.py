@@ -17,6 +17,10 @@ from cuewrap.term import sequences as seq
 
 if TYPE_CHECKING:
     from cuewrap.cli import Args
+    from cuewrap.controller import Controller
+
+
+FINISH_GRACE = 3.0  # seconds to let a last desktop notification (the exited cue) complete
 
 
 class SessionError(Exception):
@@ -39,14 +43,25 @@ def _child_preexec() -> None:
 
 class Session:
     def __init__(self, args: Args, path: str) -> None:
+        from cuewrap.config import ConfigError, load_settings
+
         self.args = args
         self.env = dict(os.environ)
+        try:
+            self.settings = load_settings(
+                args.config,
+                self.env,
+                {"no_cues": args.no_cues, "keep_awake": args.keep_awake, "log": args.log},
+            )
+        except ConfigError as exc:
+            raise SessionError(str(exc).removeprefix("cuewrap: "), 2) from None
         self.host = HostTerminal(0, 1)
         self.guard = guard_holds(self.host, self.env)
-        self.log = DecisionLog(args.log or self.env.get("CUEWRAP_LOG") or None)
+        self.log = DecisionLog(self.settings.log)
         self.loop = Loop(on_error=self.log.error)
         self.argv = [path, *args.command[1:]]
-        self.controller = None  # the cue side (bridge, engine, effectors): see attach()
+        self.controller: Controller | None = None  # the cue side: bridge, engine, effectors
+        self.relay = None
 
     def run(self) -> int:
         from cuewrap.relay import Relay, exit_status
@@ -55,7 +70,10 @@ class Session:
         child = None
         relay = None
         try:
+            self._start_controller()
             child = self._spawn()
+            if self.controller is not None:
+                self.controller.child_pid = child.pid  # type: ignore[attr-defined]
             host.enter_raw()
             if self.guard:
                 host.enable(seq.TITLE_PUSH, seq.TITLE_POP)
@@ -66,10 +84,12 @@ class Session:
                 host,
                 filter_input=self.guard,
                 consume_status=self.guard and self.args.pi_mode,
-                sink=self._on_event,
+                sink=self.controller.relay_event if self.controller else self._on_event,
                 on_error=self.log.error,
             )
             self.relay = relay
+            if self.controller is not None:
+                self.controller.inject = relay.inject
             faults = self.env.get("CUEWRAP_DEBUG_FAULT")
             if faults:
                 _inject_faults(relay, set(faults.split(",")))
@@ -87,7 +107,34 @@ class Session:
         finally:
             leftover = relay.restore_sequence() if relay is not None else b""
             host.restore(leftover if host.stdout_tty else b"")
+            if self.controller is not None:
+                self.controller.finish(FINISH_GRACE)
             self.log.close()
+
+    # -- the cue side -----------------------------------------------------------------------
+    def _start_controller(self) -> None:
+        if not self.guard:
+            why = "stdin/stdout not a terminal, or TERM unset or dumb"
+            self.log.write("guard", cues=False, why=why)
+            return
+        try:
+            from cuewrap.controller import Controller
+
+            self.controller = Controller(
+                self.loop,
+                self.settings,
+                self.log,
+                self.env,
+                pi_mode=self.args.pi_mode,
+                bridge=not self.args.no_bridge,
+            )
+            self.env.update(self.controller.child_env())
+            extra = self.controller.child_args()
+            if extra:
+                self.argv[1:1] = extra
+        except Exception as exc:  # fail open: Pi runs as a plain passthrough
+            self.log.error("controller", exc)
+            self.controller = None
 
     # -- spawning ---------------------------------------------------------------------------
     def _spawn(self) -> object:

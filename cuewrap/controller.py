@@ -1,0 +1,347 @@
+"""The cue side of a session: facts in, engine step, effects performed at the edge.
+
+Sources (relay events, the bridge, the screen watcher) call ``fact()``; the pure engine decides;
+this class performs its effects: title marks and terminal notifications are injected into the
+output stream by the relay, desktop notifications and keep-awake run off the loop and report
+their delivery states back. Every call in here is on the one loop and fails open: an exception
+is logged and the Pi session goes on.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+from cuewrap import facts as F
+from cuewrap.decisionlog import DecisionLog
+from cuewrap.engine import EngineConfig, Tick, initial_state, is_eligible, status, step
+from cuewrap.engine.effects import (
+    Diagnostic,
+    Effect,
+    KeepAwake,
+    Notify,
+    Record,
+    SetMark,
+    Wake,
+)
+from cuewrap.loop import Loop, Timer
+
+if TYPE_CHECKING:
+    from cuewrap.bridge.server import BridgeServer
+    from cuewrap.config import Settings
+    from cuewrap.deliver.desktop import DesktopNotifier
+    from cuewrap.deliver.keepawake import KeepAwake as KeepAwakeEffector
+    from cuewrap.deliver.terminal import Choice, TerminalNotifier
+
+
+class Controller:
+    def __init__(
+        self,
+        loop: Loop,
+        settings: Settings,
+        log: DecisionLog,
+        env: Mapping[str, str],
+        *,
+        pi_mode: bool,
+        bridge: bool,
+    ) -> None:
+        self.loop = loop
+        self.settings = settings
+        self.log = log
+        self.env = dict(env)
+        self.pi_mode = pi_mode
+        self.inject: Callable[[bytes], None] = lambda data: None  # set once the relay exists
+        label = os.path.basename(os.getcwd()) if pi_mode else ""
+        self.state = initial_state(
+            EngineConfig(
+                enabled=settings.cues.enabled,
+                idle_after=settings.presence.idle_after,
+                label=label,
+                privacy_summary=settings.privacy.body == "summary",
+                keep_awake=settings.keep_awake.enabled,
+            )
+        )
+        self._wake: Timer | None = None
+        self._closed = False
+        self.child_pid: int | None = None
+
+        from cuewrap.deliver.desktop import desktop_available
+        from cuewrap.deliver.title import TitleMarks
+
+        self.titles = TitleMarks()
+        self._terminal: TerminalNotifier | None = None  # detected on first use (tmux query)
+
+        self.desktop_on, self.desktop_why = desktop_available(self.env, settings.notify.desktop)
+        self._desktop: DesktopNotifier | None = None
+        self._keepawake: KeepAwakeEffector | None = None
+        self.bridge: BridgeServer | None = None
+        if pi_mode and bridge:
+            self._start_bridge()
+        log.write(
+            "channels",
+            desktop=self.desktop_on,
+            desktop_why=self.desktop_why,
+            bell=settings.notify.bell,
+            title_marks=settings.notify.title_marks,
+            keep_awake=settings.keep_awake.enabled,
+            bridge=self.bridge is not None,
+        )
+
+    # -- set-up -----------------------------------------------------------------------------
+    @property
+    def terminal(self) -> TerminalNotifier:
+        if self._terminal is None:
+            from cuewrap.deliver.terminal import (
+                TerminalNotifier,
+                detect_terminal_protocol,
+                query_tmux,
+            )
+
+            choice = detect_terminal_protocol(
+                self.env, self.settings.notify.terminal, lambda: query_tmux(self.env)
+            )
+            self._terminal = TerminalNotifier(choice, bell=self.settings.notify.bell)
+            self.log.write(
+                "terminal_protocol",
+                protocol=choice.protocol,
+                tmux_passthrough=choice.tmux_passthrough,
+                terminal=choice.terminal,
+                reason=choice.reason,
+            )
+        return self._terminal
+
+    @property
+    def terminal_choice(self) -> Choice:
+        return self.terminal.choice
+
+    def _start_bridge(self) -> None:
+        from cuewrap.bridge.server import BridgeServer
+
+        server = BridgeServer(
+            self.loop,
+            child_pid=lambda: self.child_pid,
+            on_fact=self.fact,
+            on_reject=lambda reason: self.log.write("rejected", source="bridge", reason=reason),
+            on_request=self.request,
+        )
+        try:
+            server.start()
+        except OSError as exc:
+            self.log.write("bridge_unavailable", error=str(exc))
+            return
+        self.bridge = server
+
+    def child_env(self) -> dict[str, str]:
+        """Variables for the child: the bridge channel, and Pi's program status reports."""
+        extra: dict[str, str] = {}
+        if self.pi_mode:
+            extra["PI_PROGRAM_STATUS"] = "1"
+        if self.bridge is not None:
+            extra.update(self.bridge.env())
+        return extra
+
+    def child_args(self) -> list[str]:
+        """Arguments added after ``pi``: the bridge extension."""
+        if self.bridge is None:
+            return []
+        from cuewrap.bridge import extension_path
+
+        return ["-e", extension_path()]
+
+    # -- sources ----------------------------------------------------------------------------
+    def relay_event(self, event: object) -> None:
+        from cuewrap.relay import ChildExited, Keystroke
+        from cuewrap.term.focus import FocusReport, HostStatusReply
+        from cuewrap.term.tracker import Bell, ModeChange, TitleChange
+
+        if isinstance(event, FocusReport):
+            self.fact(F.Presence("focused" if event.direction == "in" else "away"))
+        elif isinstance(event, Keystroke):
+            self.fact(F.Keystroke())
+        elif isinstance(event, F.ProgramStatus):
+            self.fact(event)
+        elif isinstance(event, TitleChange):
+            self.log.write("child_title", length=len(event.title))
+            if self.settings.notify.title_marks:
+                self.inject(self.titles.on_child_title(event.title))
+        elif isinstance(event, ModeChange):
+            self.log.write("child_mode", mode=event.mode, on=event.on)
+        elif isinstance(event, Bell):
+            self.log.write("child_bell")
+        elif isinstance(event, HostStatusReply):
+            self.log.write("host_status_reply", note="host answers OSC 7501: reports forwarded")
+        elif isinstance(event, ChildExited):
+            self.fact(F.ChildExit(event.code, event.signal))
+
+    def fact(self, fact: object) -> None:
+        """Any fact (or Tick) from any source: one engine step, effects performed."""
+        if self._closed:
+            return
+        self.state, effects = step(self.state, fact, self.loop.clock())  # type: ignore[arg-type]
+        for effect in effects:
+            try:
+                self._perform(effect)
+            except Exception as exc:  # fail open, per effect
+                self.log.error(f"effect:{type(effect).__name__}", exc)
+
+    def _tick(self) -> None:
+        self._wake = None
+        self.fact(Tick())
+
+    # -- effects ----------------------------------------------------------------------------
+    def _perform(self, effect: Effect) -> None:
+        if isinstance(effect, Record):
+            self.log.write(effect.kind, **effect.fields)
+        elif isinstance(effect, SetMark):
+            if self.settings.notify.title_marks:
+                self.inject(self.titles.set_mark(effect.mark))
+            self.log.write("mark", mark=effect.mark, shown=self.settings.notify.title_marks)
+        elif isinstance(effect, Notify):
+            self._notify(effect)
+        elif isinstance(effect, Wake):
+            if self._wake is not None:
+                self._wake.cancel()
+                self._wake = None
+            if effect.at is not None:
+                self._wake = self.loop.call_at(effect.at, self._tick)
+        elif isinstance(effect, KeepAwake):
+            self._keep_awake(effect.hold)
+        elif isinstance(effect, Diagnostic):
+            self.log.write("diagnostic", text=effect.text)
+            if self.bridge is not None:
+                self.bridge.push_notice(f"cuewrap: {effect.text}")
+
+    def _delivery(self, cue_id: int, channel: str, state: str, reason: str = "") -> None:
+        self.log.write("delivery", cue=cue_id, channel=channel, state=state, reason=reason)
+
+    def _notify(self, n: Notify) -> None:
+        data = self.terminal.build(n)
+        if data:
+            self._delivery(n.cue_id, "terminal", "requested", self.terminal_choice.protocol)
+            self.inject(data)
+            self._delivery(n.cue_id, "terminal", "unconfirmable", "terminal OSC has no receipt")
+        else:
+            self._delivery(n.cue_id, "terminal", "off", self.terminal_choice.reason)
+        if self.settings.notify.bell:
+            self._delivery(n.cue_id, "bell", "unconfirmable")
+        if not self.desktop_on:
+            self._delivery(n.cue_id, "desktop", "off", self.desktop_why)
+            return
+        if self._desktop is None:
+            from cuewrap.deliver.desktop import DesktopNotifier
+
+            self._desktop = DesktopNotifier(
+                self.loop, lambda cue, st, why: self._delivery(cue, "desktop", st, why),
+                env=self.env,
+            )
+        self._delivery(n.cue_id, "desktop", "requested")
+        eligibility = n.eligibility
+        self._desktop.send(
+            n.cue_id, n.title, n.body, lambda: is_eligible(self.state, eligibility)
+        )
+
+    def _keep_awake(self, hold: bool) -> None:
+        if not self.settings.keep_awake.enabled:
+            return
+        if self._keepawake is None:
+            if not hold:
+                return
+            from cuewrap.deliver.keepawake import KeepAwake as KeepAwakeEffector
+
+            self._keepawake = KeepAwakeEffector(
+                self.loop,
+                self.settings.keep_awake.command,
+                lambda st, why: self.log.write("keep_awake", state=st, reason=why),
+            )
+        if hold:
+            self._keepawake.hold()
+        else:
+            self._keepawake.release()
+
+    # -- /cue --------------------------------------------------------------------------------
+    def request(self, action: str) -> str:
+        if action == "on":
+            return "cuewrap: cues on (nothing from before is replayed)"
+        if action == "off":
+            return "cuewrap: cues off (pending reminders dropped)"
+        return self.status_page()
+
+    def status_page(self) -> str:
+        """The /cue page (SPEC 8): evidence of this session, not a version guarantee."""
+        s = status(self.state)
+        p = s["presence"]
+        lines = [
+            f"cuewrap: cues {'on' if s['enabled'] else 'off'}"
+            + ("" if s["guard"] else " (disabled: Pi is not in TUI mode)")
+            + f" · cues come from: {s['source']}",
+            f"presence: {p['state']} (counts as {p['counts_as']}; via {p['via']})",  # type: ignore[index]
+        ]
+        names = {
+            "bridge": "Pi bridge",
+            "osc7501": "OSC 7501",
+            "focus": "focus reports",
+            "ask": "Ask",
+            "pi-subagents": "pi-subagents",
+        }
+        for name, info in s["integrations"].items():  # type: ignore[attr-defined]
+            line = f"  {names.get(name, name)}: {info['status']}"
+            if info.get("rejected"):
+                reasons = ", ".join(f"{k} {v}" for k, v in info["reasons"].items())
+                line += f" · rejected {info['rejected']} ({reasons})"
+            lines.append(line)
+        if self.bridge is not None:
+            counts = {k: v for k, v in self.bridge.stats().items() if isinstance(v, int) and v}
+            if counts:
+                lines.append(
+                    "bridge channel: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+                )
+        cap = s["capacity"]
+        lines.append(
+            f"capacity: Ask ids {cap['ask_ids']['used']}/{cap['ask_ids']['limit']},"  # type: ignore[index]
+            f" background {cap['background']['used']}/{cap['background']['limit']}"  # type: ignore[index]
+        )
+        desktop = "on" if self.desktop_on else f"off ({self.desktop_why})"
+        lines.append(
+            f"channels: terminal {self.terminal_choice.protocol}"
+            f" ({self.terminal_choice.reason}); desktop {desktop};"
+            f" bell {'on' if self.settings.notify.bell else 'off'};"
+            f" title marks {'on' if self.settings.notify.title_marks else 'off'};"
+            f" keep-awake {'on' if self.settings.keep_awake.enabled else 'off'}"
+        )
+        return "\n".join(lines)
+
+    # -- teardown ----------------------------------------------------------------------------
+    def finish(self, grace: float) -> None:
+        """After the child is gone: let pending desktop notifications complete, then close."""
+        try:
+            deadline = self.loop.clock() + grace
+            while self._desktop is not None and self._desktop.pending:
+                left = deadline - self.loop.clock()
+                if left <= 0:
+                    break
+                self.loop.run_once(max_timeout=left)
+        except Exception as exc:
+            self.log.error("finish", exc)
+        self.close()
+
+    def close(self) -> None:
+        self._closed = True
+        if self._wake is not None:
+            self._wake.cancel()
+        if self._keepawake is not None:
+            try:
+                self._keepawake.close()
+            except Exception as exc:
+                self.log.error("keep_awake.close", exc)
+        if self._desktop is not None:
+            try:
+                self._desktop.close()
+            except Exception as exc:
+                self.log.error("desktop.close", exc)
+        if self.bridge is not None:
+            try:
+                self.bridge.close()
+            except Exception as exc:
+                self.log.error("bridge.close", exc)
+
