@@ -276,6 +276,9 @@ class PiSession:
         dimensions: tuple[int, int] = (40, 120),
     ) -> None:
         self.argv = list(argv)
+        #: True when running under ``python -m cuewrap`` (raw_output then includes what
+        #: cuewrap itself writes to the terminal, e.g. ``CSI ?1004h``).
+        self.wrapped = self.argv[1:3] == ["-m", "cuewrap"]
         self.log_path = log_path
         self.rows, self.cols = dimensions
         self._cond = threading.Condition()

@@ -322,7 +322,7 @@ def test_under_cuewrap_log(pi_session: Any, fakemodel: FakeModel) -> None:
         pytest.skip("python -m cuewrap is not usable yet")
     fakemodel.push(text("hi"))
     s: PiSession = pi_session()
-    assert s.argv[1:3] == ["-m", "cuewrap"]
+    assert s.wrapped
     _run_until(s, "hello")
     s.wait_log(lambda r: "kind" in r)
     assert all("kind" in r for r in s.log_records())
@@ -350,3 +350,19 @@ def test_test_extension_exists() -> None:
     src = TEST_EXT.read_text()
     for name in ("test_confirm", "testconfirm", "testbus", "testowner", "test_bus"):
         assert f'"{name}"' in src
+
+
+@pytest.mark.pi
+@pytest.mark.parametrize("pi_version", ["1.4.0"])
+def test_regular_tui_mode(pi_session: Any, fakemodel: FakeModel, pi_home: PiHome) -> None:
+    pi_home.write_settings(tuiMode="regular")
+    fakemodel.push(tool_call("bash", {"command": "echo inline"}), text("done inline"))
+    s: PiSession = pi_session()
+    assert b"\x1b[?1049h" not in s.raw_output
+    if not s.wrapped:  # cuewrap enables focus reports in the host terminal itself
+        assert b"\x1b[?1004h" not in s.raw_output
+    s.prompt("go")
+    s.wait_for_screen(r"^ done inline$")
+    s.wait_idle()
+    s.quit()
+    assert s.wait_exit() == 0
