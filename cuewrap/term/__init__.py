@@ -1,0 +1,1 @@
+"""Pure byte-level terminal code: input focus filter, output tracker, escape sequences."""

@@ -1,0 +1,578 @@
+"""Incremental output scanner (child PTY -> host stdout), on the relay's hot path.
+
+It reports what the child did to the terminal (DEC private modes, kitty keyboard stack,
+modifyOtherKeys, title, bare BEL, OSC 7501 program status), optionally removes Pi's OSC 7501
+reports from the output, and tells the relay whether the end of each output chunk is a safe
+point to inject bytes (ground state, not inside a UTF-8 character; SPEC 7).
+
+Speed: plain text and uninteresting sequences (SGR, cursor moves) are skipped in C with
+``bytes.find``/``rfind`` (memchr on a rare byte first); Python only looks at the few
+sequences that matter and at the end of each chunk. No per-byte Python loop on text.
+
+The parser model (a simplified DEC/ECMA-48 parser on UTF-8 bytes, as in P. Williams'
+"A parser for DEC's ANSI-compatible video terminals"; 8-bit C1 bytes are NOT controls):
+
+- ESC always starts a new sequence, aborting whatever sequence was open.
+- CAN (0x18) and SUB (0x1A) abort any open sequence (back to ground).
+- After ESC: C0 controls are executed and DEL ignored (still after ESC); 0x20-0x2F starts an
+  intermediate escape ended by 0x30-0x7E; ``[`` CSI, ``]`` OSC, ``P X ^ _`` DCS/SOS/PM/APC
+  strings; any other 0x30-0x7E ends a two-byte escape; a non-ASCII byte abandons the ESC and
+  is text.
+- CSI: 0x20-0x3F parameter/intermediate bytes, 0x40-0x7E final; C0 executed, DEL ignored;
+  a non-ASCII byte aborts it and is text.
+- OSC: ended by BEL, or by ESC (``ESC \\`` is ST; any other ESC aborts it); C0 ignored.
+- DCS/SOS/PM/APC: ended only by ESC (ST) or CAN/SUB; BEL is content.
+- Ground: a BEL is a :class:`Bell`; UTF-8 lead bytes C2-DF/E0-EF/F0-F4 expect 1/2/3
+  continuation bytes (80-BF); any other byte (controls, ESC included) ends a pending character.
+
+Events are reported only for well-formed sequences: ``CSI ? Pm h|l``, ``CSI > flags u``,
+``CSI < n u``, ``CSI = flags ; mode u``, ``CSI > 4 ; n m``, ``OSC 0|2 ; title``,
+``OSC 7501 ; state=…``. A sequence longer than 4097 bytes gives no event and is never
+removed (its parse buffer would have overflowed had it been split). Sequences with C0
+controls between ESC and their second byte give no event (their effect on safety is
+tracked). RIS (``ESC c``) and DECSTR are not tracked: restore_sequence may then undo modes
+that are already off, which is harmless.
+
+OSC 7501 consumption: a complete report is removed only when the stream right before it is
+at a safe point, so removing it never changes what the host terminal's parser sees around
+it. Only a possible report at the very end of a chunk is held back (``ESC``, ``ESC ]``, …,
+an unterminated ``ESC ] 7501 ; …`` up to 4 KiB, or such a report waiting for the ``\\`` of
+its ST), and only when it would be removable; :meth:`OutputTracker.flush` releases it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from cuewrap.facts import ProgramStatus
+from cuewrap.term import sequences as seq
+
+CAP = 4096  # bytes kept of an unfinished sequence (and longest held OSC 7501 prefix)
+_KITTY_STACK_MAX = 64  # kitty keeps a bounded stack; so do we
+_MODE_MAX = 99999
+_MISS_LIMIT = 16  # memchr false hits before switching to a plain substring find
+
+_ESC = 0x1B
+_ESCB = b"\x1b"
+_STATUS = b"\x1b]7501;"
+
+# after ESC: C0 (but CAN, SUB, ESC) and DEL keep the escape state
+_ESC_SKIP = re.compile(rb"[\x00-\x17\x19\x1c-\x1f\x7f]*")
+_CSI_FAST = re.compile(rb"[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]")
+_CSI_PARTS = re.compile(rb"([\x30-\x3f]*)([\x20-\x2f]*)([\x40-\x7e])")
+_CSI_STOP = re.compile(rb"[\x18\x1a\x1b\x40-\x7e\x80-\xff]")
+_CSI_JUNK = re.compile(rb"[\x00-\x17\x19\x1c-\x1f\x7f]")  # executed / ignored inside a CSI
+_CSI_BODY = re.compile(rb"([\x30-\x3f]*)([\x20-\x2f]*)")
+_OSC_STOP = re.compile(rb"[\x07\x18\x1a\x1b]")
+_STR_STOP = re.compile(rb"[\x18\x1a\x1b]")
+_ESCINT_STOP = re.compile(rb"[\x18\x1a\x1b\x30-\x7e\x80-\xff]")
+_OSC_C0 = re.compile(rb"[\x00-\x06\x08-\x17\x19\x1c-\x1f]")
+_PARAMS = re.compile(rb"[0-9;]*")
+_TOKEN = re.compile(rb"[A-Za-z0-9_.+-]{1,64}")
+
+_STRING_INTRO = frozenset(b"PX^_")
+_PRIVATE_CSI = (b"\x1b[?", b"\x1b[>", b"\x1b[<", b"\x1b[=")
+
+# modes undone by restore_sequence, in the order written (mouse first, then the rest)
+_RESTORE_OFF = (
+    seq.MODE_MOUSE_SGR_PIXELS,
+    seq.MODE_MOUSE_URXVT,
+    seq.MODE_MOUSE_SGR,
+    seq.MODE_MOUSE_UTF8,
+    seq.MODE_MOUSE_ANY,
+    seq.MODE_MOUSE_BUTTON,
+    seq.MODE_MOUSE_HILITE,
+    seq.MODE_MOUSE_NORMAL,
+    seq.MODE_X10_MOUSE,
+    seq.MODE_ALT_SCROLL,
+    seq.MODE_FOCUS,
+    seq.MODE_BRACKETED_PASTE,
+    seq.MODE_COLOR_SCHEME,
+    seq.MODE_CURSOR_KEYS,
+)
+_RESTORE_ON = (seq.MODE_AUTOWRAP, seq.MODE_CURSOR_VISIBLE)  # default on; undo an "off"
+_ALT_SCREENS = (seq.MODE_ALT_SCREEN_1049, seq.MODE_ALT_SCREEN_1047, seq.MODE_ALT_SCREEN_47)
+TRACKED_MODES = frozenset(
+    (seq.MODE_SYNC_OUTPUT, *_RESTORE_OFF, *_RESTORE_ON, *_ALT_SCREENS, 12, 2027, 2048)
+)
+
+
+@dataclass(frozen=True)
+class ModeChange:
+    """``CSI ? Pm h`` (on) / ``CSI ? Pm l`` (off), one per parameter."""
+
+    mode: int
+    on: bool
+
+
+@dataclass(frozen=True)
+class TitleChange:
+    """``OSC 0`` / ``OSC 2`` from the child (UTF-8 decoded with replacement)."""
+
+    title: str
+
+
+@dataclass(frozen=True)
+class Bell:
+    """A bare BEL in ground state (not an OSC terminator)."""
+
+
+Event = ModeChange | TitleChange | Bell | ProgramStatus
+
+
+@dataclass(frozen=True)
+class Scan:
+    """Result of :meth:`OutputTracker.feed`.
+
+    ``out``: the bytes to write now. ``events``: in stream order. ``safe``: at the end of
+    ``out`` the stream is in ground state and not inside a UTF-8 character.
+    """
+
+    out: bytes
+    events: list[Event]
+    safe: bool
+
+
+# --- pure helpers -------------------------------------------------------------------------
+
+
+def _seq_end(buf: bytes, j: int, stop: int) -> int:
+    """End of the sequence whose ESC is at ``j``, looking at ``buf[:stop]``.
+
+    Returns the index just after its last byte (ground follows), or the index of the byte
+    that aborts it when that byte is processed anew (an ESC, or a non-ASCII byte that is
+    text), or -1 when it is still open at ``stop``.
+    """
+    i = j + 1
+    if i >= stop:
+        return -1
+    c = buf[i]
+    if c < 0x20 or c == 0x7F:
+        if c == _ESC:
+            return i
+        if c == 0x18 or c == 0x1A:
+            return i + 1
+        m = _ESC_SKIP.match(buf, i, stop)
+        i = m.end() if m else i
+        if i >= stop:
+            return -1
+        c = buf[i]
+        if c == _ESC:
+            return i
+        if c == 0x18 or c == 0x1A:
+            return i + 1
+    if c == 0x5B:  # [  CSI
+        m = _CSI_FAST.match(buf, i + 1, stop)
+        if m is not None:
+            return m.end()
+        m = _CSI_STOP.search(buf, i + 1, stop)
+        if m is None:
+            return -1
+        t = m.start()
+        b = buf[t]
+        return t + 1 if (0x40 <= b <= 0x7E or b == 0x18 or b == 0x1A) else t
+    if c == 0x5D:  # ]  OSC
+        m = _OSC_STOP.search(buf, i + 1, stop)
+        if m is None:
+            return -1
+        t = m.start()
+        return t if buf[t] == _ESC else t + 1
+    if c in _STRING_INTRO:  # DCS SOS PM APC
+        m = _STR_STOP.search(buf, i + 1, stop)
+        if m is None:
+            return -1
+        t = m.start()
+        return t if buf[t] == _ESC else t + 1
+    if 0x20 <= c <= 0x2F:  # intermediate
+        m = _ESCINT_STOP.search(buf, i + 1, stop)
+        if m is None:
+            return -1
+        t = m.start()
+        b = buf[t]
+        return t + 1 if (0x30 <= b <= 0x7E or b == 0x18 or b == 0x1A) else t
+    if c < 0x80:
+        return i + 1  # two-byte escape (ESC \ included)
+    return i  # non-ASCII after ESC: the ESC is dropped, the byte is text
+
+
+def _u8_complete(tail: bytes) -> bool:
+    """``tail``: the last <= 3 bytes of ground text. False if it ends inside a character."""
+    n = len(tail)
+    i = n - 1
+    while i >= 0 and 0x80 <= tail[i] <= 0xBF:
+        i -= 1
+    if i < 0:
+        return True
+    b = tail[i]
+    if 0xC2 <= b <= 0xDF:
+        need = 1
+    elif 0xE0 <= b <= 0xEF:
+        need = 2
+    elif 0xF0 <= b <= 0xF4:
+        need = 3
+    else:
+        return True
+    return n - 1 - i >= need
+
+
+def _find_all(buf: bytes, needle: bytes, start: int) -> list[int]:
+    """Start indexes of ``needle`` in ``buf[start:]`` (needle cannot overlap itself).
+
+    memchr on the needle's last (rare) byte, checked in Python; if that byte turns out to
+    be common here, switch to the slower substring search.
+    """
+    last = needle[-1:]
+    m = len(needle) - 1
+    found: list[int] = []
+    find = buf.find
+    i = find(last, start + m)
+    misses = 0
+    while i >= 0:
+        j = i - m
+        if buf.startswith(needle, j):
+            found.append(j)
+        else:
+            misses += 1
+            if misses > _MISS_LIMIT:
+                j = find(needle, j + 1)
+                while j >= 0:
+                    found.append(j)
+                    j = find(needle, j + m + 1)
+                return found
+        i = find(last, i + 1)
+    return found
+
+
+def _csi_at(buf: bytes, j: int) -> tuple[int, bytes, bytes, int] | None:
+    """Parse the CSI at ``j`` (``buf[j:j+2] == ESC [``): (end, params, intermediates, final).
+
+    None when it is unfinished or aborted. C0 controls inside are skipped (executed); a
+    parameter byte after an intermediate makes it malformed (intermediates ``!``).
+    """
+    m = _CSI_PARTS.match(buf, j + 2)
+    if m is not None:
+        return m.end(), m.group(1), m.group(2), buf[m.end() - 1]
+    s = _CSI_STOP.search(buf, j + 2)
+    if s is None:
+        return None
+    t = s.start()
+    final = buf[t]
+    if not 0x40 <= final <= 0x7E:
+        return None
+    body = _CSI_JUNK.sub(b"", buf[j + 2 : t])
+    m = _CSI_BODY.fullmatch(body)
+    if m is None:
+        return t + 1, b"", b"!", final
+    return t + 1, m.group(1), m.group(2), final
+
+
+def _ints(params: bytes) -> list[int | None]:
+    """``1;;25`` -> [1, None, 25]; values above _MODE_MAX become None."""
+    out: list[int | None] = []
+    for p in params.split(b";"):
+        if p and len(p) <= 5:
+            v = int(p)
+            out.append(v if v <= _MODE_MAX else None)
+        else:
+            out.append(None)
+    return out
+
+
+def _parse_status(body: bytes) -> ProgramStatus | None:
+    """``state=working:app=pi[:kind=K][:msg=B64]`` -> ProgramStatus; None if no valid state."""
+    fields: dict[bytes, bytes] = {}
+    for part in body.split(b":"):
+        key, eq, val = part.partition(b"=")
+        if eq and key not in fields:
+            fields[key] = val
+    state = fields.get(b"state")
+    if state is None or _TOKEN.fullmatch(state) is None:
+        return None
+    app = fields.get(b"app")
+    kind = fields.get(b"kind")
+    return ProgramStatus(
+        state=state.decode("ascii"),
+        app=app.decode("ascii") if app is not None and _TOKEN.fullmatch(app) else None,
+        kind=kind.decode("ascii") if kind is not None and _TOKEN.fullmatch(kind) else None,
+        has_msg=bool(fields.get(b"msg")),
+    )
+
+
+def _is_status_prefix(s: bytes) -> bool:
+    """Could ``s`` (ESC-led, unfinished) still become an OSC 7501 report?"""
+    return s.startswith(_STATUS) or _STATUS.startswith(s)
+
+
+def _synthetic(pend: bytes) -> bytes:
+    """A short stand-in for an overflowed unfinished sequence: same state, never an event."""
+    i = 1
+    c = pend[1] if len(pend) > 1 else -1
+    if 0 <= c < 0x20 or c == 0x7F:
+        m = _ESC_SKIP.match(pend, 1)
+        i = m.end() if m else 1
+        if i >= len(pend):
+            return b"\x1b\x00"
+        c = pend[i]
+    if c == 0x5B:
+        return b"\x1b[!"  # an intermediate first: what follows can never be well-formed
+    if c == 0x5D:
+        # keep a trailing ESC (it may be the start of the ST)
+        return b"\x1b]\x7f\x1b" if pend.endswith(_ESCB) else b"\x1b]\x7f"
+    if c == -1:
+        return _ESCB
+    return b"\x1b" + bytes((c,))
+
+
+# --- the tracker --------------------------------------------------------------------------
+
+
+class OutputTracker:
+    """Incremental scanner of the child's output. See the module docstring for the model."""
+
+    def __init__(self, consume_status: bool = True) -> None:
+        self.consume_status: bool = consume_status
+        self.modes: set[int] = set()  # tracked DEC private modes currently set (on)
+        self.modes_off: set[int] = set()  # tracked modes explicitly reset (e.g. 25, 7)
+        self.kitty_keyboard_depth: int = 0
+        self.modify_other_keys: bool = False
+        self.title: str | None = None
+        self._pend = b""  # released bytes of the unfinished sequence at the end (<= CAP)
+        self._held = b""  # not released: a possible OSC 7501 report at the end
+        self._u8 = b""  # last <= 3 bytes of ground text released (UTF-8 state)
+        self._safe = True
+
+    @property
+    def held(self) -> bool:
+        """True while bytes are held back (call :meth:`flush` after a short quiet time)."""
+        return bool(self._held)
+
+    @property
+    def safe(self) -> bool:
+        """Safe point at the end of everything released so far (``feed`` and ``flush``)."""
+        return self._safe
+
+    # -- public ----------------------------------------------------------------------------
+
+    def feed(self, data: bytes) -> Scan:
+        pend = self._pend
+        held = self._held
+        if not data and not held:
+            return Scan(b"", [], self._safe)
+        work = pend + held + data if (pend or held) else data
+        base = len(pend)  # work[:base] was released already
+        n = len(work)
+        self._pend = b""
+        self._held = b""
+
+        events: list[tuple[int, Event]] = []
+        cuts: list[tuple[int, int]] = []
+        k_last = work.rfind(_ESCB)
+        if k_last >= 0:
+            for needle in _PRIVATE_CSI:
+                for j in _find_all(work, needle, 0):
+                    self._private_csi(work, j, events)
+            for j in _find_all(work, b"\x1b]", 0):
+                self._osc(work, j, base, events, cuts)
+        b = work.find(b"\x07", base)
+        while b >= 0:
+            k = work.rfind(_ESCB, 0, b)
+            if k < 0 or _seq_end(work, k, b) >= 0:
+                events.append((b, Bell()))
+            b = work.find(b"\x07", b + 1)
+
+        # the end: ground, inside a sequence, or a possible OSC 7501 report to hold
+        out_end = n
+        ground = True
+        if k_last >= 0 and _seq_end(work, k_last, n) < 0:
+            hold_from = self._hold_from(work, k_last, base, n)
+            if hold_from >= 0:
+                self._held = work[hold_from:]
+                out_end = hold_from
+            else:
+                ground = False
+                pend_from = k_last
+                if k_last == n - 1:
+                    k2 = work.rfind(_ESCB, 0, k_last)
+                    if k2 >= 0 and work[k2 + 1] == 0x5D and _seq_end(work, k2, k_last) < 0:
+                        pend_from = k2  # an OSC waiting for the "\" of its ST
+                new_pend = work[pend_from:]
+                self._pend = new_pend if len(new_pend) <= CAP else _synthetic(new_pend)
+        if ground:
+            ground, tail = self._state_before(work, out_end)
+            self._u8 = tail if ground else b""
+            self._safe = ground and _u8_complete(tail)
+        else:
+            self._u8 = b""
+            self._safe = False
+
+        if cuts:
+            parts = []
+            pos = base
+            for s, e in cuts:
+                parts.append(work[pos:s])
+                pos = e
+            parts.append(work[pos:out_end])
+            out = b"".join(parts)
+        elif base == 0 and out_end == n:
+            out = work
+        else:
+            out = work[base:out_end]
+
+        if len(events) > 1:
+            events.sort(key=lambda pe: pe[0])
+        return Scan(out, [e for _, e in events], self._safe)
+
+    def flush(self) -> bytes:
+        """Release held bytes unchanged (they begin an unfinished sequence: not safe)."""
+        held = self._held
+        if not held:
+            return b""
+        self._held = b""
+        # held bytes follow a safe point (see _hold_from), so nothing else is pending
+        self._pend = held if len(held) <= CAP else _synthetic(held)
+        self._u8 = b""
+        self._safe = False
+        return held
+
+    def restore_sequence(self) -> bytes:
+        """Bytes that undo every mode the child left on; b"" when nothing is on.
+
+        Order: end a synchronized-output frame, pop the kitty keyboard stack and reset
+        modifyOtherKeys (while still on the child's screen: kitty keeps one stack per
+        screen), mouse/focus/paste/… off, autowrap and cursor back on, leave the alt screen.
+        """
+        modes = self.modes
+        parts: list[bytes] = []
+        if seq.MODE_SYNC_OUTPUT in modes:
+            parts.append(seq.dec_reset(seq.MODE_SYNC_OUTPUT))
+        if self.kitty_keyboard_depth > 0:
+            parts.append(seq.kitty_keyboard_pop(self.kitty_keyboard_depth))
+        if self.modify_other_keys:
+            parts.append(seq.MODIFY_OTHER_KEYS_OFF)
+        parts.extend(seq.dec_reset(m) for m in _RESTORE_OFF if m in modes)
+        parts.extend(seq.dec_set(m) for m in _RESTORE_ON if m in self.modes_off)
+        parts.extend(seq.dec_reset(m) for m in _ALT_SCREENS if m in modes)
+        return b"".join(parts)
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _state_before(self, work: bytes, pos: int) -> tuple[bool, bytes]:
+        """(ground at ``pos``, last <= 3 bytes of ground text before ``pos``)."""
+        k = work.rfind(_ESCB, 0, pos)
+        if k < 0:  # nothing but text since the previous chunk
+            tail = work[pos - 3 : pos] if pos >= 3 else (self._u8 + work[:pos])[-3:]
+            return True, tail
+        e = _seq_end(work, k, pos)
+        if e < 0:
+            return False, b""
+        return True, work[max(e, pos - 3) : pos]
+
+    def _removable_at(self, work: bytes, j: int) -> bool:
+        ground, tail = self._state_before(work, j)
+        return ground and _u8_complete(tail)
+
+    def _hold_from(self, work: bytes, k_last: int, base: int, n: int) -> int:
+        """Where to start holding back a possible OSC 7501 report at the end, or -1."""
+        if not self.consume_status or k_last < base:
+            return -1
+        start = -1
+        if k_last == n - 1:  # a lone ESC: a report's ST, or the start of one
+            k2 = work.rfind(_ESCB, base, k_last)
+            if (
+                k2 >= 0
+                and work[k2 + 1] == 0x5D
+                and _seq_end(work, k2, k_last) < 0
+                and work.startswith(_STATUS, k2)
+            ):
+                start = k2
+            else:
+                start = k_last
+        elif _is_status_prefix(work[k_last:]):
+            start = k_last
+        if start < 0 or n - start > CAP or not self._removable_at(work, start):
+            return -1
+        return start
+
+    def _private_csi(self, work: bytes, j: int, events: list[tuple[int, Event]]) -> None:
+        parsed = _csi_at(work, j)
+        if parsed is None:
+            return
+        end, params, inter, final = parsed
+        if inter or not params or end - j > CAP + 1 or _PARAMS.fullmatch(params, 1) is None:
+            return
+        marker = params[0]
+        if marker == 0x3F:  # ?
+            if final != 0x68 and final != 0x6C:  # h l
+                return
+            on = final == 0x68
+            for mode in _ints(params[1:]):
+                if mode is None:
+                    continue
+                if mode in TRACKED_MODES:
+                    if on:
+                        self.modes.add(mode)
+                        self.modes_off.discard(mode)
+                    else:
+                        self.modes.discard(mode)
+                        self.modes_off.add(mode)
+                events.append((j, ModeChange(mode, on)))
+        elif marker == 0x3E:  # >
+            if final == 0x75:  # CSI > flags u: push
+                self.kitty_keyboard_depth = min(self.kitty_keyboard_depth + 1, _KITTY_STACK_MAX)
+            elif final == 0x6D:  # CSI > 4 ; n m
+                vals = _ints(params[1:])
+                if vals == [None]:  # CSI > m: reset all key modifier resources
+                    self.modify_other_keys = False
+                elif vals[0] == 4 and len(vals) <= 2:
+                    level = vals[1] if len(vals) == 2 else None
+                    self.modify_other_keys = bool(level)
+        elif marker == 0x3C:  # <
+            if final == 0x75:  # CSI < n u: pop n (default 1)
+                vals = _ints(params[1:])
+                count = (vals[0] if vals else None) or 1
+                self.kitty_keyboard_depth = max(0, self.kitty_keyboard_depth - count)
+        elif marker == 0x3D and final == 0x75:  # CSI = flags ; mode u: set flags
+            vals = _ints(params[1:])
+            flags = vals[0] if vals else None
+            if flags:
+                self.kitty_keyboard_depth = max(self.kitty_keyboard_depth, 1)
+
+    def _osc(
+        self,
+        work: bytes,
+        j: int,
+        base: int,
+        events: list[tuple[int, Event]],
+        cuts: list[tuple[int, int]],
+    ) -> None:
+        m = _OSC_STOP.search(work, j + 2)
+        if m is None:
+            return
+        t = m.start()
+        term = work[t]
+        if term == 0x07:
+            end = t + 1
+        elif term == _ESC and work[t + 1 : t + 2] == b"\\":
+            end = t + 2
+        else:
+            return  # aborted (CAN, SUB, ESC not followed by "\"), or unfinished
+        if end - j > CAP + 1:
+            return
+        content = work[j + 2 : t]
+        if _OSC_C0.search(content) is not None:
+            content = _OSC_C0.sub(b"", content)
+        ps, semi, rest = content.partition(b";")
+        if not semi:
+            return
+        if ps == b"0" or ps == b"2":
+            title = rest.decode("utf-8", "replace")
+            self.title = title
+            events.append((j, TitleChange(title)))
+        elif ps == b"7501":
+            status = _parse_status(rest)
+            if status is None:
+                return
+            events.append((j, status))
+            if self.consume_status and j >= base and self._removable_at(work, j):
+                cuts.append((j, end))
