@@ -2,7 +2,8 @@
 fake OpenAI-compatible model server, and an isolated Pi agent directory.
 
 The fake model is deliberately small (the project's full one is ``tests/fakemodel.py``): each
-chat request takes the next scripted reply — ``("text", "...")`` or ``("bash", "command")`` —
+chat request takes the next scripted reply — ``("text", "...")``, ``("bash", "command")`` or
+``("error", "500")`` (an HTTP error) —
 and the server records every request body, so a test can read the tool results Pi sent back.
 """
 
@@ -124,7 +125,7 @@ def types(facts: list[Fact]) -> list[str]:
 # -- a minimal fake OpenAI-compatible streaming model ----------------------------------------
 
 MODEL_ID = "fake-model"
-Reply = tuple[str, str]  # ("text", content) | ("bash", command)
+Reply = tuple[str, str]  # ("text", content) | ("bash", command) | ("error", "500")
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -146,6 +147,10 @@ class _Handler(BaseHTTPRequestHandler):
         except json.JSONDecodeError:
             body = {}
         kind, content = fake.take(body)
+        if kind == "error":
+            err = {"error": {"message": "fake upstream failure", "type": "server_error"}}
+            self._send(int(content), "application/json", json.dumps(err).encode())
+            return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Connection", "close")
@@ -311,3 +316,80 @@ def mini_model(script: list[Reply] | None = None) -> Iterator[MiniModel]:
         yield m
     finally:
         m.close()
+
+
+# -- a PTY child whose output is always drained ----------------------------------------------
+
+
+class Drained:
+    """A pexpect child whose output a thread reads all the time (Pi blocks on a full PTY).
+
+    ``expect(text)`` waits for ``text`` in the output after the previous match; ``send`` writes.
+    """
+
+    def __init__(self, child: Any, log: Path | None = None) -> None:
+        import pexpect
+
+        self.child = child
+        self._eof_type = pexpect.EOF
+        self._timeout_type = pexpect.TIMEOUT
+        self._buf: list[str] = []
+        self._text = ""
+        self._pos = 0
+        self._lock = threading.Lock()
+        self.eof = threading.Event()
+        self._log = log.open("w", encoding="utf-8") if log else None
+        self._thread = threading.Thread(target=self._drain, daemon=True)
+        self._thread.start()
+
+    @property
+    def pid(self) -> int:
+        return int(self.child.pid)
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                data = self.child.read_nonblocking(65536, timeout=0.1)
+            except self._timeout_type:
+                continue
+            except (self._eof_type, OSError, ValueError):
+                self.eof.set()
+                return
+            with self._lock:
+                self._buf.append(data)
+            if self._log is not None:
+                self._log.write(data)
+                self._log.flush()
+
+    def output(self) -> str:
+        with self._lock:
+            if self._buf:
+                self._text += "".join(self._buf)
+                self._buf.clear()
+            return self._text
+
+    def expect(self, text: str, timeout: float = 30.0) -> None:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            i = self.output().find(text, self._pos)
+            if i >= 0:
+                self._pos = i + len(text)
+                return
+            time.sleep(0.05)
+        tail = self.output()[-2000:]
+        raise AssertionError(f"{text!r} not in the output; last output: {tail!r}")
+
+    def expect_eof(self, timeout: float = 30.0) -> None:
+        if not self.eof.wait(timeout):
+            raise AssertionError("the child did not exit")
+
+    def send(self, data: str) -> None:
+        self.child.send(data)
+
+    def close(self) -> None:
+        if self.child.isalive():
+            self.child.terminate(force=True)
+        self._thread.join(timeout=5)
+        self.child.close()
+        if self._log is not None:
+            self._log.close()

@@ -18,6 +18,7 @@ from typing import Any
 import pexpect
 import pytest
 from bridge_helpers import (
+    Drained,
     MiniModel,
     Reply,
     ServerThread,
@@ -33,14 +34,20 @@ from cuewrap.facts import (
     AgentBeforeSettle,
     AgentEnd,
     AgentSettled,
+    AskBlocked,
     BridgeGone,
     BridgeHello,
     CueToggle,
     Fact,
     SessionShutdown,
     SessionStart,
+    SubagentComplete,
+    SubagentForegroundComplete,
+    SubagentStarted,
     ToolEnd,
     ToolStart,
+    UiPromptEnd,
+    UiPromptStart,
     UserInput,
 )
 
@@ -198,9 +205,9 @@ def test_pi_unaffected_when_bridge_unusable(
 
 
 @contextmanager
-def tui(bindir: Path, tmp_path: Path, env_extra: dict[str, str]) -> Iterator[pexpect.spawn]:
+def tui(bindir: Path, tmp_path: Path, env_extra: dict[str, str]) -> Iterator[Drained]:
     env = pi_env(bindir, tmp_path / "agent", env_extra)
-    p = pexpect.spawn(
+    child = pexpect.spawn(
         str(bindir / "pi"),
         ["-e", EXT],
         env=env,
@@ -208,18 +215,15 @@ def tui(bindir: Path, tmp_path: Path, env_extra: dict[str, str]) -> Iterator[pex
         dimensions=(40, 140),
         encoding="utf-8",
         codec_errors="replace",
-        timeout=30,
     )
-    p.logfile_read = (tmp_path / "tui.log").open("w")
+    p = Drained(child, tmp_path / "tui.log")
     try:
         yield p
     finally:
-        if p.isalive():
-            p.terminate(force=True)
         p.close()
 
 
-def submit(p: pexpect.spawn, text: str) -> None:
+def submit(p: Drained, text: str) -> None:
     p.send(text)
     time.sleep(0.3)
     p.send("\r")
@@ -242,7 +246,7 @@ def test_tui_cue_reload_new_quit(
 ) -> None:
     version, bindir = pi_version
     st, child = bridge
-    with setup(tmp_path), tui(bindir, tmp_path, st.env()) as p:
+    with setup(tmp_path) as (model, _work), tui(bindir, tmp_path, st.env()) as p:
         child.pid = p.pid
         first = since(st, 0, "BridgeHello", "SessionStart")
         hello = first[0]
@@ -270,6 +274,19 @@ def test_tui_cue_reload_new_quit(
         submit(p, "hello there")
         run = since(st, n, *RUN)
         assert run[0] == UserInput("interactive") and run[-1] == AgentSettled(False)
+
+        # Escape during a tool: the run settles aborted, without agent_before_settle
+        model.push(("bash", "sleep 10"))
+        n = len(st.facts)
+        submit(p, "take a nap")
+        st.wait_for(lambda fs: "ToolStart" in types(fs[n:]), what="ToolStart")
+        time.sleep(0.3)
+        p.send("\x1b")
+        run = since(
+            st, n, "UserInput", "AgentStart", "ToolStart", "ToolEnd", "AgentEnd", "AgentSettled"
+        )
+        assert isinstance(run[3], ToolEnd) and run[3].is_error is True
+        assert run[-1] == AgentSettled(True)
 
         # /reload: the old connection ends, a new one says hello
         n = len(st.facts)
@@ -305,7 +322,7 @@ def test_tui_cue_reload_new_quit(
         submit(p, "/quit")
         since(st, n, "SessionShutdown", "BridgeGone")
         assert st.facts[n] == SessionShutdown("quit")
-        p.expect(pexpect.EOF)
+        p.expect_eof()
         assert st.stats()["rejected"] == {}
 
 
@@ -330,3 +347,231 @@ def test_second_process_with_token_refused(
         since(st, n, *RUN)
         stats: dict[str, Any] = st.stats()
         assert stats["trusted"] is True and stats["live_connections"] == 1
+
+
+# -- RPC mode: pi.events, dialogs, errors, session replacement -------------------------------
+
+EMITTER = r"""
+export default function (pi: any) {
+  const OWNER = Symbol.for("pi-subagents.completion-owner-id");
+  pi.registerCommand("emitall", {
+    handler: async (_args: string, ctx: any) => {
+      const parent = ctx.sessionManager.getSessionFile() ?? ctx.sessionManager.getSessionId();
+      const before = OWNER in globalThis;
+      pi.events.emit("rpiv:ask-user:prompt", { questions: ["SECRET-QUESTION"] });
+      pi.events.emit("rpiv:ask-user:blocked", { active: true });
+      pi.events.emit("rpiv:ask-user:blocked", { active: false, toolCallId: "call_x" });
+      pi.events.emit("subagent:async-started", {
+        lifecycleArtifactVersion: 3, id: "run-1", sessionId: parent,
+        completionOwnerId: "owner-A", task: "SECRET-TASK", agent: "worker", cwd: "/x",
+      });
+      const after = OWNER in globalThis;
+      (globalThis as any)[OWNER] = "owner-A";
+      pi.events.emit("subagent:async-complete", {
+        runId: "run-1", sessionId: parent, completionOwnerId: "owner-A", success: true,
+        summary: "SECRET-SUMMARY", state: "complete", exitCode: 0,
+      });
+      pi.events.emit("subagent:foreground-complete", {
+        id: "run-2:0", runId: "run-2", source: "foreground", success: true,
+        summary: "SECRET-SUMMARY",
+      });
+      pi.events.emit("subagent:async-started", { id: 5, task: "SECRET-TASK" });
+      pi.events.emit("some:other-channel", { text: "SECRET-OTHER" });
+      ctx.ui.notify(`EMITTED before=${before} after=${after}`, "info");
+    },
+  });
+  pi.registerCommand("askme", {
+    handler: async (_args: string, ctx: any) => {
+      const ok = await ctx.ui.confirm("SECRET-TITLE", "SECRET-DIALOG");
+      ctx.ui.notify(`ANSWER=${ok}`, "info");
+    },
+  });
+}
+"""
+
+
+class Rpc:
+    """``pi --mode rpc``: JSON commands on stdin, records from stdout collected by a thread."""
+
+    def __init__(self, bindir: Path, tmp_path: Path, env_extra: dict[str, str], *exts: str):
+        import queue
+        import threading
+
+        args = [str(bindir / "pi"), "--mode", "rpc"]
+        for e in exts:
+            args += ["-e", e]
+        self.proc = subprocess.Popen(
+            args,
+            env=pi_env(bindir, tmp_path / "agent", env_extra),
+            cwd=tmp_path / "work",
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        self.records: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.seen: list[dict[str, Any]] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        import json
+
+        assert self.proc.stdout
+        for raw in self.proc.stdout:
+            try:
+                self.records.put(json.loads(raw))
+            except ValueError:
+                pass
+
+    def send(self, obj: dict[str, Any]) -> None:
+        import json
+
+        assert self.proc.stdin
+        self.proc.stdin.write(json.dumps(obj).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def expect(self, pred: Any, timeout: float = 30.0) -> dict[str, Any]:
+        import queue
+
+        end = time.monotonic() + timeout
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no matching RPC record; seen {self.seen[-10:]!r}")
+            try:
+                rec = self.records.get(timeout=left)
+            except queue.Empty:
+                continue
+            self.seen.append(rec)
+            if pred(rec):
+                return rec
+
+    def notify_text(self, text: str) -> dict[str, Any]:
+        return self.expect(
+            lambda r: (
+                r.get("type") == "extension_ui_request"
+                and r.get("method") == "notify"
+                and text in str(r.get("message"))
+            )
+        )
+
+    def close(self) -> tuple[int, bytes]:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=20)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+        assert self.proc.stderr
+        return self.proc.returncode, self.proc.stderr.read()
+
+
+def test_rpc_events_dialogs_errors_and_privacy(
+    pi_version: tuple[str, Path],
+    tmp_path: Path,
+    bridge: tuple[ServerThread, Child],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from cuewrap.bridge import protocol, server
+
+    raw_lines: list[bytes] = []
+    real_parse = protocol.parse_line
+
+    def spy(line: bytes) -> Any:
+        raw_lines.append(bytes(line))
+        return real_parse(line)
+
+    monkeypatch.setattr(server.protocol, "parse_line", spy)
+    _version, bindir = pi_version
+    st, child = bridge
+    emitter = tmp_path / "emitter.ts"
+    emitter.write_text(EMITTER)
+    with setup(tmp_path, [("error", "500"), ("error", "500")]):
+        rpc = Rpc(bindir, tmp_path, st.env(), EXT, str(emitter))
+        child.pid = rpc.proc.pid
+        try:
+            # the runtime connects on session_start
+            hello = since(st, 0, "BridgeHello", "SessionStart")[0]
+            assert isinstance(hello, BridgeHello)
+            assert hello.mode == "rpc" and hello.has_ui is True
+
+            rpc.send({"id": "c1", "type": "prompt", "message": "/cue"})
+            rpc.notify_text("CUE-PAGE-status")
+
+            # pi.events: exactly the four channels, validated fields only
+            n = len(st.facts)
+            rpc.send({"id": "c2", "type": "prompt", "message": "/emitall"})
+            rpc.notify_text("EMITTED before=false after=false")  # ownerNow never creates it
+            since(
+                st,
+                n,
+                "AskBlocked",
+                "AskBlocked",
+                "SubagentStarted",
+                "SubagentComplete",
+                "SubagentForegroundComplete",
+            )
+            f = st.facts[n:]
+            assert f[0] == AskBlocked(True, None) and f[1] == AskBlocked(False, "call_x")
+            parent = hello.session_file
+            assert f[2] == SubagentStarted("run-1", parent, "owner-A", 3, parent, None)
+            assert f[3] == SubagentComplete(
+                "run-1", parent, "owner-A", True, False, parent, "owner-A"
+            )
+            assert f[4] == SubagentForegroundComplete("run-2")
+            assert st.stats()["rejected"] == {"bad_field": 1}  # the malformed async-started
+
+            # a dialog: ui_prompt_start / end (kind only)
+            n = len(st.facts)
+            rpc.send({"id": "c3", "type": "prompt", "message": "/askme"})
+            req = rpc.expect(
+                lambda r: r.get("type") == "extension_ui_request" and r.get("method") == "confirm"
+            )
+            since(st, n, "UiPromptStart")
+            rpc.send({"type": "extension_ui_response", "id": req["id"], "confirmed": True})
+            rpc.notify_text("ANSWER=true")
+            since(st, n, "UiPromptStart", "UiPromptEnd")
+            assert st.facts[n:] == [UiPromptStart("confirm"), UiPromptEnd("confirm")]
+
+            # an error run: two attempts (one retry), one settle with outcome "error"
+            n = len(st.facts)
+            rpc.send({"id": "c4", "type": "prompt", "message": "SECRET-PROMPT"})
+            since(
+                st,
+                n,
+                "UserInput",
+                "AgentStart",
+                "AgentEnd",
+                "AgentStart",
+                "AgentEnd",
+                "AgentBeforeSettle",
+                "AgentSettled",
+            )
+            f = st.facts[n:]
+            assert f[0] == UserInput("rpc")
+            assert f[2] == AgentEnd("error") and f[4] == AgentEnd("error")
+            assert f[5] == AgentBeforeSettle("error") and f[6] == AgentSettled(False)
+
+            # new_session: a new runtime, a new connection (session_start may come twice)
+            n = len(st.facts)
+            rpc.send({"id": "c5", "type": "new_session"})
+            st.wait_for(lambda fs: "SessionStart" in types(fs[n:]), what="new session")
+            time.sleep(0.5)
+            tail = st.facts[n:]
+            assert types(tail)[:4] == [
+                "SessionShutdown",
+                "BridgeGone",
+                "BridgeHello",
+                "SessionStart",
+            ]
+            assert set(types(tail)[4:]) <= {"SessionStart"}
+            assert tail[0] == SessionShutdown("new")
+            assert all(isinstance(x, SessionStart) and x.reason == "new" for x in tail[3:])
+        finally:
+            rc, err = rpc.close()
+    st.wait_for(lambda fs: fs[-1:] == [BridgeGone()], what="BridgeGone")
+    assert rc == 0 and err == b""
+    assert raw_lines
+    assert not [x for x in raw_lines if b"SECRET" in x]
+    assert st.stats()["rejected"] == {"bad_field": 1}
