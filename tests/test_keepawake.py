@@ -138,11 +138,15 @@ def test_release_during_acquisition_releases_at_once(inhib: tuple[list[str], Pat
         if (d / name).exists():
             assert wait_for(lambda n=name: not alive(read_pid(d / n)), 3, loop)  # type: ignore[misc]
     # hold again afterwards: a fresh inhibitor
+    for name in ("inhibitor.pid", "grandchild.pid"):
+        (d / name).unlink(missing_ok=True)
     ka.hold()
     assert wait_for(lambda: (d / "inhibitor.pid").exists(), 5, loop)
-    assert alive(read_pid(d / "inhibitor.pid"))
+    pid, grandchild = read_pid(d / "inhibitor.pid"), read_pid(d / "grandchild.pid")
+    assert alive(pid) and alive(grandchild)
     ka.close()
-    assert not alive(read_pid(d / "inhibitor.pid"))
+    assert ka.reaping == 0
+    assert wait_for(lambda: not alive(pid) and not alive(grandchild), 2)
 
 
 def test_inhibitor_that_fails_reports_failed() -> None:
@@ -174,11 +178,12 @@ def test_no_inhibitor_available() -> None:
     assert not ka.active
 
 
-def test_default_inhibitors_block_idle_and_sleep_only() -> None:
+def test_default_inhibitors_block_system_sleep_only() -> None:
     linux = default_inhibitor("linux", lambda name: f"/usr/bin/{name}")
     assert linux is not None
     assert linux[0] == "systemd-inhibit"
-    assert "--what=idle:sleep" in linux and "--mode=block" in linux
+    # sleep only: an idle lock would keep the screen from blanking and locking
+    assert "--what=sleep" in linux and "--mode=block" in linux
     assert linux[-2:] == ["sleep", "infinity"]
     assert default_inhibitor("linux", lambda _: None) is None
     mac = default_inhibitor("darwin", lambda name: f"/usr/bin/{name}", pid=4242)
@@ -213,7 +218,7 @@ def test_inhibitor_dies_when_cuewrap_is_killed(
         stderr=subprocess.DEVNULL,
     )
     try:
-        assert wait_for(lambda: (d / "grandchild.pid").exists(), 10)
+        assert wait_for(lambda: (d / "inhibitor.pid").exists(), 10)
         pid, grandchild = read_pid(d / "inhibitor.pid"), read_pid(d / "grandchild.pid")
         assert alive(pid) and alive(grandchild)
         holder.send_signal(signal.SIGKILL)

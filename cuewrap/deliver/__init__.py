@@ -81,14 +81,17 @@ class Reaper:
         self._schedule(entry, pid)
 
     def close(self, timeout: float = 0.5) -> None:
+        """Reap everything now (bounded), and KILL what is left of each group."""
         for pid in list(self._pending):
             entry = self._forget(pid)
             try:
                 entry.proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
-                kill_group(entry.proc, signal.SIGKILL)
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    entry.proc.wait(timeout=timeout)
+                pass
+            # leftovers of the group (grandchildren, a watcher) go now, not a second later
+            kill_group(entry.proc, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                entry.proc.wait(timeout=timeout)
 
     def _schedule(self, entry: _Pending, pid: int) -> None:
         now = self.loop.clock()

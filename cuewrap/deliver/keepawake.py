@@ -5,11 +5,15 @@ its whole process group. Nothing here blocks the loop: the spawn is a plain fork
 exit is noticed through a pidfd registered on the ``Loop`` (Linux) or a short poll timer that
 runs only while a release is pending (elsewhere).
 
-Default inhibitor (only idle and system sleep — display sleep and screen lock are never
-blocked):
-- Linux: ``systemd-inhibit --what=idle:sleep --mode=block … sleep infinity``
-- macOS: ``caffeinate -i -w <cuewrap pid>`` (caffeinate itself exits with cuewrap)
-- otherwise, or to replace these: ``keep_awake.command``.
+Default inhibitor (system sleep only — display sleep and screen lock are never blocked):
+- Linux: ``systemd-inhibit --what=sleep --mode=block … sleep infinity``. Not ``idle``: a
+  logind *idle* lock keeps the session from ever counting as idle, and KDE (PowerDevil),
+  swayidle and others then never blank or lock the screen (elogind#247, systemd#29129).
+  A ``sleep`` lock still refuses logind's idle-triggered suspend (IdleAction) and suspend
+  requests made through logind.
+- macOS: ``caffeinate -i -w <cuewrap pid>`` (idle system sleep only, no ``-d``/``-s``;
+  caffeinate itself exits with cuewrap).
+- otherwise, or to replace these: ``keep_awake.command`` (e.g. add ``idle`` there).
 
 The inhibitor dies with cuewrap, even on SIGKILL, two ways at once:
 1. the direct child gets ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` (Linux) — note that the
@@ -67,7 +71,7 @@ def default_inhibitor(
     if platform.startswith("linux") and which("systemd-inhibit"):
         return [
             "systemd-inhibit",
-            "--what=idle:sleep",
+            "--what=sleep",
             "--mode=block",
             "--who=cuewrap",
             "--why=Pi is working",
