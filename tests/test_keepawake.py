@@ -151,10 +151,13 @@ def test_release_during_acquisition_releases_at_once(inhib: tuple[list[str], Pat
 
 def test_inhibitor_that_fails_reports_failed() -> None:
     loop, states = Loop(), States()
-    ka = KeepAwake(loop, ["sh", "-c", "exit 3"], states)
+    ka = KeepAwake(loop, ["sh", "-c", "echo 'Failed to inhibit: no logind' >&2; exit 3"], states)
     ka.hold()
     assert wait_for(lambda: "failed" in states.names, 3, loop)
-    assert states.seen[-1] == ("failed", "inhibitor exited (status 3)")
+    assert states.seen[-1] == (
+        "failed",
+        "inhibitor exited (status 3): Failed to inhibit: no logind",
+    )
     assert not ka.active
     ka.hold()  # may be tried again
     assert states.names.count("requested") == 2

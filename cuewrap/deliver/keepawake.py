@@ -150,7 +150,7 @@ class KeepAwake:
                 ["/bin/sh", "-c", WATCHER, "cuewrap-keepawake", *self.command],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,  # read only when it fails, for the reason
                 close_fds=True,
                 start_new_session=True,  # own group (killpg) and no controlling terminal
                 preexec_fn=_pdeathsig_preexec(),  # spawned from the loop thread
@@ -158,6 +158,8 @@ class KeepAwake:
         except (OSError, subprocess.SubprocessError) as exc:
             self.on_state("failed", f"cannot start {self.command[0]}: {exc}")
             return
+        if proc.stderr is not None:
+            os.set_blocking(proc.stderr.fileno(), False)
         self._proc = proc
         self._pidfd = open_pidfd(self.loop, proc.pid, self._on_exit)
         self._held_timer = self.loop.call_later(HELD_AFTER, self._on_held_timer)
@@ -168,6 +170,9 @@ class KeepAwake:
         proc = self._detach()
         if proc is None:
             return
+        if proc.stderr is not None:
+            with contextlib.suppress(OSError):
+                proc.stderr.close()
         kill_group(proc, signal.SIGTERM)
         self._reaper.add(proc, kill_after=KILL_AFTER)
         self.on_state("released", "")
@@ -192,6 +197,22 @@ class KeepAwake:
                 proc.stdin.close()
         return proc
 
+    @staticmethod
+    def _last_words(proc: subprocess.Popen[bytes]) -> str:
+        """The last line the inhibitor wrote to stderr (for the reason), closing the pipe."""
+        if proc.stderr is None:
+            return ""
+        try:
+            data = proc.stderr.read(4096) or b""
+        except OSError:
+            data = b""
+        finally:
+            with contextlib.suppress(OSError):
+                proc.stderr.close()
+        lines = data.decode("utf-8", "replace").strip().splitlines()
+        text = "".join(ch for ch in (lines[-1] if lines else "") if ch.isprintable())
+        return text[:200]
+
     def _on_held_timer(self) -> None:
         self._held_timer = None
         proc = self._proc
@@ -209,7 +230,9 @@ class KeepAwake:
         proc = self._detach()
         assert proc is not None
         kill_group(proc, signal.SIGKILL)  # leftovers of the group, if any
-        self.on_state("failed", f"inhibitor exited ({_describe(proc.returncode)})")
+        said = self._last_words(proc)
+        reason = f"inhibitor exited ({_describe(proc.returncode)})"
+        self.on_state("failed", f"{reason}: {said}" if said else reason)
 
 
 def _describe(returncode: int | None) -> str:
