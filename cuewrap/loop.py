@@ -13,6 +13,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import selectors
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,7 +34,11 @@ class Timer:
 
 class Loop:
     def __init__(self, on_error: Callable[[str, BaseException], None] | None = None) -> None:
-        self.selector = selectors.DefaultSelector()
+        # poll/select, not epoll: epoll refuses regular files and /dev/null (stdin may be one)
+        self.selector: selectors.BaseSelector = (
+            selectors.PollSelector() if sys.platform.startswith("linux")
+            else selectors.SelectSelector()
+        )
         self._timers: list[Timer] = []
         self._seq = itertools.count()
         self.on_error = on_error

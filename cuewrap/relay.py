@@ -31,7 +31,7 @@ from cuewrap.term.focus import FocusFilter, FocusReport, HostStatusReply
 from cuewrap.term.tracker import ModeChange, OutputTracker
 
 READ_SIZE = 65536
-FOCUS_PREFIX_HOLD = 0.003  # seconds a partial ESC / ESC [ is held (Pi's ESC timeout is 10 ms)
+FOCUS_PREFIX_HOLD = 0.005  # seconds a partial ESC / ESC [ is held (Pi's ESC timeout is 10 ms)
 OUTPUT_HOLD = 0.02  # seconds a partial OSC 7501 prefix at a chunk end may be held
 INJECT_QUIET = 0.25  # inject anyway when the output has been quiet this long
 INPUT_BACKLOG = 1 << 20  # stop reading stdin while this much input waits for the child
