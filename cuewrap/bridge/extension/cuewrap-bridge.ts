@@ -260,17 +260,14 @@ class Channel {
 
 	private onData(chunk: string): void {
 		this.inbuf += chunk;
-		if (this.inbuf.length > MAX_IN) {
-			this.kill();
-			return;
-		}
 		let nl = this.inbuf.indexOf("\n");
-		while (nl >= 0) {
+		while (nl >= 0 && !this.dead) {
 			const line = this.inbuf.slice(0, nl);
 			this.inbuf = this.inbuf.slice(nl + 1);
 			this.onLine(line);
 			nl = this.inbuf.indexOf("\n");
 		}
+		if (this.inbuf.length > MAX_IN) this.kill(); // an endless line: give up
 	}
 
 	private onLine(line: string): void {
