@@ -131,7 +131,7 @@ class BridgeServer:
         self._current: _Conn | None = None  # the newest live connection
         self._counts: Counter[str] = Counter()
         self._last_rejection = ""
-        self._report_budget = REJECT_REPORTS_PER_S
+        self._report_budget = self.reject_reports_per_s
         self._report_refilled = loop.clock()
         self._accepted = 0
         self._hellos = 0
