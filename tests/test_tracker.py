@@ -1,0 +1,807 @@
+"""cuewrap.term.tracker: the incremental output scanner (modes, title, BEL, OSC 7501, safety).
+
+The properties compare the fast tracker, fed in random splits, with ``Ref``: a slow
+byte-at-a-time state machine written here from the model in the tracker's docstring.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cuewrap.facts import ProgramStatus
+from cuewrap.term.tracker import (
+    CAP,
+    Bell,
+    Event,
+    ModeChange,
+    OutputTracker,
+    TitleChange,
+)
+
+ST = b"\x1b\\"
+
+# recorded from Pi 1.4.0 (PI-FACTS.md "Escape sequences Pi writes")
+PI_STARTUP = (
+    b"\x1b[?1049h\x1b[?7l\x1b[?1000h\x1b[?1002h\x1b[?1003h\x1b[?1006h\x1b[?1004h"
+    b"\x1b[?2004h\x1b[>7u\x1b[?u\x1b]7501;?\x1b\\\x1b[c\x1b[c\x1b[?2031h"
+    b"\x1b]10;?\x1b\\\x1b]11;?\x1b\\\x1b]4;0;?\x1b\\\x1b[>4;2m"
+    b"\x1b]0;\xcf\x80 - work\x07"
+)
+PI_FRAME = (
+    "\x1b[?2026h\x1b[?25l\x1b[38;2;129;161;193m── ⠋ Working ───\x1b[39m\x1b[12;1H"
+    "\x1b[2K  ↑200 ↓20 0.1%/128k (auto)    fake-model\x1b[?2026l"
+).encode()
+PI_EXIT = (
+    b"\x1b[?2031l\x1b[<u\x1b[>4;0m\x1b[?1006l\x1b[?1004l\x1b[?1003l\x1b[?1002l\x1b[?1000l"
+    b"\x1b[?7h\x1b[?25h\x1b[?2004l\x1b[?1049l"
+)
+WORKING = b"\x1b]7501;state=working:app=pi:msg=bXlzZXNzaW9u\x1b\\"
+DONE = b"\x1b]7501;state=done:app=pi\x07"
+BLOCKED = b"\x1b]7501;state=blocked:app=pi:kind=permission\x1b\\"
+QUERY = b"\x1b]7501;?\x1b\\"
+
+
+def feed_all(t: OutputTracker, chunks: list[bytes]) -> tuple[bytes, list[Event]]:
+    out = bytearray()
+    events: list[Event] = []
+    for c in chunks:
+        s = t.feed(c)
+        out += s.out
+        events += s.events
+    out += t.flush()
+    return bytes(out), events
+
+
+# --- modes, title, bell -----------------------------------------------------------------------
+
+
+def test_pi_startup_modes_and_title() -> None:
+    t = OutputTracker()
+    s = t.feed(PI_STARTUP)
+    assert s.out == PI_STARTUP  # the query is not a report: passes through
+    assert s.safe
+    modes = [(e.mode, e.on) for e in s.events if isinstance(e, ModeChange)]
+    assert modes == [
+        (1049, True),
+        (7, False),
+        (1000, True),
+        (1002, True),
+        (1003, True),
+        (1006, True),
+        (1004, True),
+        (2004, True),
+        (2031, True),
+    ]
+    assert s.events[-1] == TitleChange("π - work")
+    assert t.title == "π - work"
+    assert t.modes == {1049, 1000, 1002, 1003, 1006, 1004, 2004, 2031}
+    assert t.modes_off == {7}
+    assert t.kitty_keyboard_depth == 1
+    assert t.modify_other_keys
+    assert not any(isinstance(e, ProgramStatus) for e in s.events)
+
+
+def test_restore_after_pi_startup() -> None:
+    t = OutputTracker()
+    t.feed(PI_STARTUP + PI_FRAME[:20])  # killed in the middle of a frame
+    r = t.restore_sequence()
+    assert r.startswith(b"\x1b[?2026l")  # end the frame first
+    for piece in (
+        b"\x1b[<1u",
+        b"\x1b[>4;0m",
+        b"\x1b[?1000l",
+        b"\x1b[?1002l",
+        b"\x1b[?1003l",
+        b"\x1b[?1006l",
+        b"\x1b[?1004l",
+        b"\x1b[?2004l",
+        b"\x1b[?2031l",
+        b"\x1b[?7h",
+        b"\x1b[?25h",
+    ):
+        assert piece in r, piece
+    assert r.endswith(b"\x1b[?1049l")  # leave the alt screen last
+    assert r.index(b"\x1b[<1u") < r.index(b"\x1b[?1049l")  # kitty stack is per screen
+
+
+def test_restore_empty_after_clean_exit() -> None:
+    t = OutputTracker()
+    assert t.restore_sequence() == b""
+    t.feed(PI_STARTUP + PI_FRAME + PI_EXIT)
+    assert t.modes == {7, 25}  # explicitly set back on: their defaults
+    assert not t.modes_off & {7, 25}
+    assert t.kitty_keyboard_depth == 0
+    assert not t.modify_other_keys
+    assert t.restore_sequence() == b""
+
+
+def test_regular_mode_has_no_focus_or_alt_screen() -> None:
+    t = OutputTracker()
+    t.feed(b"\x1b[?2004h\x1b[>7u\x1b]0;\xcf\x80 - work\x07")
+    assert t.restore_sequence() == b"\x1b[<1u\x1b[?2004l"
+
+
+def test_restore_alt_screen_variants_and_cursor() -> None:
+    t = OutputTracker()
+    t.feed(b"\x1b[?47h\x1b[?25l\x1b[?1h")
+    assert t.restore_sequence() == b"\x1b[?1l\x1b[?25h\x1b[?47l"
+    t = OutputTracker()
+    t.feed(b"\x1b[?1047h\x1b[?1049h\x1b[?1049l")
+    assert t.restore_sequence() == b"\x1b[?1047l"
+
+
+def test_several_modes_in_one_csi() -> None:
+    t = OutputTracker()
+    s = t.feed(b"\x1b[?1000;1006;;1004h")
+    assert s.events == [ModeChange(1000, True), ModeChange(1006, True), ModeChange(1004, True)]
+    s = t.feed(b"\x1b[?1000;1006l")
+    assert t.modes == {1004}
+
+
+def test_malformed_private_csi_ignored() -> None:
+    t = OutputTracker()
+    s = t.feed(b"\x1b[?1049$p\x1b[?10a49h\x1b[?1049x\x1b[1049h\x1b[?999999h")
+    assert s.events == []  # DECRQM, bad param, other final, ANSI mode, out of range
+    assert t.modes == set()
+
+
+def test_c0_inside_csi_is_executed() -> None:
+    t = OutputTracker()
+    s = t.feed(b"\x1b[?10\r\n49h")
+    assert s.events == [ModeChange(1049, True)]
+    assert s.out == b"\x1b[?10\r\n49h"
+
+
+def test_can_aborts_a_sequence() -> None:
+    t = OutputTracker()
+    s = t.feed(b"\x1b[?1049\x18h\x1b]0;x\x1ay\x07")
+    assert s.events == [Bell()]  # the CSI and the OSC were cancelled; the BEL is bare
+    assert t.modes == set()
+
+
+def test_kitty_keyboard_stack() -> None:
+    t = OutputTracker()
+    t.feed(b"\x1b[>1u\x1b[>3u\x1b[>31u")
+    assert t.kitty_keyboard_depth == 3
+    t.feed(b"\x1b[<2u")
+    assert t.kitty_keyboard_depth == 1
+    t.feed(b"\x1b[<u")
+    assert t.kitty_keyboard_depth == 0
+    t.feed(b"\x1b[<5u")
+    assert t.kitty_keyboard_depth == 0
+    t.feed(b"\x1b[=5;1u")
+    assert t.kitty_keyboard_depth == 1
+    assert t.restore_sequence() == b"\x1b[<1u"
+    t.feed(b"\x1b[?u")  # query: no change
+    assert t.kitty_keyboard_depth == 1
+
+
+def test_modify_other_keys() -> None:
+    t = OutputTracker()
+    t.feed(b"\x1b[>4;2m")
+    assert t.modify_other_keys
+    t.feed(b"\x1b[>4;0m")
+    assert not t.modify_other_keys
+    t.feed(b"\x1b[>4;1m")
+    t.feed(b"\x1b[>4m")
+    assert not t.modify_other_keys
+    t.feed(b"\x1b[>4;1m\x1b[>1;2m")  # modifyCursorKeys: no effect
+    assert t.modify_other_keys
+    assert t.restore_sequence() == b"\x1b[>4;0m"
+
+
+def test_title_osc0_and_osc2_bel_or_st() -> None:
+    t = OutputTracker()
+    s = t.feed(b"\x1b]0;one\x07\x1b]2;two\x1b\\\x1b]1;icon\x07\x1b]2;bad\xff\x07")
+    assert s.events == [TitleChange("one"), TitleChange("two"), TitleChange("bad\ufffd")]
+    assert t.title == "bad\ufffd"
+
+
+def test_title_split_across_chunks_passes_through() -> None:
+    t = OutputTracker()
+    a = t.feed(b"x\x1b]0;\xcf")
+    assert a.out == b"x\x1b]0;\xcf" and a.events == [] and not a.safe
+    b = t.feed(b"\x80 - wo")
+    assert b.out == b"\x80 - wo" and b.events == [] and not b.safe
+    c = t.feed(b"rk\x07y")
+    assert c.out == b"rk\x07y" and c.events == [TitleChange("π - work")] and c.safe
+
+
+def test_title_split_inside_st() -> None:
+    t = OutputTracker()
+    a = t.feed(b"\x1b]2;name\x1b")
+    assert a.out == b"\x1b]2;name\x1b"  # an ESC inside an open OSC is not held
+    assert not t.held
+    b = t.feed(b"\\")
+    assert b.events == [TitleChange("name")] and b.safe
+
+
+def test_bell_only_in_ground() -> None:
+    t = OutputTracker()
+    s = t.feed(b"a\x07\x1b]0;t\x07\x1bP\x07\x1b\\\x1b[1\x07m\x07")
+    assert s.events == [Bell(), TitleChange("t"), Bell()]
+
+
+def test_bell_after_split_osc() -> None:
+    t = OutputTracker()
+    assert t.feed(b"\x1b]0;ab").events == []
+    assert t.feed(b"c\x07\x07").events == [TitleChange("abc"), Bell()]
+
+
+# --- OSC 7501 ---------------------------------------------------------------------------------
+
+
+def test_status_report_consumed() -> None:
+    t = OutputTracker()
+    s = t.feed(b"a" + WORKING + b"b" + DONE + b"c")
+    assert s.out == b"abc"
+    assert s.events == [
+        ProgramStatus("working", "pi", None, True),
+        ProgramStatus("done", "pi", None, False),
+    ]
+    assert t.feed(BLOCKED).events == [ProgramStatus("blocked", "pi", "permission", False)]
+
+
+def test_status_never_keeps_msg() -> None:
+    t = OutputTracker()
+    (ev,) = t.feed(WORKING).events
+    assert "bXlzZXNzaW9u" not in repr(ev)
+
+
+def test_status_passes_through_when_not_consumed() -> None:
+    t = OutputTracker(consume_status=False)
+    s = t.feed(WORKING[:10])
+    assert s.out == WORKING[:10] and not t.held
+    s = t.feed(WORKING[10:] + DONE)
+    assert s.out == WORKING[10:] + DONE
+    assert [e.state for e in s.events if isinstance(e, ProgramStatus)] == ["working", "done"]
+
+
+def test_consume_status_is_settable() -> None:
+    t = OutputTracker()
+    assert t.feed(DONE).out == b""
+    t.consume_status = False
+    assert t.feed(DONE).out == DONE
+
+
+def test_query_and_malformed_pass_through() -> None:
+    t = OutputTracker()
+    for data in (
+        QUERY,
+        b"\x1b]7501;app=pi\x1b\\",
+        b"\x1b]7501;state=\x1b\\",
+        b"\x1b]7501;state=a b\x07",
+        b"\x1b]7501\x07",
+    ):
+        s = t.feed(data)
+        assert s.out == data and s.events == [], data
+
+
+def test_status_split_is_held_then_consumed() -> None:
+    t = OutputTracker()
+    s = t.feed(b"text\x1b]75")
+    assert s.out == b"text" and s.safe and t.held
+    s = t.feed(b"01;state=idle:app=pi")
+    assert s.out == b"" and t.held
+    s = t.feed(b"\x1b")  # the ESC of the ST
+    assert s.out == b"" and t.held
+    s = t.feed(b"\\more")
+    assert s.out == b"more" and s.events == [ProgramStatus("idle", "pi")]
+    assert not t.held
+
+
+def test_lone_esc_held_and_flushed() -> None:
+    t = OutputTracker()
+    s = t.feed(b"abc\x1b")
+    assert s.out == b"abc" and s.safe and t.held
+    assert t.flush() == b"\x1b"
+    assert not t.held and not t.safe
+    assert t.flush() == b""
+    s = t.feed(b"[1mx")
+    assert s.out == b"[1mx" and s.safe
+
+
+def test_held_prefix_that_is_not_a_report_is_released() -> None:
+    t = OutputTracker()
+    assert t.feed(b"\x1b]7").out == b""
+    s = t.feed(b"7;x\x07")
+    assert s.out == b"\x1b]77;x\x07" and not t.held
+
+
+def test_flushed_report_is_not_consumed_but_reported() -> None:
+    t = OutputTracker()
+    t.feed(b"\x1b]7501;state=work")
+    assert t.flush() == b"\x1b]7501;state=work"
+    s = t.feed(b"ing\x07")
+    assert s.out == b"ing\x07"
+    assert s.events == [ProgramStatus("working")]
+
+
+def test_held_report_growing_past_cap_is_released() -> None:
+    t = OutputTracker()
+    head = b"\x1b]7501;state=working:msg="
+    s = t.feed(head + b"A" * (CAP - len(head)))
+    assert s.out == b"" and t.held
+    s = t.feed(b"A")
+    assert s.out == head + b"A" * (CAP - len(head) + 1) and not t.held
+    s = t.feed(b"A\x1b\\")
+    assert s.out == b"A\x1b\\" and s.events == []  # given up
+
+
+def test_report_not_consumed_inside_other_sequence_or_char() -> None:
+    t = OutputTracker()
+    data = b"\x1b[1" + DONE + b"m"  # the report's ESC aborts a CSI
+    s = t.feed(data)
+    assert s.out == data
+    assert s.events == [ProgramStatus("done", "pi")]
+    t = OutputTracker()
+    data = b"\xe2" + DONE + b"\x82\xac"  # in the middle of a UTF-8 character
+    assert t.feed(data).out == data
+    t = OutputTracker()
+    assert t.feed(b"\xe2").out == b"\xe2"
+    assert t.feed(b"\x1b]75").out == b"\x1b]75"  # not held: could never be removed
+    assert not t.held
+
+
+def test_no_hold_when_consume_false() -> None:
+    t = OutputTracker(consume_status=False)
+    s = t.feed(b"abc\x1b")
+    assert s.out == b"abc\x1b" and not t.held and not s.safe
+
+
+# --- safe points ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "safe"),
+    [
+        (b"plain", True),
+        (b"\x1b[38;5;1", False),
+        (b"\x1b[38;5;1m", True),
+        (b"\x1b]0;title", False),
+        (b"\x1bP1$r", False),
+        (b"\x1bPq#0\x07", False),  # BEL does not end a DCS
+        (b"\x1b_Gf=1", False),
+        (b"\x1b(", False),
+        (b"\x1b(B", True),
+        (b"\x1b7", True),
+        (b"\xcf", False),
+        (b"\xe2\x94", False),
+        (b"\xe2\x94\x80", True),
+        (b"\xf0\x9f\x98", False),
+        (b"\xf0\x9f\x98\x80", True),
+        (b"\x80\x80", True),  # stray continuation bytes
+        (b"\x1b[1\xe2", False),  # non-ASCII aborts the CSI, then starts a character
+        (b"\x1b\xc3\xa9", True),
+        (b"\x1b\n", False),  # C0 after ESC: still in the escape
+        (b"\x1b[?1049h\x1b[?2026h", True),
+    ],
+)
+def test_safe_examples(data: bytes, safe: bool) -> None:
+    t = OutputTracker(consume_status=False)
+    assert t.feed(data).safe is safe
+    assert t.safe is safe
+
+
+def test_safe_across_chunks_utf8() -> None:
+    t = OutputTracker()
+    assert not t.feed(b"ab\xe2").safe
+    assert not t.feed(b"\x94").safe
+    assert t.feed(b"\x80").safe
+    assert not t.feed(b"\xf0").safe
+    assert not t.feed(b"\x9f\x98").safe
+    assert t.feed(b"\x80 ok").safe
+
+
+def test_empty_feed_keeps_state() -> None:
+    t = OutputTracker()
+    assert not t.feed(b"\x1b[1").safe
+    s = t.feed(b"")
+    assert s.out == b"" and not s.safe and s.events == []
+
+
+def test_long_sequences_bounded() -> None:
+    t = OutputTracker()
+    big = b"\x1bPq" + b"#" * 100_000
+    s = t.feed(big)
+    assert s.out == big and not s.safe
+    s = t.feed(b"#" * 10 + ST + b"x")
+    assert s.safe
+    assert len(t._pend) <= CAP
+
+
+def test_long_title_is_given_up_whole_or_split() -> None:
+    osc = b"\x1b]0;" + b"x" * (CAP + 10) + b"\x07"
+    assert OutputTracker().feed(osc).events == []
+    t = OutputTracker()
+    assert feed_all(t, [osc[:100], osc[100:]]) == (osc, [])
+
+
+# --- the reference model -----------------------------------------------------------------------
+
+GROUND, ESCS, ESCINT, CSI, OSC, OSCESC, STR = range(7)
+TRACKED = {1, 7, 9, 12, 25, 47, 1000, 1001, 1002, 1003, 1004, 1005, 1006, 1007}
+TRACKED |= {1015, 1016, 1047, 1049, 2004, 2026, 2027, 2031, 2048}
+TOKEN = re.compile(rb"[A-Za-z0-9_.+-]{1,64}")
+
+
+class Ref:
+    """Byte-at-a-time reference of the tracker's model (see tracker module docstring)."""
+
+    def __init__(self, consume: bool = True) -> None:
+        self.consume = consume
+        self.state = GROUND
+        self.u8 = 0
+        self.events: list[Event] = []
+        self.removed: list[tuple[int, int]] = []
+        self.modes: set[int] = set()
+        self.modes_off: set[int] = set()
+        self.depth = 0
+        self.mok = False
+        self.title: str | None = None
+        self.start = 0
+        self.ok_before = True
+        self.params = bytearray()
+        self.inter = bytearray()
+        self.bad = False
+        self.content = bytearray()
+
+    @property
+    def safe(self) -> bool:
+        return self.state == GROUND and self.u8 == 0
+
+    def run(self, data: bytes) -> list[bool]:
+        """Feed everything; return the safe flag after each prefix (index = length)."""
+        safe = [self.safe]
+        for i, b in enumerate(data):
+            self.step(i, b)
+            safe.append(self.safe)
+        return safe
+
+    def begin(self, i: int) -> None:
+        self.ok_before = self.state == GROUND and self.u8 == 0
+        self.state = ESCS
+        self.start = i
+        self.u8 = 0
+
+    def step(self, i: int, b: int) -> None:
+        s = self.state
+        if s == GROUND:
+            if b == 0x1B:
+                self.begin(i)
+            elif b == 0x07:
+                self.events.append(Bell())
+                self.u8 = 0
+            elif b < 0x80:
+                self.u8 = 0
+            elif b <= 0xBF:
+                self.u8 = max(0, self.u8 - 1)
+            elif 0xC2 <= b <= 0xDF:
+                self.u8 = 1
+            elif 0xE0 <= b <= 0xEF:
+                self.u8 = 2
+            elif 0xF0 <= b <= 0xF4:
+                self.u8 = 3
+            else:
+                self.u8 = 0
+            return
+        if s == OSCESC:
+            if b == 0x5C:
+                self.dispatch_osc(i + 1)
+                self.state = GROUND
+                return
+            self.begin(i - 1)
+            self.step(i, b)
+            return
+        if b == 0x1B:
+            if s == OSC:
+                self.state = OSCESC
+            else:
+                self.begin(i)
+            return
+        if b in (0x18, 0x1A):
+            self.state = GROUND
+            return
+        if s == ESCS:
+            if b < 0x20 or b == 0x7F:
+                return
+            if b <= 0x2F:
+                self.state = ESCINT
+            elif b == 0x5B:
+                self.state = CSI
+                self.params = bytearray()
+                self.inter = bytearray()
+                self.bad = False
+            elif b == 0x5D:
+                self.state = OSC
+                self.content = bytearray()
+            elif b in b"PX^_":
+                self.state = STR
+            elif b < 0x80:
+                self.state = GROUND
+            else:
+                self.state = GROUND
+                self.step(i, b)
+        elif s == ESCINT:
+            if b <= 0x2F or b == 0x7F:
+                return
+            self.state = GROUND
+            if b >= 0x80:
+                self.step(i, b)
+        elif s == CSI:
+            if b < 0x20 or b == 0x7F:
+                return
+            if b <= 0x2F:
+                self.inter.append(b)
+            elif b <= 0x3F:
+                self.bad = self.bad or bool(self.inter)
+                self.params.append(b)
+            elif b <= 0x7E:
+                self.state = GROUND
+                self.dispatch_csi(b, i + 1)
+            else:
+                self.state = GROUND
+                self.step(i, b)
+        elif s == OSC:
+            if b == 0x07:
+                self.state = GROUND
+                self.dispatch_osc(i + 1)
+            elif b >= 0x20:
+                self.content.append(b)
+
+    @staticmethod
+    def ints(p: bytes) -> list[int | None]:
+        return [int(x) if x and len(x) <= 5 else None for x in p.split(b";")]
+
+    def dispatch_csi(self, final: int, end: int) -> None:
+        p = bytes(self.params)
+        if self.bad or self.inter or not p or end - self.start > CAP + 1:
+            return
+        if p[:1] not in (b"?", b">", b"<", b"=") or not re.fullmatch(rb"[0-9;]*", p[1:]):
+            return
+        vals = self.ints(p[1:])
+        if p[:1] == b"?" and final in b"hl":
+            on = final == ord("h")
+            for v in vals:
+                if v is None:
+                    continue
+                if v in TRACKED:
+                    (self.modes.add if on else self.modes.discard)(v)
+                    (self.modes_off.discard if on else self.modes_off.add)(v)
+                self.events.append(ModeChange(v, on))
+        elif p[:1] == b">" and final == ord("u"):
+            self.depth = min(self.depth + 1, 64)
+        elif p[:1] == b">" and final == ord("m"):
+            if vals == [None]:
+                self.mok = False
+            elif vals[0] == 4 and len(vals) <= 2:
+                self.mok = len(vals) == 2 and bool(vals[1])
+        elif p[:1] == b"<" and final == ord("u"):
+            self.depth = max(0, self.depth - (vals[0] or 1))
+        elif p[:1] == b"=" and final == ord("u") and vals[0]:
+            self.depth = max(self.depth, 1)
+
+    def dispatch_osc(self, end: int) -> None:
+        if end - self.start > CAP + 1:
+            return
+        c = bytes(self.content)
+        ps, semi, rest = c.partition(b";")
+        if not semi:
+            return
+        if ps in (b"0", b"2"):
+            self.title = rest.decode("utf-8", "replace")
+            self.events.append(TitleChange(self.title))
+        elif ps == b"7501":
+            fields: dict[bytes, bytes] = {}
+            for part in rest.split(b":"):
+                k, eq, v = part.partition(b"=")
+                if eq:
+                    fields.setdefault(k, v)
+            state = fields.get(b"state", b"")
+            if not TOKEN.fullmatch(state):
+                return
+            app, kind = fields.get(b"app"), fields.get(b"kind")
+            self.events.append(
+                ProgramStatus(
+                    state.decode(),
+                    app.decode() if app and TOKEN.fullmatch(app) else None,
+                    kind.decode() if kind and TOKEN.fullmatch(kind) else None,
+                    bool(fields.get(b"msg")),
+                )
+            )
+            if self.consume and self.ok_before:
+                self.removed.append((self.start, end))
+
+
+def expected(data: bytes, consume: bool) -> tuple[bytes, Ref]:
+    ref = Ref(consume)
+    ref.run(data)
+    out = bytearray()
+    pos = 0
+    for s, e in ref.removed:
+        out += data[pos:s]
+        pos = e
+    out += data[pos:]
+    return bytes(out), ref
+
+
+def test_reference_agrees_on_examples() -> None:
+    out, ref = expected(b"a" + WORKING + b"\x1b[?1049h\x07" + QUERY, True)
+    assert out == b"a\x1b[?1049h\x07" + QUERY
+    assert ref.events == [
+        ProgramStatus("working", "pi", None, True),
+        ModeChange(1049, True),
+        Bell(),
+    ]
+
+
+# --- generated streams -------------------------------------------------------------------------
+
+
+def osc_token(ps: bytes, body: bytes, term: bytes) -> bytes:
+    return b"\x1b]" + ps + b";" + body + term
+
+
+def long_osc(total: int, term: bytes, report: bool) -> bytes:
+    head = b"\x1b]7501;state=idle:msg=" if report else b"\x1b]2;"
+    return head + b"x" * (total - len(head) - len(term)) + term
+
+
+TEXT = st.one_of(
+    st.text(max_size=6).map(lambda s: s.encode("utf-8", "surrogatepass")),
+    st.sampled_from(["π - work", "── ⠋ Working ──", "😀é€", "plain text\r\n"]).map(str.encode),
+    st.sampled_from([b"\xe2", b"\x94", b"\x80", b"\xf0\x9f", b"\xc3", b"\xff"]),
+    st.binary(max_size=4),
+)
+CSI_TOKENS = st.builds(
+    lambda marker, params, inter, c0, final: (
+        b"\x1b[" + marker + b";".join(params) + c0 + inter + final
+    ),
+    st.sampled_from([b"", b"?", b"?", b">", b"<", b"="]),
+    st.lists(
+        st.sampled_from([b"", b"0", b"1", b"2", b"4", b"7", b"25", b"47", b"1000", b"1004"])
+        | st.sampled_from([b"1006", b"1049", b"2004", b"2026", b"2031", b"123456", b"38"]),
+        max_size=3,
+    ),
+    st.sampled_from([b"", b"", b"", b"$", b" "]),
+    st.sampled_from([b"", b"", b"", b"\n", b"\x07", b"\x7f"]),
+    st.sampled_from([b"h", b"l", b"m", b"u", b"H", b"p", b"c", b""]),
+)
+OSC_TOKENS = st.builds(
+    osc_token,
+    st.sampled_from([b"0", b"2", b"1", b"10", b"7501", b"9", b"133", b"x"]),
+    st.sampled_from(
+        [
+            b"title",
+            "π - work".encode(),
+            b"state=working:app=pi:msg=bXk=",
+            b"state=done:app=pi",
+            b"state=blocked:app=pi:kind=question",
+            b"?",
+            b"app=pi",
+            b"state=",
+            b"4;3",
+            b"A",
+            b"t\ni\x00t",
+        ]
+    ),
+    st.sampled_from([b"\x07", ST, ST, b"", b"\x1b", b"\x18"]),
+)
+MISC = st.sampled_from(
+    [
+        b"\x1b",
+        b"\x1b\x1b",
+        b"\x07",
+        b"\x18",
+        b"\x1a",
+        b"\x1b\\",
+        b"\x1b(B",
+        b"\x1b(",
+        b"\x1b7",
+        b"\x1bc",
+        b"\x1b\n[",
+        b"\x1b\xc3\xa9",
+        b"\x1bP1$r0m\x1b\\",
+        b"\x1bPq#0;2\x07;0\x1b\\",
+        b"\x1b_Gf=100;AAAA\x1b\\",
+        b"\x1b^pm\x1b\\",
+        b"\x1b]",
+        b"\x1b]75",
+        b"\x1b]7501;",
+        b"\x1b]7501;state=idle",
+        WORKING,
+        DONE,
+        BLOCKED,
+        QUERY,
+        PI_STARTUP,
+        PI_FRAME,
+        PI_EXIT,
+    ]
+)
+LONG = st.builds(
+    long_osc,
+    st.integers(CAP - 1, CAP + 3),
+    st.sampled_from([b"\x07", ST]),
+    st.booleans(),
+)
+TOKENS = st.one_of(TEXT, TEXT, CSI_TOKENS, OSC_TOKENS, MISC, MISC)
+STREAMS = st.lists(TOKENS, max_size=30).map(b"".join)
+
+
+@st.composite
+def splits(
+    draw: st.DrawFn, streams: st.SearchStrategy[bytes] = STREAMS, bytewise: bool = True
+) -> list[bytes]:
+    data = draw(streams)
+    if bytewise and draw(st.integers(0, 9)) == 0:
+        cuts = list(range(len(data) + 1))  # byte by byte
+    else:
+        cuts = sorted(draw(st.lists(st.integers(0, len(data)), max_size=15)))
+    return [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+
+
+def check_against_reference(chunks: list[bytes], consume: bool) -> None:
+    data = b"".join(chunks)
+    want_out, ref = expected(data, consume)
+    safe_at = Ref(False).run(want_out)  # states the host terminal goes through
+    t = OutputTracker(consume_status=consume)
+    out = bytearray()
+    events: list[Event] = []
+    for c in chunks:
+        s = t.feed(c)
+        out += s.out
+        events += s.events
+        assert want_out.startswith(bytes(out))
+        assert s.safe == safe_at[len(out)], (bytes(out), c)
+        assert t.safe == s.safe
+    out += t.flush()
+    assert t.safe == safe_at[len(out)]
+    assert bytes(out) == want_out
+    assert events == ref.events
+    assert t.modes == ref.modes
+    assert t.modes_off == ref.modes_off
+    assert t.kitty_keyboard_depth == ref.depth
+    assert t.modify_other_keys == ref.mok
+    assert t.title == ref.title
+    if not consume:
+        assert bytes(out) == data
+
+
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(splits())
+def test_any_split_matches_reference(chunks: list[bytes]) -> None:
+    check_against_reference(chunks, consume=True)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(splits())
+def test_any_split_matches_reference_without_consuming(chunks: list[bytes]) -> None:
+    check_against_reference(chunks, consume=False)
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(splits(st.lists(st.one_of(LONG, TOKENS), min_size=1, max_size=4).map(b"".join), False))
+def test_long_sequences_match_reference(chunks: list[bytes]) -> None:
+    check_against_reference(chunks, consume=True)
+
+
+@settings(max_examples=300)
+@given(splits(st.binary(max_size=60)))
+def test_random_bytes_match_reference(chunks: list[bytes]) -> None:
+    check_against_reference(chunks, consume=True)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(splits())
+def test_split_equals_whole(chunks: list[bytes]) -> None:
+    data = b"".join(chunks)
+    whole = feed_all(OutputTracker(), [data])
+    assert feed_all(OutputTracker(), chunks) == whole
