@@ -147,7 +147,7 @@ class Controller:
             return []
         from cuewrap.bridge import extension_path
 
-        return ["-e", extension_path()]
+        return ["-e", str(extension_path())]
 
     # -- sources ----------------------------------------------------------------------------
     def relay_event(self, event: object) -> None:
@@ -291,11 +291,15 @@ class Controller:
                 line += f" · rejected {info['rejected']} ({reasons})"
             lines.append(line)
         if self.bridge is not None:
-            counts = {k: v for k, v in self.bridge.stats().items() if isinstance(v, int) and v}
-            if counts:
-                lines.append(
-                    "bridge channel: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-                )
+            b = self.bridge.stats()
+            refused = b.get("rejected") or {}
+            line = (
+                f"bridge channel: {b.get('live_connections', 0)} live,"
+                f" {b.get('facts', 0)} facts, {b.get('hellos', 0)} hellos"
+            )
+            if isinstance(refused, dict) and refused:
+                line += " · dropped: " + ", ".join(f"{k} {v}" for k, v in sorted(refused.items()))
+            lines.append(line)
         cap = s["capacity"]
         lines.append(
             f"capacity: Ask ids {cap['ask_ids']['used']}/{cap['ask_ids']['limit']},"  # type: ignore[index]
