@@ -196,7 +196,6 @@ class Controller:
         elif isinstance(effect, SetMark):
             if self.settings.notify.title_marks:
                 self.inject(self.titles.set_mark(effect.mark))
-            self.log.write("mark", mark=effect.mark, shown=self.settings.notify.title_marks)
         elif isinstance(effect, Notify):
             self._notify(effect)
         elif isinstance(effect, Wake):
