@@ -313,12 +313,28 @@ def test_hung_worker_is_killed_at_the_timeout(tmp_path: Path) -> None:
 
 def test_worker_that_dies_is_a_failure(tmp_path: Path) -> None:
     fake = tmp_path / "python"
-    fake.write_text("#!/bin/sh\necho garbage-not-json\nexit 3\n")
+    fake.write_text("#!/bin/sh\nread -r request\necho garbage-not-json\nexit 3\n")
     fake.chmod(0o755)
     loop, states = Loop(), States()
     notifier = DesktopNotifier(loop, states, python=str(fake))
     state, reason = send_and_wait(notifier, loop, states, 6, "Pi", "x", timeout=5)
     assert (state, reason) == ("failed", "worker sent garbage")
+
+
+def test_worker_that_dies_at_once_is_a_failure(tmp_path: Path) -> None:
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\nexit 3\n")
+    fake.chmod(0o755)
+    loop, states = Loop(), States()
+    notifier = DesktopNotifier(loop, states, python=str(fake))
+    state, reason = send_and_wait(notifier, loop, states, 12, "Pi", "x", timeout=5)
+    assert state == "failed"
+    # depending on timing: the payload write hits a closed pipe, or EOF comes first
+    assert reason in (
+        "cannot talk to the worker",
+        "worker ended without a result (status 3)",
+        "worker ended without a result",
+    ), reason
 
 
 def test_close_stops_pending_workers(tmp_path: Path) -> None:

@@ -160,9 +160,9 @@ class DesktopNotifier:
             self._finish(job, "failed", f"worker pipe: {exc}")
             return
         if not data:
-            status = job.proc.poll()
-            how = f"status {status}" if status is not None else "closed its pipe"
-            self._finish(job, "failed", f"worker exited ({how}) without a result")
+            status = job.proc.poll()  # may not be reapable yet: EOF can come first
+            how = f" (status {status})" if status is not None else ""
+            self._finish(job, "failed", f"worker ended without a result{how}")
             return
         job.buf += data
         while fd in self._jobs and b"\n" in job.buf:
