@@ -445,6 +445,12 @@ def test_rule13_every_fact_decision_and_non_decision_is_recorded() -> None:
     assert cue["cue_id"] == e.notifies(fx)[0].cue_id and cue["outcome"] == "completed"
     fx = e(FOCUSED, *RUN, *settle())
     assert any(r["cue"] == "finished" and r["reason"] == "focused" for r in e.records("no_cue", fx))
+    fx = e(UiPromptStart("confirm"))
+    assert e.records("fact", fx)[0] == {
+        "type": "UiPromptStart",
+        "source": "bridge",
+        "fact_kind": "confirm",
+    }
     fx = e(bg_start(artifact_version=2))
     assert e.records("rejected", fx)[0]["integration"] == "pi-subagents"
 
