@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 import os
 import shlex
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -187,12 +186,18 @@ def _read_file(
     explicit = path is not None
     file = path if path is not None else default_config_path(env)
     try:
-        with open(file, "rb") as fh:
-            data = tomllib.load(fh)
+        fh = open(file, "rb")  # closed by the with below
     except FileNotFoundError:
         if explicit:
             raise ConfigError(f"--config {file}: no such file") from None
         return None
+    except OSError as exc:
+        raise ConfigError(f"{file}: cannot read: {exc.__class__.__name__}: {exc}") from None
+    import tomllib  # only when there is a file: it is on the start-up path
+
+    try:
+        with fh:
+            data = tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{file}: not valid TOML: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:

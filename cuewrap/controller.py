@@ -28,6 +28,7 @@ from cuewrap.engine.effects import (
 from cuewrap.loop import Loop, Timer
 
 if TYPE_CHECKING:
+    from cuewrap.bridge.channel import Channel
     from cuewrap.bridge.server import BridgeServer
     from cuewrap.config import Settings
     from cuewrap.deliver.desktop import DesktopNotifier
@@ -44,7 +45,8 @@ class Controller:
         env: Mapping[str, str],
         *,
         pi_mode: bool,
-        bridge: bool,
+        channel: Channel | None = None,
+        child_pid: int | None = None,
     ) -> None:
         self.loop = loop
         self.settings = settings
@@ -64,7 +66,7 @@ class Controller:
         )
         self._wake: Timer | None = None
         self._closed = False
-        self.child_pid: int | None = None
+        self.child_pid = child_pid
 
         from cuewrap.deliver.desktop import desktop_available
         from cuewrap.deliver.title import TitleMarks
@@ -76,8 +78,8 @@ class Controller:
         self._desktop: DesktopNotifier | None = None
         self._keepawake: KeepAwakeEffector | None = None
         self.bridge: BridgeServer | None = None
-        if pi_mode and bridge:
-            self._start_bridge()
+        if channel is not None:
+            self._start_bridge(channel)
         log.write(
             "channels",
             desktop=self.desktop_on,
@@ -115,7 +117,7 @@ class Controller:
     def terminal_choice(self) -> Choice:
         return self.terminal.choice
 
-    def _start_bridge(self) -> None:
+    def _start_bridge(self, channel: Channel) -> None:
         from cuewrap.bridge.server import BridgeServer
 
         server = BridgeServer(
@@ -126,28 +128,11 @@ class Controller:
             on_request=self.request,
         )
         try:
-            server.start()
+            server.start(channel)
         except OSError as exc:
             self.log.write("bridge_unavailable", error=str(exc))
             return
         self.bridge = server
-
-    def child_env(self) -> dict[str, str]:
-        """Variables for the child: the bridge channel, and Pi's program status reports."""
-        extra: dict[str, str] = {}
-        if self.pi_mode:
-            extra["PI_PROGRAM_STATUS"] = "1"
-        if self.bridge is not None:
-            extra.update(self.bridge.env())
-        return extra
-
-    def child_args(self) -> list[str]:
-        """Arguments added after ``pi``: the bridge extension."""
-        if self.bridge is None:
-            return []
-        from cuewrap.bridge import extension_path
-
-        return ["-e", str(extension_path())]
 
     # -- sources ----------------------------------------------------------------------------
     def relay_event(self, event: object) -> None:

@@ -16,8 +16,13 @@ from cuewrap.loop import Loop
 from cuewrap.term import sequences as seq
 
 if TYPE_CHECKING:
+    from cuewrap.bridge.channel import Channel
     from cuewrap.cli import Args
     from cuewrap.controller import Controller
+
+EXTENSION = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "bridge", "extension", "cuewrap-bridge.ts"
+)
 
 
 FINISH_GRACE = 3.0  # seconds to let a last desktop notification (the exited cue) complete
@@ -70,10 +75,10 @@ class Session:
         child = None
         relay = None
         try:
-            self._start_controller()
+            channel = self._prepare_child()
             child = self._spawn()
-            if self.controller is not None:
-                self.controller.child_pid = child.pid  # type: ignore[attr-defined]
+            # everything else is imported and set up while the child boots
+            self._start_controller(channel, child.pid)  # type: ignore[attr-defined]
             host.enter_raw()
             if self.guard:
                 host.enable(seq.TITLE_PUSH, seq.TITLE_POP)
@@ -112,10 +117,30 @@ class Session:
             self.log.close()
 
     # -- the cue side -----------------------------------------------------------------------
-    def _start_controller(self) -> None:
+    def _prepare_child(self) -> Channel | None:
+        """What the child's command line and environment need: cheap, before the spawn."""
         if not self.guard:
             why = "stdin/stdout not a terminal, or TERM unset or dumb"
             self.log.write("guard", cues=False, why=why)
+            return None
+        if not self.args.pi_mode:
+            return None
+        self.env["PI_PROGRAM_STATUS"] = "1"
+        if self.args.no_bridge:
+            return None
+        from cuewrap.bridge.channel import open_channel
+
+        try:
+            channel = open_channel()
+        except OSError as exc:  # fail open: OSC 7501 still works
+            self.log.write("bridge_unavailable", error=str(exc))
+            return None
+        self.env.update(channel.env())
+        self.argv[1:1] = ["-e", EXTENSION]
+        return channel
+
+    def _start_controller(self, channel: Channel | None, child_pid: int) -> None:
+        if not self.guard:
             return
         try:
             from cuewrap.controller import Controller
@@ -126,15 +151,14 @@ class Session:
                 self.log,
                 self.env,
                 pi_mode=self.args.pi_mode,
-                bridge=not self.args.no_bridge,
+                channel=channel,
+                child_pid=child_pid,
             )
-            self.env.update(self.controller.child_env())
-            extra = self.controller.child_args()
-            if extra:
-                self.argv[1:1] = extra
         except Exception as exc:  # fail open: Pi runs as a plain passthrough
             self.log.error("controller", exc)
             self.controller = None
+            if channel is not None:
+                _close_channel(channel)
 
     # -- spawning ---------------------------------------------------------------------------
     def _spawn(self) -> object:
@@ -207,3 +231,12 @@ class _Raising:
 
     def __getattr__(self, name: str) -> object:
         return getattr(self._inner, name)
+
+
+def _close_channel(channel: Channel) -> None:
+    channel.sock.close()
+    for remove, path in ((os.unlink, channel.path), (os.rmdir, channel.dir)):
+        try:
+            remove(path)
+        except OSError:
+            pass

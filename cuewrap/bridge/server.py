@@ -24,19 +24,18 @@ import os
 import secrets
 import socket
 import struct
-import tempfile
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
 from cuewrap.bridge import protocol
+from cuewrap.bridge.channel import ENV_SOCKET, ENV_TOKEN, Channel, open_channel
 from cuewrap.bridge.protocol import Auth, Rejection, Request
 from cuewrap.facts import BridgeGone, BridgeHello, CueToggle, Fact
 from cuewrap.loop import Loop, Timer
 
-ENV_SOCKET = "CUEWRAP_BRIDGE_SOCKET"
-ENV_TOKEN = "CUEWRAP_BRIDGE_TOKEN"
+__all__ = ["ENV_SOCKET", "ENV_TOKEN", "BridgeServer", "peer_credentials"]
 
 MAX_CONNECTIONS = 4  # open connections, authenticated or not
 READ_CHUNK = 64 * 1024  # bytes read per readable callback
@@ -78,13 +77,6 @@ def peer_credentials(sock: socket.socket) -> tuple[int | None, int | None]:
         return struct.unpack("i", raw)[0], None
     except OSError:
         return None, None
-
-
-def _runtime_base() -> str | None:
-    base = os.environ.get("XDG_RUNTIME_DIR")
-    if base and os.path.isdir(base) and os.access(base, os.W_OK | os.X_OK):
-        return base
-    return None
 
 
 class BridgeServer:
@@ -139,24 +131,15 @@ class BridgeServer:
         self._requests = 0
 
     # -- lifecycle --------------------------------------------------------------------------
-    def start(self) -> None:
-        """Create the directory, socket and listener. Raises OSError (nothing left behind)."""
+    def start(self, channel: Channel | None = None) -> None:
+        """Listen on ``channel`` (opened earlier, before the child was spawned) or on a new
+        one. Raises OSError (nothing left behind)."""
         try:
-            self.dir = tempfile.mkdtemp(prefix="cuewrap-", dir=_runtime_base())
-            path = os.path.join(self.dir, "bridge.sock")
-            if len(os.fsencode(path)) > 100:  # sun_path is 104-108 bytes
-                os.rmdir(self.dir)
-                self.dir = tempfile.mkdtemp(prefix="cuewrap-", dir="/tmp")
-                path = os.path.join(self.dir, "bridge.sock")
-            os.chmod(self.dir, 0o700)
-            lsock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            self._lsock = lsock
-            lsock.bind(path)
-            self.path = path
-            os.chmod(path, 0o600)
-            lsock.listen(8)
-            lsock.setblocking(False)
-            self._loop.add_reader(lsock.fileno(), self._on_accept)
+            if channel is None:
+                channel = open_channel()
+            self.dir, self.path, self.token = channel.dir, channel.path, channel.token
+            self._lsock = channel.sock
+            self._loop.add_reader(channel.sock.fileno(), self._on_accept)
         except OSError:
             self.close()
             raise

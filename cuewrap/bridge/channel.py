@@ -1,0 +1,91 @@
+"""The bridge's listening socket, opened before the child is spawned.
+
+Kept free of heavy imports (no dataclasses, no tempfile) because it runs on the start-up path:
+the child's environment must name the socket, and the child should start as early as possible.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+
+ENV_SOCKET = "CUEWRAP_BRIDGE_SOCKET"
+ENV_TOKEN = "CUEWRAP_BRIDGE_TOKEN"
+_MAX_PATH = 100  # sun_path is 104-108 bytes
+
+
+class Channel:
+    """A private directory (0700), a listening Unix socket (0600) in it, and a random token."""
+
+    def __init__(self, directory: str, path: str, sock: socket.socket, token: str) -> None:
+        self.dir = directory
+        self.path = path
+        self.sock = sock
+        self.token = token
+
+    def env(self) -> dict[str, str]:
+        return {ENV_SOCKET: self.path, ENV_TOKEN: self.token}
+
+
+def _runtime_base() -> str | None:
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    if base and os.path.isdir(base) and os.access(base, os.W_OK | os.X_OK):
+        return base
+    return None
+
+
+def _temp_base() -> str:
+    for var in ("TMPDIR", "TEMP", "TMP"):
+        base = os.environ.get(var)
+        if base and os.path.isdir(base):
+            return base
+    return "/tmp"
+
+
+def _private_dir(base: str) -> str:
+    for _ in range(100):
+        d = os.path.join(base, "cuewrap-" + secrets.token_hex(6))
+        try:
+            os.mkdir(d, 0o700)
+        except FileExistsError:
+            continue
+        os.chmod(d, 0o700)  # whatever the umask
+        return d
+    raise FileExistsError("cannot create a private directory for the bridge socket")
+
+
+def open_channel() -> Channel:
+    """Create the directory and the listening socket. Raises OSError, leaving nothing behind."""
+    bases = [b for b in (_runtime_base(), _temp_base(), "/tmp") if b]
+    last: OSError | None = None
+    for base in bases:
+        directory = None
+        try:
+            directory = _private_dir(base)
+            path = os.path.join(directory, "bridge.sock")
+            if len(os.fsencode(path)) > _MAX_PATH:
+                os.rmdir(directory)
+                continue
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                sock.bind(path)
+                os.chmod(path, 0o600)
+                sock.listen(8)
+                sock.setblocking(False)
+            except OSError:
+                sock.close()
+                raise
+            return Channel(directory, path, sock, secrets.token_hex(32))
+        except OSError as exc:
+            last = exc
+            if directory is not None:
+                try:
+                    os.unlink(os.path.join(directory, "bridge.sock"))
+                except OSError:
+                    pass
+                try:
+                    os.rmdir(directory)
+                except OSError:
+                    pass
+    raise last or OSError("no directory for the bridge socket")
