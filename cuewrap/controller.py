@@ -80,6 +80,7 @@ class Controller:
         self.bridge: BridgeServer | None = None
         if channel is not None:
             self._start_bridge(channel)
+        self.terminal  # detect now (tmux is asked here), while the child boots  # noqa: B018
         log.write(
             "channels",
             desktop=self.desktop_on,
@@ -219,7 +220,6 @@ class Controller:
                 self.loop, lambda cue, st, why: self._delivery(cue, "desktop", st, why),
                 env=self.env,
             )
-        self._delivery(n.cue_id, "desktop", "requested")
         eligibility = n.eligibility
         self._desktop.send(
             n.cue_id, n.title, n.body, lambda: is_eligible(self.state, eligibility)
