@@ -27,6 +27,9 @@ from cuewrap.engine.effects import (
 )
 from cuewrap.loop import Loop, Timer
 
+SCREEN_DECIDE = 2.0  # seconds after start to decide whether the screen source is needed
+SCREEN_KEEP = 1 << 20  # bytes of early output kept for it meanwhile
+
 if TYPE_CHECKING:
     from cuewrap.bridge.channel import Channel
     from cuewrap.bridge.server import BridgeServer
@@ -34,6 +37,8 @@ if TYPE_CHECKING:
     from cuewrap.deliver.desktop import DesktopNotifier
     from cuewrap.deliver.keepawake import KeepAwake as KeepAwakeEffector
     from cuewrap.deliver.terminal import Choice, TerminalNotifier
+    from cuewrap.relay import Relay
+    from cuewrap.screen import ScreenWatcher
 
 
 class Controller:
@@ -65,6 +70,7 @@ class Controller:
             )
         )
         self._wake: Timer | None = None
+        self._screen: ScreenWatcher | None = None
         self._closed = False
         self.child_pid = child_pid
 
@@ -170,6 +176,8 @@ class Controller:
                 self._perform(effect)
             except Exception as exc:  # fail open, per effect
                 self.log.error(f"effect:{type(effect).__name__}", exc)
+        if self._screen is not None:
+            self._screen_check()
 
     def _tick(self) -> None:
         self._wake = None
@@ -243,6 +251,65 @@ class Controller:
         else:
             self._keepawake.release()
 
+    # -- the screen source (SPEC 2, source 3) -------------------------------------------------
+    def attach_screen(self, relay: Relay, rows: int, cols: int) -> None:
+        """Keep Pi's first output; after SCREEN_DECIDE seconds, if neither the bridge nor OSC
+        7501 is live, start the pyte worker on it. pyte never runs when a stronger source is."""
+        if not self.pi_mode:
+            return
+        self._screen_buf: list[bytes] | None = []
+        self._screen_buf_len = 0
+        self._screen_size = (rows, cols)
+        self._screen: ScreenWatcher | None = None
+        self._relay = relay
+        relay.output_tap = self._screen_tap
+        relay.resize_tap = self._screen_resize
+        self.loop.call_later(SCREEN_DECIDE, self._screen_decide)
+
+    def _stronger_source_live(self) -> bool:
+        return self.state.bridge_live or "osc7501" in self.state.trusted
+
+    def _screen_tap(self, data: bytes) -> None:
+        if self._screen is not None:
+            self._screen.feed(data)
+        elif self._screen_buf is not None:
+            if self._screen_buf_len + len(data) <= SCREEN_KEEP:
+                self._screen_buf.append(data)
+                self._screen_buf_len += len(data)
+
+    def _screen_resize(self, rows: int, cols: int) -> None:
+        self._screen_size = (rows, cols)
+        if self._screen is not None:
+            self._screen.resize(cols, rows)
+
+    def _screen_decide(self) -> None:
+        buf, self._screen_buf = self._screen_buf, None
+        if self._closed or self._stronger_source_live():
+            self._relay.output_tap = None
+            self._relay.resize_tap = None
+            self.log.write("screen", state="not started", why="a stronger source is live")
+            return
+        from cuewrap.screen import ScreenWatcher
+
+        rows, cols = self._screen_size
+        watcher = ScreenWatcher(self.loop, cols, rows, self.fact, on_error=self.log.error)
+        if not watcher.start():
+            self._relay.output_tap = None
+            return
+        self._screen = watcher
+        self.log.write("screen", state="started", why="neither the bridge nor OSC 7501 is live")
+        for chunk in buf or ():
+            watcher.feed(chunk)
+
+    def _screen_check(self) -> None:
+        """Called after each fact: stop the screen once a stronger source is live."""
+        if self._screen is not None and self._stronger_source_live():
+            self._screen.stop()
+            self._screen = None
+            self._relay.output_tap = None
+            self._relay.resize_tap = None
+            self.log.write("screen", state="stopped", why="a stronger source became live")
+
     # -- /cue --------------------------------------------------------------------------------
     def request(self, action: str) -> str:
         if action == "on":
@@ -257,7 +324,7 @@ class Controller:
         p = s["presence"]
         lines = [
             f"cuewrap: cues {'on' if s['enabled'] else 'off'}"
-            + ("" if s["guard"] else " (disabled: Pi is not in TUI mode)")
+            + ("" if s["guard"] is None else f" (disabled: {s['guard']})")
             + f" · cues come from: {s['source']}",
             f"presence: {p['state']} (counts as {p['counts_as']}; via {p['via']})",  # type: ignore[index]
         ]
@@ -315,6 +382,9 @@ class Controller:
 
     def close(self) -> None:
         self._closed = True
+        if self._screen is not None:
+            self._screen.stop()
+            self._screen = None
         if self._wake is not None:
             self._wake.cancel()
         if self._keepawake is not None:

@@ -73,6 +73,9 @@ class Relay:
         self.on_error = on_error
         self.focus: FocusFilter | None = FocusFilter() if filter_input else None
         self.tracker: OutputTracker | None = OutputTracker(consume_status=consume_status)
+        # optional taps (the screen source): every output chunk, and every new size
+        self.output_tap: Callable[[bytes], None] | None = None
+        self.resize_tap: Callable[[int, int], None] | None = None
         self._to_child: deque[bytes] = deque()  # write units; a focus report is one unit
         self._to_child_len = 0
         self._inject: list[bytes] = []
@@ -249,6 +252,12 @@ class Relay:
         self._output(data)
 
     def _output(self, data: bytes) -> None:
+        if self.output_tap is not None:
+            try:
+                self.output_tap(data)
+            except Exception as exc:
+                self.output_tap = None
+                self._report("output_tap", exc)
         tracker = self.tracker
         if tracker is None:
             self.host.write(data)
@@ -364,6 +373,12 @@ class Relay:
                 self.child.setwinsize(*size)  # type: ignore[attr-defined]
             except OSError:
                 pass
+            if self.resize_tap is not None:
+                try:
+                    self.resize_tap(*size)
+                except Exception as exc:
+                    self.resize_tap = None
+                    self._report("resize_tap", exc)
 
     def _forward(self, signum: int) -> None:
         self._term_count += 1

@@ -95,6 +95,8 @@ class Session:
             self.relay = relay
             if self.controller is not None:
                 self.controller.inject = relay.inject
+                rows, cols = get_size(1, 0) or (24, 80)
+                self.controller.attach_screen(relay, rows, cols)
             faults = self.env.get("CUEWRAP_DEBUG_FAULT")
             if faults:
                 _inject_faults(relay, set(faults.split(",")))
@@ -125,7 +127,8 @@ class Session:
             return None
         if not self.args.pi_mode:
             return None
-        self.env["PI_PROGRAM_STATUS"] = "1"
+        # Pi's own status reports; a user who set PI_PROGRAM_STATUS (e.g. =0) keeps their choice
+        self.env.setdefault("PI_PROGRAM_STATUS", "1")
         if self.args.no_bridge:
             return None
         from cuewrap.bridge.channel import open_channel

@@ -1,0 +1,57 @@
+"""Weaker sources drive cues only when the stronger ones are absent (SPEC 2), over real Pi."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+from fakemodel import text, tool_call
+
+pytestmark = pytest.mark.pi
+
+OSC777 = re.compile(rb"\x1b\]777;notify;([^;\x07\x1b]*);([^\x07\x1b]*)(?:\x07|\x1b\\)")
+
+
+def notifications(raw: bytes) -> list[tuple[str, str]]:
+    return [(t.decode(), b.decode()) for t, b in OSC777.findall(raw)]
+
+
+@pytest.mark.parametrize("pi_version", ["1.4.0"])
+def test_screen_source_drives_when_bridge_and_status_are_off(pi_session, fakemodel) -> None:  # type: ignore[no-untyped-def]
+    fakemodel.script([tool_call("bash", {"command": "sleep 2; echo hi"}), text("all done")])
+    s = pi_session(cuewrap_args=["--no-bridge"], env={"PI_PROGRAM_STATUS": "0"})
+    s.wait_log(lambda r: r.get("kind") == "screen" and r.get("state") == "started", 10)
+    s.focus_out()
+    s.prompt("go")
+    s.wait_log(lambda r: r.get("type") == "ScreenActivity" and r.get("working") is True, 10)
+    s.wait_log(lambda r: r.get("kind") == "cue", 20)
+    time.sleep(0.5)
+    cues = s.log_records("cue")
+    assert len(cues) == 1 and cues[0]["outcome"] == "uncertain", cues
+    notes = notifications(s.raw_output)
+    assert len(notes) == 1 and "seems" in notes[0][1].lower(), notes
+    # no bridge fact and no OSC 7501 fact was ever seen
+    facts = s.log_records("fact")
+    assert not [f for f in facts if f.get("source") in ("bridge", "osc7501")]
+    s.quit()
+    assert s.wait_exit() == 0
+
+
+@pytest.mark.parametrize("pi_version", ["1.4.0"])
+def test_osc7501_drives_without_the_bridge(pi_session, fakemodel) -> None:  # type: ignore[no-untyped-def]
+    fakemodel.script([tool_call("bash", {"command": "sleep 1"}), text("ok")])
+    s = pi_session(cuewrap_args=["--no-bridge"])
+    s.focus_out()
+    s.prompt("go")
+    s.wait_log(lambda r: r.get("kind") == "cue", 20)
+    time.sleep(0.5)
+    cues = s.log_records("cue")
+    assert [c["outcome"] for c in cues] == ["completed"], cues
+    assert len(notifications(s.raw_output)) == 1
+    # the reports were consumed: none reached the host terminal
+    assert b"\x1b]7501;state=" not in s.raw_output
+    screen = [r for r in s.log_records("screen")]
+    assert screen and screen[0]["state"] == "not started"
+    s.quit()
+    assert s.wait_exit() == 0
