@@ -180,6 +180,14 @@ def test_kitty_keyboard_stack() -> None:
     assert t.kitty_keyboard_depth == 1
 
 
+def test_kitty_stack_changes_apply_in_stream_order() -> None:
+    t = OutputTracker()
+    t.feed(b"\x1b[<u\x1b[?25l\x1b[>1u")  # pop (nothing to pop), then push
+    assert t.kitty_keyboard_depth == 1
+    t.feed(b"\x1b[>1u\x1b[=0u\x1b[<2u\x1b[>1u\x1b[?25h")
+    assert t.kitty_keyboard_depth == 1
+
+
 def test_modify_other_keys() -> None:
     t = OutputTracker()
     t.feed(b"\x1b[>4;2m")

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from operator import itemgetter
 
 from cuewrap.facts import ProgramStatus
 from cuewrap.term import sequences as seq
@@ -69,10 +70,12 @@ _STR_STOP = re.compile(rb"[\x18\x1a\x1b]")
 _ESCINT_STOP = re.compile(rb"[\x18\x1a\x1b\x30-\x7e\x80-\xff]")
 _OSC_C0 = re.compile(rb"[\x00-\x06\x08-\x17\x19\x1c-\x1f]")
 _PARAMS = re.compile(rb"[0-9;]*")
+_DEC_ONE = re.compile(rb"\x1b\[\?([0-9]{1,5})([hl])")
 _TOKEN = re.compile(rb"[A-Za-z0-9_.+-]{1,64}")
 
 _STRING_INTRO = frozenset(b"PX^_")
-_PRIVATE_CSI = (b"\x1b[?", b"\x1b[>", b"\x1b[<", b"\x1b[=")
+_PRIVATE_CSI = tuple((b"\x1b[" + c, c) for c in (b"?", b">", b"<", b"="))
+_first = itemgetter(0)
 
 # modes undone by restore_sequence, in the order written (mouse first, then the rest)
 _RESTORE_OFF = (
@@ -121,7 +124,7 @@ class Bell:
 Event = ModeChange | TitleChange | Bell | ProgramStatus
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Scan:
     """Result of :meth:`OutputTracker.feed`.
 
@@ -216,17 +219,18 @@ def _u8_complete(tail: bytes) -> bool:
     return n - 1 - i >= need
 
 
-def _find_all(buf: bytes, needle: bytes, start: int) -> list[int]:
-    """Start indexes of ``needle`` in ``buf[start:]`` (needle cannot overlap itself).
+def _find_all(buf: bytes, needle: bytes, first: int) -> list[int]:
+    """Start indexes of ``needle`` in ``buf`` (``needle`` cannot overlap itself).
 
-    memchr on the needle's last (rare) byte, checked in Python; if that byte turns out to
-    be common here, switch to the slower substring search.
+    ``first``: index of the first occurrence of the needle's last (rare) byte at or after
+    ``len(needle) - 1``, found by the caller with memchr. Candidates are checked in Python;
+    if that byte turns out to be common here, switch to the slower substring search.
     """
     last = needle[-1:]
     m = len(needle) - 1
     found: list[int] = []
     find = buf.find
-    i = find(last, start + m)
+    i = first
     misses = 0
     while i >= 0:
         j = i - m
@@ -357,40 +361,67 @@ class OutputTracker:
     def feed(self, data: bytes) -> Scan:
         pend = self._pend
         held = self._held
-        if not data and not held:
+        if pend or held:
+            work = pend + held + data
+            base = len(pend)  # work[:base] was released already
+            self._pend = b""
+            self._held = b""
+        elif not data:
             return Scan(b"", [], self._safe)
-        work = pend + held + data if (pend or held) else data
-        base = len(pend)  # work[:base] was released already
+        else:
+            work = data
+            base = 0
         n = len(work)
-        self._pend = b""
-        self._held = b""
+        k_last = work.rfind(_ESCB)
+
+        if k_last < 0 and work.find(b"\x07") < 0:
+            # fast path: text only (no sequence open before it, since pend is empty)
+            tail = work[-3:] if n >= 3 else (self._u8 + work)[-3:]
+            self._u8 = tail
+            self._safe = safe = tail[-1] < 0x80 or _u8_complete(tail)
+            return Scan(work, [], safe)
 
         events: list[tuple[int, Event]] = []
         cuts: list[tuple[int, int]] = []
-        k_last = work.rfind(_ESCB)
+        find = work.find
         if k_last >= 0:
-            for needle in _PRIVATE_CSI:
-                for j in _find_all(work, needle, 0):
-                    self._private_csi(work, j, events)
-            for j in _find_all(work, b"\x1b]", 0):
-                self._osc(work, j, base, events, cuts)
-        b = work.find(b"\x07", base)
+            starts: list[int] = []
+            for needle, last in _PRIVATE_CSI:
+                i = find(last, 2)
+                if i >= 0:
+                    if starts:  # state changes must be applied in stream order
+                        starts = sorted(starts + _find_all(work, needle, i))
+                    else:
+                        starts = _find_all(work, needle, i)
+            for j in starts:
+                self._private_csi(work, j, events)
+            i = find(b"]", 1)
+            if i >= 0:
+                for j in _find_all(work, b"\x1b]", i):
+                    self._osc(work, j, base, events, cuts)
+        b = find(b"\x07", base)
         while b >= 0:
             k = work.rfind(_ESCB, 0, b)
             if k < 0 or _seq_end(work, k, b) >= 0:
                 events.append((b, Bell()))
-            b = work.find(b"\x07", b + 1)
+            b = find(b"\x07", b + 1)
 
         # the end: ground, inside a sequence, or a possible OSC 7501 report to hold
         out_end = n
-        ground = True
-        if k_last >= 0 and _seq_end(work, k_last, n) < 0:
+        e = _seq_end(work, k_last, n) if k_last >= 0 else 0
+        if e >= 0:  # ground at the end
+            tail = work[max(e, n - 3) :] if k_last >= 0 else (self._u8 + work)[-3:]
+            self._u8 = tail
+            self._safe = _u8_complete(tail)
+        else:
             hold_from = self._hold_from(work, k_last, base, n)
             if hold_from >= 0:
                 self._held = work[hold_from:]
                 out_end = hold_from
+                _, tail = self._state_before(work, out_end)  # ground: _hold_from checked
+                self._u8 = tail
+                self._safe = True
             else:
-                ground = False
                 pend_from = k_last
                 if k_last == n - 1:
                     k2 = work.rfind(_ESCB, 0, k_last)
@@ -398,13 +429,8 @@ class OutputTracker:
                         pend_from = k2  # an OSC waiting for the "\" of its ST
                 new_pend = work[pend_from:]
                 self._pend = new_pend if len(new_pend) <= CAP else _synthetic(new_pend)
-        if ground:
-            ground, tail = self._state_before(work, out_end)
-            self._u8 = tail if ground else b""
-            self._safe = ground and _u8_complete(tail)
-        else:
-            self._u8 = b""
-            self._safe = False
+                self._u8 = b""
+                self._safe = False
 
         if cuts:
             parts = []
@@ -419,9 +445,11 @@ class OutputTracker:
         else:
             out = work[base:out_end]
 
+        if not events:
+            return Scan(out, [], self._safe)
         if len(events) > 1:
-            events.sort(key=lambda pe: pe[0])
-        return Scan(out, [e for _, e in events], self._safe)
+            events.sort(key=_first)
+        return Scan(out, [ev for _, ev in events], self._safe)
 
     def flush(self) -> bytes:
         """Release held bytes unchanged (they begin an unfinished sequence: not safe)."""
@@ -495,6 +523,19 @@ class OutputTracker:
         return start
 
     def _private_csi(self, work: bytes, j: int, events: list[tuple[int, Event]]) -> None:
+        m = _DEC_ONE.match(work, j)
+        if m is not None:  # the common case: one mode, e.g. CSI ? 2026 h
+            mode = int(m.group(1))
+            on = m.group(2) == b"h"
+            if mode in TRACKED_MODES:
+                if on:
+                    self.modes.add(mode)
+                    self.modes_off.discard(mode)
+                else:
+                    self.modes.discard(mode)
+                    self.modes_off.add(mode)
+            events.append((j, ModeChange(mode, on)))
+            return
         parsed = _csi_at(work, j)
         if parsed is None:
             return
