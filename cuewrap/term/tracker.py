@@ -123,6 +123,16 @@ class Bell:
 
 Event = ModeChange | TitleChange | Bell | ProgramStatus
 
+# Events are immutable values: share one instance per value for the frequent ones (Pi
+# writes CSI ? 2026 h / l around every frame; creating a frozen dataclass costs ~1 us).
+_BELL = Bell()
+_MODE_EVENTS = {(m, on): ModeChange(m, on) for m in TRACKED_MODES for on in (True, False)}
+
+
+def _mode_event(mode: int, on: bool) -> ModeChange:
+    ev = _MODE_EVENTS.get((mode, on))
+    return ev if ev is not None else ModeChange(mode, on)
+
 
 @dataclass(frozen=True, slots=True)
 class Scan:
@@ -403,7 +413,7 @@ class OutputTracker:
         while b >= 0:
             k = work.rfind(_ESCB, 0, b)
             if k < 0 or _seq_end(work, k, b) >= 0:
-                events.append((b, Bell()))
+                events.append((b, _BELL))
             b = find(b"\x07", b + 1)
 
         # the end: ground, inside a sequence, or a possible OSC 7501 report to hold
@@ -534,7 +544,7 @@ class OutputTracker:
                 else:
                     self.modes.discard(mode)
                     self.modes_off.add(mode)
-            events.append((j, ModeChange(mode, on)))
+            events.append((j, _mode_event(mode, on)))
             return
         parsed = _csi_at(work, j)
         if parsed is None:
@@ -557,7 +567,7 @@ class OutputTracker:
                     else:
                         self.modes.discard(mode)
                         self.modes_off.add(mode)
-                events.append((j, ModeChange(mode, on)))
+                events.append((j, _mode_event(mode, on)))
         elif marker == 0x3E:  # >
             if final == 0x75:  # CSI > flags u: push
                 self.kitty_keyboard_depth = min(self.kitty_keyboard_depth + 1, _KITTY_STACK_MAX)
