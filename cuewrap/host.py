@@ -37,7 +37,13 @@ def get_size(*fds: int) -> tuple[int, int] | None:
 
 def write_all(fd: int, data: bytes | memoryview) -> None:
     """Write everything, waiting out EAGAIN (someone may have set the tty non-blocking)."""
-    view = memoryview(data)
+    try:
+        n = os.write(fd, data)  # the common case: all of it, no memoryview needed
+    except (BlockingIOError, InterruptedError):
+        n = 0
+    if n == len(data):
+        return
+    view = memoryview(data)[n:]
     while view:
         try:
             n = os.write(fd, view)

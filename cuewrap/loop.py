@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 Callback = Callable[[], None]
+_READ = selectors.EVENT_READ
+_WRITE = selectors.EVENT_WRITE
 
 
 @dataclass(order=True)
@@ -115,16 +117,26 @@ class Loop:
         timeout = self.timeout()
         if max_timeout is not None:
             timeout = max_timeout if timeout is None else min(timeout, max_timeout)
-        for key, events in self.selector.select(timeout):
-            if events & selectors.EVENT_READ:
-                reader = self._get(key.fd)[0]
-                if reader is not None:
-                    reader()
-            if events & selectors.EVENT_WRITE:
-                writer = self._get(key.fd)[1]
-                if writer is not None:
-                    writer()
-        self.run_due_timers()
+        ready = self.selector.select(timeout)
+        if len(ready) == 1:  # the common case: one fd, its callbacks are current
+            key, events = ready[0]
+            reader, writer = key.data
+            if events & _READ and reader is not None:
+                reader()
+            if events & _WRITE and writer is not None and self._get(key.fd)[1] is writer:
+                writer()
+        else:
+            for key, events in ready:  # an earlier callback may have removed a later one
+                if events & _READ:
+                    reader = self._get(key.fd)[0]
+                    if reader is not None:
+                        reader()
+                if events & _WRITE:
+                    writer = self._get(key.fd)[1]
+                    if writer is not None:
+                        writer()
+        if self._timers:
+            self.run_due_timers()
 
     # -- fail-open wrapper ------------------------------------------------------------------
     def guard(self, callback: Callback, where: str) -> Callback:

@@ -31,10 +31,12 @@ from cuewrap.term.focus import FocusFilter, FocusReport, HostStatusReply
 from cuewrap.term.tracker import ModeChange, OutputTracker
 
 READ_SIZE = 65536
+BATCH_AFTER = 2048  # a read this large means more output is likely waiting
 FOCUS_PREFIX_HOLD = 0.005  # seconds a partial ESC / ESC [ is held (Pi's ESC timeout is 10 ms)
 OUTPUT_HOLD = 0.02  # seconds a partial OSC 7501 prefix at a chunk end may be held
 INJECT_QUIET = 0.25  # inject anyway when the output has been quiet this long
 INPUT_BACKLOG = 1 << 20  # stop reading stdin while this much input waits for the child
+QUIET_MODES = frozenset({2026, 25})  # toggled around every frame by TUIs such as Pi
 TERM_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 HUP_GRACE = 5.0  # after SIGHUP the host is gone; kill the child if it lingers this long
 
@@ -249,7 +251,31 @@ class Relay:
         if not data:
             self._master_eof()
             return
+        if len(data) >= BATCH_AFTER:
+            data, eof = self._read_more(data)
+            self._output(data)
+            if eof:
+                self._master_eof()
+            return
         self._output(data)
+
+    def _read_more(self, first: bytes) -> tuple[bytes, bool]:
+        """Output is streaming: take what else is already there, so the per-chunk work
+        (scan, write, select) is paid once per 64 KiB instead of once per PTY buffer."""
+        parts = [first]
+        total = len(first)
+        while total < READ_SIZE:
+            try:
+                more = os.read(self.master_fd, READ_SIZE - total)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError:
+                return b"".join(parts), True
+            if not more:
+                return b"".join(parts), True
+            parts.append(more)
+            total += len(more)
+        return b"".join(parts), False
 
     def _output(self, data: bytes) -> None:
         if self.output_tap is not None:
@@ -274,9 +300,10 @@ class Relay:
         self.host.write(scan.out)
         self._safe = scan.safe
         for event in scan.events:
+            # per-frame toggles (synchronized output, cursor visibility) are tracked, not told
+            if type(event) is ModeChange and event.mode in QUIET_MODES:
+                continue
             self._emit(event)
-            if isinstance(event, ModeChange) and event.mode == 1004 and event.on:
-                pass  # the child now receives focus reports (see _handle_input_items)
         if self._inject and self._safe:
             self._flush_injections()
         if tracker.held:

@@ -85,13 +85,22 @@ def drain(fd: int) -> int:
 
 
 def make_file(path: str, mb: int, tui: bool) -> None:
-    line = b"The quick brown fox jumps over the lazy dog 0123456789 abcdefghijklmnopqrstuvwxyz.\r\n"
+    """Plain: 100-byte text lines. TUI: Pi-like full frames (synchronized output, cursor
+    moves, erase-line, SGR colours, box drawing and spinner characters), ~5 KB per frame."""
     if tui:
-        line = (
-            b"\x1b[?2026h\x1b[H\x1b[38;5;244m\xe2\x94\x80\xe2\x94\x80 \xe2\xa0\x8b Working "
-            b"\x1b[0m\x1b[1;32mok\x1b[0m caf\xc3\xa9 \x1b[2K\x1b[?2026l\r\n"
-        )
-    block = line * (1 << 20 // len(line) + 1)
+        rows = []
+        for r in range(1, 41):
+            rows.append(
+                b"\x1b[%d;1H\x1b[2K\x1b[38;5;244m\xe2\x94\x80\xe2\x94\x80 \xe2\xa0\x8b Working"
+                b"\x1b[0m \x1b[1;32mok\x1b[0m caf\xc3\xa9 \x1b[3mtranscript line %d of the"
+                b" session\x1b[23m \x1b[38;2;120;130;140mdim text here\x1b[39m" % (r, r)
+            )
+        frame = b"\x1b[?2026h" + b"".join(rows) + b"\x1b[?25l\x1b[?2026l"
+        block = frame * ((1 << 20) // len(frame) + 1)
+    else:
+        line = b"The quick brown fox jumps over the lazy dog 0123456789 abcdefghijklmnopqrstuvwxyz."
+        line += b"\r\n"
+        block = line * ((1 << 20) // len(line) + 1)
     with open(path, "wb") as fh:
         written = 0
         while written < mb << 20:
