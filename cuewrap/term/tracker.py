@@ -342,7 +342,18 @@ def _synthetic(pend: bytes) -> bytes:
 
 
 class OutputTracker:
-    """Incremental scanner of the child's output. See the module docstring for the model."""
+    """Incremental scanner of the child's output. See the module docstring for the model.
+
+    Attributes (all tracked from the output only):
+
+    - ``consume_status``: remove complete OSC 7501 reports from ``out`` (settable any time).
+    - ``modes``: DEC private modes of :data:`TRACKED_MODES` last set on (``CSI ? Pm h``).
+    - ``modes_off``: tracked modes last reset (``CSI ? Pm l``): ``25`` in it means the cursor
+      was hidden, ``7`` that autowrap was turned off.
+    - ``kitty_keyboard_depth``: entries pushed on the kitty keyboard stack (bounded at 64).
+    - ``modify_other_keys``: xterm modifyOtherKeys is on (``CSI > 4 ; n m``, n > 0).
+    - ``title``: the child's last OSC 0/2 title, or None.
+    """
 
     def __init__(self, consume_status: bool = True) -> None:
         self.consume_status: bool = consume_status
@@ -369,6 +380,7 @@ class OutputTracker:
     # -- public ----------------------------------------------------------------------------
 
     def feed(self, data: bytes) -> Scan:
+        """Scan the next output chunk; see :class:`Scan` for what comes back."""
         pend = self._pend
         held = self._held
         if pend or held:
@@ -532,18 +544,22 @@ class OutputTracker:
             return -1
         return start
 
+    def _set_mode(self, mode: int, on: bool) -> None:
+        if mode in TRACKED_MODES:
+            if on:
+                self.modes.add(mode)
+                self.modes_off.discard(mode)
+            else:
+                self.modes.discard(mode)
+                self.modes_off.add(mode)
+
     def _private_csi(self, work: bytes, j: int, events: list[tuple[int, Event]]) -> None:
+        """Apply and report ``CSI ?|>|<|= …`` at ``j`` (events keyed by position)."""
         m = _DEC_ONE.match(work, j)
         if m is not None:  # the common case: one mode, e.g. CSI ? 2026 h
             mode = int(m.group(1))
             on = m.group(2) == b"h"
-            if mode in TRACKED_MODES:
-                if on:
-                    self.modes.add(mode)
-                    self.modes_off.discard(mode)
-                else:
-                    self.modes.discard(mode)
-                    self.modes_off.add(mode)
+            self._set_mode(mode, on)
             events.append((j, _mode_event(mode, on)))
             return
         parsed = _csi_at(work, j)
@@ -558,16 +574,9 @@ class OutputTracker:
                 return
             on = final == 0x68
             for mode in _ints(params[1:]):
-                if mode is None:
-                    continue
-                if mode in TRACKED_MODES:
-                    if on:
-                        self.modes.add(mode)
-                        self.modes_off.discard(mode)
-                    else:
-                        self.modes.discard(mode)
-                        self.modes_off.add(mode)
-                events.append((j, _mode_event(mode, on)))
+                if mode is not None:
+                    self._set_mode(mode, on)
+                    events.append((j, _mode_event(mode, on)))
         elif marker == 0x3E:  # >
             if final == 0x75:  # CSI > flags u: push
                 self.kitty_keyboard_depth = min(self.kitty_keyboard_depth + 1, _KITTY_STACK_MAX)
