@@ -16,7 +16,7 @@ from cuewrap import __version__
 USAGE = """\
 usage: cuewrap [OPTIONS] pi [PI_ARGS...]
        cuewrap [OPTIONS] -- COMMAND [ARGS...]
-       cuewrap doctor
+       cuewrap [OPTIONS] doctor [--check]
        cuewrap --version | --help
 
 Run Pi (or any command) in a pseudo-terminal, passing every byte through, and remind you
@@ -86,6 +86,7 @@ def parse_args(argv: list[str]) -> Args | str:
             break
         elif a == "doctor":
             args.subcommand = "doctor"
+            args.command = argv[i + 1 :]  # doctor's own arguments (cuewrap.doctor parses them)
             return args
         else:
             raise UsageError(f"unknown command '{a}' (to wrap any command: cuewrap -- {a})")
