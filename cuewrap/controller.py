@@ -164,6 +164,8 @@ class Controller:
         elif isinstance(event, HostStatusReply):
             self.log.write("host_status_reply", note="host answers OSC 7501: reports forwarded")
         elif isinstance(event, ChildExited):
+            if self.bridge is not None:  # what Pi said before it died comes first
+                self.bridge.drain_all()
             self.fact(F.ChildExit(event.code, event.signal))
 
     def fact(self, fact: object) -> None:

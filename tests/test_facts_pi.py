@@ -452,12 +452,6 @@ def test_pi_killed(pi_session: Any) -> None:
     check_clean(s)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cuewrap records ChildExit without draining the bridge connection first: bridge "
-    "facts Pi sent before exiting are logged after ChildExit, and BridgeGone is lost "
-    "(relay.py _reap / controller.relay_event ChildExited; bridge server has no drain)",
-)
 def test_bridge_facts_precede_child_exit(pi_session: Any) -> None:
     """cuewrap is slow (stopped) while Pi shuts down on SIGTERM: when it resumes, the
     shutdown line, the socket EOF, the PTY hang-up and SIGCHLD are all pending at once. The

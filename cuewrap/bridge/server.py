@@ -339,6 +339,13 @@ class BridgeServer:
         self._hellos += 1
         self._emit(hello)
 
+    def drain_all(self) -> None:
+        """Read everything already sent on every connection, EOFs included. Called when the
+        child has exited: all it wrote is in the buffers, and its facts (session_shutdown,
+        BridgeGone) must come before the exit fact."""
+        for conn in list(self._conns):
+            self._drain(conn)
+
     def _drain(self, conn: _Conn) -> None:
         taken = 0
         while not conn.closed and taken < DRAIN_LIMIT:
