@@ -676,6 +676,9 @@ def _cue_toggle(st: _Step, f: CueToggle) -> None:
 
 def _program_status(st: _Step, f: ProgramStatus) -> None:
     _observe(st, "osc7501")
+    if f.state == "clear" and f.app is None and "osc7501" in st.s.trusted:
+        st.rec("status_cleared", source="osc7501")  # Pi's exit report carries no app field
+        return
     if f.app != "pi" or f.state not in OSC_STATES:
         _reject(st, "osc7501", "not a Pi program status", app=f.app, state=f.state)
         return
