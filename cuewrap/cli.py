@@ -88,6 +88,11 @@ def parse_args(argv: list[str]) -> Args | str:
             args.subcommand = "doctor"
             args.command = argv[i + 1 :]  # doctor's own arguments (cuewrap.doctor parses them)
             return args
+        elif a == "config":
+            raise UsageError(
+                "'cuewrap config' (the interactive editor) is not built yet; edit"
+                " $XDG_CONFIG_HOME/cuewrap/config.toml (keys in the README)"
+            )
         else:
             raise UsageError(f"unknown command '{a}' (to wrap any command: cuewrap -- {a})")
         i += 1
