@@ -449,11 +449,8 @@ class Relay:
         """A byte filter raised: drop it and go on as a plain passthrough for that direction."""
         self._report(which, exc)
         if which == "focus":
-            held = b""
-            self.focus = None
+            self.focus = None  # no filter: stop the reports it would have taken out
             self.host.write(seq.FOCUS_REPORTING_OFF)
-            if held:
-                self._queue_child(held)
         else:
             self.tracker = None
             self._safe = True
