@@ -449,8 +449,14 @@ class Relay:
         """A byte filter raised: drop it and go on as a plain passthrough for that direction."""
         self._report(which, exc)
         if which == "focus":
-            self.focus = None  # no filter: stop the reports it would have taken out
+            broken, self.focus = self.focus, None  # stop the reports it would have taken out
             self.host.write(seq.FOCUS_REPORTING_OFF)
+            try:  # a byte it was holding (a lone ESC) must not be lost
+                held = b"".join(i for i in broken.flush() if isinstance(i, bytes))  # type: ignore[union-attr]
+            except Exception:
+                held = b""
+            if held:
+                self._queue_child(held)
         else:
             self.tracker = None
             self._safe = True
