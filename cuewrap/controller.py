@@ -27,6 +27,7 @@ from cuewrap.engine.effects import (
 )
 from cuewrap.loop import Loop, Timer
 
+KEY_WINDOW = 1.0  # seconds: keystrokes are told to the engine at most once per window
 SCREEN_DECIDE = 2.0  # seconds after start to decide whether the screen source is needed
 SCREEN_KEEP = 1 << 20  # bytes of early output kept for it meanwhile
 
@@ -70,6 +71,8 @@ class Controller:
             )
         )
         self._wake: Timer | None = None
+        self._last_key = float("-inf")
+        self._key_timer: Timer | None = None
         self._screen: ScreenWatcher | None = None
         self._closed = False
         self.child_pid = child_pid
@@ -150,7 +153,7 @@ class Controller:
         if isinstance(event, FocusReport):
             self.fact(F.Presence("focused" if event.direction == "in" else "away"))
         elif isinstance(event, Keystroke):
-            self.fact(F.Keystroke())
+            self._keystroke()
         elif isinstance(event, F.ProgramStatus):
             self.fact(event)
         elif isinstance(event, TitleChange):
@@ -167,6 +170,22 @@ class Controller:
             if self.bridge is not None:  # what Pi said before it died comes first
                 self.bridge.drain_all()
             self.fact(F.ChildExit(event.code, event.signal))
+
+    def _keystroke(self) -> None:
+        """At most one Keystroke fact per KEY_WINDOW (typing, pasting and mouse motion all
+        arrive as input); one more at the window's end if keys came meanwhile, so the engine
+        never thinks the last key was earlier than it was."""
+        now = self.loop.clock()
+        if now - self._last_key >= KEY_WINDOW:
+            self._last_key = now
+            self.fact(F.Keystroke())
+        elif self._key_timer is None:
+            self._key_timer = self.loop.call_at(self._last_key + KEY_WINDOW, self._key_late)
+
+    def _key_late(self) -> None:
+        self._key_timer = None
+        self._last_key = self.loop.clock()
+        self.fact(F.Keystroke())
 
     def fact(self, fact: object) -> None:
         """Any fact (or Tick) from any source: one engine step, effects performed."""
@@ -384,6 +403,8 @@ class Controller:
 
     def close(self) -> None:
         self._closed = True
+        if self._key_timer is not None:
+            self._key_timer.cancel()
         if self._screen is not None:
             self._screen.stop()
             self._screen = None
