@@ -6,7 +6,6 @@ written is dropped silently (nothing may reach the user's screen).
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from typing import IO
@@ -31,6 +30,8 @@ class DecisionLog:
     def write(self, kind: str, **fields: object) -> None:
         if self._fh is None:
             return
+        import json  # only when logging: json is not on the start-up path
+
         rec: dict[str, object] = {"t": round(time.time(), 6), "kind": kind}
         rec.update(fields)
         try:

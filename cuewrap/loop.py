@@ -16,19 +16,25 @@ import selectors
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 Callback = Callable[[], None]
 _READ = selectors.EVENT_READ
 _WRITE = selectors.EVENT_WRITE
 
 
-@dataclass(order=True)
 class Timer:
-    when: float
-    seq: int
-    callback: Callback = field(compare=False)
-    cancelled: bool = field(default=False, compare=False)
+    """A pending callback; ``cancel()`` keeps it from running. Ordered by (when, seq)."""
+
+    __slots__ = ("callback", "cancelled", "seq", "when")
+
+    def __init__(self, when: float, seq: int, callback: Callback) -> None:
+        self.when = when
+        self.seq = seq
+        self.callback = callback
+        self.cancelled = False
+
+    def __lt__(self, other: Timer) -> bool:
+        return (self.when, self.seq) < (other.when, other.seq)
 
     def cancel(self) -> None:
         self.cancelled = True

@@ -69,8 +69,6 @@ class Session:
         self.relay = None
 
     def run(self) -> int:
-        from cuewrap.relay import Relay, exit_status
-
         host = self.host
         child = None
         relay = None
@@ -78,6 +76,8 @@ class Session:
             channel = self._prepare_child()
             child = self._spawn()
             # everything else is imported and set up while the child boots
+            from cuewrap.relay import Relay, exit_status
+
             self._start_controller(channel, child.pid)  # type: ignore[attr-defined]
             host.enter_raw()
             if self.guard:
