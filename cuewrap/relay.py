@@ -28,15 +28,15 @@ from cuewrap.host import HostTerminal, get_size
 from cuewrap.loop import Loop
 from cuewrap.term import sequences as seq
 from cuewrap.term.focus import FocusFilter, FocusReport, HostStatusReply
-from cuewrap.term.tracker import ModeChange, OutputTracker
+from cuewrap.term.tracker import OutputTracker
 
 READ_SIZE = 65536
 BATCH_AFTER = 2048  # a read this large means more output is likely waiting
+BATCH_SIZE = READ_SIZE  # take up to this much per wake-up while output streams
 FOCUS_PREFIX_HOLD = 0.005  # seconds a partial ESC / ESC [ is held (Pi's ESC timeout is 10 ms)
 OUTPUT_HOLD = 0.02  # seconds a partial OSC 7501 prefix at a chunk end may be held
 INJECT_QUIET = 0.25  # inject anyway when the output has been quiet this long
 INPUT_BACKLOG = 1 << 20  # stop reading stdin while this much input waits for the child
-QUIET_MODES = frozenset({2026, 25})  # toggled around every frame by TUIs such as Pi
 TERM_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 HUP_GRACE = 5.0  # after SIGHUP the host is gone; kill the child if it lingers this long
 
@@ -264,9 +264,9 @@ class Relay:
         (scan, write, select) is paid once per 64 KiB instead of once per PTY buffer."""
         parts = [first]
         total = len(first)
-        while total < READ_SIZE:
+        while total < BATCH_SIZE:
             try:
-                more = os.read(self.master_fd, READ_SIZE - total)
+                more = os.read(self.master_fd, READ_SIZE)
             except (BlockingIOError, InterruptedError):
                 break
             except OSError:
@@ -300,9 +300,6 @@ class Relay:
         self.host.write(scan.out)
         self._safe = scan.safe
         for event in scan.events:
-            # per-frame toggles (synchronized output, cursor visibility) are tracked, not told
-            if type(event) is ModeChange and event.mode in QUIET_MODES:
-                continue
             self._emit(event)
         if self._inject and self._safe:
             self._flush_injections()

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from cuewrap.facts import ProgramStatus
 from cuewrap.term.tracker import (
     CAP,
+    QUIET_MODES,
     Bell,
     Event,
     ModeChange,
@@ -580,7 +581,8 @@ class Ref:
                 if v in TRACKED:
                     (self.modes.add if on else self.modes.discard)(v)
                     (self.modes_off.discard if on else self.modes_off.add)(v)
-                self.events.append(ModeChange(v, on))
+                if v not in QUIET_MODES:  # per-frame toggles: state only, no event
+                    self.events.append(ModeChange(v, on))
         elif p[:1] == b">" and final == ord("u"):
             self.depth = min(self.depth + 1, 64)
         elif p[:1] == b">" and final == ord("m"):

@@ -71,6 +71,14 @@ _ESCINT_STOP = re.compile(rb"[\x18\x1a\x1b\x30-\x7e\x80-\xff]")
 _OSC_C0 = re.compile(rb"[\x00-\x06\x08-\x17\x19\x1c-\x1f]")
 _PARAMS = re.compile(rb"[0-9;]*")
 _DEC_ONE = re.compile(rb"\x1b\[\?([0-9]{1,5})([hl])")
+# Modes a TUI toggles around every frame (Pi: CSI ?2026 h/l, CSI ?25 l): tracked as state but
+# not reported as events, and their single-mode form is found by C-level searches only — the
+# per-occurrence Python work would cost a quarter of the relay's speed on TUI output.
+QUIET_MODES = frozenset({2026, 25})
+_QUIET_ONE = tuple(
+    (mode, b"\x1b[?%dh" % mode, b"\x1b[?%dl" % mode) for mode in sorted(QUIET_MODES)
+)
+_DEC_START = re.compile(rb"\x1b\[\?(?!(?:2026|25)[hl])")  # every CSI ? but the quiet toggles
 _TOKEN = re.compile(rb"[A-Za-z0-9_.+-]{1,64}")
 
 _STRING_INTRO = frozenset(b"PX^_")
@@ -408,15 +416,21 @@ class OutputTracker:
         find = work.find
         if k_last >= 0:
             starts: list[int] = []
+            quiet_seen: dict[int, int] = {}  # quiet mode -> position of its last change
             for needle, last in _PRIVATE_CSI:
                 i = find(last, 2)
                 if i >= 0:
-                    if starts:  # state changes must be applied in stream order
-                        starts = sorted(starts + _find_all(work, needle, i))
+                    if needle == b"\x1b[?":
+                        found = [m.start() for m in _DEC_START.finditer(work)]
+                        self._quiet_toggles(work, quiet_seen)
                     else:
-                        starts = _find_all(work, needle, i)
+                        found = _find_all(work, needle, i)
+                    if starts:  # state changes must be applied in stream order
+                        starts = sorted(starts + found)
+                    else:
+                        starts = found
             for j in starts:
-                self._private_csi(work, j, events)
+                self._private_csi(work, j, events, quiet_seen)
             i = find(b"]", 1)
             if i >= 0:
                 for j in _find_all(work, b"\x1b]", i):
@@ -553,10 +567,22 @@ class OutputTracker:
                 self.modes.discard(mode)
                 self.modes_off.add(mode)
 
-    def _private_csi(self, work: bytes, j: int, events: list[tuple[int, Event]]) -> None:
+    def _quiet_toggles(self, work: bytes, quiet_seen: dict[int, int]) -> None:
+        """The last single-mode toggle of each quiet mode in ``work`` decides its state."""
+        rfind = work.rfind
+        for mode, on_seq, off_seq in _QUIET_ONE:
+            p_on = rfind(on_seq)
+            p_off = rfind(off_seq)
+            if p_on >= 0 or p_off >= 0:
+                self._set_mode(mode, p_on > p_off)
+                quiet_seen[mode] = max(p_on, p_off)
+
+    def _private_csi(
+        self, work: bytes, j: int, events: list[tuple[int, Event]], quiet_seen: dict[int, int]
+    ) -> None:
         """Apply and report ``CSI ?|>|<|= …`` at ``j`` (events keyed by position)."""
         m = _DEC_ONE.match(work, j)
-        if m is not None:  # the common case: one mode, e.g. CSI ? 2026 h
+        if m is not None:  # the common case: one mode, e.g. CSI ? 1049 h
             mode = int(m.group(1))
             on = m.group(2) == b"h"
             self._set_mode(mode, on)
@@ -574,9 +600,15 @@ class OutputTracker:
                 return
             on = final == 0x68
             for mode in _ints(params[1:]):
-                if mode is not None:
-                    self._set_mode(mode, on)
-                    events.append((j, _mode_event(mode, on)))
+                if mode is None:
+                    continue
+                if mode in QUIET_MODES:  # in a multi-mode sequence: state only, in order
+                    if j > quiet_seen.get(mode, -1):
+                        self._set_mode(mode, on)
+                        quiet_seen[mode] = j
+                    continue
+                self._set_mode(mode, on)
+                events.append((j, _mode_event(mode, on)))
         elif marker == 0x3E:  # >
             if final == 0x75:  # CSI > flags u: push
                 self.kitty_keyboard_depth = min(self.kitty_keyboard_depth + 1, _KITTY_STACK_MAX)
