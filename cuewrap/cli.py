@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
 
 from cuewrap import __version__
 
@@ -39,16 +38,18 @@ class UsageError(Exception):
     pass
 
 
-@dataclass
 class Args:
-    command: list[str] = field(default_factory=list)
-    subcommand: str | None = None  # "run" | "doctor"
-    config: str | None = None
-    log: str | None = None
-    no_cues: bool = False
-    no_bridge: bool = False
-    keep_awake: bool = False
-    pi_mode: bool = False
+    """The parsed command line (a plain class: dataclasses cost ~17 ms of start-up)."""
+
+    def __init__(self) -> None:
+        self.command: list[str] = []
+        self.subcommand: str | None = None  # "run" | "doctor"
+        self.config: str | None = None
+        self.log: str | None = None
+        self.no_cues = False
+        self.no_bridge = False
+        self.keep_awake = False
+        self.pi_mode = False
 
 
 def parse_args(argv: list[str]) -> Args | str:

@@ -18,8 +18,7 @@ import math
 import os
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 TerminalSetting = Literal["auto", "osc777", "osc9", "osc99", "off"]
 DesktopSetting = Literal["auto", "on", "off"]
@@ -37,8 +36,7 @@ class ConfigError(Exception):
         self.key = key
 
 
-@dataclass(frozen=True)
-class KeySpec:
+class KeySpec(NamedTuple):
     section: str
     key: str
     kind: Literal["bool", "choice", "seconds", "argv"]
@@ -80,42 +78,36 @@ _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
 
 
-@dataclass(frozen=True)
-class CuesSettings:
+class CuesSettings(NamedTuple):
     enabled: bool = True
 
 
-@dataclass(frozen=True)
-class NotifySettings:
+class NotifySettings(NamedTuple):
     terminal: TerminalSetting = "auto"
     desktop: DesktopSetting = "auto"
     bell: bool = False
     title_marks: bool = True
 
 
-@dataclass(frozen=True)
-class PresenceSettings:
+class PresenceSettings(NamedTuple):
     idle_after: float = 60.0
 
 
-@dataclass(frozen=True)
-class PrivacySettings:
+class PrivacySettings(NamedTuple):
     body: BodySetting = "none"
 
 
-@dataclass(frozen=True)
-class KeepAwakeSettings:
+class KeepAwakeSettings(NamedTuple):
     enabled: bool = False
     command: tuple[str, ...] | None = None  # None: the platform default
 
 
-@dataclass(frozen=True)
-class Settings:
-    cues: CuesSettings = field(default_factory=CuesSettings)
-    notify: NotifySettings = field(default_factory=NotifySettings)
-    presence: PresenceSettings = field(default_factory=PresenceSettings)
-    privacy: PrivacySettings = field(default_factory=PrivacySettings)
-    keep_awake: KeepAwakeSettings = field(default_factory=KeepAwakeSettings)
+class Settings(NamedTuple):
+    cues: CuesSettings = CuesSettings()
+    notify: NotifySettings = NotifySettings()
+    presence: PresenceSettings = PresenceSettings()
+    privacy: PrivacySettings = PrivacySettings()
+    keep_awake: KeepAwakeSettings = KeepAwakeSettings()
     log: str | None = None  # decision log path (--log / CUEWRAP_LOG)
     config_file: str | None = None  # the TOML file that was read, if any
     # where each non-default value came from: ("notify.bell", "CUEWRAP_NOTIFY_BELL"), …

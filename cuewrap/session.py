@@ -20,9 +20,6 @@ if TYPE_CHECKING:
     from cuewrap.cli import Args
     from cuewrap.controller import Controller
 
-EXTENSION = os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), "bridge", "extension", "cuewrap-bridge.ts"
-)
 
 
 FINISH_GRACE = 3.0  # seconds to let a last desktop notification (the exited cue) complete
@@ -139,7 +136,9 @@ class Session:
             self.log.write("bridge_unavailable", error=str(exc))
             return None
         self.env.update(channel.env())
-        self.argv[1:1] = ["-e", EXTENSION]
+        from cuewrap.bridge import extension_path
+
+        self.argv[1:1] = ["-e", str(extension_path())]
         return channel
 
     def _start_controller(self, channel: Channel | None, child_pid: int) -> None:

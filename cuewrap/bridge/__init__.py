@@ -1,27 +1,52 @@
 """The Pi bridge: a Pi extension (package data) and the socket server that receives its facts.
 
 - ``extension_path()``: the file to pass to Pi as ``pi -e <path>``.
+- ``channel.py``: the listening socket, opened before the child is spawned (light imports).
 - ``BridgeServer`` (``server.py``): the private socket on the relay's loop; ``env()`` gives the
   ``CUEWRAP_BRIDGE_SOCKET`` / ``CUEWRAP_BRIDGE_TOKEN`` variables for Pi's environment.
 - ``protocol.py``: pure validation of one line into a fact, request or rejection.
 
-See ``docs/bridge-protocol.md``.
+See ``docs/bridge-protocol.md``. Names are loaded on first use: this package is imported on
+the start-up path (for ``channel``), before the child is spawned.
 """
 
 from __future__ import annotations
 
-from importlib import resources
-from pathlib import Path
+import os
+from typing import TYPE_CHECKING, Any
 
-from cuewrap.bridge.protocol import PROTOCOL_VERSION, Auth, Rejection, Request, parse_line
-from cuewrap.bridge.server import ENV_SOCKET, ENV_TOKEN, BridgeServer
+from cuewrap.bridge.channel import ENV_SOCKET, ENV_TOKEN
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 EXTENSION_FILE = "cuewrap-bridge.ts"
 
 
 def extension_path() -> Path:
     """Absolute path of the bridge extension shipped with the package."""
-    return Path(str(resources.files("cuewrap.bridge") / "extension" / EXTENSION_FILE)).resolve()
+    from pathlib import Path
+
+    return Path(os.path.dirname(os.path.abspath(__file__)), "extension", EXTENSION_FILE)
+
+
+_LAZY = {
+    "PROTOCOL_VERSION": "protocol",
+    "Auth": "protocol",
+    "Rejection": "protocol",
+    "Request": "protocol",
+    "parse_line": "protocol",
+    "BridgeServer": "server",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(name)
+    import importlib
+
+    return getattr(importlib.import_module(f"cuewrap.bridge.{module}"), name)
 
 
 __all__ = [
