@@ -10,6 +10,7 @@ import argparse
 import os
 import pty
 import select
+import shlex
 import shutil
 import signal
 import statistics
@@ -255,6 +256,19 @@ def bench_startup(rounds: int) -> None:
 
     direct = statistics.median(once(stamp) for _ in range(rounds))
     wrapped = statistics.median(once([*CUEWRAP, *stamp]) for _ in range(rounds))
+    # Pi mode: the bridge channel is opened before the spawn; a stand-in `pi` stamps the time
+    with tempfile.TemporaryDirectory() as bindir:
+        fake = os.path.join(bindir, "pi")
+        with open(fake, "w") as fh:
+            fh.write(f"#!/bin/sh\nexec {shlex.join(stamp)}\n")
+        os.chmod(fake, 0o755)
+        old_path = os.environ["PATH"]
+        os.environ["PATH"] = f"{bindir}:{old_path}"
+        try:
+            via_sh = statistics.median(once([fake]) for _ in range(rounds))
+            pi_mode = statistics.median(once([*CUEWRAP[:-1], "pi"]) for _ in range(rounds))
+        finally:
+            os.environ["PATH"] = old_path
     bare = statistics.median(
         _time(lambda: subprocess.run([PY, "-c", "pass"], check=True)) for _ in range(rounds)
     )
@@ -263,6 +277,7 @@ def bench_startup(rounds: int) -> None:
     print(f"  child's own start (direct)          {direct * 1e3:6.1f}")
     print(f"  same child under cuewrap            {wrapped * 1e3:6.1f}")
     print(f"  cuewrap start -> child exec         {(wrapped - direct) * 1e3:6.1f}")
+    print(f"  same, Pi mode (bridge channel)      {(pi_mode - via_sh) * 1e3:6.1f}")
 
 
 def _time(fn) -> float:  # type: ignore[no-untyped-def]
