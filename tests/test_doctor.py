@@ -19,7 +19,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from cuewrap.doctor import CTRL_C, ESCAPE, _tokens
+from cuewrap.doctor.check import CTRL_C, ESCAPE, _tokens
 
 PY = sys.executable
 ROOT = Path(__file__).resolve().parent.parent
@@ -355,7 +355,7 @@ def test_check_sigterm_restores_the_terminal(base_env: dict[str, str]) -> None:
 def test_check_internal_error_restores_the_terminal(base_env: dict[str, str]) -> None:
     """An exception inside the check: one line, exit 1, terminal restored."""
     code = (
-        "import sys, cuewrap.doctor as d\n"
+        "import sys, cuewrap.doctor.check as d\n"
         "def boom(self, timeout): raise RuntimeError('boom')\n"
         "d._Keys.poll = boom\n"
         "from cuewrap.cli import main\n"

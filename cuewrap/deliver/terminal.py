@@ -84,7 +84,7 @@ class _Rule:
     env: tuple[tuple[str, str | None], ...] = ()  # (variable, value or None = set at all)
 
 
-_RULES: tuple[_Rule, ...] = (
+TERMINAL_RULES: tuple[_Rule, ...] = (
     _Rule("kitty", "osc99", "kitty's own notification protocol is OSC 99",
           termtypes=("kitty",), terms=("xterm-kitty",), env=(("KITTY_WINDOW_ID", None),)),
     _Rule("iTerm2", "osc9", "iTerm2 shows OSC 9",
@@ -123,7 +123,7 @@ def _evidence(
     return None
 
 
-def _identify(env: Mapping[str, str], info: TmuxInfo | None) -> tuple[str, Protocol, str]:
+def identify_terminal(env: Mapping[str, str], info: TmuxInfo | None) -> tuple[str, Protocol, str]:
     # (termtype, term, program, env) per pass; inside tmux the attached client comes first,
     # and the environment's TERM is tmux's own, so it is not used.
     passes: list[tuple[str, str, str, Mapping[str, str]]] = []
@@ -139,7 +139,7 @@ def _identify(env: Mapping[str, str], info: TmuxInfo | None) -> tuple[str, Proto
         )
     )
     for termtype, term, prog, variables in passes:
-        for rule in _RULES:
+        for rule in TERMINAL_RULES:
             evidence = _evidence(rule, termtype, term, prog, variables)
             if evidence is not None:
                 return rule.name, rule.protocol, f"{rule.name} ({evidence}): {rule.why}"
@@ -156,7 +156,7 @@ def detect_terminal_protocol(
         return Choice("off", False, "notify.terminal is off")
     in_tmux = bool(env.get("TMUX"))
     info = tmux_query() if in_tmux else None
-    terminal, protocol, reason = _identify(env, info)
+    terminal, protocol, reason = identify_terminal(env, info)
     if setting != "auto":
         if setting not in PROTOCOLS:
             raise ValueError(f"notify.terminal: unknown protocol {setting!r}")
@@ -193,11 +193,11 @@ def query_tmux(env: Mapping[str, str], timeout: float = 1.0) -> TmuxInfo | None:
     """
     pane = env.get("TMUX_PANE", "")
     target = ["-t", pane] if pane else []
-    shown = _tmux(["display-message", "-p", *target, _FORMAT], env, timeout)
+    shown = run_tmux(["display-message", "-p", *target, _FORMAT], env, timeout)
     if shown is None or shown[0] != 0:
         return None
     version, termname, termtype = [*shown[1].rstrip("\n").split("\t"), "", "", ""][:3]
-    option = _tmux(["show-options", "-Apv", *target, "allow-passthrough"], env, timeout)
+    option = run_tmux(["show-options", "-Apv", *target, "allow-passthrough"], env, timeout)
     if option is None:
         return None
     if option[0] == 0:
@@ -209,7 +209,9 @@ def query_tmux(env: Mapping[str, str], timeout: float = 1.0) -> TmuxInfo | None:
     return TmuxInfo(allow, termname, termtype, version)
 
 
-def _tmux(args: list[str], env: Mapping[str, str], timeout: float) -> tuple[int, str, str] | None:
+def run_tmux(
+    args: list[str], env: Mapping[str, str], timeout: float
+) -> tuple[int, str, str] | None:
     try:
         done = subprocess.run(
             ["tmux", *args],

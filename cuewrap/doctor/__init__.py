@@ -1,0 +1,124 @@
+"""``cuewrap doctor [--check]``: what this terminal supports, which channels cuewrap would use
+and why (SPEC 8), and an interactive check.
+
+The report (``report.py``) reuses the deciders the session uses (``load_settings``,
+``detect_terminal_protocol``, ``desktop_available``, ``default_inhibitor``, ``guard_holds``),
+so what it says is what ``cuewrap pi`` would do in this terminal. Terminfo (``terminfo.py``)
+is read with ``curses.setupterm``/``tigetstr`` in a short child process (curses keeps the
+first ``setupterm`` of a process for good). Terminfo has no capability for OSC 777/9/99
+notifications, and most entries predate focus reporting (``fe``/``fd``), so it is shown as
+a fact, never used to decide: the interactive check tests the terminal itself.
+
+``--check`` (``check.py``; both stdin and stdout must be terminals): raw mode, focus
+reporting on; the user switches away and back within 15 s (``q``, Escape or Ctrl+C abort);
+then one test notification over the chosen protocol and a ``[?]`` title mark for 2 s, and
+the user answers y/n. The terminal is restored (focus reporting off, title popped, termios)
+on every path. Exit status: 0 all confirmed, 1 something did not work or the check was
+aborted, 2 usage or config error, 128+N on Ctrl+C (130) or a signal.
+
+This module parses doctor's arguments and runs the two; ``check.py`` is imported only for
+``--check``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from cuewrap.config import ConfigError, load_settings
+from cuewrap.doctor.report import report
+from cuewrap.host import is_tty
+
+if TYPE_CHECKING:
+    from cuewrap.cli import Args
+
+USAGE = "usage: cuewrap [OPTIONS] doctor [--check]"
+HELP = f"""{USAGE}
+
+Show what this terminal supports (focus reports, title, notification protocol, tmux
+options), the settings in effect and where each came from, and which channels cuewrap
+would use, and why.
+
+  --check   interactive: switch away and back (focus reports), then confirm that a test
+            notification and a title mark were shown. Needs a terminal.
+"""
+
+
+class _UsageError(Exception):
+    pass
+
+
+def doctor(args: Args, *, env: Mapping[str, str] | None = None) -> int:
+    environ = dict(os.environ if env is None else env)
+    try:
+        check = _parse(args)
+    except _UsageError as exc:
+        err(f"doctor: {exc} ({USAGE})")
+        return 2
+    if check is None:
+        sys.stdout.write(HELP)
+        return 0
+    try:
+        settings = load_settings(
+            args.config,
+            environ,
+            {"no_cues": args.no_cues, "keep_awake": args.keep_awake, "log": args.log},
+        )
+    except ConfigError as exc:
+        err(str(exc).removeprefix("cuewrap: "))
+        return 2
+    if check and not (is_tty(0) and is_tty(1)):
+        err("doctor --check is interactive: stdin and stdout must both be a terminal")
+        return 2
+    text, choice = report(settings, environ, log_flag=bool(args.log))
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # cuewrap doctor | head
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    if not check:
+        return 0
+    from cuewrap.doctor.check import run_check
+
+    return run_check(settings, choice, environ)
+
+
+def _parse(args: Args) -> bool | None:
+    """doctor's own arguments (after ``doctor``): True for --check, None for --help.
+
+    Global options given after ``doctor`` (``--config PATH`` …) are parsed by the CLI's own
+    parser and merged into ``args``.
+    """
+    from cuewrap.cli import UsageError, parse_args
+
+    check = False
+    rest: list[str] = []
+    for a in args.command:
+        if a == "--check":
+            check = True
+        elif a in ("-h", "--help"):
+            return None
+        else:
+            rest.append(a)
+    if rest:
+        try:
+            more = parse_args([*rest, "doctor"])
+        except UsageError as exc:
+            raise _UsageError(str(exc)) from None
+        if isinstance(more, str) or more.subcommand != "doctor" or more.command:
+            raise _UsageError(f"unexpected argument {rest[0]}")
+        args.config = more.config or args.config
+        args.log = more.log or args.log
+        args.no_cues = more.no_cues or args.no_cues
+        args.keep_awake = more.keep_awake or args.keep_awake
+    return check
+
+
+def err(msg: str) -> None:
+    sys.stderr.write(f"cuewrap: {msg}\n")
+    sys.stderr.flush()

@@ -1,0 +1,292 @@
+"""The ``cuewrap doctor`` report: the terminal, tmux, the settings in effect and where each
+came from, and which channels cuewrap would use, and why. It asks the deciders the session
+uses, so what it says is what ``cuewrap pi`` would do in this terminal."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shlex
+import shutil
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from cuewrap import __version__
+from cuewrap.config import KEYS, Settings, default_config_path
+from cuewrap.deliver.desktop import desktop_available
+from cuewrap.deliver.keepawake import default_inhibitor
+from cuewrap.deliver.terminal import (
+    TERMINAL_RULES,
+    Choice,
+    TmuxInfo,
+    detect_terminal_protocol,
+    identify_terminal,
+    query_tmux,
+    run_tmux,
+)
+from cuewrap.doctor.terminfo import terminfo_facts
+from cuewrap.host import is_tty
+from cuewrap.term import sequences as seq
+
+# environment markers shown in the report: those the detection reads, and a few more
+_MARKERS = tuple(
+    dict.fromkeys(
+        [
+            "TERM",
+            "TERM_PROGRAM",
+            "TERM_PROGRAM_VERSION",
+            "COLORTERM",
+            *(var for rule in TERMINAL_RULES for var, _ in rule.env),
+            "TMUX",
+            "TMUX_PANE",
+            "SSH_CONNECTION",
+            "SSH_TTY",
+            "DISPLAY",
+            "WAYLAND_DISPLAY",
+        ]
+    )
+)
+
+
+@dataclass(frozen=True)
+class TmuxExtra:
+    focus_events: str  # "on" | "off" | "" (unknown)
+    set_titles: str
+    client_features: str
+
+
+def query_tmux_extra(env: Mapping[str, str], timeout: float = 1.0) -> TmuxExtra:
+    """The tmux options the report needs beyond ``query_tmux`` (formats give 1/0)."""
+    pane = env.get("TMUX_PANE", "")
+    target = ["-t", pane] if pane else []
+    fmt = "#{focus-events}\t#{set-titles}\t#{client_termfeatures}"
+    shown = run_tmux(["display-message", "-p", *target, fmt], env, timeout)
+    fields = ["", "", ""]
+    if shown is not None and shown[0] == 0:
+        fields = [*shown[1].rstrip("\n").split("\t"), "", "", ""][:3]
+    flag = {"1": "on", "0": "off"}
+    return TmuxExtra(flag.get(fields[0], ""), flag.get(fields[1], ""), fields[2])
+
+
+def _show(value: str, limit: int = 60) -> str:
+    """An environment value made safe to print (no escape sequences)."""
+    text = seq.sanitize(value, limit)
+    return text if len(value) <= limit else text + "…"
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
+def _terminfo_lines(term: str, facts: dict[str, object]) -> list[str]:
+    if "error" in facts:
+        return [f"  terminfo {term or '(none)'}: not available ({facts['error']})"]
+    has = {k: bool(v) for k, v in facts.items()}
+    focus = has["fe"] and has["fd"]
+    keys = has["kxIN"] and has["kxOUT"]
+    title = has["tsl"] or has["hs"]
+    return [
+        f"  terminfo {term}: focus fe/fd {_yes(focus)} · focus keys kxIN/kxOUT {_yes(keys)}"
+        f" · title tsl/hs {_yes(title)} · XT {_yes(has['XT'])}",
+        "    (a hint only: few entries list fe/fd, none describe OSC notifications;"
+        " --check tests the terminal itself)",
+    ]
+
+
+def _format_value(settings: Settings, name: str) -> str:
+    section, key = name.split(".")
+    value = getattr(getattr(settings, section), key)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, tuple):
+        return shlex.join(value)
+    if value is None:
+        return "(platform default)"
+    return str(value)
+
+
+def _origin(settings: Settings, name: str) -> str:
+    where = settings.origin(name)
+    if where == "default":
+        return "default"
+    if where.startswith("--"):
+        return f"flag {where}"
+    if where.startswith("CUEWRAP_"):
+        return f"env {where}"
+    return f"file {where}"
+
+
+def report(
+    settings: Settings,
+    env: Mapping[str, str],
+    *,
+    log_flag: bool = False,
+) -> tuple[str, Choice]:
+    """The whole report, and the terminal notification choice (the check sends over it)."""
+    lines = [f"cuewrap doctor {__version__}", ""]
+    term = env.get("TERM", "")
+    in_tmux = bool(env.get("TMUX"))
+    info: TmuxInfo | None = query_tmux(env) if in_tmux else None
+    extra = query_tmux_extra(env) if in_tmux and info is not None else None
+
+    # the terminal
+    lines.append("Terminal")
+    _, _, identified = identify_terminal(env, info)
+    lines.append(f"  identified: {identified}")
+    markers = [  # SSH_*: only whether it is set (the report may be pasted into a bug report)
+        var if var.startswith("SSH_") else f"{var}={_show(env[var])}"
+        for var in _MARKERS
+        if env.get(var)
+    ]
+    lines.append(f"  environment markers: {', '.join(markers) or 'none'}")
+    if not (is_tty(0) and is_tty(1)):
+        lines.append("  stdin/stdout: not both terminals here (cuewrap pi needs both for cues)")
+    lines += _terminfo_lines(term, terminfo_facts(term, env))
+    if info is not None and info.client_termname and info.client_termname != term:
+        lines += _terminfo_lines(info.client_termname, terminfo_facts(info.client_termname, env))
+
+    # tmux
+    if in_tmux:
+        lines += ["", "tmux"]
+        if info is None:
+            lines.append("  TMUX is set, but tmux could not be asked (no server at that socket?)")
+        else:
+            lines += _tmux_lines(info, extra)
+
+    # settings
+    path = settings.config_file or default_config_path(env)
+    found = "" if settings.config_file else ", not found: defaults"
+    lines += ["", f"Settings (config file: {path}{found})"]
+    width = max(len(spec.name) for spec in KEYS)
+    for spec in KEYS:
+        value = _format_value(settings, spec.name)
+        lines.append(f"  {spec.name:<{width}}  {value:<20}  {_origin(settings, spec.name)}")
+    if settings.log:
+        log_from = "--log" if log_flag else "CUEWRAP_LOG"
+        lines.append(f"  decision log: {settings.log} (from {log_from})")
+    else:
+        lines.append("  decision log: off (--log FILE or CUEWRAP_LOG)")
+
+    # channels
+    choice = detect_terminal_protocol(env, settings.notify.terminal, lambda: info)
+    lines += ["", "Channels"]
+    term_ok = bool(term) and term != "dumb"  # SPEC 3, the part that is not about this process
+    if not term_ok:
+        lines.append(
+            f"  cues: off: TERM is {'dumb' if term else 'not set'}; cuewrap is a pure passthrough"
+        )
+    elif not settings.cues.enabled:
+        lines.append(
+            f"  cues: start off (cues.enabled = false, {_origin(settings, 'cues.enabled')});"
+            " /cue on in Pi turns them on, with these channels:"
+        )
+    else:
+        lines.append("  cues: on")
+    if term_ok:
+        for name, used, why in _channels(settings, env, choice, extra):
+            lines.append(f"  {name:<21} {_yes(used):<3}  {why}")
+    return "\n".join(lines) + "\n", choice
+
+
+def _tmux_lines(info: TmuxInfo, extra: TmuxExtra | None) -> list[str]:
+    client = info.client_termname or "none attached"
+    if info.client_termtype:
+        client += f" ({info.client_termtype})"
+    lines = [f"  version {info.version or '?'}; client terminal: {client}"]
+    if extra is not None and extra.client_features:
+        lines.append(f"  client features (tmux's view): {extra.client_features}")
+    if info.allow_passthrough is None:
+        lines.append("  allow-passthrough: (no such option before tmux 3.3: always passes)")
+    elif info.allow_passthrough in ("on", "all"):
+        lines.append(f"  allow-passthrough: {info.allow_passthrough}: notifications get through")
+    else:
+        lines.append(
+            "  allow-passthrough: off: tmux drops terminal notifications"
+            " (tmux set -g allow-passthrough on)"
+        )
+    if extra is not None:
+        if extra.focus_events == "off":
+            lines.append(
+                "  focus-events: off: tmux sends no focus reports to the pane"
+                " (tmux set -s focus-events on)"
+            )
+        elif extra.focus_events:
+            lines.append("  focus-events: on")
+        if extra.set_titles == "off":
+            lines.append(
+                "  set-titles: off: title marks change the pane title only"
+                " (tmux set -g set-titles on shows them in the terminal's title)"
+            )
+        elif extra.set_titles:
+            lines.append("  set-titles: on")
+    return lines
+
+
+def _channels(
+    settings: Settings, env: Mapping[str, str], choice: Choice, extra: TmuxExtra | None
+) -> Iterator[tuple[str, bool, str]]:
+    """(channel, used, why) for each channel."""
+    n = settings.notify
+    # title marks
+    src = _origin(settings, "notify.title_marks")
+    if n.title_marks:
+        pane = extra is not None and extra.set_titles == "off"
+        where = "; in the pane title (tmux set-titles is off)" if pane else ""
+        yield (
+            "title marks",
+            True,
+            f"notify.title_marks = true ({src}): [?] [✓] [!] [-] before Pi's title (OSC 2)"
+            f"{where}; your title saved and restored (CSI 22;0 t / 23;0 t)",
+        )
+    else:
+        yield "title marks", False, f"notify.title_marks = false ({src})"
+    # terminal notification
+    if choice.protocol == "off":
+        yield "terminal notification", False, choice.reason
+    else:
+        wrapped = " in tmux passthrough" if choice.tmux_passthrough else ""
+        yield (
+            "terminal notification",
+            True,
+            f"{choice.protocol}{wrapped}: {choice.reason} (never confirmed by the terminal)",
+        )
+    # desktop
+    on, why = desktop_available(env, n.desktop)
+    if on:
+        problems = []
+        if importlib.util.find_spec("notifypy") is None:
+            problems.append("notify-py is not installed")
+        if sys.platform != "darwin" and not _session_bus(env):
+            problems.append("no D-Bus session bus found")
+        if problems:
+            why += f" (but it will fail: {', '.join(problems)})"
+    yield "desktop", on, why
+    # bell
+    src = _origin(settings, "notify.bell")
+    if n.bell:
+        yield "bell", True, f"notify.bell = true ({src}): one BEL per notification"
+    else:
+        yield "bell", False, f"notify.bell = false ({src})"
+    # keep-awake
+    k = settings.keep_awake
+    command = list(k.command) if k.command else default_inhibitor()
+    what = shlex.join(command) if command else "none for this platform"
+    src = _origin(settings, "keep_awake.enabled")
+    if not k.enabled:
+        yield "keep-awake", False, f"keep_awake.enabled = false ({src}); inhibitor: {what}"
+    elif not command:
+        yield "keep-awake", False, "no inhibitor for this platform (set keep_awake.command)"
+    elif shutil.which(command[0]) is None:
+        yield "keep-awake", False, f"{command[0]} not found (keep_awake.command)"
+    else:
+        yield "keep-awake", True, f"while Pi works ({src}): {what}"
+
+
+def _session_bus(env: Mapping[str, str]) -> bool:
+    if env.get("DBUS_SESSION_BUS_ADDRESS"):
+        return True
+    runtime = env.get("XDG_RUNTIME_DIR", "")
+    return bool(runtime) and os.path.exists(os.path.join(runtime, "bus"))
