@@ -1,0 +1,182 @@
+"""Runs: start, settle with an outcome, the finished cue; /cue; the child's exit (SPEC 5).
+
+A run is seen by the strongest live source: the bridge (``agent_*`` facts), else OSC 7501
+program status, else the screen's "Working" line. ``settle`` decides the finished cue.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from cuewrap.engine import wording
+from cuewrap.engine._step import Step, block_reason, has_run, invalidate, new_cue, observe, reject
+from cuewrap.engine.effects import MARK_CANCELLED, MARK_COMPLETED, MARK_FAILED, Outcome
+from cuewrap.engine.state import Run, RunSource
+from cuewrap.engine.waits import add_wait, drop_waits, end_wait
+from cuewrap.facts import (
+    AgentBeforeSettle,
+    AgentEnd,
+    AgentSettled,
+    AgentStart,
+    ChildExit,
+    CueToggle,
+    ProgramStatus,
+    ScreenActivity,
+    UserInput,
+)
+
+OSC_STATES = frozenset({"working", "done", "error", "idle", "blocked", "clear"})
+
+MARKS: dict[str, str] = {
+    "completed": MARK_COMPLETED,
+    "failed": MARK_FAILED,
+    "uncertain": MARK_FAILED,
+    "cancelled": MARK_CANCELLED,
+}
+_BEFORE_SETTLE: dict[str, Outcome] = {
+    "completed": "completed",
+    "error": "failed",
+    "aborted": "cancelled",
+}
+_STOP_REASON: dict[str, Outcome] = {"stop": "completed", "error": "failed", "aborted": "cancelled"}
+_OSC_SETTLE: dict[str, Outcome] = {"done": "completed", "error": "failed", "idle": "cancelled"}
+
+
+def start_run(st: Step, source: RunSource) -> None:
+    s = st.s
+    if s.run is not None:
+        st.rec("run", run=s.run.id, state="dropped", reason="started before a gap")
+    invalidate(st, "new run")
+    rid = st.s.run_seq + 1
+    st.set(run=Run(rid, source, st.s.generation), run_seq=rid, last_run=rid)
+    st.rec("run", run=rid, state="started", source=source)
+
+
+def settle(st: Step, outcome: Outcome, why: str, seems: bool = False) -> None:
+    s = st.s
+    run = s.run
+    if run is None:
+        st.rec("no_cue", cue="finished", reason="no run observed")
+        return
+    drop_waits(st, "run settled")
+    st.set(run=None, ask_calls=())
+    st.rec("run", run=run.id, state="settled", outcome=outcome, why=why, attempts=run.attempts)
+    s = st.s
+    block = block_reason(s)
+    if run.generation != s.generation:
+        block = "run started before a gap"
+    if block is not None:
+        st.rec("no_cue", cue="finished", run=run.id, reason=block)
+        return
+    body = wording.finished(outcome, seems=seems, background_running=s.bg_active)
+    new_cue(st, "finished", outcome, body, run.id, why=why, background_running=s.bg_active)
+    st.set(cue_mark=MARKS[outcome])
+
+
+# --- bridge: runs --------------------------------------------------------------------------
+
+
+def on_user_input(st: Step, f: UserInput) -> None:
+    invalidate(st, "new task")
+
+
+def on_agent_start(st: Step, f: AgentStart) -> None:
+    s = st.s
+    if has_run(s):
+        assert s.run is not None
+        st.set(run=replace(s.run, attempts=s.run.attempts + 1))
+        st.rec("run", run=s.run.id, state="retry", attempt=s.run.attempts + 1)
+    else:
+        start_run(st, "bridge")
+
+
+def on_agent_end(st: Step, f: AgentEnd) -> None:
+    s = st.s
+    if s.run is not None:
+        st.set(run=replace(s.run, stop_reason=f.stop_reason))
+
+
+def on_agent_before_settle(st: Step, f: AgentBeforeSettle) -> None:
+    s = st.s
+    if s.run is not None:
+        st.set(run=replace(s.run, before_settle=f.outcome))
+
+
+def on_agent_settled(st: Step, f: AgentSettled) -> None:
+    run = st.s.run
+    if run is None:
+        st.rec("no_cue", cue="finished", reason="no run observed")
+    elif run.before_settle in _BEFORE_SETTLE:
+        settle(st, _BEFORE_SETTLE[run.before_settle], "agent_before_settle.outcome")
+    elif f.aborted:
+        settle(st, "cancelled", "agent_settled.aborted")
+    elif run.stop_reason in _STOP_REASON:
+        settle(st, _STOP_REASON[run.stop_reason], "agent_end.stopReason")
+    else:
+        settle(st, "uncertain", "no outcome fact")
+
+
+# --- /cue, OSC 7501, screen, exit ----------------------------------------------------------
+
+
+def on_cue_toggle(st: Step, f: CueToggle) -> None:
+    if f.enabled == st.s.enabled:
+        return
+    if not f.enabled:
+        invalidate(st, "/cue off")
+    # turning on never replays: waits pending now count as already notified
+    st.set(enabled=f.enabled, uncovered=frozenset())
+    st.rec("toggle", enabled=f.enabled)
+
+
+def on_program_status(st: Step, f: ProgramStatus) -> None:
+    observe(st, "osc7501")
+    if f.state == "clear" and f.app is None and "osc7501" in st.s.trusted:
+        st.rec("status_cleared", source="osc7501")  # Pi's exit report carries no app field
+        return
+    if f.app != "pi" or f.state not in OSC_STATES:
+        reject(st, "osc7501", "not a Pi program status", app=f.app, state=f.state)
+        return
+    observe(st, "osc7501", trusted=True)
+    s = st.s
+    if s.bridge_live:
+        st.rec("no_cue", source="osc7501", reason="bridge is live (cross-check only)")
+        return
+    if f.state != "blocked":
+        end_wait(st, "osc", f"status {f.state}")
+    if f.state == "working":
+        if not has_run(s):
+            start_run(st, "osc7501")
+    elif f.state in _OSC_SETTLE:
+        if s.run is not None:
+            settle(st, _OSC_SETTLE[f.state], f"osc7501 {f.state}")
+    elif f.state == "blocked":
+        add_wait(st, "osc")
+
+
+def on_screen(st: Step, f: ScreenActivity) -> None:
+    s = st.s
+    if s.bridge_live or "osc7501" in s.trusted:
+        st.rec("no_cue", source="screen", reason="a stronger source is live (cross-check only)")
+        return
+    if f.working:
+        if not has_run(s):
+            start_run(st, "screen")
+    elif s.run is not None and s.run.source == "screen":
+        settle(st, "uncertain", "screen no longer shows Working", seems=True)
+
+
+def on_child_exit(st: Step, f: ChildExit) -> None:
+    s = st.s
+    pending = s.run is not None or bool(s.waits)
+    block = block_reason(s)
+    invalidate(st, "exit")
+    if not pending:
+        st.rec("no_cue", cue="exited", reason="no run or wait pending")
+    elif block is not None:
+        st.rec("no_cue", cue="exited", reason=block)
+    else:
+        run = s.run.id if s.run is not None else None
+        body = wording.exited(f.code, f.signal)
+        new_cue(st, "exited", None, body, run, code=f.code, signal=f.signal)
+    st.set(exited=True, run=None, waits=(), uncovered=frozenset(), ask_calls=(), bg_active=0)
