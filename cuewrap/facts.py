@@ -223,11 +223,3 @@ class ChildExit(Fact):
     signal: int | None
     source: Source = "exit"
 
-
-def fact_record(fact: Fact) -> dict[str, object]:
-    """The decision-log form of a fact: ``{"kind": "fact", "type": …, fields…}``."""
-    from dataclasses import asdict
-
-    rec: dict[str, object] = {"kind": "fact", "type": type(fact).__name__}
-    rec.update(asdict(fact))
-    return rec
