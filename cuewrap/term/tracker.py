@@ -75,10 +75,7 @@ _DEC_ONE = re.compile(rb"\x1b\[\?([0-9]{1,5})([hl])")
 # not reported as events, and their single-mode form is found by C-level searches only — the
 # per-occurrence Python work would cost a quarter of the relay's speed on TUI output.
 QUIET_MODES = frozenset({2026, 25})
-_QUIET_ONE = tuple(
-    (mode, b"\x1b[?%dh" % mode, b"\x1b[?%dl" % mode) for mode in sorted(QUIET_MODES)
-)
-_DEC_START = re.compile(rb"\x1b\[\?(?!(?:2026|25)[hl])")  # every CSI ? but the quiet toggles
+_QUIET_HEADS = (b"2026h", b"2026l", b"25h", b"25l")  # what follows CSI ? in a quiet toggle
 _TOKEN = re.compile(rb"[A-Za-z0-9_.+-]{1,64}")
 
 _STRING_INTRO = frozenset(b"PX^_")
@@ -421,8 +418,7 @@ class OutputTracker:
                 i = find(last, 2)
                 if i >= 0:
                     if needle == b"\x1b[?":
-                        found = [m.start() for m in _DEC_START.finditer(work)]
-                        self._quiet_toggles(work, quiet_seen)
+                        found = self._dec_starts(work, i, quiet_seen)
                     else:
                         found = _find_all(work, needle, i)
                     if starts:  # state changes must be applied in stream order
@@ -567,15 +563,22 @@ class OutputTracker:
                 self.modes.discard(mode)
                 self.modes_off.add(mode)
 
-    def _quiet_toggles(self, work: bytes, quiet_seen: dict[int, int]) -> None:
-        """The last single-mode toggle of each quiet mode in ``work`` decides its state."""
-        rfind = work.rfind
-        for mode, on_seq, off_seq in _QUIET_ONE:
-            p_on = rfind(on_seq)
-            p_off = rfind(off_seq)
-            if p_on >= 0 or p_off >= 0:
-                self._set_mode(mode, p_on > p_off)
-                quiet_seen[mode] = max(p_on, p_off)
+    def _dec_starts(self, work: bytes, first: int, quiet_seen: dict[int, int]) -> list[int]:
+        """Positions of every ``CSI ?`` but the quiet single-mode toggles, which are applied
+        here: the last toggle of each quiet mode decides its state. ``first`` is the first
+        ``?`` at or after index 2 (memchr); Python only looks at each introducer's head."""
+        starts: list[int] = []
+        last: dict[int, tuple[int, bool]] = {}
+        for j in _find_all(work, b"\x1b[?", first):
+            if work.startswith(_QUIET_HEADS, j + 3):
+                mode = 2026 if work[j + 4] == 0x30 else 25  # "20…" / "25…"
+                last[mode] = (j, work[j + (7 if mode == 2026 else 5)] == 0x68)  # h
+            else:
+                starts.append(j)
+        for mode, (at, on) in last.items():
+            self._set_mode(mode, on)
+            quiet_seen[mode] = at
+        return starts
 
     def _private_csi(
         self, work: bytes, j: int, events: list[tuple[int, Event]], quiet_seen: dict[int, int]
