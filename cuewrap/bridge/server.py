@@ -236,18 +236,23 @@ class BridgeServer:
             self._drop(conn)
 
     # -- reading ------------------------------------------------------------------------------
+    @staticmethod
+    def _recv(conn: _Conn) -> bytes | None:
+        """One read: the bytes, b"" at EOF (or a broken socket), None when nothing is there."""
+        try:
+            return conn.sock.recv(READ_CHUNK)
+        except (BlockingIOError, InterruptedError):
+            return None
+        except OSError:
+            return b""
+
     def _on_readable(self, conn: _Conn) -> None:
         if conn.closed:
             return
-        try:
-            data = conn.sock.recv(READ_CHUNK)
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError:
-            data = b""
+        data = self._recv(conn)
         if data:
             self._feed(conn, data)
-        else:
+        elif data is not None:
             self._eof(conn)
 
     def _feed(self, conn: _Conn, data: bytes) -> None:
@@ -349,12 +354,9 @@ class BridgeServer:
     def _drain(self, conn: _Conn) -> None:
         taken = 0
         while not conn.closed and taken < DRAIN_LIMIT:
-            try:
-                data = conn.sock.recv(READ_CHUNK)
-            except (BlockingIOError, InterruptedError):
+            data = self._recv(conn)
+            if data is None:
                 return
-            except OSError:
-                data = b""
             if not data:
                 self._eof(conn)
                 return

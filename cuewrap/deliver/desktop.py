@@ -33,6 +33,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from cuewrap.deliver import Reaper, kill_group
 from cuewrap.loop import Loop, Timer
@@ -280,6 +281,20 @@ def _why(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:300]
 
 
+def _send_silent(notify: Any, title: str, body: str) -> bool:
+    """One notify-py call: our app name, no icon, no sound (SPEC 5 rule 2: silent)."""
+    return bool(
+        notify.send_notification(
+            supplied_title=title,
+            supplied_message=body,
+            supplied_application_name=APP_NAME,
+            supplied_urgency="normal",
+            supplied_icon_path="",
+            supplied_audio_path=None,
+        )
+    )
+
+
 def _load_sender() -> Callable[[str, str], tuple[str, str]]:
     """Import notify-py quietly and return ``send(title, body) -> (state, reason)``."""
     # loguru logs to stderr by default: silence it before notify-py imports it.
@@ -294,15 +309,7 @@ def _load_sender() -> Callable[[str, str], tuple[str, str]]:
         mac = Notify()
 
         def send_mac(title: str, body: str) -> tuple[str, str]:
-            ok = mac.send_notification(
-                supplied_title=title,
-                supplied_message=body,
-                supplied_application_name=APP_NAME,
-                supplied_urgency="normal",
-                supplied_icon_path="",
-                supplied_audio_path=None,
-            )
-            if ok:
+            if _send_silent(mac, title, body):
                 return "unconfirmable", "handed to the macOS notificator"
             return "failed", "the macOS notificator failed"
 
@@ -334,14 +341,7 @@ def _load_sender() -> Callable[[str, str], tuple[str, str]]:
     notify = Notify(use_custom_notifier=CheckedDBusNotifier)
 
     def send_dbus(title: str, body: str) -> tuple[str, str]:
-        notify.send_notification(
-            supplied_title=title,
-            supplied_message=body,
-            supplied_application_name=APP_NAME,
-            supplied_urgency="normal",
-            supplied_icon_path="",
-            supplied_audio_path=None,
-        )
+        _send_silent(notify, title, body)
         result: tuple[str, str] = notify._notifier.result
         return result
 
