@@ -246,13 +246,12 @@ class Controller:
             from cuewrap.deliver.desktop import DesktopNotifier
 
             self._desktop = DesktopNotifier(
-                self.loop, lambda cue, st, why: self._delivery(cue, "desktop", st, why),
+                self.loop,
+                lambda cue, st, why: self._delivery(cue, "desktop", st, why),
                 env=self.env,
             )
         eligibility = n.eligibility
-        self._desktop.send(
-            n.cue_id, n.title, n.body, lambda: is_eligible(self.state, eligibility)
-        )
+        self._desktop.send(n.cue_id, n.title, n.body, lambda: is_eligible(self.state, eligibility))
 
     def _keep_awake(self, hold: bool) -> None:
         if not self.settings.keep_awake.enabled:
@@ -425,4 +424,3 @@ class Controller:
                 self.bridge.close()
             except Exception as exc:
                 self.log.error("bridge.close", exc)
-

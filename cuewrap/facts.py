@@ -222,4 +222,3 @@ class ChildExit(Fact):
     code: int | None
     signal: int | None
     source: Source = "exit"
-

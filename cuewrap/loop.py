@@ -44,7 +44,8 @@ class Loop:
     def __init__(self, on_error: Callable[[str, BaseException], None] | None = None) -> None:
         # poll/select, not epoll: epoll refuses regular files and /dev/null (stdin may be one)
         self.selector: selectors.BaseSelector = (
-            selectors.PollSelector() if sys.platform.startswith("linux")
+            selectors.PollSelector()
+            if sys.platform.startswith("linux")
             else selectors.SelectSelector()
         )
         self._timers: list[Timer] = []

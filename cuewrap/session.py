@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from cuewrap.controller import Controller
 
 
-
 FINISH_GRACE = 3.0  # seconds to let a last desktop notification (the exited cue) complete
 
 

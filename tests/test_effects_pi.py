@@ -136,8 +136,11 @@ def test_desktop_notification_reaches_the_daemon(pi_session, fakemodel, dunst) -
     s.focus_out()
     s.prompt("SECRET-PROMPT-77")
     rec = s.wait_log(
-        lambda r: r.get("kind") == "delivery" and r.get("channel") == "desktop"
-        and r.get("state") in ("delivered", "failed"),
+        lambda r: (
+            r.get("kind") == "delivery"
+            and r.get("channel") == "desktop"
+            and r.get("state") in ("delivered", "failed")
+        ),
         20,
     )
     assert rec["state"] == "delivered", rec

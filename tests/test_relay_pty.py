@@ -160,8 +160,11 @@ def test_focus_reports_swallowed_when_child_did_not_enable_1004(tmp_path: Path) 
     assert got == b"abc"
     p.send(b"q")
     p.expect(pexpect.EOF)
-    states = [r["presence"] for r in map(json.loads, log.read_text().splitlines())
-              if r["kind"] == "presence"]
+    states = [
+        r["presence"]
+        for r in map(json.loads, log.read_text().splitlines())
+        if r["kind"] == "presence"
+    ]
     assert states == ["away", "focused"]
 
 

@@ -1,14 +1,14 @@
 """A small child program for relay tests, driven by its first argument.
 
-  raw-echo      put the tty in raw mode, print READY, then report every read as
-                "R<hex>\n" on stdout until it reads 'q' alone; then exit 0
-  dump-bytes    raw mode, write bytes 0..255 N times (N = argv[2]) then "\nEND\n"
-  winch         print the size now and on every SIGWINCH as "SIZE rows cols"
-  exit N        print READY, wait for a line, exit with status N
-  kill-self SIG print READY, wait for a line, kill itself with signal SIG
-  modes-die     enable alt screen + mouse + bracketed paste + kitty keyboard, then SIGKILL itself
-  focus         raw mode, enable 1004 (CSI ?1004h) and report reads like raw-echo
-  sleep         print READY and sleep until killed
+raw-echo      put the tty in raw mode, print READY, then report every read as
+              "R<hex>\n" on stdout until it reads 'q' alone; then exit 0
+dump-bytes    raw mode, write bytes 0..255 N times (N = argv[2]) then "\nEND\n"
+winch         print the size now and on every SIGWINCH as "SIZE rows cols"
+exit N        print READY, wait for a line, exit with status N
+kill-self SIG print READY, wait for a line, kill itself with signal SIG
+modes-die     enable alt screen + mouse + bracketed paste + kitty keyboard, then SIGKILL itself
+focus         raw mode, enable 1004 (CSI ?1004h) and report reads like raw-echo
+sleep         print READY and sleep until killed
 """
 
 import os
@@ -50,6 +50,7 @@ def main() -> None:
             os.write(1, block)
         out("\r\nEND\r\n")
     elif mode == "winch":
+
         def show(*_: object) -> None:
             rows, cols = os.get_terminal_size(0).lines, os.get_terminal_size(0).columns
             out(f"SIZE {rows} {cols}\n")
