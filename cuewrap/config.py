@@ -18,7 +18,7 @@ import math
 import os
 import shlex
 from collections.abc import Mapping
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, TypeVar, cast, get_args
 
 TerminalSetting = Literal["auto", "osc777", "osc9", "osc99", "off"]
 DesktopSetting = Literal["auto", "on", "off"]
@@ -60,14 +60,16 @@ KEYS: tuple[KeySpec, ...] = (
         "terminal",
         "choice",
         "auto",
-        ("auto", "osc777", "osc9", "osc99", "off"),
+        get_args(TerminalSetting),
         "terminal notification protocol",
     ),
-    KeySpec("notify", "desktop", "choice", "auto", ("auto", "on", "off"), "desktop notifications"),
+    KeySpec(
+        "notify", "desktop", "choice", "auto", get_args(DesktopSetting), "desktop notifications"
+    ),
     KeySpec("notify", "bell", "bool", False, help="one BEL per notification"),
     KeySpec("notify", "title_marks", "bool", True, help="[?] [✓] [!] [-] in the title"),
     KeySpec("presence", "idle_after", "seconds", 60.0, help="no keystroke for this long = away"),
-    KeySpec("privacy", "body", "choice", "none", ("none", "summary"), "what a notification says"),
+    KeySpec("privacy", "body", "choice", "none", get_args(BodySetting), "what a notification says"),
     KeySpec("keep_awake", "enabled", "bool", False, help="keep the machine awake while Pi works"),
     KeySpec("keep_awake", "command", "argv", None, help="inhibitor that runs until killed"),
 )
@@ -154,16 +156,17 @@ def load_settings(path: str | None, env: Mapping[str, str], flags: Mapping[str, 
     return Settings(
         cues=CuesSettings(enabled=bool(v["cues.enabled"])),
         notify=NotifySettings(
-            terminal=v["notify.terminal"],  # type: ignore[arg-type]
-            desktop=v["notify.desktop"],  # type: ignore[arg-type]
+            # choices were checked against KEYS on the way in; KEYS lists the Literal's values
+            terminal=cast(TerminalSetting, _value(v, "notify.terminal", str)),
+            desktop=cast(DesktopSetting, _value(v, "notify.desktop", str)),
             bell=bool(v["notify.bell"]),
             title_marks=bool(v["notify.title_marks"]),
         ),
-        presence=PresenceSettings(idle_after=float(v["presence.idle_after"])),  # type: ignore[arg-type]
-        privacy=PrivacySettings(body=v["privacy.body"]),  # type: ignore[arg-type]
+        presence=PresenceSettings(idle_after=_value(v, "presence.idle_after", float)),
+        privacy=PrivacySettings(body=cast(BodySetting, _value(v, "privacy.body", str))),
         keep_awake=KeepAwakeSettings(
             enabled=bool(v["keep_awake.enabled"]),
-            command=tuple(command) if command is not None else None,  # type: ignore[call-overload]
+            command=tuple(str(a) for a in command) if isinstance(command, list) else None,
         ),
         log=log,
         config_file=config_file,
@@ -287,6 +290,17 @@ def _from_env(spec: KeySpec, var: str, raw: str) -> object:
 
 
 # -- shared -------------------------------------------------------------------------------------
+_T = TypeVar("_T")
+
+
+def _value(values: Mapping[str, object], name: str, kind: type[_T]) -> _T:
+    """``values[name]``, which was checked on the way in, as the type the settings hold."""
+    value = values[name]
+    if not isinstance(value, kind):
+        raise TypeError(f"{name}: {type(value).__name__} where {kind.__name__} belongs")
+    return value
+
+
 def _choice_message(label: str, spec: KeySpec, raw: object) -> str:
     return f"{label} must be one of {', '.join(spec.choices)} (got {raw!r})"
 

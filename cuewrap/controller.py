@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from cuewrap import facts as F
 from cuewrap.decisionlog import DecisionLog
-from cuewrap.engine import EngineConfig, Tick, initial_state, is_eligible, status, step
+from cuewrap.engine import EngineConfig, Event, Tick, initial_state, is_eligible, status, step
 from cuewrap.engine.effects import (
     Diagnostic,
     Effect,
@@ -187,11 +187,11 @@ class Controller:
         self._last_key = self.loop.clock()
         self.fact(F.Keystroke())
 
-    def fact(self, fact: object) -> None:
+    def fact(self, fact: Event) -> None:
         """Any fact (or Tick) from any source: one engine step, effects performed."""
         if self._closed:
             return
-        self.state, effects = step(self.state, fact, self.loop.clock())  # type: ignore[arg-type]
+        self.state, effects = step(self.state, fact, self.loop.clock())
         for effect in effects:
             try:
                 self._perform(effect)
@@ -280,7 +280,7 @@ class Controller:
         self._screen_buf: list[bytes] | None = []
         self._screen_buf_len = 0
         self._screen_size = (rows, cols)
-        self._screen: ScreenWatcher | None = None
+        self._screen = None
         self._relay = relay
         relay.output_tap = self._screen_tap
         relay.resize_tap = self._screen_resize
@@ -341,12 +341,12 @@ class Controller:
     def status_page(self) -> str:
         """The /cue page (SPEC 8): evidence of this session, not a version guarantee."""
         s = status(self.state)
-        p = s["presence"]
+        p = s.presence
         lines = [
-            f"cuewrap: cues {'on' if s['enabled'] else 'off'}"
-            + ("" if s["guard"] is None else f" (disabled: {s['guard']})")
-            + f" · cues come from: {s['source']}",
-            f"presence: {p['state']} (counts as {p['counts_as']}; via {p['via']})",  # type: ignore[index]
+            f"cuewrap: cues {'on' if s.enabled else 'off'}"
+            + ("" if s.guard is None else f" (disabled: {s.guard})")
+            + f" · cues come from: {s.source}",
+            f"presence: {p.state} (counts as {p.counts_as}; via {p.via})",
         ]
         names = {
             "bridge": "Pi bridge",
@@ -355,11 +355,11 @@ class Controller:
             "ask": "Ask",
             "pi-subagents": "pi-subagents",
         }
-        for name, info in s["integrations"].items():  # type: ignore[attr-defined]
-            line = f"  {names.get(name, name)}: {info['status']}"
-            if info.get("rejected"):
-                reasons = ", ".join(f"{k} {v}" for k, v in info["reasons"].items())
-                line += f" · rejected {info['rejected']} ({reasons})"
+        for info in s.integrations:
+            line = f"  {names.get(info.name, info.name)}: {info.status}"
+            if info.rejected:
+                reasons = ", ".join(f"{k} {v}" for k, v in info.reasons)
+                line += f" · rejected {info.rejected} ({reasons})"
             lines.append(line)
         if self.bridge is not None:
             b = self.bridge.stats()
@@ -371,10 +371,10 @@ class Controller:
             if isinstance(refused, dict) and refused:
                 line += " · dropped: " + ", ".join(f"{k} {v}" for k, v in sorted(refused.items()))
             lines.append(line)
-        cap = s["capacity"]
+        cap = s.capacity
         lines.append(
-            f"capacity: Ask ids {cap['ask_ids']['used']}/{cap['ask_ids']['limit']},"  # type: ignore[index]
-            f" background {cap['background']['used']}/{cap['background']['limit']}"  # type: ignore[index]
+            f"capacity: Ask ids {cap.ask_ids.used}/{cap.ask_ids.limit},"
+            f" background {cap.background.used}/{cap.background.limit}"
         )
         desktop = "on" if self.desktop_on else f"off ({self.desktop_why})"
         lines.append(

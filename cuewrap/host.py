@@ -13,6 +13,7 @@ import select
 import struct
 import termios
 import tty
+from typing import Any
 
 
 def is_tty(fd: int) -> bool:
@@ -63,7 +64,7 @@ class HostTerminal:
         self.stdout_fd = stdout_fd
         self.stdin_tty = is_tty(stdin_fd)
         self.stdout_tty = is_tty(stdout_fd)
-        self._saved_attrs: list | None = None  # type: ignore[type-arg]
+        self._saved_attrs: list[Any] | None = None  # termios.tcgetattr's value
         self._undo: list[bytes] = []  # sequences to write at restore, in order
         self.out_dead = False  # the host terminal went away (EIO/EPIPE): stop writing
 

@@ -76,7 +76,8 @@ class Loop:
 
     def _get(self, fd: int) -> tuple[Callback | None, Callback | None]:
         try:
-            return self.selector.get_key(fd).data  # type: ignore[no-any-return]
+            pair: tuple[Callback | None, Callback | None] = self.selector.get_key(fd).data
+            return pair
         except (KeyError, ValueError):
             return (None, None)
 
@@ -127,7 +128,8 @@ class Loop:
         ready = self.selector.select(timeout)
         if len(ready) == 1:  # the common case: one fd, its callbacks are current
             key, events = ready[0]
-            reader, writer = key.data
+            pair: tuple[Callback | None, Callback | None] = key.data
+            reader, writer = pair
             if events & _READ and reader is not None:
                 reader()
             if events & _WRITE and writer is not None and self._get(key.fd)[1] is writer:

@@ -21,11 +21,12 @@ import errno
 import os
 import signal
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 from cuewrap.host import HostTerminal, get_size
-from cuewrap.loop import Loop
+from cuewrap.loop import Loop, Timer
 from cuewrap.term import sequences as seq
 from cuewrap.term.focus import FocusFilter, FocusReport, HostStatusReply
 from cuewrap.term.tracker import OutputTracker
@@ -55,11 +56,27 @@ class ChildExited:
 Sink = Callable[[object], None]
 
 
+class ChildProcess(Protocol):
+    """The part of ``ptyprocess.PtyProcess`` cuewrap uses (the only reaper of the child)."""
+
+    @property
+    def fd(self) -> int: ...
+    @property
+    def pid(self) -> int: ...
+    @property
+    def exitstatus(self) -> int | None: ...
+    @property
+    def signalstatus(self) -> int | None: ...
+    def isalive(self) -> bool: ...
+    def setwinsize(self, rows: int, cols: int) -> None: ...
+    def terminate(self, force: bool = False) -> bool: ...
+
+
 class Relay:
     def __init__(
         self,
         loop: Loop,
-        child: object,  # ptyprocess.PtyProcess (kept loose: imported lazily by the CLI)
+        child: ChildProcess,
         host: HostTerminal,
         *,
         filter_input: bool,
@@ -70,7 +87,7 @@ class Relay:
         self.loop = loop
         self.child = child
         self.host = host
-        self.master_fd: int = child.fd  # type: ignore[attr-defined]
+        self.master_fd: int = child.fd
         self.sink = sink
         self.on_error = on_error
         self.focus: FocusFilter | None = FocusFilter() if filter_input else None
@@ -82,15 +99,15 @@ class Relay:
         self._to_child_len = 0
         self._inject: list[bytes] = []
         self._safe = True  # output stream is at a point where cuewrap may inject
-        self._focus_timer = None
-        self._output_timer = None
-        self._inject_timer = None
+        self._focus_timer: Timer | None = None
+        self._output_timer: Timer | None = None
+        self._inject_timer: Timer | None = None
         self._stdin_open = True
         self._master_open = True
         self._exit: ChildExited | None = None
         self._term_count = 0
         self._sig_r = self._sig_w = -1
-        self._old_handlers: dict[int, object] = {}
+        self._old_handlers: dict[int, signal._HANDLER] = {}
         self._old_wakeup = -1
 
     # -- public ---------------------------------------------------------------------------
@@ -170,7 +187,7 @@ class Relay:
         if self.focus is not None:
             self._handle_input_items(self.focus.flush())
 
-    def _handle_input_items(self, items: list[object]) -> None:
+    def _handle_input_items(self, items: Iterable[bytes | FocusReport | HostStatusReply]) -> None:
         typed = False
         for item in items:
             if isinstance(item, bytes):
@@ -366,7 +383,7 @@ class Relay:
     def _uninstall_signals(self) -> None:
         for sig, old in self._old_handlers.items():
             try:
-                signal.signal(sig, old)  # type: ignore[arg-type]
+                signal.signal(sig, old)
             except (OSError, ValueError, TypeError):
                 pass
         signal.set_wakeup_fd(self._old_wakeup)
@@ -394,7 +411,7 @@ class Relay:
         size = get_size(self.host.stdout_fd, self.host.stdin_fd)
         if size is not None:
             try:
-                self.child.setwinsize(*size)  # type: ignore[attr-defined]
+                self.child.setwinsize(*size)
             except OSError:
                 pass
             if self.resize_tap is not None:
@@ -414,7 +431,7 @@ class Relay:
     def _kill(self, signum: int) -> None:
         if self._exit is None:
             try:
-                os.kill(self.child.pid, signum)  # type: ignore[attr-defined]
+                os.kill(self.child.pid, signum)
             except ProcessLookupError:
                 pass
 
@@ -422,14 +439,12 @@ class Relay:
         if self._exit is not None:
             return
         try:
-            alive = self.child.isalive()  # type: ignore[attr-defined]
+            alive = self.child.isalive()
         except Exception:
             alive = False
         if alive:
             return
-        code = getattr(self.child, "exitstatus", None)
-        sig = getattr(self.child, "signalstatus", None)
-        self._exit = ChildExited(code, sig)
+        self._exit = ChildExited(self.child.exitstatus, self.child.signalstatus)
         self._drain_master()
         self._emit(self._exit)
 
@@ -448,8 +463,10 @@ class Relay:
         if which == "focus":
             broken, self.focus = self.focus, None  # stop the reports it would have taken out
             self.host.write(seq.FOCUS_REPORTING_OFF)
+            held = b""
             try:  # a byte it was holding (a lone ESC) must not be lost
-                held = b"".join(i for i in broken.flush() if isinstance(i, bytes))  # type: ignore[union-attr]
+                if broken is not None:
+                    held = b"".join(i for i in broken.flush() if isinstance(i, bytes))
             except Exception:
                 held = b""
             if held:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from cuewrap.bridge.channel import Channel
     from cuewrap.cli import Args
     from cuewrap.controller import Controller
+    from cuewrap.relay import ChildProcess, Relay
 
 
 FINISH_GRACE = 3.0  # seconds to let a last desktop notification (the exited cue) complete
@@ -62,19 +63,19 @@ class Session:
         self.loop = Loop(on_error=self.log.error)
         self.argv = [path, *args.command[1:]]
         self.controller: Controller | None = None  # the cue side: bridge, engine, effectors
-        self.relay = None
+        self.relay: Relay | None = None
 
     def run(self) -> int:
         host = self.host
-        child = None
-        relay = None
+        child: ChildProcess | None = None
+        relay: Relay | None = None
         try:
             channel = self._prepare_child()
             child = self._spawn()
             # everything else is imported and set up while the child boots
             from cuewrap.relay import Relay, exit_status
 
-            self._start_controller(channel, child.pid)  # type: ignore[attr-defined]
+            self._start_controller(channel, child.pid)
             host.enter_raw()
             if self.guard:
                 host.enable(seq.TITLE_PUSH, seq.TITLE_POP)
@@ -162,14 +163,15 @@ class Session:
                 _close_channel(channel)
 
     # -- spawning ---------------------------------------------------------------------------
-    def _spawn(self) -> object:
+    def _spawn(self) -> ChildProcess:
         from ptyprocess import PtyProcess
 
         size = get_size(1, 0) or (24, 80)
         try:
-            return PtyProcess.spawn(
+            child: ChildProcess = PtyProcess.spawn(
                 self.argv, env=self.env, dimensions=size, preexec_fn=_child_preexec
             )
+            return child
         except FileNotFoundError as exc:
             raise SessionError(f"{self.argv[0]}: command not found", 127) from exc
         except PermissionError as exc:
@@ -177,10 +179,10 @@ class Session:
         except OSError as exc:
             raise SessionError(f"{self.argv[0]}: cannot start: {exc.strerror}", 126) from exc
 
-    def _kill_child(self, child: object) -> None:
+    def _kill_child(self, child: ChildProcess) -> None:
         try:
-            if child.isalive():  # type: ignore[attr-defined]
-                child.terminate(force=True)  # type: ignore[attr-defined]
+            if child.isalive():
+                child.terminate(force=True)
         except Exception:
             pass
 
@@ -206,7 +208,7 @@ class _Fault(Exception):
     """Raised on purpose by CUEWRAP_DEBUG_FAULT (tests of the fail-open paths)."""
 
 
-def _inject_faults(relay: object, faults: set[str]) -> None:
+def _inject_faults(relay: Relay, faults: set[str]) -> None:
     """Make the named parts raise, to prove cuewrap fails open (used by the test suite)."""
 
     def boom(*_: object) -> None:
@@ -214,7 +216,7 @@ def _inject_faults(relay: object, faults: set[str]) -> None:
 
     for name in faults & {"sink", "tracker", "focus"}:
         if name == "sink":
-            relay.sink = boom  # type: ignore[attr-defined]
+            relay.sink = boom
         else:
             part = getattr(relay, name, None)
             if part is not None:

@@ -13,6 +13,7 @@ model of presence and gaps (not the engine's):
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from hypothesis import HealthCheck, given, settings
@@ -272,7 +273,7 @@ class Checker:
             if isinstance(e, Record):
                 json.dumps(e.fields)
                 assert "kind" not in e.fields  # the log line's kind is the record kind
-        json.dumps(status(post))
+        json.dumps(dataclasses.asdict(status(post)))
         # never a cue while looking or while cues are off
         if notes or any(m.mark is not None for m in marks):
             assert not looking, (ev, fx)

@@ -20,7 +20,14 @@ from cuewrap.engine.effects import (
     SetMark,
     Wake,
 )
-from cuewrap.engine.status import NOT_YET, TRUSTED, UNRECOGNIZED
+from cuewrap.engine.status import (
+    NOT_YET,
+    TRUSTED,
+    UNRECOGNIZED,
+    Integration,
+    PresenceStatus,
+    Usage,
+)
 from cuewrap.facts import (
     AgentBeforeSettle,
     AgentEnd,
@@ -470,12 +477,12 @@ def test_needs_input_ask_with_tool_call_id_must_match_exactly() -> None:
     e = Eng()
     e(FOCUSED, *RUN, AWAY)
     e(AskBlocked(True, "nope"))  # no native start seen
-    assert e.notifies() == [] and status(e.s)["integrations"]["ask"]["status"] == UNRECOGNIZED
+    assert e.notifies() == [] and status(e.s).integration("ask").status == UNRECOGNIZED
     e(ToolStart("c1", "bash"), AskBlocked(True, "c1"))  # not an ask_user_question call
     assert e.notifies() == []
     e(ToolStart("c2", "ask_user_question"), AskBlocked(True, "c2"))
     assert len(e.notifies()) == 1
-    assert status(e.s)["integrations"]["ask"]["status"] == TRUSTED
+    assert status(e.s).integration("ask").status == TRUSTED
 
 
 def test_needs_input_ask_without_id_only_with_exactly_one_call_in_flight() -> None:
@@ -543,9 +550,7 @@ def test_background_start_recorded_only_with_valid_fields(change, reason) -> Non
     e = Eng()
     fx = e(bg_start(**change))
     assert e.records("rejected", fx)[0]["reason"] == reason
-    assert (
-        len(e.s.bg) == 0 and status(e.s)["integrations"]["pi-subagents"]["status"] == UNRECOGNIZED
-    )
+    assert len(e.s.bg) == 0 and status(e.s).integration("pi-subagents").status == UNRECOGNIZED
 
 
 @pytest.mark.parametrize(
@@ -594,7 +599,7 @@ def test_capacity_ask_ids_8192_refuse_new_diagnostic_once_no_eviction() -> None:
     assert len(only(fx, Diagnostic)) == 1 and len(e.s.ask_history) == 8192
     e(ToolStart("c0", "ask_user_question"))  # old ids not evicted: still a repeat
     assert any("seen before" in r["reason"] for r in e.records("rejected", e.last))
-    assert status(e.s)["capacity"]["ask_ids"] == {"used": 8192, "limit": 8192}
+    assert status(e.s).capacity.ask_ids == Usage(used=8192, limit=8192)
 
 
 def test_capacity_background_records_8192() -> None:
@@ -635,12 +640,12 @@ def test_presence_terminal_without_focus_reports_still_cues() -> None:
     e(*RUN, at=100)
     e(*settle(), at=200)
     assert len(e.notifies()) == 1
-    assert status(e.s)["presence"] == {
-        "state": "unknown",
-        "counts_as": "away",
-        "via": "keystrokes and idle time",
-        "idle_after": 60,
-    }
+    assert status(e.s).presence == PresenceStatus(
+        state="unknown",
+        counts_as="away",
+        via="keystrokes and idle time",
+        idle_after=60,
+    )
 
 
 def test_presence_focus_reports_override_keystrokes_and_idle() -> None:
@@ -650,7 +655,7 @@ def test_presence_focus_reports_override_keystrokes_and_idle() -> None:
     assert e.notifies() == []
     e(AWAY, Keystroke(), *RUN, *settle(), at=501)
     assert len(e.notifies()) == 1
-    assert status(e.s)["integrations"]["focus"]["status"] == TRUSTED
+    assert status(e.s).integration("focus").status == TRUSTED
 
 
 # --- guard (SPEC 3) and sources (SPEC 2) -----------------------------------------------------
@@ -660,7 +665,7 @@ def test_guard_non_tui_mode_disables_cues_for_that_runtime() -> None:
     e = Eng(bridge=False, keep_awake=True)
     e(hello(mode="rpc"), AWAY, *RUN, UiPromptStart("confirm"), *settle())
     assert e.notifies() == [] and e.marks() == [] and only(e.all, KeepAwake) == []
-    assert "rpc" in status(e.s)["guard"] and e.records("guard")
+    assert "rpc" in (status(e.s).guard or "") and e.records("guard")
     e(SessionShutdown("reload"), BridgeGone(), hello(mode="tui"), *RUN, *settle())
     assert len(e.notifies()) == 1
 
@@ -670,7 +675,7 @@ def test_sources_bridge_live_osc_and_screen_make_no_cue() -> None:
     e(FOCUSED, AWAY, ProgramStatus("working", "pi"), ProgramStatus("blocked", "pi"))
     e(ProgramStatus("done", "pi"), ScreenActivity(True), ScreenActivity(False))
     assert e.notifies() == [] and e.s.run is None
-    assert status(e.s)["integrations"]["osc7501"]["status"] == TRUSTED
+    assert status(e.s).integration("osc7501").status == TRUSTED
 
 
 @pytest.mark.parametrize(
@@ -684,7 +689,7 @@ def test_sources_osc7501_drives_runs_without_bridge(end, outcome) -> None:
     fx = e(ProgramStatus(end, "pi"))
     [n] = e.notifies(fx)
     assert n.outcome == outcome
-    assert status(e.s)["source"] == "osc7501"
+    assert status(e.s).source == "osc7501"
 
 
 def test_sources_screen_only_says_seems() -> None:
@@ -694,7 +699,7 @@ def test_sources_screen_only_says_seems() -> None:
     assert n.body == "Seems to have finished" and n.outcome == "uncertain"
     assert e.marks() == [MARK_FAILED]
     e(ProgramStatus("working", "other-app"))  # not Pi's: unrecognized, screen still drives
-    assert status(e.s)["integrations"]["osc7501"]["status"] == UNRECOGNIZED
+    assert status(e.s).integration("osc7501").status == UNRECOGNIZED
 
 
 def test_sources_bridge_gone_hands_over_to_osc7501() -> None:
@@ -751,24 +756,20 @@ def test_keep_awake_held_while_runs_need_the_machine() -> None:
 def test_status_page_reports_integrations_capacity_presence() -> None:
     e = Eng(bridge=False)
     st = status(e.s)
-    assert {k: v["status"] for k, v in st["integrations"].items()} == {
+    assert {i.name: i.status for i in st.integrations} == {
         "bridge": NOT_YET,
         "osc7501": NOT_YET,
         "focus": NOT_YET,
         "ask": NOT_YET,
         "pi-subagents": NOT_YET,
     }
-    assert st["enabled"] is True and st["presence"]["state"] == "unknown"
+    assert st.enabled is True and st.presence.state == "unknown"
     e(hello(), FOCUSED, bg_start(), bg_start(), bg_start(owner_now=None))
     st = status(e.s)
-    assert st["integrations"]["bridge"] == {
-        "status": TRUSTED,
-        "rejected": 0,
-        "reasons": {},
-        "live": True,
-    }
-    assert st["integrations"]["pi-subagents"]["rejected"] == 2
-    assert st["capacity"]["background"] == {"used": 1, "limit": 8192}
-    assert st["presence"]["state"] == "focused"
+    assert st.integration("bridge") == Integration("bridge", TRUSTED, rejected=0, reasons=())
+    assert st.bridge_live is True
+    assert st.integration("pi-subagents").rejected == 2
+    assert st.capacity.background == Usage(used=1, limit=8192)
+    assert st.presence.state == "focused"
     e(CueToggle(False))
-    assert status(e.s)["enabled"] is False
+    assert status(e.s).enabled is False

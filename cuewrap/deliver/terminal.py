@@ -160,7 +160,7 @@ def detect_terminal_protocol(
     if setting != "auto":
         if setting not in PROTOCOLS:
             raise ValueError(f"notify.terminal: unknown protocol {setting!r}")
-        protocol = setting  # type: ignore[assignment]
+        protocol = setting
         reason = f"notify.terminal = {setting} (terminal: {terminal})"
     if protocol == "off" or not in_tmux:
         return Choice(protocol, False, reason, terminal)

@@ -3,18 +3,19 @@
 state = initial_state(EngineConfig(...))
 state, effects = step(state, fact_or_tick, now)
 is_eligible(state, notify.eligibility)   # right before each asynchronous delivery
-status(state)                            # the /cue page
+status(state)                            # what the /cue page shows: a frozen Status
 """
 
 from cuewrap.engine.reducer import Event, is_eligible, step
 from cuewrap.engine.state import CAPACITY, EngineConfig, EngineState, Tick, initial_state
-from cuewrap.engine.status import status
+from cuewrap.engine.status import Status, status
 
 __all__ = [
     "CAPACITY",
     "EngineConfig",
     "EngineState",
     "Event",
+    "Status",
     "Tick",
     "initial_state",
     "is_eligible",

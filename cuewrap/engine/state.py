@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 CAPACITY = 8192  # SPEC 5 "Capacity": Ask call ids and background records, each
 
@@ -20,7 +20,7 @@ V = TypeVar("V")
 _BUCKET_BITS = 7
 _NBUCKETS = 1 << _BUCKET_BITS
 _MASK = _NBUCKETS - 1
-_EMPTY: dict = {}  # shared, never mutated
+_EMPTY: dict[Any, Any] = {}  # shared, never mutated
 
 
 class PMap(Generic[K, V]):

@@ -6,6 +6,8 @@ or "trusted protocol observed"; rejection counts and reasons; capacity use; pres
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from cuewrap.engine.state import EngineState
 
 NOT_YET = "not yet observed"
@@ -32,42 +34,96 @@ def driving_source(state: EngineState) -> str:
     return "screen"
 
 
-def status(state: EngineState) -> dict[str, object]:
+@dataclass(frozen=True)
+class Integration:
+    name: str  # one of INTEGRATIONS
+    status: str  # NOT_YET, UNRECOGNIZED or TRUSTED
+    rejected: int  # events rejected, all reasons together
+    reasons: tuple[tuple[str, int], ...]  # (reason, count), in the order first seen
+
+
+@dataclass(frozen=True)
+class PresenceStatus:
+    state: str  # "focused", "away" or "unknown"
+    counts_as: str  # "present" or "away"
+    via: str  # what presence is judged by
+    idle_after: float
+
+
+@dataclass(frozen=True)
+class Usage:
+    used: int
+    limit: int
+
+
+@dataclass(frozen=True)
+class Capacity:
+    ask_ids: Usage
+    background: Usage
+
+
+@dataclass(frozen=True)
+class Status:
+    enabled: bool
+    cues_active: bool
+    guard: str | None
+    exited: bool
+    presence: PresenceStatus
+    integrations: tuple[Integration, ...]  # in INTEGRATIONS order
+    bridge_live: bool
+    source: str  # the driving source: "bridge", "osc7501" or "screen"
+    capacity: Capacity
+    run_active: bool
+    waits: int
+    background_active: int
+    generation: int
+    keep_awake_held: bool
+    mark: str | None
+
+    def integration(self, name: str) -> Integration:
+        for entry in self.integrations:
+            if entry.name == name:
+                return entry
+        raise KeyError(name)
+
+
+def status(state: EngineState) -> Status:
     s = state
     rejections: dict[str, dict[str, int]] = {}
     for name, reason, count in s.rejections:
         rejections.setdefault(name, {})[reason] = count
-    integrations: dict[str, dict[str, object]] = {}
-    for name in INTEGRATIONS:
-        entry: dict[str, object] = {
-            "status": integration_status(s, name),
-            "rejected": sum(rejections.get(name, {}).values()),
-            "reasons": rejections.get(name, {}),
-        }
-        integrations[name] = entry
-    integrations["bridge"]["live"] = s.bridge_live
+    integrations = tuple(
+        Integration(
+            name=name,
+            status=integration_status(s, name),
+            rejected=sum(rejections.get(name, {}).values()),
+            reasons=tuple(rejections.get(name, {}).items()),
+        )
+        for name in INTEGRATIONS
+    )
     cap = s.config.capacity
-    return {
-        "enabled": s.enabled,
-        "cues_active": s.cues_active,
-        "guard": s.guard,
-        "exited": s.exited,
-        "presence": {
-            "state": s.presence,
-            "counts_as": "present" if s.looking else "away",
-            "via": "focus reports" if s.focus_seen else "keystrokes and idle time",
-            "idle_after": s.config.idle_after,
-        },
-        "integrations": integrations,
-        "source": driving_source(s),
-        "capacity": {
-            "ask_ids": {"used": len(s.ask_history), "limit": cap},
-            "background": {"used": len(s.bg), "limit": cap},
-        },
-        "run_active": s.run is not None,
-        "waits": len(s.waits),
-        "background_active": s.bg_active,
-        "generation": s.generation,
-        "keep_awake_held": s.awake_held,
-        "mark": s.mark_shown,
-    }
+    return Status(
+        enabled=s.enabled,
+        cues_active=s.cues_active,
+        guard=s.guard,
+        exited=s.exited,
+        presence=PresenceStatus(
+            state=s.presence,
+            counts_as="present" if s.looking else "away",
+            via="focus reports" if s.focus_seen else "keystrokes and idle time",
+            idle_after=s.config.idle_after,
+        ),
+        integrations=integrations,
+        bridge_live=s.bridge_live,
+        source=driving_source(s),
+        capacity=Capacity(
+            ask_ids=Usage(used=len(s.ask_history), limit=cap),
+            background=Usage(used=len(s.bg), limit=cap),
+        ),
+        run_active=s.run is not None,
+        waits=len(s.waits),
+        background_active=s.bg_active,
+        generation=s.generation,
+        keep_awake_held=s.awake_held,
+        mark=s.mark_shown,
+    )

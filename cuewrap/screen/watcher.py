@@ -54,6 +54,7 @@ REAP_TRIES = 20  # x 50 ms: reap a dead worker without blocking the loop
 WORKER = "cuewrap.screen.worker"
 
 State = Literal["working", "idle", "unknown", "off"]
+_REPORTS: dict[str, State] = {"working": "working", "idle": "idle", "unknown": "unknown"}
 
 
 @dataclass
@@ -241,7 +242,7 @@ class ScreenWatcher:
 
     def _on_writable(self) -> None:
         while self._queue and self._in >= 0:
-            bufs = [memoryview(self._queue[0])[self._head_off :]]
+            bufs: list[bytes | memoryview] = [memoryview(self._queue[0])[self._head_off :]]
             bufs += itertools.islice(self._queue, 1, 64)
             try:
                 n = os.writev(self._in, bufs)
@@ -284,9 +285,10 @@ class ScreenWatcher:
 
     def _on_report(self, word: str) -> None:
         self.stats.reports += 1
-        if word not in ("working", "idle", "unknown"):
+        state = _REPORTS.get(word)
+        if state is None:
             return
-        self.state = word  # type: ignore[assignment]
+        self.state = state
         if word == "unknown":
             return
         working = word == "working"

@@ -103,7 +103,7 @@ def _make_screen(cols: int, rows: int) -> Any:
     """A pyte screen that tracks synchronized-output frames and full clears."""
     import pyte
 
-    class TrackingScreen(pyte.Screen):  # type: ignore[misc]
+    class TrackingScreen(pyte.Screen):
         def __init__(self, columns: int, lines: int) -> None:
             super().__init__(columns, lines)
             self.sync_open = False  # inside CSI ?2026h … l

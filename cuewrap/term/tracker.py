@@ -586,10 +586,10 @@ class OutputTracker:
         """Apply and report ``CSI ?|>|<|= …`` at ``j`` (events keyed by position)."""
         m = _DEC_ONE.match(work, j)
         if m is not None:  # the common case: one mode, e.g. CSI ? 1049 h
-            mode = int(m.group(1))
+            single = int(m.group(1))
             on = m.group(2) == b"h"
-            self._set_mode(mode, on)
-            events.append((j, _mode_event(mode, on)))
+            self._set_mode(single, on)
+            events.append((j, _mode_event(single, on)))
             return
         parsed = _csi_at(work, j)
         if parsed is None:
