@@ -1,9 +1,10 @@
 """Settings: TOML file, then ``CUEWRAP_*`` environment variables, then flags (SPEC 9).
 
 ``load_settings(path, env, flags)`` is pure apart from reading the one TOML file. Every
-problem is a ``ConfigError`` whose ``str`` is one line naming the key (the CLI prints it and
-exits 2). The key names, environment names and values are part of the contract; ``KEYS`` is
-the one table they come from (the ``cuewrap config`` editor and ``cuewrap doctor`` read it).
+problem is a ``ConfigError`` whose ``str`` is one line naming the key (the CLI prints it after
+``cuewrap: `` and exits 2). The key names, environment names and values are part of the
+contract; ``KEYS`` is the one table they come from (the ``cuewrap config`` editor and
+``cuewrap doctor`` read it).
 
 Environment: ``CUEWRAP_`` + section + ``_`` + key, upper case (``notify.terminal`` ->
 ``CUEWRAP_NOTIFY_TERMINAL``). An empty variable counts as unset. Booleans accept
@@ -32,7 +33,7 @@ class ConfigError(Exception):
     """A bad setting. ``str(err)`` is the one-line message for the user."""
 
     def __init__(self, message: str, key: str | None = None) -> None:
-        super().__init__(f"cuewrap: config: {message}")
+        super().__init__(f"config: {message}")
         self.key = key
 
 

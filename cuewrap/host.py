@@ -13,6 +13,7 @@ import select
 import struct
 import termios
 import tty
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -106,3 +107,14 @@ class HostTerminal:
             except termios.error:
                 pass
             self._saved_attrs = None
+
+
+def term_allows_cues(env: Mapping[str, str]) -> bool:
+    """SPEC 3, the part about the terminal type: TERM is set and not ``dumb``."""
+    term = env.get("TERM", "")
+    return bool(term) and term != "dumb"
+
+
+def guard_holds(host: HostTerminal, env: Mapping[str, str]) -> bool:
+    """SPEC 3: cues only with a TTY on both sides and a real TERM."""
+    return host.stdin_tty and host.stdout_tty and term_allows_cues(env)

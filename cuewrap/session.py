@@ -1,5 +1,9 @@
 """One cuewrap session: spawn the child in a PTY, relay, and tear everything down.
 
+This is where the parts are wired: settings, the decision log and the loop; the bridge channel
+and the child's environment before the spawn; then, while the child boots, the ``Controller``
+(the cue side), the host terminal's modes and the ``Relay``, given to each other.
+
 ``Session.run`` is the exit-path owner: whatever happens (child exit, child killed, a signal to
 cuewrap, an exception inside cuewrap), the host terminal is restored in its ``finally``.
 """
@@ -11,13 +15,13 @@ import signal
 from typing import TYPE_CHECKING
 
 from cuewrap.decisionlog import DecisionLog
-from cuewrap.host import HostTerminal, get_size
+from cuewrap.host import HostTerminal, get_size, guard_holds
 from cuewrap.loop import Loop
 from cuewrap.term import sequences as seq
 
 if TYPE_CHECKING:
+    from cuewrap.args import Args
     from cuewrap.bridge.channel import Channel
-    from cuewrap.cli import Args
     from cuewrap.controller import Controller
     from cuewrap.relay import ChildProcess, Relay
 
@@ -29,12 +33,6 @@ class SessionError(Exception):
     def __init__(self, message: str, status: int = 1) -> None:
         super().__init__(message)
         self.status = status
-
-
-def guard_holds(host: HostTerminal, env: dict[str, str]) -> bool:
-    """SPEC 3: cues only with a TTY on both sides and a real TERM."""
-    term = env.get("TERM", "")
-    return host.stdin_tty and host.stdout_tty and bool(term) and term != "dumb"
 
 
 def _child_preexec() -> None:
@@ -56,7 +54,7 @@ class Session:
                 {"no_cues": args.no_cues, "keep_awake": args.keep_awake, "log": args.log},
             )
         except ConfigError as exc:
-            raise SessionError(str(exc).removeprefix("cuewrap: "), 2) from None
+            raise SessionError(str(exc), 2) from None
         self.host = HostTerminal(0, 1)
         self.guard = guard_holds(self.host, self.env)
         self.log = DecisionLog(self.settings.log)

@@ -86,7 +86,7 @@ command = ["caffeinate", "-i"]
 
 
 def test_explicit_config_missing_is_error(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"^cuewrap: config: --config .*nope.toml: no such file$"):
+    with pytest.raises(ConfigError, match=r"^config: --config .*nope.toml: no such file$"):
         load_settings(str(tmp_path / "nope.toml"), {}, {})
 
 
@@ -95,7 +95,7 @@ def test_explicit_config_missing_is_error(tmp_path: Path) -> None:
     [
         (
             '[notify]\nterminal = "x"\n',
-            r"^cuewrap: config: notify.terminal must be one of auto, osc777, osc9, osc99, off "
+            r"^config: notify.terminal must be one of auto, osc777, osc9, osc99, off "
             r"\(got 'x'\) in .*config.toml$",
         ),
         ("[notify]\nbell = 1\n", r"notify.bell must be true or false \(got 1\)"),
@@ -161,7 +161,7 @@ def test_env_bool_false_words(tmp_path: Path, word: str) -> None:
         (
             "CUEWRAP_NOTIFY_TERMINAL",
             "x",
-            r"^cuewrap: config: CUEWRAP_NOTIFY_TERMINAL must be one of auto, osc777, osc9, osc99, "
+            r"^config: CUEWRAP_NOTIFY_TERMINAL must be one of auto, osc777, osc9, osc99, "
             r"off \(got 'x'\)$",
         ),
         ("CUEWRAP_NOTIFY_BELL", "maybe", r"CUEWRAP_NOTIFY_BELL must be one of true, false"),

@@ -1,9 +1,10 @@
 """Desktop notifications through notify-py, off the relay loop (SPEC 7).
 
-Each notification runs in a short-lived worker process (``python -m cuewrap.deliver.desktop``)
-with stderr on /dev/null, so nothing notify-py, loguru, D-Bus or a helper binary prints can
-reach the user's screen, a hung call can be killed, and the relay process never imports
-notify-py (+120 ms) nor shares its GIL with it. The talk is JSON lines over pipes:
+Each notification runs in a short-lived worker process (``python -c _BOOT``, which imports
+this module from cuewrap's own root and runs ``_worker_main``) with stderr on /dev/null, so
+nothing notify-py, loguru, D-Bus or a helper binary prints can reach the user's screen, a hung
+call can be killed, and the relay process never imports notify-py (+120 ms) nor shares its GIL
+with it. The talk is JSON lines over pipes:
 
     parent -> worker   {"title": …, "body": …}        (stdin; never argv, which ps shows)
     worker -> parent   {"ready": true}                (notify-py imported)

@@ -2,8 +2,10 @@
 and why (SPEC 8), and an interactive check.
 
 The report (``report.py``) reuses the deciders the session uses (``load_settings``,
-``detect_terminal_protocol``, ``desktop_available``, ``default_inhibitor``, ``guard_holds``),
-so what it says is what ``cuewrap pi`` would do in this terminal. Terminfo (``terminfo.py``)
+``detect_terminal_protocol``, ``desktop_available``, ``default_inhibitor``, and
+``term_allows_cues``, the TERM half of ``guard_holds``), so what it says is what ``cuewrap pi``
+would do in this terminal (the other half, both ends a terminal, is reported as a fact: the
+report itself is often piped). Terminfo (``terminfo.py``)
 is read with ``curses.setupterm``/``tigetstr`` in a short child process (curses keeps the
 first ``setupterm`` of a process for good). Terminfo has no capability for OSC 777/9/99
 notifications, and most entries predate focus reporting (``fe``/``fd``), so it is shown as
@@ -28,12 +30,13 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from cuewrap.args import UsageError, err, parse_args
 from cuewrap.config import ConfigError, load_settings
 from cuewrap.doctor.report import report
 from cuewrap.host import is_tty
 
 if TYPE_CHECKING:
-    from cuewrap.cli import Args
+    from cuewrap.args import Args
 
 USAGE = "usage: cuewrap [OPTIONS] doctor [--check]"
 HELP = f"""{USAGE}
@@ -68,7 +71,7 @@ def doctor(args: Args, *, env: Mapping[str, str] | None = None) -> int:
             {"no_cues": args.no_cues, "keep_awake": args.keep_awake, "log": args.log},
         )
     except ConfigError as exc:
-        err(str(exc).removeprefix("cuewrap: "))
+        err(str(exc))
         return 2
     if check and not (is_tty(0) and is_tty(1)):
         err("doctor --check is interactive: stdin and stdout must both be a terminal")
@@ -94,8 +97,6 @@ def _parse(args: Args) -> bool | None:
     Global options given after ``doctor`` (``--config PATH`` …) are parsed by the CLI's own
     parser and merged into ``args``.
     """
-    from cuewrap.cli import UsageError, parse_args
-
     check = False
     rest: list[str] = []
     for a in args.command:
@@ -117,8 +118,3 @@ def _parse(args: Args) -> bool | None:
         args.no_cues = more.no_cues or args.no_cues
         args.keep_awake = more.keep_awake or args.keep_awake
     return check
-
-
-def err(msg: str) -> None:
-    sys.stderr.write(f"cuewrap: {msg}\n")
-    sys.stderr.flush()

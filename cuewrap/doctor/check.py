@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
+from cuewrap.args import err
 from cuewrap.config import Settings
 from cuewrap.deliver.terminal import Choice, TerminalNotifier
-from cuewrap.doctor import err
 from cuewrap.engine.effects import MARK_WAITING, Eligibility, Notify
 from cuewrap.host import HostTerminal
 from cuewrap.term import sequences as seq

@@ -26,7 +26,7 @@ from cuewrap.deliver.terminal import (
     run_tmux,
 )
 from cuewrap.doctor.terminfo import terminfo_facts
-from cuewrap.host import is_tty
+from cuewrap.host import is_tty, term_allows_cues
 from cuewrap.term import sequences as seq
 
 # environment markers shown in the report: those the detection reads, and a few more
@@ -173,7 +173,7 @@ def report(
     # channels
     choice = detect_terminal_protocol(env, settings.notify.terminal, lambda: info)
     lines += ["", "Channels"]
-    term_ok = bool(term) and term != "dumb"  # SPEC 3, the part that is not about this process
+    term_ok = term_allows_cues(env)  # SPEC 3, the part that is not about this process
     if not term_ok:
         lines.append(
             f"  cues: off: TERM is {'dumb' if term else 'not set'}; cuewrap is a pure passthrough"
