@@ -103,9 +103,9 @@ def parse_args(argv: list[str]) -> Args | str:
 
 
 def err(msg: str) -> None:
-    """``cuewrap: MSG`` on stderr, one line per message; a closed stderr is not an error."""
+    """``cuewrap: MSG`` on stderr, one line per message; a closed stderr is not an error.
+    Written to fd 2 directly: ``sys.stderr`` is None when Python started with fd 2 closed."""
     try:
-        sys.stderr.write(f"cuewrap: {msg}\n")
-        sys.stderr.flush()
+        os.write(2, f"cuewrap: {msg}\n".encode(errors="replace"))
     except OSError:
         pass

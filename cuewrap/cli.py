@@ -16,6 +16,9 @@ PI_INSTALL_HINT = "install Pi with: npm install -g @earendil-works/pi-coding-age
 
 
 def main(argv: list[str] | None = None) -> int:
+    from cuewrap.plain import hold_std_fds
+
+    hold_std_fds()  # before anything is opened
     argv = sys.argv[1:] if argv is None else argv
     try:
         parsed = parse_args(argv)
@@ -23,7 +26,8 @@ def main(argv: list[str] | None = None) -> int:
         err(f"{exc}\n{USAGE.splitlines()[0]}\ntry 'cuewrap --help'")
         return 2
     if isinstance(parsed, str):
-        sys.stdout.write(parsed)
+        if sys.stdout is not None:  # None when started with fd 1 closed
+            sys.stdout.write(parsed)
         return 0
     if parsed.subcommand == "doctor":
         from cuewrap.doctor import doctor
@@ -53,6 +57,16 @@ def run(args: Args) -> int:
         hint = f"; {PI_INSTALL_HINT}" if args.pi_mode else ""
         err(f"{args.command[0]}: command not found{hint}")
         return 127
+    from cuewrap.host import is_tty
+
+    if not (is_tty(0) and is_tty(1)):  # SPEC 3: pipes and scripts get the command as it is
+        from cuewrap.plain import exec_plain
+
+        try:
+            exec_plain(path, args.command)
+        except OSError as exc:
+            err(f"{args.command[0]}: cannot run: {exc.strerror}")
+            return 126
     from cuewrap.session import Session, SessionError
 
     try:
