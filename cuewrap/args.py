@@ -8,7 +8,6 @@ and the doctor all build on it without importing each other.
 from __future__ import annotations
 
 import os
-import sys
 
 from cuewrap import __version__
 
