@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cuewrap.facts import ProgramStatus
+from cuewrap.term.notices import NoticeParser, NoticeProtocol, protocol_of
 from cuewrap.term.tracker import (
     CAP,
     QUIET_MODES,
@@ -441,8 +442,10 @@ TOKEN = re.compile(rb"[A-Za-z0-9_.+-]{1,64}")
 class Ref:
     """Byte-at-a-time reference of the tracker's model (see tracker module docstring)."""
 
-    def __init__(self, consume: bool = True) -> None:
+    def __init__(self, consume: bool = True, notices: Always | None = None) -> None:
         self.consume = consume
+        self.notices = notices
+        self.parser = NoticeParser()
         self.state = GROUND
         self.u8 = 0
         self.events: list[Event] = []
@@ -625,10 +628,27 @@ class Ref:
             )
             if self.consume and self.ok_before:
                 self.removed.append((self.start, end))
+        elif (proto := protocol_of(ps)) is not None:
+            policy = self.notices if self.ok_before else None
+            notice, cut = self.parser.osc(proto, rest, policy)
+            if notice is not None:
+                self.events.append(notice)
+            if cut:
+                self.removed.append((self.start, end))
 
 
-def expected(data: bytes, consume: bool) -> tuple[bytes, Ref]:
-    ref = Ref(consume)
+class Always:
+    """A notice policy that consumes every child notification (or none)."""
+
+    def __init__(self, answer: bool = True) -> None:
+        self.answer = answer
+
+    def consume(self, protocol: NoticeProtocol) -> bool:
+        return self.answer
+
+
+def expected(data: bytes, consume: bool, notices: Always | None = None) -> tuple[bytes, Ref]:
+    ref = Ref(consume, notices)
     ref.run(data)
     out = bytearray()
     pos = 0
@@ -683,7 +703,7 @@ CSI_TOKENS = st.builds(
 )
 OSC_TOKENS = st.builds(
     osc_token,
-    st.sampled_from([b"0", b"2", b"1", b"10", b"7501", b"9", b"133", b"x"]),
+    st.sampled_from([b"0", b"2", b"1", b"10", b"7501", b"9", b"133", b"x", b"777", b"99"]),
     st.sampled_from(
         [
             b"title",
@@ -697,6 +717,13 @@ OSC_TOKENS = st.builds(
             b"4;3",
             b"A",
             b"t\ni\x00t",
+            b"notify;T;B;x",
+            b"i=1:d=0;head",
+            b"i=1:p=body;tail",
+            b"i=1:p=close;",
+            b";plain",
+            b"e=1;aGk=",
+            b"4;0",
         ]
     ),
     st.sampled_from([b"\x07", ST, ST, b"", b"\x1b", b"\x18"]),
@@ -723,6 +750,9 @@ MISC = st.sampled_from(
         b"\x1b]75",
         b"\x1b]7501;",
         b"\x1b]7501;state=idle",
+        b"\x1b]9;",
+        b"\x1b]99;i=2:d=0;x",
+        b"\x1b]777;notify;a;b\x07",
         WORKING,
         DONE,
         BLOCKED,
@@ -754,11 +784,13 @@ def splits(
     return [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
 
 
-def check_against_reference(chunks: list[bytes], consume: bool) -> None:
+def check_against_reference(
+    chunks: list[bytes], consume: bool, notices: Always | None = None
+) -> None:
     data = b"".join(chunks)
-    want_out, ref = expected(data, consume)
+    want_out, ref = expected(data, consume, notices)
     safe_at = Ref(False).run(want_out)  # states the host terminal goes through
-    t = OutputTracker(consume_status=consume)
+    t = OutputTracker(consume_status=consume, notices=notices)
     out = bytearray()
     events: list[Event] = []
     for c in chunks:
@@ -777,7 +809,7 @@ def check_against_reference(chunks: list[bytes], consume: bool) -> None:
     assert t.kitty_keyboard_depth == ref.depth
     assert t.modify_other_keys == ref.mok
     assert t.title == ref.title
-    if not consume:
+    if not consume and not (notices and notices.answer):
         assert bytes(out) == data
 
 
@@ -791,6 +823,14 @@ def test_any_split_matches_reference(chunks: list[bytes]) -> None:
 @given(splits())
 def test_any_split_matches_reference_without_consuming(chunks: list[bytes]) -> None:
     check_against_reference(chunks, consume=False)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(splits(), st.booleans(), st.booleans())
+def test_any_split_matches_reference_with_notices(
+    chunks: list[bytes], consume: bool, answer: bool
+) -> None:
+    check_against_reference(chunks, consume=consume, notices=Always(answer))
 
 
 @settings(

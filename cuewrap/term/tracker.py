@@ -38,6 +38,11 @@ at a safe point, so removing it never changes what the host terminal's parser se
 it. Only a possible report at the very end of a chunk is held back (``ESC``, ``ESC ]``, …,
 an unterminated ``ESC ] 7501 ; …`` up to 4 KiB, or such a report waiting for the ``\\`` of
 its ST), and only when it would be removable; :meth:`OutputTracker.flush` releases it.
+
+A child's own notifications (OSC 9 / 777 / 99, :mod:`cuewrap.term.notices`) are reported as
+:class:`ChildNotification` events and removed under the same conditions, but only when the
+``notices`` policy given at construction says so at that moment (generic mode, user away,
+host terminal does not show that protocol); their unfinished prefixes are held likewise.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ from operator import itemgetter
 
 from cuewrap.facts import ProgramStatus
 from cuewrap.term import sequences as seq
+from cuewrap.term.notices import INTROS, ChildNotification, NoticeParser, NoticePolicy, protocol_of
 
 CAP = 4096  # bytes kept of an unfinished sequence (and longest held OSC 7501 prefix)
 _KITTY_STACK_MAX = 64  # kitty keeps a bounded stack; so do we
@@ -126,7 +132,7 @@ class Bell:
     """A bare BEL in ground state (not an OSC terminator)."""
 
 
-Event = ModeChange | TitleChange | Bell | ProgramStatus
+Event = ModeChange | TitleChange | Bell | ProgramStatus | ChildNotification
 
 # Events are immutable values: share one instance per value for the frequent ones (Pi
 # writes CSI ? 2026 h / l around every frame; creating a frozen dataclass costs ~1 us).
@@ -318,11 +324,6 @@ def _parse_status(body: bytes) -> ProgramStatus | None:
     )
 
 
-def _is_status_prefix(s: bytes) -> bool:
-    """Could ``s`` (ESC-led, unfinished) still become an OSC 7501 report?"""
-    return s.startswith(_STATUS) or _STATUS.startswith(s)
-
-
 def _synthetic(pend: bytes) -> bytes:
     """A short stand-in for an overflowed unfinished sequence: same state, never an event."""
     i = 1
@@ -360,8 +361,10 @@ class OutputTracker:
     - ``title``: the child's last OSC 0/2 title, or None.
     """
 
-    def __init__(self, consume_status: bool = True) -> None:
+    def __init__(self, consume_status: bool = True, notices: NoticePolicy | None = None) -> None:
         self.consume_status: bool = consume_status
+        self._policy = notices  # decides whether a child's notification is removed
+        self._notices = NoticeParser()
         self.modes: set[int] = set()  # tracked DEC private modes currently set (on)
         self.modes_off: set[int] = set()  # tracked modes explicitly reset (e.g. 25, 7)
         self.kitty_keyboard_depth: int = 0
@@ -532,9 +535,23 @@ class OutputTracker:
         ground, tail = self._state_before(work, j)
         return ground and _u8_complete(tail)
 
+    def _could_remove(self, s: bytes, whole: bool = False) -> bool:
+        """Could ``s`` (ESC-led, unfinished) still become an OSC that would be removed now?
+        ``whole``: ``s`` is the head of an OSC already known to be unfinished."""
+        if self.consume_status and (s.startswith(_STATUS) or (not whole and _STATUS.startswith(s))):
+            return True
+        policy = self._policy
+        if policy is None:
+            return False
+        for intro, proto in INTROS:
+            if s.startswith(intro) or (not whole and intro.startswith(s)):
+                if policy.consume(proto) or (proto == "osc99" and self._notices.consuming):
+                    return True
+        return False
+
     def _hold_from(self, work: bytes, k_last: int, base: int, n: int) -> int:
         """Where to start holding back a possible OSC 7501 report at the end, or -1."""
-        if not self.consume_status or k_last < base:
+        if (not self.consume_status and self._policy is None) or k_last < base:
             return -1
         start = -1
         if k_last == n - 1:  # a lone ESC: a report's ST, or the start of one
@@ -543,12 +560,12 @@ class OutputTracker:
                 k2 >= 0
                 and work[k2 + 1] == 0x5D
                 and _seq_end(work, k2, k_last) < 0
-                and work.startswith(_STATUS, k2)
+                and self._could_remove(work[k2 : k2 + 8], whole=True)
             ):
                 start = k2
-            else:
+            elif self._could_remove(_ESCB):
                 start = k_last
-        elif _is_status_prefix(work[k_last:]):
+        elif self._could_remove(work[k_last:]):
             start = k_last
         if start < 0 or n - start > CAP or not self._removable_at(work, start):
             return -1
@@ -670,4 +687,16 @@ class OutputTracker:
                 return
             events.append((j, status))
             if self.consume_status and j >= base and self._removable_at(work, j):
+                cuts.append((j, end))
+        else:
+            proto = protocol_of(ps)
+            if proto is None:
+                return
+            policy = self._policy
+            if policy is not None and not (j >= base and self._removable_at(work, j)):
+                policy = None  # already released, or inside another sequence / character
+            notice, cut = self._notices.osc(proto, rest, policy)
+            if notice is not None:
+                events.append((j, notice))
+            if cut:
                 cuts.append((j, end))
