@@ -1,11 +1,79 @@
-"""The package's import structure: no import circle between cuewrap's modules."""
+"""The package's import structure: no import circle between cuewrap's modules, and a budget
+for what is imported before the child is spawned (the user waits for those milliseconds)."""
 
 from __future__ import annotations
 
 import ast
+import os
+import sys
 from pathlib import Path
 
+import pexpect
+
 PACKAGE = Path(__file__).resolve().parent.parent / "cuewrap"
+RECORDER = Path(__file__).resolve().parent / "children" / "spawn_imports.py"
+
+# Everything cuewrap's own code imports before the spawn, on the widest start-up path (Pi mode
+# in a terminal, a config file, --log). A module missing from here fails the test: make the
+# import lazy (after the spawn, see session.run) or, if it is cheap and needed, add it here.
+SPAWN_BUDGET = frozenset(
+    {
+        "cuewrap",
+        "cuewrap.args",
+        "cuewrap.bridge",  # for channel; everything else in it loads on first use
+        "cuewrap.bridge.channel",
+        "cuewrap.cli",
+        "cuewrap.config",
+        "cuewrap.decisionlog",
+        "cuewrap.host",
+        "cuewrap.loop",
+        "cuewrap.session",
+        "cuewrap.term",
+        "cuewrap.term.sequences",
+        "ptyprocess",  # the spawn itself
+        "__future__",
+        "collections.abc",
+        "errno",
+        "fcntl",
+        "heapq",
+        "itertools",
+        "math",
+        "os",
+        "pathlib",  # bridge.extension_path()
+        "re",
+        "select",
+        "selectors",
+        "shlex",
+        "signal",
+        "socket",
+        "struct",
+        "sys",
+        "termios",
+        "time",
+        "tomllib",  # only when there is a config file
+        "tty",
+        "typing",
+    }
+)
+# Never before the spawn, not even pulled in by something else (PERF-BASELINES, STYLE).
+HEAVY = frozenset(
+    {
+        "argparse",
+        "asyncio",
+        "dataclasses",
+        "importlib.metadata",
+        "inspect",
+        "jeepney",
+        "json",
+        "logging",
+        "loguru",
+        "notifypy",
+        "prompt_toolkit",
+        "pyte",
+        "subprocess",
+        "tempfile",
+    }
+)
 
 
 def _modules() -> dict[str, Path]:
@@ -89,3 +157,49 @@ def test_cycles_finds_a_circle() -> None:
 
 def test_no_import_circle() -> None:
     assert cycles(import_graph()) == []
+
+
+# -- what is imported before the spawn ---------------------------------------------------------
+def spawn_imports(tmp_path: Path) -> tuple[list[tuple[str, str]], set[str]]:
+    """Run ``cuewrap pi`` (a stand-in ``pi``) in a PTY; return the import statements cuewrap
+    ran before spawning it, as (module, importer), and the modules loaded by then."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "pi").write_text("#!/bin/sh\necho STAND-IN-PI\n")
+    (bindir / "pi").chmod(0o755)
+    config = tmp_path / "xdg" / "cuewrap"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text("[notify]\nbell = true\n")
+    env = dict(os.environ, TERM="xterm-256color", XDG_CONFIG_HOME=str(tmp_path / "xdg"))
+    env["PATH"] = f"{bindir}{os.pathsep}{env.get('PATH', '')}"
+    env.pop("TMUX", None)
+    env.pop("CUEWRAP_LOG", None)
+    out = tmp_path / "imports.tsv"
+    argv = [str(RECORDER), str(out), "--log", str(tmp_path / "log.jsonl"), "pi"]
+    p = pexpect.spawn(sys.executable, argv, env=env, timeout=20, dimensions=(24, 80))
+    p.expect("STAND-IN-PI")
+    p.expect(pexpect.EOF)
+    p.close()
+    assert p.exitstatus == 0, p.before
+    statements: list[tuple[str, str]] = []
+    loaded: set[str] = set()
+    for line in out.read_text().splitlines():
+        name, importer = line.split("\t")
+        if name == "loaded":
+            loaded.add(importer)
+        else:
+            statements.append((name, importer))
+    return statements, loaded
+
+
+def test_start_up_imports_stay_within_the_budget(tmp_path: Path) -> None:
+    statements, loaded = spawn_imports(tmp_path)
+    # the recorder saw the start-up path (else an empty record would pass)
+    assert ("ptyprocess", "cuewrap.session") in statements
+    assert ("cuewrap.bridge.channel", "cuewrap.session") in statements  # Pi mode, bridge on
+    assert "tomllib" in loaded  # the config file was read
+    ours = sorted({name for name, importer in statements if importer.startswith("cuewrap")})
+    over = [name for name in ours if name not in SPAWN_BUDGET]
+    assert over == [], f"imported before the spawn, not in the budget: {over}; all: {ours}"
+    heavy = sorted((loaded | set(ours)) & HEAVY)
+    assert heavy == [], f"heavy modules loaded before the spawn: {heavy}; loaded: {sorted(loaded)}"
