@@ -27,6 +27,7 @@ SPAWN_BUDGET = frozenset(
         "cuewrap.decisionlog",
         "cuewrap.host",
         "cuewrap.loop",
+        "cuewrap.plain",  # fds 0-2 held open (and exec as is without a terminal)
         "cuewrap.session",
         "cuewrap.term",
         "cuewrap.term.sequences",
