@@ -15,6 +15,7 @@ USAGE = """\
 usage: cuewrap [OPTIONS] pi [PI_ARGS...]
        cuewrap [OPTIONS] -- COMMAND [ARGS...]
        cuewrap [OPTIONS] doctor [--check]
+       cuewrap [--config PATH] config [list | get KEY | set KEY VALUE | unset KEY | path]
        cuewrap --version | --help
 
 Run Pi (or any command) in a pseudo-terminal, passing every byte through, and remind you
@@ -41,7 +42,7 @@ class Args:
 
     def __init__(self) -> None:
         self.command: list[str] = []
-        self.subcommand: str | None = None  # "run" | "doctor"
+        self.subcommand: str | None = None  # "run" | "doctor" | "config"
         self.config: str | None = None
         self.log: str | None = None
         self.no_cues = False
@@ -87,10 +88,9 @@ def parse_args(argv: list[str]) -> Args | str:
             args.command = argv[i + 1 :]  # doctor's own arguments (cuewrap.doctor parses them)
             return args
         elif a == "config":
-            raise UsageError(
-                "'cuewrap config' (the interactive editor) is not built yet; edit"
-                " $XDG_CONFIG_HOME/cuewrap/config.toml (keys in the README)"
-            )
+            args.subcommand = "config"
+            args.command = argv[i + 1 :]  # list | get KEY | set KEY VALUE | unset KEY | path
+            return args
         else:
             raise UsageError(f"unknown command '{a}' (to wrap any command: cuewrap -- {a})")
         i += 1

@@ -1,7 +1,7 @@
 """Command line: ``cuewrap [OPTIONS] pi [PI_ARGS…]`` / ``cuewrap [OPTIONS] -- COMMAND [ARGS…]``.
 
 ``main`` parses the arguments (``args.py``), then hands over: ``doctor`` to the doctor package,
-a command to ``session.Session``, which wires the parts and starts the child as early as
+``config`` to the configure package, a command to ``session.Session``, which wires the parts and starts the child as early as
 possible (heavy modules — pyte, notify-py, prompt_toolkit — are imported only when needed).
 """
 
@@ -33,6 +33,10 @@ def main(argv: list[str] | None = None) -> int:
         from cuewrap.doctor import doctor
 
         return doctor(parsed)
+    if parsed.subcommand == "config":
+        from cuewrap.configure import config_command
+
+        return config_command(parsed)
     return run(parsed)
 
 

@@ -312,3 +312,46 @@ def _check_seconds(label: str, spec: KeySpec, seconds: float, where: str) -> flo
             f"{label} must be a positive number of seconds (got {seconds:g}){where}", spec.name
         )
     return seconds
+
+
+# -- for the `cuewrap config` command and `cuewrap doctor` ------------------------------------
+def find_key(name: str) -> KeySpec | None:
+    """The spec of ``section.key``, or None."""
+    return _BY_NAME.get(name)
+
+
+def parse_text(spec: KeySpec, text: str) -> object:
+    """A value typed by the user (``cuewrap config set``, the editor) as the loader reads an
+    environment variable, with the same messages, labelled with the key name. ``argv`` values
+    are shell-split."""
+    return _from_env(spec, spec.name, text)
+
+
+def effective_value(settings: Settings, name: str) -> object:
+    """The value in effect for ``section.key`` (tuples for argv lists)."""
+    section, key = name.split(".", 1)
+    return getattr(getattr(settings, section, None), key, None)
+
+
+def show_value(value: object, none: str = "(platform default)") -> str:
+    """A value as the user types it: ``true``, ``60``, ``osc9``, a shell-quoted argv."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, tuple | list):
+        return shlex.join(str(a) for a in value)
+    if value is None:
+        return none
+    return str(value)
+
+
+def show_origin(origin: str) -> str:
+    """``Settings.origin(name)`` in words: default, file PATH, env VAR or flag --FLAG."""
+    if origin == "default":
+        return "default"
+    if origin.startswith("--"):
+        return f"flag {origin}"
+    if origin.startswith(ENV_PREFIX):
+        return f"env {origin}"
+    return f"file {origin}"

@@ -13,7 +13,14 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from cuewrap import __version__
-from cuewrap.config import KEYS, Settings, default_config_path
+from cuewrap.config import (
+    KEYS,
+    Settings,
+    default_config_path,
+    effective_value,
+    show_origin,
+    show_value,
+)
 from cuewrap.deliver.desktop import desktop_available
 from cuewrap.deliver.keepawake import default_inhibitor
 from cuewrap.deliver.terminal import (
@@ -95,28 +102,11 @@ def _terminfo_lines(term: str, facts: dict[str, object]) -> list[str]:
 
 
 def _format_value(settings: Settings, name: str) -> str:
-    section, key = name.split(".")
-    value = getattr(getattr(settings, section), key)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return f"{value:g}"
-    if isinstance(value, tuple):
-        return shlex.join(value)
-    if value is None:
-        return "(platform default)"
-    return str(value)
+    return show_value(effective_value(settings, name))
 
 
 def _origin(settings: Settings, name: str) -> str:
-    where = settings.origin(name)
-    if where == "default":
-        return "default"
-    if where.startswith("--"):
-        return f"flag {where}"
-    if where.startswith("CUEWRAP_"):
-        return f"env {where}"
-    return f"file {where}"
+    return show_origin(settings.origin(name))
 
 
 def report(
