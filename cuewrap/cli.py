@@ -1,8 +1,8 @@
 """Command line: ``cuewrap [OPTIONS] pi [PI_ARGS…]`` / ``cuewrap [OPTIONS] -- COMMAND [ARGS…]``.
 
 ``main`` parses the arguments (``args.py``), then hands over: ``doctor`` to the doctor package,
-``config`` to the configure package, a command to ``session.Session``, which wires the parts and starts the child as early as
-possible (heavy modules — pyte, notify-py, prompt_toolkit — are imported only when needed).
+``config`` to the configure package, a command to ``session.Session``, which wires the parts
+and starts the child as early as possible (heavy modules — pyte, notify-py, prompt_toolkit — are imported only when needed).
 """
 
 from __future__ import annotations
