@@ -2,7 +2,8 @@
 
 ``main`` parses the arguments (``args.py``), then hands over: ``doctor`` to the doctor package,
 ``config`` to the configure package, a command to ``session.Session``, which wires the parts
-and starts the child as early as possible (heavy modules — pyte, notify-py, prompt_toolkit — are imported only when needed).
+and starts the child as early as possible (heavy modules — pyte, notify-py, prompt_toolkit —
+are imported only when needed).
 """
 
 from __future__ import annotations

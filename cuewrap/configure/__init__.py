@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from cuewrap.args import err
 from cuewrap.config import (
@@ -36,6 +36,7 @@ from cuewrap.config import (
 )
 
 if TYPE_CHECKING:
+    from cuewrap.args import Args
     from cuewrap.configure.store import ConfigFile
 
 USAGE = "usage: cuewrap [--config PATH] config [list | get KEY | set KEY VALUE | unset KEY | path]"
@@ -52,21 +53,11 @@ listed choices, or a command line for argv keys (e.g. "systemd-inhibit --what=id
 """
 
 
-class ConfigArgs(Protocol):
-    """What ``cuewrap config`` needs from the parsed command line."""
-
-    command: list[str]
-    config: str | None
-    log: str | None
-    no_cues: bool
-    keep_awake: bool
-
-
 class _Usage(Exception):
     pass
 
 
-def config_command(args: ConfigArgs, env: Mapping[str, str] | None = None) -> int:
+def config_command(args: Args, env: Mapping[str, str] | None = None) -> int:
     environ = dict(os.environ if env is None else env)
     argv = list(args.command)
     try:
@@ -86,7 +77,7 @@ def config_command(args: ConfigArgs, env: Mapping[str, str] | None = None) -> in
         return 0
 
 
-def _scripted(args: ConfigArgs, argv: list[str], env: dict[str, str]) -> int:
+def _scripted(args: Args, argv: list[str], env: dict[str, str]) -> int:
     from cuewrap.configure.store import config_path
 
     verb, rest = argv[0], argv[1:]
@@ -125,7 +116,7 @@ def _scripted(args: ConfigArgs, argv: list[str], env: dict[str, str]) -> int:
     return 0
 
 
-def _settings(args: ConfigArgs, env: Mapping[str, str]) -> Settings:
+def _settings(args: Args, env: Mapping[str, str]) -> Settings:
     flags = {"no_cues": args.no_cues, "keep_awake": args.keep_awake, "log": args.log}
     return load_settings(args.config, env, flags)
 

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 from cuewrap.host import is_tty
 
 if TYPE_CHECKING:
-    from cuewrap.configure import ConfigArgs
+    from cuewrap.args import Args
 
 
-def run_editor(args: ConfigArgs, env: Mapping[str, str]) -> int:
+def run_editor(args: Args, env: Mapping[str, str]) -> int:
     import sys
 
     if not (is_tty(0) and is_tty(1)):
