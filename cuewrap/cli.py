@@ -1,9 +1,10 @@
 """Command line: ``cuewrap [OPTIONS] pi [PI_ARGS…]`` / ``cuewrap [OPTIONS] -- COMMAND [ARGS…]``.
 
-``main`` parses the arguments (``args.py``), then hands over: ``doctor`` to the doctor package,
-``config`` to the configure package, a command to ``session.Session``, which wires the parts
-and starts the child as early as possible (heavy modules — pyte, notify-py, prompt_toolkit —
-are imported only when needed).
+``main`` parses the arguments (``args.py``), then hands over: ``doctor`` to the doctor package;
+``config`` to the configure package; a command without a terminal on stdin or stdout to
+``plain.exec_plain`` (exec as it is); any other command to ``session.Session``, which wires
+the parts and starts the child as early as possible (heavy modules — pyte, notify-py,
+prompt_toolkit — are imported only when needed).
 """
 
 from __future__ import annotations

@@ -160,6 +160,26 @@ def test_no_import_circle() -> None:
     assert cycles(import_graph()) == []
 
 
+# The ground floor (docs/architecture.md): pure or terminal-level parts that import no other
+# part of cuewrap, so the session, the controller and the doctor can all build on them.
+GROUND_FLOOR = ("cuewrap.args", "cuewrap.config", "cuewrap.decisionlog", "cuewrap.engine")
+GROUND_FLOOR += ("cuewrap.facts", "cuewrap.host", "cuewrap.loop", "cuewrap.term")
+
+
+def _ground(name: str) -> bool:
+    return name == "cuewrap" or any(name == g or name.startswith(f"{g}.") for g in GROUND_FLOOR)
+
+
+def test_ground_floor_imports_only_ground_floor() -> None:
+    graph = import_graph()
+    above = {
+        name: sorted(t for t in targets if not _ground(t))
+        for name, targets in graph.items()
+        if _ground(name)
+    }
+    assert {name: t for name, t in above.items() if t} == {}
+
+
 # -- what is imported before the spawn ---------------------------------------------------------
 def spawn_imports(tmp_path: Path) -> tuple[list[tuple[str, str]], set[str]]:
     """Run ``cuewrap pi`` (a stand-in ``pi``) in a PTY; return the import statements cuewrap
