@@ -44,6 +44,7 @@ class KeySpec(NamedTuple):
     default: object
     choices: tuple[str, ...] = ()
     help: str = ""
+    zero_ok: bool = False  # "seconds" only: 0 is allowed (and means off)
 
     @property
     def name(self) -> str:
@@ -69,6 +70,17 @@ KEYS: tuple[KeySpec, ...] = (
     ),
     KeySpec("notify", "bell", "bool", False, help="one BEL per notification"),
     KeySpec("notify", "title_marks", "bool", True, help="[?] [✓] [!] [-] in the title"),
+    KeySpec("notify", "command", "argv", None, help="run per notification, cue JSON on stdin"),
+    KeySpec("notify", "command_timeout", "seconds", 10.0, help="notify.command is killed after"),
+    KeySpec(
+        "notify",
+        "escalate_after",
+        "seconds",
+        0.0,
+        help="needs-input unanswered this long while away: notify.command again (0 = off)",
+        zero_ok=True,
+    ),
+    KeySpec("notify", "progress", "bool", False, help="terminal progress indicator during runs"),
     KeySpec("presence", "idle_after", "seconds", 60.0, help="no keystroke for this long = away"),
     KeySpec("privacy", "body", "choice", "none", get_args(BodySetting), "what a notification says"),
     KeySpec("keep_awake", "enabled", "bool", False, help="keep the machine awake while Pi works"),
@@ -77,6 +89,7 @@ KEYS: tuple[KeySpec, ...] = (
 _BY_NAME = {spec.name: spec for spec in KEYS}
 _SECTIONS = tuple(dict.fromkeys(spec.section for spec in KEYS))
 
+_EXAMPLE = {"keep_awake.command": "systemd-inhibit", "notify.command": "my-notifier"}
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
 
@@ -90,6 +103,10 @@ class NotifySettings(NamedTuple):
     desktop: DesktopSetting = "auto"
     bell: bool = False
     title_marks: bool = True
+    command: tuple[str, ...] | None = None  # notify.command: argv, run per notification
+    command_timeout: float = 10.0
+    escalate_after: float = 0.0  # 0: off
+    progress: bool = False
 
 
 class PresenceSettings(NamedTuple):
@@ -154,6 +171,7 @@ def load_settings(path: str | None, env: Mapping[str, str], flags: Mapping[str, 
 
     v = values
     command = v["keep_awake.command"]
+    notify_command = v["notify.command"]
     return Settings(
         cues=CuesSettings(enabled=bool(v["cues.enabled"])),
         notify=NotifySettings(
@@ -162,6 +180,12 @@ def load_settings(path: str | None, env: Mapping[str, str], flags: Mapping[str, 
             desktop=cast(DesktopSetting, _value(v, "notify.desktop", str)),
             bell=bool(v["notify.bell"]),
             title_marks=bool(v["notify.title_marks"]),
+            command=(
+                tuple(str(a) for a in notify_command) if isinstance(notify_command, list) else None
+            ),
+            command_timeout=_value(v, "notify.command_timeout", float),
+            escalate_after=_value(v, "notify.escalate_after", float),
+            progress=bool(v["notify.progress"]),
         ),
         presence=PresenceSettings(idle_after=_value(v, "presence.idle_after", float)),
         privacy=PrivacySettings(body=cast(BodySetting, _value(v, "privacy.body", str))),
@@ -233,8 +257,9 @@ def _from_toml(spec: KeySpec, raw: object, file: str) -> object:
     # argv
     if isinstance(raw, list) and raw and all(isinstance(a, str) for a in raw) and raw[0]:
         return list(raw)
+    example = _EXAMPLE.get(spec.name, "cmd")
     raise ConfigError(
-        f'{spec.name} must be a non-empty list of strings, e.g. ["systemd-inhibit", …] '
+        f'{spec.name} must be a non-empty list of strings, e.g. ["{example}", …] '
         f"(got {raw!r}){where}",
         spec.name,
     )
@@ -307,9 +332,12 @@ def _choice_message(label: str, spec: KeySpec, raw: object) -> str:
 
 
 def _check_seconds(label: str, spec: KeySpec, seconds: float, where: str) -> float:
+    if spec.zero_ok and seconds == 0:
+        return 0.0
     if not math.isfinite(seconds) or seconds <= 0:
+        what = "0 (off) or a positive" if spec.zero_ok else "a positive"
         raise ConfigError(
-            f"{label} must be a positive number of seconds (got {seconds:g}){where}", spec.name
+            f"{label} must be {what} number of seconds (got {seconds:g}){where}", spec.name
         )
     return seconds
 
@@ -355,3 +383,17 @@ def show_origin(origin: str) -> str:
     if origin.startswith(ENV_PREFIX):
         return f"env {origin}"
     return f"file {origin}"
+
+
+def check_commands(settings: Settings, env: Mapping[str, str]) -> None:
+    """A configured ``notify.command`` must exist on ``env``'s PATH, or ConfigError."""
+    argv = settings.notify.command
+    if not argv:
+        return
+    import shutil  # only with a command configured: shutil is off the start-up path
+
+    if shutil.which(argv[0], path=env.get("PATH", os.defpath)) is None:
+        where = settings.origin("notify.command")
+        raise ConfigError(
+            f"notify.command: {argv[0]}: command not found (set in {where})", "notify.command"
+        )

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from cuewrap.bridge.channel import Channel
     from cuewrap.bridge.server import BridgeServer
     from cuewrap.config import Settings
+    from cuewrap.deliver.command import CommandNotifier
     from cuewrap.deliver.desktop import DesktopNotifier
     from cuewrap.deliver.keepawake import KeepAwake as KeepAwakeEffector
     from cuewrap.deliver.terminal import Choice, TerminalNotifier
@@ -85,6 +86,10 @@ class Controller:
 
         self.desktop_on, self.desktop_why = desktop_available(self.env, settings.notify.desktop)
         self._desktop: DesktopNotifier | None = None
+        self._command: CommandNotifier | None = None
+        self.cwd = os.getcwd()
+        # notification ids: unique across cuewrap processes (kitty wants them global)
+        self.id_prefix = f"cuewrap-{os.getpid()}-"
         self._keepawake: KeepAwakeEffector | None = None
         self.bridge: BridgeServer | None = None
         if channel is not None:
@@ -98,6 +103,7 @@ class Controller:
             title_marks=settings.notify.title_marks,
             keep_awake=settings.keep_awake.enabled,
             bridge=self.bridge is not None,
+            command=settings.notify.command is not None,
         )
 
     # -- set-up -----------------------------------------------------------------------------
@@ -230,6 +236,10 @@ class Controller:
         self.log.write("delivery", cue=cue_id, channel=channel, state=state, reason=reason)
 
     def _notify(self, n: Notify) -> None:
+        try:
+            self._run_command(n)
+        except Exception as exc:  # fail open: the other channels still go
+            self.log.error("notify.command", exc)
         data = self.terminal.build(n)
         if data:
             self._delivery(n.cue_id, "terminal", "requested", self.terminal_choice.protocol)
@@ -252,6 +262,31 @@ class Controller:
             )
         eligibility = n.eligibility
         self._desktop.send(n.cue_id, n.title, n.body, lambda: is_eligible(self.state, eligibility))
+
+    def _run_command(self, n: Notify, *, escalated: bool = False) -> None:
+        """notify.command for one notification (SPEC 12): started now, reaped on the loop."""
+        argv = self.settings.notify.command
+        if not argv:
+            return
+        from cuewrap.deliver.command import CommandNotifier, cue_fields
+
+        if self._command is None:
+            self._command = CommandNotifier(
+                self.loop,
+                argv,
+                self.settings.notify.command_timeout,
+                lambda cue, st, why: self._delivery(cue, "command", st, why),
+                env=self.env,
+            )
+        fields = cue_fields(
+            n,
+            ident=f"{self.id_prefix}{n.cue_id}",
+            session=self.state.session_name or self.state.config.label,
+            cwd=self.cwd,
+            time=_utc_now(),
+            escalated=escalated,
+        )
+        self._command.run(n.cue_id, fields)
 
     def _keep_awake(self, hold: bool) -> None:
         if not self.settings.keep_awake.enabled:
@@ -391,7 +426,9 @@ class Controller:
         """After the child is gone: let pending desktop notifications complete, then close."""
         try:
             deadline = self.loop.clock() + grace
-            while self._desktop is not None and self._desktop.pending:
+            while (self._desktop is not None and self._desktop.pending) or (
+                self._command is not None and self._command.pending
+            ):
                 left = deadline - self.loop.clock()
                 if left <= 0:
                     break
@@ -419,8 +456,20 @@ class Controller:
                 self._desktop.close()
             except Exception as exc:
                 self.log.error("desktop.close", exc)
+        if self._command is not None:
+            try:
+                self._command.close()
+            except Exception as exc:
+                self.log.error("command.close", exc)
         if self.bridge is not None:
             try:
                 self.bridge.close()
             except Exception as exc:
                 self.log.error("bridge.close", exc)
+
+
+def _utc_now() -> str:
+    """Wall-clock time of a notification, ISO 8601 UTC to the second (for notify.command)."""
+    import time
+
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

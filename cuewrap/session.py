@@ -43,7 +43,7 @@ def _child_preexec() -> None:
 
 class Session:
     def __init__(self, args: Args, path: str) -> None:
-        from cuewrap.config import ConfigError, load_settings
+        from cuewrap.config import ConfigError, check_commands, load_settings
 
         self.args = args
         self.env = dict(os.environ)
@@ -53,6 +53,7 @@ class Session:
                 self.env,
                 {"no_cues": args.no_cues, "keep_awake": args.keep_awake, "log": args.log},
             )
+            check_commands(self.settings, self.env)
         except ConfigError as exc:
             raise SessionError(str(exc), 2) from None
         self.host = HostTerminal(0, 1)

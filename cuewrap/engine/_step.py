@@ -12,7 +12,16 @@ from dataclasses import fields
 from typing import Any
 
 from cuewrap.engine import wording
-from cuewrap.engine.effects import CueKind, Diagnostic, Effect, Eligibility, Notify, Outcome, Record
+from cuewrap.engine.effects import (
+    Certainty,
+    CueKind,
+    Diagnostic,
+    Effect,
+    Eligibility,
+    Notify,
+    Outcome,
+    Record,
+)
 from cuewrap.engine.state import EngineState
 
 _FIELD_NAMES = frozenset(f.name for f in fields(EngineState))
@@ -80,12 +89,21 @@ def _label(s: EngineState) -> str:
 
 
 def new_cue(
-    st: Step, kind: CueKind, outcome: Outcome | None, body: str, run: int | None, **why: object
+    st: Step,
+    kind: CueKind,
+    outcome: Outcome | None,
+    body: str,
+    run: int | None,
+    *,
+    source: str,
+    certainty: Certainty = "certain",
+    **why: object,
 ) -> Notify:
     s = st.s
     cue_id = s.cue_seq + 1
     elig = Eligibility(generation=s.generation, run=run, cue_id=cue_id, epoch=s.epoch)
-    note = Notify(cue_id, kind, outcome, wording.title(_label(s)), body, elig)
+    title = wording.title(_label(s))
+    note = Notify(cue_id, kind, outcome, title, body, elig, source, certainty)
     st.set(cue_seq=cue_id, live_cues=s.live_cues | {cue_id})
     st.rec("cue", cue_id=cue_id, cue=kind, outcome=outcome, body=body, run=run, **why)
     st.fx.append(note)

@@ -102,7 +102,7 @@ def on_subagent_complete(st: Step, f: SubagentComplete) -> None:
         st.rec("no_cue", cue="background", run_id=f.run_id, reason=block)
         return
     body = wording.background(f.success, background_running=s.bg_active)
-    new_cue(st, "background", "completed" if f.success else "failed", body, None)
+    new_cue(st, "background", "completed" if f.success else "failed", body, None, source="bridge")
     st.set(cue_mark=MARK_COMPLETED if f.success else MARK_FAILED)
 
 

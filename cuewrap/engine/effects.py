@@ -10,6 +10,7 @@ from typing import Literal
 
 CueKind = Literal["needs-input", "finished", "background", "exited"]
 Outcome = Literal["completed", "failed", "cancelled", "uncertain"]
+Certainty = Literal["certain", "uncertain"]
 
 MARK_WAITING = "[?]"
 MARK_COMPLETED = "[✓]"
@@ -48,6 +49,8 @@ class Notify:
     title: str
     body: str
     eligibility: Eligibility
+    source: str = ""  # where the deciding fact came from: bridge | osc7501 | screen | pty
+    certainty: Certainty = "certain"  # "uncertain": the outcome is unknown or only seen
 
 
 @dataclass(frozen=True)

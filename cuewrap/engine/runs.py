@@ -10,7 +10,13 @@ from dataclasses import replace
 
 from cuewrap.engine import wording
 from cuewrap.engine._step import Step, block_reason, has_run, invalidate, new_cue, observe, reject
-from cuewrap.engine.effects import MARK_CANCELLED, MARK_COMPLETED, MARK_FAILED, Outcome
+from cuewrap.engine.effects import (
+    MARK_CANCELLED,
+    MARK_COMPLETED,
+    MARK_FAILED,
+    Certainty,
+    Outcome,
+)
 from cuewrap.engine.state import Run, RunSource
 from cuewrap.engine.waits import add_wait, drop_waits, end_wait
 from cuewrap.facts import (
@@ -69,7 +75,18 @@ def settle(st: Step, outcome: Outcome, why: str, seems: bool = False) -> None:
         st.rec("no_cue", cue="finished", run=run.id, reason=block)
         return
     body = wording.finished(outcome, seems=seems, background_running=s.bg_active)
-    new_cue(st, "finished", outcome, body, run.id, why=why, background_running=s.bg_active)
+    certainty: Certainty = "uncertain" if seems or outcome == "uncertain" else "certain"
+    new_cue(
+        st,
+        "finished",
+        outcome,
+        body,
+        run.id,
+        source=run.source,
+        certainty=certainty,
+        why=why,
+        background_running=s.bg_active,
+    )
     st.set(cue_mark=MARKS[outcome])
 
 
@@ -178,5 +195,5 @@ def on_child_exit(st: Step, f: ChildExit) -> None:
     else:
         run = s.run.id if s.run is not None else None
         body = wording.exited(f.code, f.signal)
-        new_cue(st, "exited", None, body, run, code=f.code, signal=f.signal)
+        new_cue(st, "exited", None, body, run, source="pty", code=f.code, signal=f.signal)
     st.set(exited=True, run=None, waits=(), uncovered=frozenset(), ask_calls=(), bg_active=0)

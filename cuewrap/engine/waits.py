@@ -49,7 +49,17 @@ def add_wait(st: Step, key: str) -> None:
 def notify_wait(st: Step) -> None:
     s = st.s
     run = s.run.id if s.run is not None else None
-    note = new_cue(st, "needs-input", None, wording.needs_input(), run, waits=sorted(s.uncovered))
+    keys = [k for k, w in s.waits if w in s.uncovered] or list(s.wait_keys)
+    source = "osc7501" if keys and keys[0] == "osc" else "bridge"
+    note = new_cue(
+        st,
+        "needs-input",
+        None,
+        wording.needs_input(),
+        run,
+        source=source,
+        waits=sorted(s.uncovered),
+    )
     st.set(uncovered=frozenset(), wait_cue=note.cue_id)
 
 
