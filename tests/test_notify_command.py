@@ -174,19 +174,17 @@ def test_settings(tmp_path: Path) -> None:
 
 
 def test_a_command_that_does_not_exist_is_a_config_error_at_start(tmp_path: Path) -> None:
-    env = dict(os.environ, HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path))
+    import pexpect
+
+    env = dict(os.environ, HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path), TERM="xterm")
     env["CUEWRAP_NOTIFY_COMMAND"] = "no-such-notifier-xyz --flag"
-    done = subprocess.run(
-        [sys.executable, "-m", "cuewrap", "--", "true"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=20,
-    )
-    assert done.returncode == 2
-    assert done.stderr.count("\n") == 1, done.stderr
-    assert "notify.command: no-such-notifier-xyz: command not found" in done.stderr
-    assert "CUEWRAP_NOTIFY_COMMAND" in done.stderr
+    child = pexpect.spawn(sys.executable, ["-m", "cuewrap", "--", "true"], env=env, timeout=20)
+    out = child.read().decode()
+    child.close()
+    assert child.exitstatus == 2, out
+    assert out.count("\n") == 1, out
+    assert "notify.command: no-such-notifier-xyz: command not found" in out
+    assert "CUEWRAP_NOTIFY_COMMAND" in out
 
 
 # -- real Pi under cuewrap ------------------------------------------------------------------
