@@ -22,6 +22,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TypeVar
 
+from waiting import wait_until
+
 from cuewrap.bridge.server import BridgeServer
 from cuewrap.facts import Fact
 from cuewrap.loop import Loop
@@ -100,13 +102,12 @@ class ServerThread:
     def wait_for(
         self, pred: Callable[[list[Fact]], bool], timeout: float = 20.0, what: str = ""
     ) -> list[Fact]:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
+        def holds() -> tuple[list[Fact]] | None:
             snapshot = list(self.facts)
-            if pred(snapshot):
-                return snapshot
-            time.sleep(0.05)
-        raise AssertionError(f"timed out waiting for {what or pred}: facts={self.facts!r}")
+            return (snapshot,) if pred(snapshot) else None  # a tuple: true even when empty
+
+        return wait_until(holds, timeout, what or repr(pred),
+                          detail=lambda: f"facts={self.facts!r}")[0]  # fmt: skip
 
     def close(self) -> None:
         self._stop = True
@@ -369,15 +370,13 @@ class Drained:
             return self._text
 
     def expect(self, text: str, timeout: float = 30.0) -> None:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            i = self.output().find(text, self._pos)
-            if i >= 0:
-                self._pos = i + len(text)
-                return
-            time.sleep(0.05)
-        tail = self.output()[-2000:]
-        raise AssertionError(f"{text!r} not in the output; last output: {tail!r}")
+        i = wait_until(
+            lambda: self.output().find(text, self._pos) + 1,  # 0 (falsy) while not found
+            timeout,
+            f"{text!r} in the output",
+            detail=lambda: f"last output: {self.output()[-2000:]!r}",
+        )
+        self._pos = i - 1 + len(text)
 
     def expect_eof(self, timeout: float = 30.0) -> None:
         if not self.eof.wait(timeout):

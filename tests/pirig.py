@@ -36,6 +36,7 @@ import pexpect
 import pyte
 import pytest
 from fakemodel import MODEL_ID, FakeModel
+from waiting import wait_until
 
 REPO = Path(__file__).resolve().parent.parent
 TESTS = REPO / "tests"
@@ -348,19 +349,18 @@ class PiSession:
             return self._eof
 
     def _wait(self, check: Callable[[], Any], timeout: float, what: str) -> Any:
-        deadline = time.monotonic() + timeout
+        """``wait_until`` on the reader's condition: woken by every chunk of output; fails
+        at once when the terminal closes (the command exited) before ``check`` holds."""
+
+        def check_or_eof() -> Any:
+            result = check()
+            if not result and self._eof:
+                raise TimeoutError(f"the terminal closed while waiting for {what}\n{self.dump()}")
+            return result
+
         with self._cond:
-            while True:
-                result = check()
-                if result:
-                    return result
-                if self._eof:
-                    break
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                self._cond.wait(min(left, 0.1))
-        raise TimeoutError(f"timed out after {timeout}s waiting for {what}\n{self.dump()}")
+            return wait_until(check_or_eof, timeout, what, interval=0.1, sleep=self._cond.wait,
+                              detail=self.dump)  # fmt: skip
 
     def dump(self) -> str:
         """Screen contents and status, for failure messages."""
@@ -481,11 +481,8 @@ class PiSession:
 
     def wait_exit(self, timeout: float = 10.0) -> int | None:
         """Wait for the process to exit; return its exit status (None if killed by a signal)."""
-        deadline = time.monotonic() + timeout
-        while self.child.isalive():
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"process still alive after {timeout}s\n{self.dump()}")
-            time.sleep(0.05)
+        wait_until(lambda: not self.child.isalive(), timeout, "the process to exit",
+                   detail=self.dump)  # fmt: skip
         self._reader.join(timeout=2)
         self._collect_status()
         return self._exitstatus
@@ -517,9 +514,8 @@ class PiSession:
         everything = ([(self.pid, root_st[1])] if root_st else []) + tree
         if self.child.isalive():
             _kill_exact(everything[:1], signal.SIGTERM)
-            deadline = time.monotonic() + grace
-            while self.child.isalive() and time.monotonic() < deadline:
-                time.sleep(0.05)
+            with contextlib.suppress(TimeoutError):  # then SIGKILL below
+                wait_until(lambda: not self.child.isalive(), grace, "SIGTERM to end it")
         # Late children (spawned while shutting down) too.
         everything += [p for p in _descendants(self.pid) if p not in everything]
         _kill_exact(everything, signal.SIGKILL)
@@ -548,15 +544,17 @@ class PiSession:
     ) -> dict[str, Any]:
         """Wait for a log record matching ``predicate`` (a callable, or a ``kind`` string)."""
         pred = (lambda r: r.get("kind") == predicate) if isinstance(predicate, str) else predicate
-        deadline = time.monotonic() + timeout
-        while True:
-            for rec in self.log_records():
-                if pred(rec):
-                    return rec
-            if time.monotonic() > deadline:
-                kinds = [r.get("kind") for r in self.log_records()][-30:]
-                raise TimeoutError(f"no matching log record after {timeout}s; kinds: {kinds}")
-            time.sleep(0.05)
+        what = (
+            f"a log record of kind {predicate!r}" if isinstance(predicate, str) else "a log record"
+        )
+
+        def found() -> dict[str, Any] | None:
+            return next((rec for rec in self.log_records() if pred(rec)), None)
+
+        def kinds() -> str:
+            return f"kinds seen: {[r.get('kind') for r in self.log_records()][-30:]}"
+
+        return wait_until(found, timeout, what, detail=kinds)
 
 
 def pi_argv(

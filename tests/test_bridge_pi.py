@@ -18,6 +18,7 @@ from typing import Any
 import pexpect
 import pytest
 from bridge_helpers import (
+    MODEL_ID,
     Drained,
     MiniModel,
     Reply,
@@ -28,6 +29,7 @@ from bridge_helpers import (
     pi_env,
     types,
 )
+from waiting import absence_window, wait_until
 
 from cuewrap.bridge import ENV_SOCKET, ENV_TOKEN, extension_path
 from cuewrap.facts import (
@@ -52,6 +54,9 @@ from cuewrap.facts import (
 )
 
 pytestmark = pytest.mark.pi
+
+#: Between typing and Enter, so that Pi sees typing, not one paste-like chunk.
+TYPING_PAUSE = 0.3
 
 VERSIONS = ["1.4.0", "latest"]
 EXT = str(extension_path())
@@ -195,7 +200,7 @@ def test_pi_unaffected_when_bridge_unusable(
         res = run_print(bindir, tmp_path, env, child, "hi")
     assert res.returncode == 0
     assert "answer text" in res.stdout and res.stderr == ""
-    time.sleep(0.3)
+    absence_window(0.3, "a fact through an unusable bridge")
     assert st.facts == []
     expected = {} if failure == "missing_socket" else {"bad_token": 1}
     assert st.stats()["rejected"] == expected
@@ -224,15 +229,16 @@ def tui(bindir: Path, tmp_path: Path, env_extra: dict[str, str]) -> Iterator[Dra
 
 
 def submit(p: Drained, text: str) -> None:
+    """Type ``text``, then Enter in a later write (typed, not one paste-like chunk)."""
     p.send(text)
-    time.sleep(0.3)
+    time.sleep(TYPING_PAUSE)
     p.send("\r")
 
 
 def since(st: ServerThread, n: int, *names: str, timeout: float = 30.0) -> list[Fact]:
     """Wait until the facts after index ``n`` have the types ``names`` (exactly)."""
     st.wait_for(lambda fs: len(fs) >= n + len(names), timeout, what=str(names))
-    time.sleep(0.2)  # nothing more should arrive
+    absence_window(0.2, f"a fact after {names}")
     tail = st.facts[n:]
     assert types(tail) == list(names)
     return tail
@@ -253,7 +259,7 @@ def test_tui_cue_reload_new_quit(
         assert isinstance(hello, BridgeHello)
         assert hello.mode == "tui" and hello.has_ui is True and hello.pid == p.pid
         check_version(hello, version)
-        time.sleep(0.5)  # let the TUI settle
+        p.expect(MODEL_ID)  # the first frame: the footer names the model
 
         # /cue shows the page cuewrap returns
         submit(p, "/cue")
@@ -280,7 +286,7 @@ def test_tui_cue_reload_new_quit(
         n = len(st.facts)
         submit(p, "take a nap")
         st.wait_for(lambda fs: "ToolStart" in types(fs[n:]), what="ToolStart")
-        time.sleep(0.3)
+        p.expect("Elapsed")  # the TUI shows the running tool
         p.send("\x1b")
         run = since(
             st, n, "UserInput", "AgentStart", "ToolStart", "ToolEnd", "AgentEnd", "AgentSettled"
@@ -338,8 +344,9 @@ def test_second_process_with_token_refused(
         since(st, 0, "BridgeHello", "SessionStart")
         other = run_print(bindir, tmp_path, st.env(), None, "from elsewhere")
         assert other.returncode == 0 and "done" in other.stdout and other.stderr == ""
-        time.sleep(0.3)
-        assert st.stats()["rejected"] == {"wrong_pid": 1}
+        wait_until(lambda: st.stats()["rejected"] == {"wrong_pid": 1}, 5,
+                   "the other Pi's connection refused (wrong_pid)",
+                   detail=lambda: st.stats())  # fmt: skip
         assert types(st.facts) == ["BridgeHello", "SessionStart"]
         # the child's own connection is unaffected
         n = len(st.facts)
@@ -432,18 +439,18 @@ class Rpc:
     def expect(self, pred: Any, timeout: float = 30.0) -> dict[str, Any]:
         import queue
 
-        end = time.monotonic() + timeout
-        while True:
-            left = end - time.monotonic()
-            if left <= 0:
-                raise AssertionError(f"no matching RPC record; seen {self.seen[-10:]!r}")
-            try:
-                rec = self.records.get(timeout=left)
-            except queue.Empty:
-                continue
-            self.seen.append(rec)
-            if pred(rec):
-                return rec
+        def matching() -> dict[str, Any] | None:
+            while True:
+                try:
+                    rec = self.records.get_nowait()
+                except queue.Empty:
+                    return None
+                self.seen.append(rec)
+                if pred(rec):
+                    return rec
+
+        return wait_until(matching, timeout, "a matching RPC record",
+                          detail=lambda: f"seen {self.seen[-10:]!r}")  # fmt: skip
 
     def notify_text(self, text: str) -> dict[str, Any]:
         return self.expect(
@@ -557,7 +564,7 @@ def test_rpc_events_dialogs_errors_and_privacy(
             n = len(st.facts)
             rpc.send({"id": "c5", "type": "new_session"})
             st.wait_for(lambda fs: "SessionStart" in types(fs[n:]), what="new session")
-            time.sleep(0.5)
+            absence_window(0.5, "a fact other than a repeated SessionStart")
             tail = st.facts[n:]
             assert types(tail)[:4] == [
                 "SessionShutdown",

@@ -16,13 +16,12 @@ from __future__ import annotations
 import os
 import re
 import signal
-import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 from fakemodel import FakeModel, http_error, text, tool_call
 from pirig import PiSession, _descendants, _proc_stat, cuewrap_available
+from waiting import absence_window, wait_until
 
 pytestmark = [
     pytest.mark.pi,
@@ -78,36 +77,30 @@ def marked(mark: str) -> str:
 # Waiting
 
 
-def wait_until(check: Callable[[], Any], timeout: float, what: str, s: PiSession) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            kinds = [
-                (r.get("kind"), r.get("type") or r.get("cue") or r.get("mark"))
-                for r in s.log_records()
-                if r.get("kind") not in ("child_mode",)
-            ][-40:]
-            raise TimeoutError(
-                f"timed out after {timeout}s waiting for {what}\n"
-                f"titles: {titles(s.raw_output)[-6:]}\n"
-                f"notifications: {notifications(s.raw_output)}\nlog: {kinds}\n{s.dump()}"
-            )
-        time.sleep(0.05)
+def explain(s: PiSession) -> str:
+    """What a failed wait shows: the last titles, the notifications, the log, the screen."""
+    kinds = [
+        (r.get("kind"), r.get("type") or r.get("cue") or r.get("mark"))
+        for r in s.log_records()
+        if r.get("kind") not in ("child_mode",)
+    ][-40:]
+    return (
+        f"titles: {titles(s.raw_output)[-6:]}\n"
+        f"notifications: {notifications(s.raw_output)}\nlog: {kinds}\n{s.dump()}"
+    )
 
 
 def wait_title(s: PiSession, expected: str, timeout: float = 5.0) -> None:
-    wait_until(lambda: last_title(s.raw_output) == expected, timeout, f"last title {expected!r}", s)
+    wait_until(lambda: last_title(s.raw_output) == expected, timeout,
+               f"last title {expected!r}", detail=lambda: explain(s))  # fmt: skip
 
 
 def wait_notifications(s: PiSession, n: int, timeout: float = 5.0) -> list[tuple[str, str]]:
-    return wait_until(  # type: ignore[no-any-return]
+    return wait_until(
         lambda: (lambda got: got if len(got) >= n else None)(notifications(s.raw_output)),
         timeout,
         f"{n} notification(s)",
-        s,
+        detail=lambda: explain(s),
     )
 
 
@@ -118,7 +111,7 @@ def wait_settled(s: PiSession, count: int = 1, timeout: float = 15.0) -> dict[st
         got = [r for r in s.log_records("fact") if r.get("type") == "AgentSettled"]
         return got[count - 1] if len(got) >= count else None
 
-    return wait_until(check, timeout, f"AgentSettled #{count}", s)  # type: ignore[no-any-return]
+    return wait_until(check, timeout, f"AgentSettled #{count}", detail=lambda: explain(s))
 
 
 def cues(s: PiSession, kind: str | None = None) -> list[dict[str, Any]]:
@@ -154,12 +147,13 @@ def focus(s: PiSession, direction: str) -> None:
     """One focus report, and wait until cuewrap has stepped it (its Presence fact)."""
     n = focus_fact_count(s)
     s.focus_in() if direction == "in" else s.focus_out()
-    wait_until(lambda: focus_fact_count(s) > n, 5, f"focus {direction} fact", s)
+    wait_until(lambda: focus_fact_count(s) > n, 5, f"focus {direction} fact",
+               detail=lambda: explain(s))  # fmt: skip
 
 
 def assert_quiet(s: PiSession, seconds: float, notes: int, title: str | None) -> None:
     """Nothing new for ``seconds``: still ``notes`` notifications and the same last title."""
-    time.sleep(seconds)
+    absence_window(seconds, "a new notification or title")
     assert len(notifications(s.raw_output)) == notes, notifications(s.raw_output)
     assert last_title(s.raw_output) == title, titles(s.raw_output)[-5:]
 
@@ -211,7 +205,7 @@ def test_run_settles_while_present(pi_session: Any, fakemodel: FakeModel) -> Non
     s.wait_for_screen(r"^ second done$")
     wait_settled(s, 2)
     s.wait_idle()
-    time.sleep(0.5)
+    absence_window(0.5, "a late cue for a run settled while present")
     assert notifications(s.raw_output) == []
     assert cues(s) == []
     assert all(t == TITLE for t in titles(s.raw_output)), titles(s.raw_output)
@@ -469,10 +463,8 @@ def test_focus_changes_do_not_abort_a_run(pi_session: Any, fakemodel: FakeModel)
     s.prompt("run while I wander")
     s.wait_for_screen(r"Elapsed")
     for _ in range(4):
-        s.focus_out()
-        time.sleep(0.1)
-        s.focus_in()
-        time.sleep(0.1)
+        focus(s, "out")
+        focus(s, "in")
     s.wait_for_screen(r"^ completed ok$")
     settled = wait_settled(s)
     assert settled["aborted"] is False

@@ -3,44 +3,46 @@
 from __future__ import annotations
 
 import os
-import time
+import re
 from pathlib import Path
 
-import pexpect
 import pytest
+from pirig import PiSession
+from waiting import wait_until
 
 pytestmark = pytest.mark.pi
 REPO = Path(__file__).resolve().parent.parent
+_TITLE = re.compile(rb"\x1b\][02];([^\x07\x1b]*)(?:\x07|\x1b\\)")
+
+
+def last_title(raw: bytes) -> bytes | None:
+    titles = _TITLE.findall(raw)
+    return titles[-1] if titles else None
 
 
 def test_demo_runs_pi_under_cuewrap_and_cues_when_away() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CUEWRAP_", "PI_", "TMUX"))}
     env.pop("DISPLAY", None)
     env["TERM"] = "xterm-256color"
-    p = pexpect.spawn(
-        "bash", [str(REPO / "scripts" / "demo")], cwd=str(REPO), env=env, timeout=120,
-        dimensions=(40, 120), encoding="utf-8", codec_errors="replace",
-    )  # fmt: skip
+    s = PiSession(["bash", str(REPO / "scripts" / "demo")], env=env, cwd=REPO)
     try:
-        p.expect("Press Enter to start")
-        p.sendline("")
-        p.expect("fake-model", timeout=60)  # Pi's footer: the scripted model is in use
-        time.sleep(0.5)
-        p.send("\x1b[O")  # the user switches away
-        p.send("hello")
-        time.sleep(0.3)
-        p.send("\r")
-        p.expect("\x1b]777;notify;([^;\x07\x1b]*);([^\x07\x1b]*)", timeout=30)
-        assert p.match.group(1) == "Pi — work" and p.match.group(2) == "Finished"
-        p.send("\x1b[I")
-        time.sleep(0.5)
-        p.send("/quit")
-        time.sleep(0.3)
-        p.send("\r")
-        p.expect(r"cuewrap exited with status (\d+)", timeout=30)
-        assert p.match.group(1) == "0"
-        p.expect(r'"cue": "finished", "outcome": "completed"', timeout=30)
-        p.expect(pexpect.EOF, timeout=30)
+        s.wait_for_screen("Press Enter to start", 120)
+        s.enter()
+        s.wait_ready(timeout=60)  # Pi's footer names the scripted model; the editor is idle
+        s.focus_out()  # the user switches away
+        s.submit("hello")
+        m = s.wait_for_output(rb"\x1b\]777;notify;([^;\x07\x1b]*);([^\x07\x1b]*)", 30)
+        assert m.group(1).decode() == "Pi — work" and m.group(2) == b"Finished"
+        wait_until(lambda: last_title(s.raw_output) == "[✓] π - work".encode(), 5,
+                   "the done mark in the title", detail=s.dump)  # fmt: skip
+        s.focus_in()
+        # back: the mark goes (Pi's own title is sent again)
+        wait_until(lambda: last_title(s.raw_output) == "π - work".encode(), 5, "the mark gone",
+                   detail=s.dump)  # fmt: skip
+        s.quit()
+        m = s.wait_for_output(rb"cuewrap exited with status (\d+)", 30)
+        assert m.group(1) == b"0"
+        s.wait_for_output(rb'"cue": "finished", "outcome": "completed"', 30)
+        assert s.wait_exit(30) == 0
     finally:
-        p.close(force=True)
-    assert p.exitstatus == 0
+        s.close()

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from waiting import turning, wait_until
 
 from cuewrap.deliver.desktop import DesktopNotifier, desktop_available
 from cuewrap.loop import Loop
@@ -57,13 +58,6 @@ class States:
         return [s for cid, s, _ in self.seen if cid == cue_id]
 
 
-def run_until(loop: Loop, pred: Callable[[], bool], timeout: float) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end and not pred():
-        loop.run_once(max_timeout=0.05)
-    return pred()
-
-
 def send_and_wait(
     notifier: DesktopNotifier,
     loop: Loop,
@@ -75,7 +69,8 @@ def send_and_wait(
     timeout: float = 15,
 ) -> tuple[str, str]:
     notifier.send(cue_id, title, body, eligible)
-    assert run_until(loop, lambda: states.final(cue_id) is not None, timeout)
+    wait_until(lambda: states.final(cue_id) is not None, timeout,
+               f"the final state of cue {cue_id}", sleep=turning(loop))  # fmt: skip
     result = states.final(cue_id)
     assert result is not None
     return result
@@ -118,10 +113,7 @@ def bus(tmp_path: Path) -> Iterator[Session]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        end = time.monotonic() + 10
-        while not sock.exists() and time.monotonic() < end:
-            time.sleep(0.02)
-        assert sock.exists(), "dbus-daemon did not start"
+        wait_until(sock.exists, 10, "dbus-daemon's socket", interval=0.02)
         address = f"unix:path={sock}"
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -156,17 +148,15 @@ def dunst(bus: Session) -> Iterator[Session]:
         daemon = subprocess.Popen(
             ["dunst"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
-        end = time.monotonic() + 15
-        while time.monotonic() < end:
+
+        def dunst_answers() -> bool:
             probe = subprocess.run(
                 ["dunstctl", "count", "displayed"], env=env, capture_output=True, timeout=5
             )
-            if probe.returncode == 0:
-                break
-            assert daemon.poll() is None, "dunst exited"
-            time.sleep(0.05)
-        else:
-            pytest.fail("dunst did not take org.freedesktop.Notifications")
+            assert probe.returncode == 0 or daemon.poll() is None, "dunst exited"
+            return probe.returncode == 0
+
+        wait_until(dunst_answers, 15, "dunst to take org.freedesktop.Notifications")
         yield Session(env, bus.address, bus.tmp)
     finally:
         if daemon is not None:
@@ -203,7 +193,7 @@ def test_notification_reaches_dunst(dunst: Session, capfd: pytest.CaptureFixture
         "body": "Pi finished; 2 background tasks running",
         "appname": "Pi",
     } in history
-    assert run_until(loop, lambda: notifier.pending == 0, 5)  # the worker was reaped
+    wait_until(lambda: notifier.pending == 0, 5, "the worker reaped", sleep=turning(loop))
     assert capfd.readouterr() == ("", "")
 
 
@@ -308,7 +298,7 @@ def test_hung_worker_is_killed_at_the_timeout(tmp_path: Path) -> None:
     state, reason = send_and_wait(notifier, loop, states, 5, "Pi", "x", timeout=5)
     assert state == "failed"
     assert reason == "timed out after 0.3 s starting"
-    assert run_until(loop, lambda: notifier.pending == 0, 3)
+    wait_until(lambda: notifier.pending == 0, 3, "the worker reaped", sleep=turning(loop))
 
 
 def test_worker_that_dies_is_a_failure(tmp_path: Path) -> None:

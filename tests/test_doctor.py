@@ -11,13 +11,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pexpect
 import pytest
+from waiting import wait_until
 
 from cuewrap.doctor.check import CTRL_C, ESCAPE, _tokens
 
@@ -198,14 +198,10 @@ def tmux(base_env: dict[str, str]) -> Iterator[list[str]]:
 def doctor_in_tmux(base: list[str], out: Path) -> str:
     cmd = f"{shlex.quote(PY)} -m cuewrap doctor > {out} 2>&1; echo EXIT=$? >> {out}"
     subprocess.run([*base, "new-window", "-t", "t:", cmd], check=True, timeout=10)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if out.exists() and "EXIT=" in out.read_text():
-            return out.read_text()
-        time.sleep(0.05)
-    raise AssertionError(
-        f"doctor did not finish in tmux: {out.read_text() if out.exists() else ''}"
-    )
+    wait_until(lambda: out.exists() and "EXIT=" in out.read_text(), 20,
+               "doctor to finish in tmux",
+               detail=lambda: out.read_text() if out.exists() else "")  # fmt: skip
+    return out.read_text()
 
 
 @pytest.mark.parametrize("passthrough", ["on", "off"])

@@ -8,12 +8,12 @@ import shlex
 import signal
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 from fakemodel import text, tool_call
 from test_desktop_daemon import bus, dunst, dunst_history  # noqa: F401  (fixtures)
+from waiting import wait_until
 
 pytestmark = pytest.mark.pi
 
@@ -34,15 +34,6 @@ def alive(pid: int) -> bool:
             return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
-
-
-def wait_for(pred, timeout: float) -> bool:  # type: ignore[no-untyped-def]
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return bool(pred())
 
 
 def inhibitors(d: Path) -> list[int]:
@@ -82,18 +73,18 @@ def test_keep_awake_follows_runs_and_cue_off(pi_session, fakemodel, inhibitor_en
     s = pi_session(cuewrap_args=["--keep-awake"], env=env)
     assert inhibitors(d) == []  # nothing held while idle
     s.prompt("first")
-    assert wait_for(lambda: len(inhibitors(d)) == 1, 10), "not acquired during the run"
+    wait_until(lambda: len(inhibitors(d)) == 1, 10, "the inhibitor acquired during the run")
     first = inhibitors(d)[0]
     assert alive(first)
     s.wait_idle(timeout=20)
-    assert wait_for(lambda: not alive(first), 5), "not released when the run settled"
+    wait_until(lambda: not alive(first), 5, "the inhibitor released when the run settled")
 
     s.prompt("second")
-    assert wait_for(lambda: len(inhibitors(d)) == 2, 10)
+    wait_until(lambda: len(inhibitors(d)) == 2, 10, "a second inhibitor")
     second = inhibitors(d)[1]
     assert alive(second)
     s.submit("/cue off")
-    assert wait_for(lambda: not alive(second), 5), "not released on /cue off"
+    wait_until(lambda: not alive(second), 5, "the inhibitor released on /cue off")
     s.escape()  # end the 20 s tool
     s.wait_idle(timeout=20)
     assert len(inhibitors(d)) == 2
@@ -108,19 +99,19 @@ def test_keep_awake_released_on_exit_and_on_kill_9(pi_session, fakemodel, inhibi
     # Pi killed during a run: cuewrap exits and releases the inhibitor
     s = pi_session(cuewrap_args=["--keep-awake"], env=env)
     s.prompt("go")
-    assert wait_for(lambda: len(inhibitors(d)) == 1, 10)
+    wait_until(lambda: len(inhibitors(d)) == 1, 10, "the inhibitor acquired")
     held = inhibitors(d)[0]
     os.kill(pi_child(s.pid), signal.SIGKILL)
     assert s.wait_exit(timeout=10) == 128 + signal.SIGKILL
-    assert wait_for(lambda: not alive(held), 5), "inhibitor outlived cuewrap's exit"
+    wait_until(lambda: not alive(held), 5, "the inhibitor to end with cuewrap's exit")
 
     # cuewrap itself killed with SIGKILL: the inhibitor still dies with it
     s2 = pi_session(cuewrap_args=["--keep-awake"], env=env)
     s2.prompt("go")
-    assert wait_for(lambda: len(inhibitors(d)) == 2, 10)
+    wait_until(lambda: len(inhibitors(d)) == 2, 10, "a second inhibitor")
     held2 = inhibitors(d)[1]
     os.kill(s2.pid, signal.SIGKILL)
-    assert wait_for(lambda: not alive(held2), 5), "inhibitor outlived kill -9 of cuewrap"
+    wait_until(lambda: not alive(held2), 5, "the inhibitor to end after kill -9 of cuewrap")
 
 
 @pytest.mark.desktop

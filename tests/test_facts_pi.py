@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 import pytest
 from fakemodel import FakeModel, http_error, text, tool_call
 from pirig import PiHome, PiSession, ask_question_args, cuewrap_available
+from waiting import absence_window, wait_until
 
 pytestmark = pytest.mark.pi
 
@@ -60,14 +60,13 @@ def wait_facts(
     timeout: float = 10.0,
 ) -> list[Rec]:
     """Wait until ``pred(facts)`` holds; return those facts."""
-    deadline = time.monotonic() + timeout
-    while True:
+
+    def holds() -> tuple[list[Rec]] | None:
         fs = facts(s, source)
-        if pred(fs):
-            return fs
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what}: not seen after {timeout}s; facts: {types(fs)}")
-        time.sleep(0.05)
+        return (fs,) if pred(fs) else None  # a tuple: true even when no facts
+
+    return wait_until(holds, timeout, what,
+                      detail=lambda: f"facts: {types(facts(s, source))}")[0]  # fmt: skip
 
 
 def wait_type(
@@ -92,7 +91,7 @@ def wait_state(s: PiSession, state: str, *, after: int = 0, timeout: float = 10.
 
 def quiet(pause: float = 0.3) -> None:
     """Let late facts arrive (nothing more should)."""
-    time.sleep(pause)
+    absence_window(pause, "a late fact")
 
 
 def is_subsequence(needle: Sequence[str], hay: Sequence[str]) -> bool:
@@ -110,20 +109,22 @@ def _is_pi(pid: int) -> bool:
 
 def pi_pid(s: PiSession, timeout: float = 5.0) -> int:
     """Pi's pid: the child of the cuewrap process (``PiSession.pid``) that runs ``pi``."""
-    deadline = time.monotonic() + timeout
-    while True:
+
+    def children() -> list[int]:
         kids: list[int] = []
         for task in Path(f"/proc/{s.pid}/task").iterdir():
             try:
                 kids += [int(x) for x in (task / "children").read_text().split()]
             except OSError:
                 continue
-        pis = [k for k in kids if _is_pi(k)]
-        if len(pis) == 1:
-            return pis[0]
-        if time.monotonic() > deadline:
-            raise AssertionError(f"cuewrap {s.pid}: children {kids}, Pi among them {pis}")
-        time.sleep(0.05)
+        return kids
+
+    def the_pi() -> int | None:
+        pis = [k for k in children() if _is_pi(k)]
+        return pis[0] if len(pis) == 1 else None
+
+    return wait_until(the_pi, timeout, f"one Pi among the children of cuewrap {s.pid}",
+                      detail=lambda: f"children: {children()}")  # fmt: skip
 
 
 def check_hello(hello: Rec, pi_version: str) -> None:
@@ -463,10 +464,7 @@ def test_bridge_facts_precede_child_exit(pi_session: Any) -> None:
     os.kill(s.pid, signal.SIGSTOP)
     try:
         os.kill(pid, signal.SIGTERM)  # Pi's graceful shutdown: session_shutdown(quit), exit
-        deadline = time.monotonic() + 10
-        while not _pi_dead(pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert _pi_dead(pid)
+        wait_until(lambda: _pi_dead(pid), 10, "Pi to exit on SIGTERM")
     finally:
         os.kill(s.pid, signal.SIGCONT)
     s.wait_exit()

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 from fakemodel import text, tool_call
+from waiting import absence_window, wait_until
 
 pytestmark = pytest.mark.pi
 
@@ -26,7 +26,8 @@ def test_screen_source_drives_when_bridge_and_status_are_off(pi_session, fakemod
     s.prompt("go")
     s.wait_log(lambda r: r.get("type") == "ScreenActivity" and r.get("working") is True, 10)
     s.wait_log(lambda r: r.get("kind") == "cue", 20)
-    time.sleep(0.5)
+    wait_until(lambda: notifications(s.raw_output), 5, "the OSC 777 notification")
+    absence_window(0.5, "a second cue")
     cues = s.log_records("cue")
     assert len(cues) == 1 and cues[0]["outcome"] == "uncertain", cues
     notes = notifications(s.raw_output)
@@ -45,7 +46,8 @@ def test_osc7501_drives_without_the_bridge(pi_session, fakemodel) -> None:  # ty
     s.focus_out()
     s.prompt("go")
     s.wait_log(lambda r: r.get("kind") == "cue", 20)
-    time.sleep(0.5)
+    wait_until(lambda: notifications(s.raw_output), 5, "the OSC 777 notification")
+    absence_window(0.5, "a second cue")
     cues = s.log_records("cue")
     assert [c["outcome"] for c in cues] == ["completed"], cues
     assert len(notifications(s.raw_output)) == 1

@@ -5,11 +5,10 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from waiting import absence_window, turning, wait_until
 
 from cuewrap.deliver.keepawake import KeepAwake, default_inhibitor
 from cuewrap.loop import Loop
@@ -50,18 +49,6 @@ def alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-def wait_for(pred: Callable[[], bool], timeout: float, loop: Loop | None = None) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        if loop is not None:
-            loop.run_once(max_timeout=0.02)
-        else:
-            time.sleep(0.02)
-    return pred()
-
-
 def read_pid(path: Path) -> int:
     return int(path.read_text())
 
@@ -93,18 +80,19 @@ def test_hold_then_release(
     ka = KeepAwake(loop, cmd, states)
     ka.hold()
     assert ka.active
-    assert wait_for(lambda: (d / "inhibitor.pid").exists(), 5, loop)
+    wait_until((d / "inhibitor.pid").exists, 5, "the inhibitor to start", sleep=turning(loop))
     pid, grandchild = read_pid(d / "inhibitor.pid"), read_pid(d / "grandchild.pid")
     assert alive(pid) and alive(grandchild)
     assert os.getpgid(pid) == ka.pid  # its own process group, led by the watcher
-    assert wait_for(lambda: "held" in states.names, 2, loop)
+    wait_until(lambda: "held" in states.names, 2, "state 'held'", sleep=turning(loop))
     assert states.names[:2] == ["requested", "held"]
 
     ka.release()
     assert not ka.active
     assert states.names[-1] == "released"
-    assert wait_for(lambda: not alive(pid) and not alive(grandchild), 3, loop)
-    assert wait_for(lambda: ka.reaping == 0, 3, loop)  # the watcher was reaped
+    wait_until(lambda: not alive(pid) and not alive(grandchild), 3,
+               "the inhibitor and its child to end", sleep=turning(loop))  # fmt: skip
+    wait_until(lambda: ka.reaping == 0, 3, "the watcher reaped", sleep=turning(loop))
     loop.close()
     out, err = capfd.readouterr()
     assert out == "" and err == ""
@@ -118,8 +106,8 @@ def test_double_hold_starts_one_process(inhib: tuple[list[str], Path]) -> None:
     first = ka.pid
     ka.hold()
     assert ka.pid == first
-    assert wait_for(lambda: (d / "inhibitor.pid").exists(), 5, loop)
-    wait_for(lambda: False, 0.4, loop)
+    wait_until((d / "inhibitor.pid").exists, 5, "the inhibitor to start", sleep=turning(loop))
+    absence_window(0.4, "a second inhibitor", sleep=turning(loop))
     assert (d / "spawns.log").read_text().split() == [str(read_pid(d / "inhibitor.pid"))]
     assert states.names.count("requested") == 1
     ka.close()
@@ -132,28 +120,30 @@ def test_release_during_acquisition_releases_at_once(inhib: tuple[list[str], Pat
     ka.hold()
     ka.release()  # before the inhibitor has even started
     assert states.names == ["requested", "released"]
-    wait_for(lambda: False, 1.0, loop)
+    absence_window(1.0, "'held' after the release", sleep=turning(loop))
     assert "held" not in states.names
     for name in ("inhibitor.pid", "grandchild.pid"):
         if (d / name).exists():
-            assert wait_for(lambda n=name: not alive(read_pid(d / n)), 3, loop)  # type: ignore[misc]
+            wait_until(lambda n=name: not alive(read_pid(d / n)), 3,  # type: ignore[misc]
+                       f"the process of {name} to end", sleep=turning(loop))  # fmt: skip
     # hold again afterwards: a fresh inhibitor
     for name in ("inhibitor.pid", "grandchild.pid"):
         (d / name).unlink(missing_ok=True)
     ka.hold()
-    assert wait_for(lambda: (d / "inhibitor.pid").exists(), 5, loop)
+    wait_until((d / "inhibitor.pid").exists, 5, "the inhibitor to start", sleep=turning(loop))
     pid, grandchild = read_pid(d / "inhibitor.pid"), read_pid(d / "grandchild.pid")
     assert alive(pid) and alive(grandchild)
     ka.close()
     assert ka.reaping == 0
-    assert wait_for(lambda: not alive(pid) and not alive(grandchild), 2)
+    wait_until(lambda: not alive(pid) and not alive(grandchild), 2,
+               "the inhibitor and its child to end after close()")  # fmt: skip
 
 
 def test_inhibitor_that_fails_reports_failed() -> None:
     loop, states = Loop(), States()
     ka = KeepAwake(loop, ["sh", "-c", "echo 'Failed to inhibit: no logind' >&2; exit 3"], states)
     ka.hold()
-    assert wait_for(lambda: "failed" in states.names, 3, loop)
+    wait_until(lambda: "failed" in states.names, 3, "state 'failed'", sleep=turning(loop))
     assert states.seen[-1] == (
         "failed",
         "inhibitor exited (status 3): Failed to inhibit: no logind",
@@ -168,7 +158,7 @@ def test_missing_inhibitor_binary_fails_quietly(capfd: pytest.CaptureFixture[str
     loop, states = Loop(), States()
     ka = KeepAwake(loop, ["/nonexistent/inhibitor"], states)
     ka.hold()
-    assert wait_for(lambda: "failed" in states.names, 3, loop)
+    wait_until(lambda: "failed" in states.names, 3, "state 'failed'", sleep=turning(loop))
     assert "status 127" in states.seen[-1][1]
     assert capfd.readouterr() == ("", "")
 
@@ -221,12 +211,13 @@ def test_inhibitor_dies_when_cuewrap_is_killed(
         stderr=subprocess.DEVNULL,
     )
     try:
-        assert wait_for(lambda: (d / "inhibitor.pid").exists(), 10)
+        wait_until((d / "inhibitor.pid").exists, 10, "the inhibitor to start")
         pid, grandchild = read_pid(d / "inhibitor.pid"), read_pid(d / "grandchild.pid")
         assert alive(pid) and alive(grandchild)
         holder.send_signal(signal.SIGKILL)
         holder.wait(timeout=5)
-        assert wait_for(lambda: not alive(pid) and not alive(grandchild), 5), mode
+        wait_until(lambda: not alive(pid) and not alive(grandchild), 5,
+                   f"the inhibitor and its child to end when the holder dies ({mode})")  # fmt: skip
     finally:
         if holder.poll() is None:
             holder.kill()

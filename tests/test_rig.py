@@ -24,6 +24,7 @@ from pirig import (
     ask_question_args,
     cuewrap_available,
 )
+from waiting import wait_until
 
 # --------------------------------------------------------------------------------------------
 # The fake model on its own (no Pi)
@@ -103,10 +104,7 @@ def test_fake_error_delay_hang_and_records() -> None:
             _post(fm, {"messages": [{"role": "user", "content": "x"}]}, timeout=0.7)
         assert time.monotonic() - t < 3
         # the hanging handler notices the client went away
-        deadline = time.monotonic() + 3
-        while not fm.served[2].disconnected and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert fm.served[2].disconnected
+        wait_until(lambda: fm.served[2].disconnected, 3, "the hanging handler to see the client go")
         assert fm.messages(2) == [{"role": "user", "content": "x"}]
         with urllib.request.urlopen(fm.base_url + "/models", timeout=5) as r:
             assert json.load(r)["data"][0]["id"] == "fake-model"
@@ -208,10 +206,7 @@ def test_escape_while_model_streams(pi_session: Any, fakemodel: FakeModel) -> No
     s.escape()
     s.wait_for_screen("Operation aborted")
     s.wait_idle()
-    deadline = time.monotonic() + 3
-    while not fakemodel.served[0].disconnected and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert fakemodel.served[0].disconnected
+    wait_until(lambda: fakemodel.served[0].disconnected, 3, "Pi to drop the model's stream")
 
 
 @pytest.mark.pi
@@ -302,17 +297,20 @@ def test_session_close_kills_the_tree(pi_session: Any, fakemodel: FakeModel) -> 
     s: PiSession = pi_session()
     s.prompt("sleep long")
     s.wait_for_screen(r"Elapsed")
-    deadline = time.monotonic() + 5
-    while True:
+
+    def tree_with_sleep() -> list[tuple[int, str]] | None:
         tree = _descendants(s.pid)
-        if any(_cmdline(p).startswith("sleep") for p, _ in tree):
-            break
-        assert time.monotonic() < deadline, [_cmdline(p) for p, _ in tree]
-        time.sleep(0.05)
+        return tree if any(_cmdline(p).startswith("sleep") for p, _ in tree) else None
+
+    tree = wait_until(tree_with_sleep, 5, "the tool's sleep among the session's processes",
+                      detail=lambda: [_cmdline(p) for p, _ in _descendants(s.pid)])  # fmt: skip
     s.close()
-    time.sleep(0.2)
-    alive = [p for p, _ in tree if os.path.exists(f"/proc/{p}") and _state(p) != "Z"]
-    assert alive == [], [(p, _cmdline(p)) for p in alive]
+
+    def alive() -> list[int]:
+        return [p for p, _ in tree if os.path.exists(f"/proc/{p}") and _state(p) != "Z"]
+
+    wait_until(lambda: not alive(), 2, "the whole tree gone",
+               detail=lambda: [(p, _cmdline(p)) for p in alive()])  # fmt: skip
     assert not s.isalive()
 
 

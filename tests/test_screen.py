@@ -15,6 +15,7 @@ import zlib
 from collections.abc import Callable
 
 import pytest
+from waiting import absence_window, turning, wait_until
 
 from cuewrap.facts import Fact, ScreenActivity
 from cuewrap.loop import Loop
@@ -314,16 +315,15 @@ class Harness:
             self.facts.append, lambda where, e: self.errors.append((where, e)), **kw,  # type: ignore[arg-type]
         )  # fmt: skip
 
-    def run_until(self, cond: Callable[[], bool], timeout: float = 5.0) -> bool:
-        deadline = time.monotonic() + timeout
-        while not cond():
-            if time.monotonic() > deadline:
-                return False
-            self.loop.run_once(max_timeout=0.02)
-        return True
+    def run_until(self, cond: Callable[[], bool], what: str, timeout: float = 5.0) -> None:
+        """Run the loop until ``cond()`` holds; fail naming ``what`` after ``timeout``."""
+        wait_until(cond, timeout, what, interval=0.02, sleep=turning(self.loop))
 
     def pump(self, seconds: float) -> None:
-        self.run_until(lambda: False, seconds)
+        """Run the loop for ``seconds``: the pace of a replay (Pi's frame gaps)."""
+        end = time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            self.loop.run_once(max_timeout=left)
 
 
 @pytest.fixture
@@ -351,7 +351,7 @@ def test_watcher_replays_real_pi_output(harness: Callable[..., Harness]) -> None
             h.pump(1.0)  # idle before the prompt is sent
         h.w.feed(f)
         h.pump(0.08)
-    assert h.run_until(lambda: len(h.facts) >= 3)
+    h.run_until(lambda: len(h.facts) >= 3, "three screen facts")
     assert h.facts == [ScreenActivity(False), ScreenActivity(True), ScreenActivity(False)]
     assert h.w.state == "idle"
     assert h.errors == [] and h.w.stats.drops == 0
@@ -394,7 +394,7 @@ def test_watcher_flood_then_real_state(harness: Callable[..., Harness]) -> None:
     for f in spin[:10]:
         h.w.feed(f)
         h.pump(0.08)
-    assert h.run_until(lambda: h.w.state == "working", 5)
+    h.run_until(lambda: h.w.state == "working", "state 'working'")
     assert h.w.stats.drops > 0
     assert ScreenActivity(True) in h.facts
     assert ScreenActivity(False) not in h.facts[h.facts.index(ScreenActivity(True)) :]
@@ -407,7 +407,7 @@ def test_watcher_resize_reaches_the_worker(harness: Callable[..., Harness]) -> N
     for f in pi_frames():
         h.w.feed(f)
         h.pump(0.08)
-    assert h.run_until(lambda: ScreenActivity(True) in h.facts)
+    h.run_until(lambda: ScreenActivity(True) in h.facts, "ScreenActivity(True)")
 
 
 def test_watcher_worker_that_cannot_start(harness: Callable[..., Harness]) -> None:
@@ -424,10 +424,10 @@ def test_watcher_worker_death_reported_once(harness: Callable[..., Harness]) -> 
     pid = h.w._proc.pid  # type: ignore[union-attr]
     h.w.feed(pi_frames()[0])
     os.kill(pid, 9)
-    assert h.run_until(lambda: not h.w.alive)
+    h.run_until(lambda: not h.w.alive, "the watcher to see the worker die")
     for _ in range(5):
         h.w.feed(b"x" * 65536)
-    h.pump(0.2)
+    absence_window(0.2, "a second error report", sleep=turning(h.loop))
     assert len(h.errors) == 1
     assert h.w.state == "off" and h.facts == []
     assert h.loop.selector.get_map() == {} or len(h.loop.selector.get_map()) == 0
@@ -436,8 +436,8 @@ def test_watcher_worker_death_reported_once(harness: Callable[..., Harness]) -> 
 def test_watcher_worker_exit_reported_once(harness: Callable[..., Harness]) -> None:
     h = harness(argv=[sys.executable, "-c", "import sys; sys.exit(3)"])
     assert h.w.start()
-    assert h.run_until(lambda: bool(h.errors))
-    h.pump(0.1)
+    h.run_until(lambda: bool(h.errors), "the worker's exit reported")
+    absence_window(0.1, "a second error report", sleep=turning(h.loop))
     assert len(h.errors) == 1 and "3" in str(h.errors[0][1])
 
 
@@ -529,9 +529,9 @@ class Tee:
             loop.close()
 
     def wait(self, n: int, timeout: float = 5.0) -> list[Fact]:
-        deadline = time.monotonic() + timeout
-        while len(self.facts) < n and time.monotonic() < deadline:
-            time.sleep(0.02)
+        """Wait for ``n`` facts; return all facts seen so far."""
+        wait_until(lambda: len(self.facts) >= n, timeout, f"{n} screen fact(s)", interval=0.02,
+                   detail=lambda: [f for _, f in self.facts])  # fmt: skip
         return [f for _, f in self.facts]
 
     def close(self) -> None:
@@ -580,7 +580,8 @@ def test_real_pi_dialog_is_not_idle(pi_session, fakemodel) -> None:  # type: ign
         assert tee.wait(1) == [IDLE]
         s.prompt("confirm please")
         s.wait_dialog()
-        time.sleep(1.5)  # the spinner is gone, the borders are plain: still no idle
+        # the spinner is gone, the borders are plain: still no idle
+        absence_window(1.5, "an idle fact while the dialog shows")
         assert [f for _, f in tee.facts] == [IDLE, WORKING]
         s.enter()  # → Yes
         s.wait_for_screen(r"confirmed: yes", 10)
