@@ -24,6 +24,8 @@ from typing import Any, Literal, NamedTuple, TypeVar, cast, get_args
 TerminalSetting = Literal["auto", "osc777", "osc9", "osc99", "off"]
 DesktopSetting = Literal["auto", "on", "off"]
 BodySetting = Literal["none", "summary"]
+# generic mode: which known program's signals to read (cuewrap.presets; "auto": by command name)
+PresetSetting = Literal["auto", "none", "claude", "codex", "aider", "opencode"]
 
 ENV_PREFIX = "CUEWRAP_"
 LOG_ENV = "CUEWRAP_LOG"
@@ -85,6 +87,22 @@ KEYS: tuple[KeySpec, ...] = (
     KeySpec("privacy", "body", "choice", "none", get_args(BodySetting), "what a notification says"),
     KeySpec("keep_awake", "enabled", "bool", False, help="keep the machine awake while Pi works"),
     KeySpec("keep_awake", "command", "argv", None, help="inhibitor that runs until killed"),
+    KeySpec(
+        "generic",
+        "quiet_after",
+        "seconds",
+        15.0,
+        help="generic mode: output quiet this long after activity = seems to be waiting (0 = off)",
+        zero_ok=True,
+    ),
+    KeySpec(
+        "generic",
+        "preset",
+        "choice",
+        "auto",
+        get_args(PresetSetting),
+        "generic mode: what the program's bell and notifications mean (auto: by command name)",
+    ),
 )
 _BY_NAME = {spec.name: spec for spec in KEYS}
 _SECTIONS = tuple(dict.fromkeys(spec.section for spec in KEYS))
@@ -122,12 +140,18 @@ class KeepAwakeSettings(NamedTuple):
     command: tuple[str, ...] | None = None  # None: the platform default
 
 
+class GenericSettings(NamedTuple):
+    quiet_after: float = 15.0  # 0 = off
+    preset: PresetSetting = "auto"
+
+
 class Settings(NamedTuple):
     cues: CuesSettings = CuesSettings()
     notify: NotifySettings = NotifySettings()
     presence: PresenceSettings = PresenceSettings()
     privacy: PrivacySettings = PrivacySettings()
     keep_awake: KeepAwakeSettings = KeepAwakeSettings()
+    generic: GenericSettings = GenericSettings()
     log: str | None = None  # decision log path (--log / CUEWRAP_LOG)
     config_file: str | None = None  # the TOML file that was read, if any
     # where each non-default value came from: ("notify.bell", "CUEWRAP_NOTIFY_BELL"), …
@@ -192,6 +216,10 @@ def load_settings(path: str | None, env: Mapping[str, str], flags: Mapping[str, 
         keep_awake=KeepAwakeSettings(
             enabled=bool(v["keep_awake.enabled"]),
             command=tuple(str(a) for a in command) if isinstance(command, list) else None,
+        ),
+        generic=GenericSettings(
+            quiet_after=_value(v, "generic.quiet_after", float),
+            preset=cast(PresetSetting, _value(v, "generic.preset", str)),
         ),
         log=log,
         config_file=config_file,

@@ -1,8 +1,9 @@
 """Typed facts: what the sources tell the cue engine (SPEC sections 2, 4, 6).
 
 Every fact is a frozen dataclass carrying the source it came from. Sources, strongest first:
-``bridge`` (the Pi extension), ``osc7501`` (Pi's program status in the output), ``screen``
-(a pyte reading), ``exit`` (the child's exit status). Presence facts come from the focus
+``bridge`` (the Pi extension), ``osc7501`` (a program status in the output), ``child`` (any
+child's BEL, own notifications, output activity and quiet: generic mode, SPEC 11),
+``screen`` (a pyte reading), ``exit`` (the child's exit status). Presence facts come from the focus
 filter (``focus``) or from keystrokes (``keys``).
 
 No fact ever holds a prompt, question, answer, tool output or assistant text.
@@ -13,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Source = Literal["bridge", "osc7501", "screen", "exit", "focus", "keys"]
+Source = Literal["bridge", "osc7501", "child", "screen", "exit", "focus", "keys"]
 PresenceState = Literal["focused", "away", "unknown"]
 
 
@@ -201,6 +202,45 @@ class ProgramStatus(Fact):
     kind: str | None = None
     has_msg: bool = False
     source: Source = "osc7501"
+
+
+# --- any child (generic mode, SPEC 11) ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChildBell(Fact):
+    """A bare BEL in the child's output (passed through unchanged)."""
+
+    source: Source = "child"
+
+
+@dataclass(frozen=True)
+class ChildNotice(Fact):
+    """The child's own notification (OSC 9 / 777 / 99). ``consumed``: cuewrap took it out of
+    the output and must deliver it; else it reached the host terminal unchanged. The text is
+    the child's own, for the user; the decision log keeps only its lengths."""
+
+    protocol: str  # osc9 | osc777 | osc99
+    title: str
+    body: str
+    consumed: bool
+    source: Source = "child"
+
+
+@dataclass(frozen=True)
+class OutputActive(Fact):
+    """The child's output resumed after a pause. ``echo``: it came right after the user's
+    input (an echo or an answer), so it does not start a stretch of work."""
+
+    echo: bool = False
+    source: Source = "child"
+
+
+@dataclass(frozen=True)
+class OutputQuiet(Fact):
+    """The child's output, active, has been quiet for ``generic.quiet_after`` seconds."""
+
+    source: Source = "child"
 
 
 # --- screen heuristics (SPEC 2) -----------------------------------------------------------

@@ -219,6 +219,8 @@ def test_every_key_has_its_env_name() -> None:
         "privacy.body": "CUEWRAP_PRIVACY_BODY",
         "keep_awake.enabled": "CUEWRAP_KEEP_AWAKE_ENABLED",
         "keep_awake.command": "CUEWRAP_KEEP_AWAKE_COMMAND",
+        "generic.quiet_after": "CUEWRAP_GENERIC_QUIET_AFTER",
+        "generic.preset": "CUEWRAP_GENERIC_PRESET",
     }
 
 
@@ -227,3 +229,29 @@ def test_settings_are_frozen_and_hashable(tmp_path: Path) -> None:
     with pytest.raises(AttributeError):
         s.log = "x"  # type: ignore[misc]
     hash(s)
+
+
+def test_generic_quiet_after_zero_is_off_and_negative_refused(tmp_path: Path) -> None:
+    f = tmp_path / "c.toml"
+    f.write_text("[generic]\nquiet_after = 0\npreset = 'codex'\n")
+    s = load_settings(str(f), {}, {})
+    assert s.generic.quiet_after == 0.0 and s.generic.preset == "codex"
+    assert load_settings(None, {"HOME": str(tmp_path)}, {}).generic.quiet_after == 15.0
+    env = {"HOME": str(tmp_path), "CUEWRAP_GENERIC_QUIET_AFTER": "2.5"}
+    assert load_settings(None, env, {}).generic.quiet_after == 2.5
+    with pytest.raises(
+        ConfigError, match=r"CUEWRAP_GENERIC_QUIET_AFTER must be 0 \(off\) or a positive"
+    ):
+        load_settings(None, {**env, "CUEWRAP_GENERIC_QUIET_AFTER": "-1"}, {})
+    with pytest.raises(ConfigError, match=r"presence\.idle_after must be a positive"):
+        f.write_text("[presence]\nidle_after = 0\n")
+        load_settings(str(f), {}, {})
+    with pytest.raises(ConfigError, match="CUEWRAP_GENERIC_PRESET must be one of auto, none"):
+        load_settings(None, {"HOME": str(tmp_path), "CUEWRAP_GENERIC_PRESET": "vim"}, {})
+
+
+def test_presets_match_the_setting_choices() -> None:
+    from cuewrap.presets import PRESETS
+
+    spec = next(k for k in KEYS if k.name == "generic.preset")
+    assert set(spec.choices) == {"auto", "none", *(p.name for p in PRESETS)}

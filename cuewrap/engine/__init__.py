@@ -3,9 +3,11 @@
 state = initial_state(EngineConfig(...))
 state, effects = step(state, fact_or_tick, now)
 is_eligible(state, notify.eligibility)   # right before each asynchronous delivery
+consume_notice(state, protocol, now)     # the tracker's policy for a child's notification
 status(state)                            # what the /cue page shows: a frozen Status
 """
 
+from cuewrap.engine.generic import consume_notice
 from cuewrap.engine.reducer import Event, is_eligible, step
 from cuewrap.engine.state import CAPACITY, EngineConfig, EngineState, Tick, initial_state
 from cuewrap.engine.status import Status, status
@@ -17,6 +19,7 @@ __all__ = [
     "Event",
     "Status",
     "Tick",
+    "consume_notice",
     "initial_state",
     "is_eligible",
     "status",

@@ -88,6 +88,11 @@ def _label(s: EngineState) -> str:
     return s.session_name or s.config.label
 
 
+def app_name(s: EngineState) -> str:
+    """The program notifications name: Pi, or in generic mode its OSC 7501 app or preset."""
+    return s.status_app or s.config.app
+
+
 def new_cue(
     st: Step,
     kind: CueKind,
@@ -97,15 +102,21 @@ def new_cue(
     *,
     source: str,
     certainty: Certainty = "certain",
+    title: str | None = None,
+    private: bool = False,
     **why: object,
 ) -> Notify:
+    """Decide one notification. ``private``: title and body are a child's own text, which the
+    decision log does not keep (only its length)."""
     s = st.s
     cue_id = s.cue_seq + 1
     elig = Eligibility(generation=s.generation, run=run, cue_id=cue_id, epoch=s.epoch)
-    title = wording.title(_label(s))
+    if title is None:
+        title = wording.title(_label(s), app_name(s))
     note = Notify(cue_id, kind, outcome, title, body, elig, source, certainty)
     st.set(cue_seq=cue_id, live_cues=s.live_cues | {cue_id})
-    st.rec("cue", cue_id=cue_id, cue=kind, outcome=outcome, body=body, run=run, **why)
+    logged = f"(the child's own text, {len(title) + len(body)} characters)" if private else body
+    st.rec("cue", cue_id=cue_id, cue=kind, outcome=outcome, body=logged, run=run, **why)
     st.fx.append(note)
     return note
 

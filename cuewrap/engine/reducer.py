@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from cuewrap.engine import background, presence, runs, sessions, waits
+from cuewrap.engine import background, generic, presence, runs, sessions, waits
 from cuewrap.engine._step import Step
 from cuewrap.engine.effects import (
     MARK_WAITING,
@@ -40,10 +40,14 @@ from cuewrap.facts import (
     AskBlocked,
     BridgeGone,
     BridgeHello,
+    ChildBell,
     ChildExit,
+    ChildNotice,
     CueToggle,
     Fact,
     Keystroke,
+    OutputActive,
+    OutputQuiet,
     Presence,
     ProgramStatus,
     ScreenActivity,
@@ -71,6 +75,9 @@ def _fact_fields(fact: Fact) -> dict[str, object]:
     ``kind`` is the record kind.
     """
     out: dict[str, object] = {"type": type(fact).__name__, **vars(fact)}
+    if isinstance(fact, ChildNotice):  # the child's own text: its length only
+        out["title"] = len(fact.title)
+        out["body"] = len(fact.body)
     if "kind" in out:
         out["fact_kind"] = out.pop("kind")
     return out
@@ -133,6 +140,10 @@ _HANDLERS: dict[type, Callable[[Step, Any], None]] = {
     ProgramStatus: runs.on_program_status,
     ScreenActivity: runs.on_screen,
     ChildExit: runs.on_child_exit,
+    ChildBell: generic.on_child_bell,
+    ChildNotice: generic.on_child_notice,
+    OutputActive: generic.on_output_active,
+    OutputQuiet: generic.on_output_quiet,
 }
 
 

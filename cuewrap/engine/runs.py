@@ -151,7 +151,12 @@ def on_program_status(st: Step, f: ProgramStatus) -> None:
     if f.state == "clear" and f.app is None and "osc7501" in st.s.trusted:
         st.rec("status_cleared", source="osc7501")  # Pi's exit report carries no app field
         return
-    if f.app != "pi" or f.state not in OSC_STATES:
+    if st.s.config.generic:  # any program may speak it; app= names it (SPEC 11)
+        if f.app is None or f.state not in OSC_STATES:
+            reject(st, "osc7501", "no app= or an unknown state", app=f.app, state=f.state)
+            return
+        st.set(status_app=f.app, told=True)
+    elif f.app != "pi" or f.state not in OSC_STATES:
         reject(st, "osc7501", "not a Pi program status", app=f.app, state=f.state)
         return
     observe(st, "osc7501", trusted=True)
@@ -185,7 +190,8 @@ def on_screen(st: Step, f: ScreenActivity) -> None:
 
 def on_child_exit(st: Step, f: ChildExit) -> None:
     s = st.s
-    pending = s.run is not None or bool(s.waits)
+    # any program's exit is news in generic mode (a build, a REPL); in Pi mode, only mid-run
+    pending = s.run is not None or bool(s.waits) or s.config.generic
     block = block_reason(s)
     invalidate(st, "exit")
     if not pending:

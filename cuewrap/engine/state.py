@@ -92,6 +92,12 @@ class EngineConfig:
     privacy_summary: bool = False  # privacy.body = "summary" (facts carry no text: no effect)
     keep_awake: bool = False  # keep_awake.enabled
     capacity: int = CAPACITY  # per structure; only tests lower it
+    # generic mode (SPEC 11): any program, facts from the "child" source
+    generic: bool = False
+    app: str = "Pi"  # how notifications name the program (a preset's app or the command)
+    signal: str = "Wants your attention"  # what its BEL / a text-less notification means
+    host_native: frozenset[str] = frozenset()  # child OSCs the host shows as they are
+    reemit: bool = False  # a channel exists to re-emit a child's notification
 
 
 @dataclass(frozen=True)
@@ -172,6 +178,10 @@ class EngineState:
     awake_held: bool = False
     wake_at: float | None = None
     cap_warned: frozenset[str] = frozenset()
+    # generic mode: the child's output activity and what has told the current wait
+    busy: bool = False  # output active (not only echo) since the last quiet
+    told: bool = False  # a BEL, notification or OSC 7501 report came since then
+    status_app: str | None = None  # app= of the OSC 7501 reports (generic mode)
 
     @property
     def cues_active(self) -> bool:

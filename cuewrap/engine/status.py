@@ -31,7 +31,7 @@ def driving_source(state: EngineState) -> str:
         return "bridge"
     if "osc7501" in state.trusted:
         return "osc7501"
-    return "screen"
+    return "child" if state.config.generic else "screen"
 
 
 @dataclass(frozen=True)

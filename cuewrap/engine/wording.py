@@ -1,6 +1,7 @@
 """Notification text (SPEC 5 rules 9 and 12).
 
-A notification names the app ("Pi"), the session label (Pi's session name or the cwd
+A notification names the app ("Pi", or in generic mode the program: a preset's name, the
+command, or the ``app=`` of its OSC 7501 reports), the session label (Pi's session name or the cwd
 basename) and the status. Nothing else: the facts carry no prompt, question, answer, tool
 output or assistant text, so there is none to leak.
 """
@@ -29,9 +30,15 @@ def clean_label(label: str | None) -> str:
     return text[:LABEL_MAX]
 
 
-def title(label: str | None) -> str:
+def clean_text(text: str, cap: int) -> str:
+    """A child's own notification text: printable, single line, at most ``cap`` characters."""
+    out = "".join(ch if ch.isprintable() else " " for ch in text)
+    return " ".join(out.split())[:cap].rstrip()
+
+
+def title(label: str | None, app: str = APP) -> str:
     lab = clean_label(label)
-    return f"{APP} — {lab}" if lab else APP
+    return f"{app} — {lab}" if lab else app
 
 
 def _tasks(n: int) -> str:
@@ -45,6 +52,11 @@ def _with_background(text: str, running: int) -> str:
 
 def needs_input() -> str:
     return "Needs your input"
+
+
+def seems_waiting() -> str:
+    """Only the output going quiet says so (generic mode): never more certain than that."""
+    return "Seems to be waiting"
 
 
 def finished(outcome: Outcome, *, seems: bool = False, background_running: int = 0) -> str:
@@ -65,6 +77,6 @@ def exited(code: int | None, signal: int | None) -> str:
     return "Exited"
 
 
-def sentence(body: str) -> str:
+def sentence(body: str, app: str = APP) -> str:
     """The body as one sentence naming the app: ``Pi finished; 2 background tasks …``."""
-    return f"{APP} {body[:1].lower()}{body[1:]}"
+    return f"{app} {body[:1].lower()}{body[1:]}"

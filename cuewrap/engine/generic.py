@@ -1,0 +1,172 @@
+"""Generic mode: cues for any terminal program from the ``child`` source (SPEC 11).
+
+The child's BEL and its own notifications (OSC 9 / 777 / 99) open the wait ``"child"``; its
+output going quiet after activity opens the weaker wait ``"quiet"`` ("seems to be waiting").
+Output resuming ends both. The rules of SPEC 5 hold: nothing while the user looks (the
+child's BEL or notification passes through and nothing more, then or later); one cue per
+event; marks hidden on return; ``--no-cues`` and exit invalidate.
+
+Translate, never duplicate: :func:`consume_notice` is the tracker's policy. While the user is
+away, a child's notification in a protocol the host terminal does not show is taken out of the
+output and comes back here ``consumed``: it is then delivered once, with the child's own text
+(sanitized, capped), through cuewrap's channels. In a protocol the host shows, it passes
+unchanged and cuewrap adds only the mark. OSC 7501 (``runs.on_program_status``) is stronger:
+once a program speaks it, the child's signals are recorded only.
+"""
+
+from __future__ import annotations
+
+from cuewrap.engine import wording
+from cuewrap.engine._step import Step, app_name, block_reason, new_cue
+from cuewrap.engine.state import EngineState
+from cuewrap.engine.waits import end_wait
+from cuewrap.facts import ChildBell, ChildNotice, OutputActive, OutputQuiet
+
+CHILD = "child"  # wait opened by the child's BEL or notification
+QUIET = "quiet"  # wait opened by output quiet after activity
+TITLE_CAP = 80
+BODY_CAP = 200
+
+
+def stronger_live(s: EngineState) -> bool:
+    return s.bridge_live or "osc7501" in s.trusted
+
+
+def _looking_at(s: EngineState, now: float) -> bool:
+    """``s.looking`` with the idle time up to ``now`` counted (no step needed)."""
+    if s.focus_seen or s.idle_away or s.last_activity is None:
+        return s.looking
+    return now < s.last_activity + s.config.idle_after
+
+
+def consume_notice(s: EngineState, protocol: str, now: float) -> bool:
+    """The tracker's policy: take this child notification out of the output now?
+
+    Only in generic mode with cues on, the user away, no stronger source live, a channel to
+    re-emit it, and a host terminal that would not show it as it is."""
+    return (
+        s.config.generic
+        and s.cues_active
+        and s.config.reemit
+        and protocol not in s.config.host_native
+        and not stronger_live(s)
+        and not _looking_at(s, now)
+    )
+
+
+def _open_wait(st: Step, key: str) -> None:
+    s = st.s
+    if key in s.wait_keys:
+        return
+    wid = s.wait_seq + 1
+    st.set(waits=(*s.waits, (key, wid)), wait_seq=wid)
+    st.rec("wait", key=key, wait=wid, state="pending", source="child")
+
+
+def _signal(st: Step, what: str) -> bool:
+    """Common checks for a child's BEL or notification; True when it may cue."""
+    s = st.s
+    st.set(told=True)
+    if stronger_live(s):
+        st.rec("no_cue", source="child", signal=what, reason="a stronger source is live")
+        return False
+    block = block_reason(s)
+    if block is not None:
+        st.rec("no_cue", source="child", signal=what, reason=f"{block}: passed through only")
+        return False
+    end_wait(st, QUIET, f"child {what}")
+    return True
+
+
+def on_child_bell(st: Step, f: ChildBell) -> None:
+    if not st.s.config.generic:
+        st.rec("no_cue", source="child", signal="BEL", reason="Pi mode: passed through only")
+        return
+    if not _signal(st, "BEL"):
+        return
+    if CHILD in st.s.wait_keys:
+        st.rec("no_cue", source="child", signal="BEL", reason="this wait was already told")
+        return
+    _open_wait(st, CHILD)
+    note = new_cue(st, "needs-input", None, st.s.config.signal, None, source="child", signal="BEL")
+    st.set(wait_cue=note.cue_id)
+
+
+def on_child_notice(st: Step, f: ChildNotice) -> None:
+    s = st.s
+    if f.consumed:
+        # taken out of the output by the policy: it reaches the user only through us
+        _open_wait(st, CHILD)
+        title = wording.clean_text(f.title, TITLE_CAP) or wording.title(
+            s.session_name or s.config.label, app_name(s)
+        )
+        body = wording.clean_text(f.body, BODY_CAP) or s.config.signal
+        note = new_cue(
+            st,
+            "needs-input",
+            None,
+            body,
+            None,
+            source="child",
+            title=title,
+            private=True,
+            signal=f.protocol,
+            translated_from=f.protocol,
+        )
+        st.set(told=True, wait_cue=note.cue_id)
+        end_wait(st, QUIET, f"child {f.protocol}")
+        return
+    if not s.config.generic:
+        st.rec("no_cue", source="child", signal=f.protocol, reason="Pi mode: passed through only")
+        return
+    if not _signal(st, f.protocol):
+        return
+    _open_wait(st, CHILD)
+    if f.protocol in s.config.host_native:
+        why = f"the child's own {f.protocol} passed through: the host terminal shows it"
+    else:
+        why = f"the child's own {f.protocol} passed through: no channel to re-emit it"
+    st.rec("cue", cue="needs-input", source="child", signal=f.protocol, delivery=why)
+
+
+def on_output_active(st: Step, f: OutputActive) -> None:
+    if not st.s.config.generic:
+        return
+    why = "output after the user's input" if f.echo else "output resumed"
+    for key in (CHILD, QUIET):
+        end_wait(st, key, why)
+    if not f.echo:
+        st.set(busy=True, told=False)
+
+
+def on_output_quiet(st: Step, f: OutputQuiet) -> None:
+    s = st.s
+    if not s.config.generic:
+        return
+    st.set(busy=False)
+    reason: str | None = None
+    if not s.busy:
+        reason = "no output activity before (only echo)"
+    elif s.told:
+        reason = "already told by a stronger fact (BEL, notification or OSC 7501)"
+    elif stronger_live(s):
+        reason = "a stronger source is live"
+    elif s.waits:
+        reason = "a wait is already pending"
+    else:
+        reason = block_reason(s)
+    if reason is not None:
+        st.rec("no_cue", cue="needs-input", source="child", signal="quiet", reason=reason)
+        return
+    _open_wait(st, QUIET)
+    note = new_cue(
+        st,
+        "needs-input",
+        None,
+        wording.seems_waiting(),
+        None,
+        source="child",
+        certainty="uncertain",
+        signal="quiet",
+    )
+    st.set(wait_cue=note.cue_id)

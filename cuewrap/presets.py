@@ -1,0 +1,88 @@
+"""Presets for known terminal programs in generic mode (SPEC 11): what their signals mean.
+
+A preset names the program in notifications and says, in the user's words, what its bell or
+text-less notification means. It never claims more than the program's signal supports: where
+one signal covers two situations (Codex notifies both when a turn completes and when it asks
+for approval) the wording covers both ("Waiting for you"); "needs your input" only where the
+program uses the signal for nothing else. Output going quiet is always "seems to be waiting",
+whatever the preset. A notification that carries the program's own text is shown with that
+text; the preset only supplies the app name.
+
+Detected from the command's base name (``generic.preset = auto``), overridable with
+``generic.preset`` (``none``: an unknown program).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import NamedTuple
+
+
+class Preset(NamedTuple):
+    name: str  # the generic.preset value
+    app: str  # how notifications name the program
+    commands: tuple[str, ...]  # command base names that select it under "auto"
+    signal: str  # what its BEL or a notification without text means, for the user
+    why: str  # the evidence, for `cuewrap doctor`
+
+
+UNKNOWN = Preset(
+    "none",
+    "",  # the command's base name is used
+    (),
+    "Wants your attention",
+    "an unknown program's bell or notification says only that it wants attention",
+)
+
+PRESETS: tuple[Preset, ...] = (
+    Preset(
+        "claude",
+        "Claude Code",
+        ("claude", "claude-code"),
+        "Needs your input",
+        "Claude Code notifies (terminal bell, or OSC 9/777/99 with its own text) when it needs"
+        " your permission or has been waiting for your input",
+    ),
+    Preset(
+        "codex",
+        "Codex",
+        ("codex",),
+        "Waiting for you",
+        "Codex CLI notifies (OSC 9 or BEL) both when a turn completes and when it asks for"
+        " approval: it waits for you either way, the bell alone does not say which",
+    ),
+    Preset(
+        "aider",
+        "aider",
+        ("aider",),
+        "Waiting for your input",
+        "aider --notifications rings the bell when its reply is ready and it waits for input"
+        " (it runs notify-send or --notifications-command instead when it finds one)",
+    ),
+    Preset(
+        "opencode",
+        "opencode",
+        ("opencode",),
+        "Waiting for you",
+        "opencode's terminal notifications mark a finished session or a permission or"
+        " question prompt: it waits for you, not necessarily for input",
+    ),
+)
+_BY_NAME = {p.name: p for p in PRESETS}
+
+
+def choose(command: str, setting: str) -> tuple[Preset, str]:
+    """The preset for ``command`` (argv[0]) under ``generic.preset`` and why it was chosen.
+
+    The returned preset always has an ``app`` (an unknown program gets its base name)."""
+    base = os.path.basename(command)
+    if setting == "none":
+        return UNKNOWN._replace(app=base), "generic.preset = none"
+    if setting != "auto":
+        preset = _BY_NAME.get(setting)
+        if preset is not None:
+            return preset, f"generic.preset = {setting}"
+    for preset in PRESETS:
+        if base in preset.commands:
+            return preset, f"detected from the command name {base!r}"
+    return UNKNOWN._replace(app=base), f"no preset for {base!r}: an unknown program"

@@ -1,0 +1,267 @@
+"""The cue engine in generic mode (SPEC 11 with the rules of SPEC 5), rule by rule.
+
+Pure: ``Eng`` (from test_engine_rules) drives ``step`` with an explicit time, no bridge.
+"""
+
+from __future__ import annotations
+
+from test_engine_rules import AWAY, FOCUSED, Eng
+
+from cuewrap.engine import consume_notice
+from cuewrap.engine.effects import MARK_COMPLETED, MARK_WAITING
+from cuewrap.facts import (
+    ChildBell,
+    ChildExit,
+    ChildNotice,
+    CueToggle,
+    Keystroke,
+    OutputActive,
+    OutputQuiet,
+    ProgramStatus,
+)
+
+GEN = dict(
+    generic=True,
+    app="aider",
+    label="proj",
+    signal="Waiting for your input",
+    host_native=frozenset({"osc777"}),
+    reemit=True,
+)
+
+
+def eng(**over: object) -> Eng:
+    return Eng(bridge=False, **{**GEN, **over})
+
+
+def notice(proto: str = "osc9", consumed: bool = True, title: str = "", body: str = "Done"):
+    return ChildNotice(proto, title, body, consumed)
+
+
+# --- facts from any child ---------------------------------------------------------------------
+
+
+def test_rule2_bell_while_away_one_cue_with_mark_and_preset_wording() -> None:
+    e = eng()
+    e(AWAY, ChildBell())
+    (n,) = e.notifies()
+    assert n.kind == "needs-input" and n.body == "Waiting for your input"
+    assert n.title == "aider — proj"
+    assert e.marks() == [MARK_WAITING]
+
+
+def test_rule1_bell_while_present_passes_through_and_nothing_later() -> None:
+    e = eng()
+    e(FOCUSED, ChildBell())
+    e(AWAY)
+    assert e.notifies() == [] and e.marks() == []
+    assert any("passed through" in r["reason"] for r in e.records("no_cue"))
+
+
+def test_rule1_bell_with_unknown_presence_and_recent_key_is_present() -> None:
+    e = eng(idle_after=60.0)
+    e(Keystroke(), ChildBell(), at=5.0)
+    assert e.notifies() == []
+
+
+def test_one_cue_per_event_a_second_bell_in_the_same_wait_adds_nothing() -> None:
+    e = eng()
+    e(AWAY, ChildBell(), ChildBell())
+    assert len(e.notifies()) == 1
+
+
+def test_rule3_return_hides_the_mark_rule4_leave_again_mark_without_notification() -> None:
+    e = eng()
+    e(AWAY, ChildBell())
+    e(FOCUSED)
+    assert e.marks()[-1] is None
+    e(AWAY)
+    assert e.marks()[-1] == MARK_WAITING
+    assert len(e.notifies()) == 1
+
+
+def test_output_resuming_ends_the_wait_and_clears_the_mark() -> None:
+    e = eng()
+    e(AWAY, ChildBell())
+    e(OutputActive())
+    assert e.s.waits == () and e.marks()[-1] is None
+    e(ChildBell())
+    assert len(e.notifies()) == 2  # a new wait after the output resumed
+
+
+def test_echo_after_input_ends_the_wait_but_starts_no_work() -> None:
+    e = eng()
+    e(AWAY, ChildBell(), OutputActive(echo=True), OutputQuiet())
+    assert e.s.waits == ()
+    assert len(e.notifies()) == 1  # no "seems to be waiting" for an echo
+
+
+# --- quiet after activity ---------------------------------------------------------------------
+
+
+def test_quiet_after_activity_while_away_one_seems_waiting_cue() -> None:
+    e = eng()
+    e(AWAY, OutputActive(), OutputQuiet())
+    (n,) = e.notifies()
+    assert n.body == "Seems to be waiting"
+    assert e.marks() == [MARK_WAITING]
+    e(OutputQuiet())  # a second quiet without activity says nothing
+    assert len(e.notifies()) == 1
+
+
+def test_quiet_while_present_gives_nothing_then_or_later() -> None:
+    e = eng()
+    e(FOCUSED, OutputActive(), OutputQuiet())
+    e(AWAY)
+    assert e.notifies() == [] and e.marks() == []
+
+
+def test_wait_told_by_a_stronger_fact_gets_nothing_more_when_output_goes_quiet() -> None:
+    for told in (ChildBell(), notice(), ProgramStatus("blocked", "build")):
+        e = eng()
+        e(AWAY, OutputActive(), told, OutputQuiet())
+        assert len(e.notifies()) == 1, told
+        assert e.notifies()[0].body != "Seems to be waiting"
+
+
+def test_bell_while_present_also_counts_as_told_for_the_quiet() -> None:
+    e = eng()
+    e(FOCUSED, OutputActive(), ChildBell(), AWAY, OutputQuiet())
+    assert e.notifies() == []
+
+
+def test_output_resuming_ends_the_quiet_wait() -> None:
+    e = eng()
+    e(AWAY, OutputActive(), OutputQuiet(), OutputActive())
+    assert e.s.waits == () and e.marks()[-1] is None
+
+
+# --- the child's own notifications: translate, never duplicate -------------------------------
+
+
+def test_consumed_notification_is_delivered_once_with_the_childs_text() -> None:
+    e = eng()
+    e(AWAY, notice("osc9", True, body="Build \x1b[31mdone\x07\n now"))
+    (n,) = e.notifies()
+    assert n.body == "Build [31mdone now"  # controls gone, one line
+    assert n.title == "aider — proj"  # OSC 9 has no title: the app's
+    assert e.marks() == [MARK_WAITING]
+    (cue,) = e.records("cue")
+    assert cue["translated_from"] == "osc9" and "Build" not in str(cue["body"])
+
+
+def test_consumed_notification_title_and_body_are_capped() -> None:
+    e = eng()
+    e(AWAY, notice("osc777", True, title="T" * 500, body="B" * 500))
+    (n,) = e.notifies()
+    assert len(n.title) == 80 and len(n.body) == 200
+
+
+def test_notification_passed_to_a_host_that_shows_it_adds_only_the_mark() -> None:
+    e = eng()
+    e(AWAY, notice("osc777", False))
+    assert e.notifies() == []
+    assert e.marks() == [MARK_WAITING]
+    assert "host terminal shows it" in e.records("cue")[0]["delivery"]
+
+
+def test_notification_while_present_passes_through_and_nothing_more() -> None:
+    e = eng()
+    e(FOCUSED, notice("osc9", False), AWAY)
+    assert e.notifies() == [] and e.marks() == []
+
+
+def test_policy_consumes_only_when_away_and_host_does_not_show_it() -> None:
+    e = eng()
+    assert not consume_notice(e.s, "osc9", 0.0)  # present at the start
+    e(AWAY)
+    assert consume_notice(e.s, "osc9", 0.0)
+    assert consume_notice(e.s, "osc99", 0.0)
+    assert not consume_notice(e.s, "osc777", 0.0)  # the host shows it as it is
+    e(FOCUSED)
+    assert not consume_notice(e.s, "osc9", 0.0)
+
+
+def test_policy_counts_idle_time_without_a_step() -> None:
+    e = eng(idle_after=10.0)
+    e(Keystroke(), at=1.0)
+    assert not consume_notice(e.s, "osc9", 10.9)
+    assert consume_notice(e.s, "osc9", 11.0)
+
+
+def test_policy_never_consumes_without_a_channel_cues_off_or_in_pi_mode() -> None:
+    for cfg in ({"reemit": False}, {"enabled": False}, {"generic": False}):
+        e = eng(**cfg)
+        e(AWAY)
+        assert not consume_notice(e.s, "osc9", 0.0), cfg
+
+
+def test_policy_never_consumes_once_osc7501_is_trusted() -> None:
+    e = eng()
+    e(AWAY, ProgramStatus("working", "build"))
+    assert not consume_notice(e.s, "osc9", 0.0)
+    e(notice("osc9", False), ChildBell())
+    assert e.notifies() == []  # weaker source: recorded only
+
+
+# --- OSC 7501 from any program -----------------------------------------------------------------
+
+
+def test_osc7501_from_any_program_names_it_never_pi() -> None:
+    e = eng()
+    e(AWAY, ProgramStatus("working", "build"), ProgramStatus("done", "build"))
+    (n,) = e.notifies()
+    assert n.title == "build — proj" and "Pi" not in n.title + n.body
+    assert n.kind == "finished" and e.marks()[-1] == MARK_COMPLETED
+
+
+def test_osc7501_without_app_is_rejected_in_generic_mode() -> None:
+    e = eng()
+    e(AWAY, ProgramStatus("working", None), ProgramStatus("done", None))
+    assert e.notifies() == []
+
+
+# --- exit and invalidation ---------------------------------------------------------------------
+
+
+def test_exit_while_away_gives_the_exited_cue() -> None:
+    e = eng()
+    e(AWAY, ChildExit(2, None))
+    (n,) = e.notifies()
+    assert n.kind == "exited" and n.body == "Exited (status 2)" and n.title == "aider — proj"
+
+
+def test_exit_while_present_gives_nothing() -> None:
+    e = eng()
+    e(FOCUSED, ChildExit(0, None))
+    assert e.notifies() == []
+
+
+def test_rule7_return_and_exit_invalidate_pending_cues() -> None:
+    from cuewrap.engine import is_eligible
+
+    e = eng()
+    e(AWAY, ChildBell())
+    (n,) = e.notifies()
+    e(FOCUSED)
+    assert not is_eligible(e.s, n.eligibility)
+    e2 = eng()
+    e2(AWAY, OutputActive(), OutputQuiet())
+    (q,) = e2.notifies()
+    e2(ChildExit(0, None))
+    assert not is_eligible(e2.s, q.eligibility)
+
+
+def test_no_cues_gives_nothing() -> None:
+    e = eng(enabled=False)
+    e(AWAY, ChildBell(), OutputActive(), OutputQuiet(), ChildExit(1, None))
+    assert e.notifies() == [] and e.marks() == []
+    e2 = eng()
+    e2(CueToggle(False), AWAY, ChildBell())
+    assert e2.notifies() == []
+
+
+def test_pi_mode_records_child_signals_only() -> None:
+    e = Eng(bridge=False)
+    e(AWAY, ChildBell(), OutputActive(), OutputQuiet())
+    assert e.notifies() == []
