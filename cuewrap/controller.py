@@ -1,10 +1,11 @@
 """The cue side of a session: facts in, engine step, effects performed at the edge.
 
-Sources (relay events, the bridge, the screen watcher) call ``fact()``; the pure engine decides;
-this class performs its effects: title marks and terminal notifications are injected into the
-output stream by the relay, desktop notifications and keep-awake run off the loop and report
-their delivery states back. Every call in here is on the one loop and fails open: an exception
-is logged and the Pi session goes on.
+Sources (relay events through ``relay_event``, the bridge, the screen gate) call ``fact()``; the
+pure engine decides; this class performs its effects: title marks and terminal notifications
+go to ``inject`` (the ``Injector``, which writes them between the child's sequences), desktop
+notifications and keep-awake run off the loop and report their delivery states back. After each
+step the screen gate is told, so pyte stops once a stronger source is live. Every call in here
+is on the one loop and fails open: an exception is logged and the Pi session goes on.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from cuewrap import facts as F
+from cuewrap import relay_events
 from cuewrap.decisionlog import DecisionLog
 from cuewrap.engine import EngineConfig, Event, Tick, initial_state, is_eligible, status, step
 from cuewrap.engine.effects import (
@@ -26,10 +28,10 @@ from cuewrap.engine.effects import (
     Wake,
 )
 from cuewrap.loop import Loop, Timer
+from cuewrap.relay_events import RelayEvent
+from cuewrap.term.tracker import TitleChange
 
 KEY_WINDOW = 1.0  # seconds: keystrokes are told to the engine at most once per window
-SCREEN_DECIDE = 2.0  # seconds after start to decide whether the screen source is needed
-SCREEN_KEEP = 1 << 20  # bytes of early output kept for it meanwhile
 
 if TYPE_CHECKING:
     from cuewrap.bridge.channel import Channel
@@ -39,8 +41,7 @@ if TYPE_CHECKING:
     from cuewrap.deliver.desktop import DesktopNotifier
     from cuewrap.deliver.keepawake import KeepAwake as KeepAwakeEffector
     from cuewrap.deliver.terminal import Choice, TerminalNotifier
-    from cuewrap.relay import Relay
-    from cuewrap.screen import ScreenWatcher
+    from cuewrap.screen.gate import ScreenGate
 
 
 class Controller:
@@ -52,6 +53,8 @@ class Controller:
         env: Mapping[str, str],
         *,
         pi_mode: bool,
+        inject: Callable[[bytes], None],
+        size: tuple[int, int],
         channel: Channel | None = None,
         child_pid: int | None = None,
     ) -> None:
@@ -60,7 +63,7 @@ class Controller:
         self.log = log
         self.env = dict(env)
         self.pi_mode = pi_mode
-        self.inject: Callable[[bytes], None] = lambda data: None  # set once the relay exists
+        self.inject = inject
         label = os.path.basename(os.getcwd()) if pi_mode else ""
         self.state = initial_state(
             EngineConfig(
@@ -74,7 +77,6 @@ class Controller:
         self._wake: Timer | None = None
         self._last_key = float("-inf")
         self._key_timer: Timer | None = None
-        self._screen: ScreenWatcher | None = None
         self._closed = False
         self.child_pid = child_pid
 
@@ -94,6 +96,17 @@ class Controller:
         self.bridge: BridgeServer | None = None
         if channel is not None:
             self._start_bridge(channel)
+        self.screen: ScreenGate | None = None  # the screen source, for the relay (Pi only)
+        if pi_mode:
+            from cuewrap.screen.gate import ScreenGate
+
+            self.screen = ScreenGate(
+                loop,
+                *size,
+                stronger_live=self._stronger_source_live,
+                on_fact=self.fact,
+                log=log,
+            )
         self.terminal  # detect now (tmux is asked here), while the child boots  # noqa: B018
         log.write(
             "channels",
@@ -151,31 +164,22 @@ class Controller:
         self.bridge = server
 
     # -- sources ----------------------------------------------------------------------------
-    def relay_event(self, event: object) -> None:
-        from cuewrap.relay import ChildExited, Keystroke
-        from cuewrap.term.focus import FocusReport, HostStatusReply
-        from cuewrap.term.tracker import Bell, ModeChange, TitleChange
-
-        if isinstance(event, FocusReport):
-            self.fact(F.Presence("focused" if event.direction == "in" else "away"))
-        elif isinstance(event, Keystroke):
+    def relay_event(self, event: RelayEvent) -> None:
+        """What the relay saw: logged, or translated into a fact (one translator for both)."""
+        rec = relay_events.record(event)
+        if rec is not None:
+            self.log.write(rec[0], **rec[1])
+        if isinstance(event, TitleChange) and self.settings.notify.title_marks:
+            self.inject(self.titles.on_child_title(event.title))
+        fact = relay_events.to_fact(event)
+        if isinstance(fact, F.Keystroke):
             self._keystroke()
-        elif isinstance(event, F.ProgramStatus):
-            self.fact(event)
-        elif isinstance(event, TitleChange):
-            self.log.write("child_title", length=len(event.title))
-            if self.settings.notify.title_marks:
-                self.inject(self.titles.on_child_title(event.title))
-        elif isinstance(event, ModeChange):
-            self.log.write("child_mode", mode=event.mode, on=event.on)
-        elif isinstance(event, Bell):
-            self.log.write("child_bell")
-        elif isinstance(event, HostStatusReply):
-            self.log.write("host_status_reply", note="host answers OSC 7501: reports forwarded")
-        elif isinstance(event, ChildExited):
+        elif isinstance(fact, F.ChildExit):
             if self.bridge is not None:  # what Pi said before it died comes first
                 self.bridge.drain_all()
-            self.fact(F.ChildExit(event.code, event.signal))
+            self.fact(fact)
+        elif fact is not None:
+            self.fact(fact)
 
     def _keystroke(self) -> None:
         """At most one Keystroke fact per KEY_WINDOW (typing, pasting and mouse motion all
@@ -203,8 +207,11 @@ class Controller:
                 self._perform(effect)
             except Exception as exc:  # fail open, per effect
                 self.log.error(f"effect:{type(effect).__name__}", exc)
-        if self._screen is not None:
-            self._screen_check()
+        if self.screen is not None:
+            self.screen.check()
+
+    def _stronger_source_live(self) -> bool:
+        return self.state.bridge_live or "osc7501" in self.state.trusted
 
     def _tick(self) -> None:
         self._wake = None
@@ -306,65 +313,6 @@ class Controller:
         else:
             self._keepawake.release()
 
-    # -- the screen source (SPEC 2, source 3) -------------------------------------------------
-    def attach_screen(self, relay: Relay, rows: int, cols: int) -> None:
-        """Keep Pi's first output; after SCREEN_DECIDE seconds, if neither the bridge nor OSC
-        7501 is live, start the pyte worker on it. pyte never runs when a stronger source is."""
-        if not self.pi_mode:
-            return
-        self._screen_buf: list[bytes] | None = []
-        self._screen_buf_len = 0
-        self._screen_size = (rows, cols)
-        self._screen = None
-        self._relay = relay
-        relay.output_tap = self._screen_tap
-        relay.resize_tap = self._screen_resize
-        self.loop.call_later(SCREEN_DECIDE, self._screen_decide)
-
-    def _stronger_source_live(self) -> bool:
-        return self.state.bridge_live or "osc7501" in self.state.trusted
-
-    def _screen_tap(self, data: bytes) -> None:
-        if self._screen is not None:
-            self._screen.feed(data)
-        elif self._screen_buf is not None:
-            if self._screen_buf_len + len(data) <= SCREEN_KEEP:
-                self._screen_buf.append(data)
-                self._screen_buf_len += len(data)
-
-    def _screen_resize(self, rows: int, cols: int) -> None:
-        self._screen_size = (rows, cols)
-        if self._screen is not None:
-            self._screen.resize(cols, rows)
-
-    def _screen_decide(self) -> None:
-        buf, self._screen_buf = self._screen_buf, None
-        if self._closed or self._stronger_source_live():
-            self._relay.output_tap = None
-            self._relay.resize_tap = None
-            self.log.write("screen", state="not started", why="a stronger source is live")
-            return
-        from cuewrap.screen import ScreenWatcher
-
-        rows, cols = self._screen_size
-        watcher = ScreenWatcher(self.loop, cols, rows, self.fact, on_error=self.log.error)
-        if not watcher.start():
-            self._relay.output_tap = None
-            return
-        self._screen = watcher
-        self.log.write("screen", state="started", why="neither the bridge nor OSC 7501 is live")
-        for chunk in buf or ():
-            watcher.feed(chunk)
-
-    def _screen_check(self) -> None:
-        """Called after each fact: stop the screen once a stronger source is live."""
-        if self._screen is not None and self._stronger_source_live():
-            self._screen.stop()
-            self._screen = None
-            self._relay.output_tap = None
-            self._relay.resize_tap = None
-            self.log.write("screen", state="stopped", why="a stronger source became live")
-
     # -- /cue --------------------------------------------------------------------------------
     def request(self, action: str) -> str:
         if action == "on":
@@ -441,9 +389,8 @@ class Controller:
         self._closed = True
         if self._key_timer is not None:
             self._key_timer.cancel()
-        if self._screen is not None:
-            self._screen.stop()
-            self._screen = None
+        if self.screen is not None:
+            self.screen.close()
         if self._wake is not None:
             self._wake.cancel()
         if self._keepawake is not None:

@@ -6,9 +6,14 @@ Bytes pass unchanged in both directions, except the two things cuewrap owns:
   ``ESC [O`` reads as the Escape key and aborts Pi's run);
 - Pi's OSC 7501 status reports are consumed unless the host terminal itself answered Pi's query.
 
-Everything else cuewrap learns (modes, title, bell, status) is passed to ``sink`` as events;
-cuewrap's own bytes (title marks, notifications) go through ``inject`` and are written only at a
-point where the output stream is between escape sequences and UTF-8 characters.
+Everything else cuewrap learns (modes, title, bell, status, keystrokes, the exit) is passed to
+``sink`` as ``RelayEvent``s; every output chunk and every new size also go to ``screen`` (the
+screen source's gate) when there is one. cuewrap's own bytes (title marks, notifications) wait
+in the ``Injector``; the relay tells it after each chunk whether the output stream is between
+escape sequences and UTF-8 characters, the point where they may be written.
+
+Collaborators (the byte filters, the injector, the sink, the screen gate) are given at
+construction; ``session.py`` wires them.
 
 Signals arrive through ``signal.set_wakeup_fd``; there is no periodic timer, so an idle relay
 blocks in ``select`` and uses no CPU. Any failure outside the byte path is reported and the
@@ -22,11 +27,12 @@ import os
 import signal
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Protocol
 
 from cuewrap.host import HostTerminal, get_size
+from cuewrap.inject import Injector
 from cuewrap.loop import Loop, Timer
+from cuewrap.relay_events import ChildExited, Keystroke, RelayEvent
 from cuewrap.term import sequences as seq
 from cuewrap.term.focus import FocusFilter, FocusReport, HostStatusReply
 from cuewrap.term.tracker import OutputTracker
@@ -36,24 +42,19 @@ BATCH_AFTER = 2048  # a read this large means more output is likely waiting
 BATCH_SIZE = READ_SIZE  # take up to this much per wake-up while output streams
 FOCUS_PREFIX_HOLD = 0.005  # seconds a partial ESC / ESC [ is held (Pi's ESC timeout is 10 ms)
 OUTPUT_HOLD = 0.02  # seconds a partial OSC 7501 prefix at a chunk end may be held
-INJECT_QUIET = 0.25  # inject anyway when the output has been quiet this long
 INPUT_BACKLOG = 1 << 20  # stop reading stdin while this much input waits for the child
 TERM_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 HUP_GRACE = 5.0  # after SIGHUP the host is gone; kill the child if it lingers this long
 
 
-@dataclass(frozen=True)
-class Keystroke:
-    """The user typed (input other than focus reports)."""
+Sink = Callable[[RelayEvent], None]
 
 
-@dataclass(frozen=True)
-class ChildExited:
-    code: int | None
-    signal: int | None
+class OutputTap(Protocol):
+    """Sees every output chunk and every new size (the screen source's gate)."""
 
-
-Sink = Callable[[object], None]
+    def feed(self, data: bytes) -> None: ...
+    def resize(self, rows: int, cols: int) -> None: ...
 
 
 class ChildProcess(Protocol):
@@ -79,29 +80,27 @@ class Relay:
         child: ChildProcess,
         host: HostTerminal,
         *,
-        filter_input: bool,
-        consume_status: bool,
+        focus: FocusFilter | None,
+        tracker: OutputTracker | None,
+        injector: Injector,
         sink: Sink | None = None,
+        screen: OutputTap | None = None,
         on_error: Callable[[str, BaseException], None] | None = None,
     ) -> None:
         self.loop = loop
         self.child = child
         self.host = host
         self.master_fd: int = child.fd
+        self.focus = focus  # None: input passes unfiltered (no cues, or it failed)
+        self.tracker = tracker  # None: output passes unscanned (it failed)
+        self.injector = injector
         self.sink = sink
+        self.screen = screen
         self.on_error = on_error
-        self.focus: FocusFilter | None = FocusFilter() if filter_input else None
-        self.tracker: OutputTracker | None = OutputTracker(consume_status=consume_status)
-        # optional taps (the screen source): every output chunk, and every new size
-        self.output_tap: Callable[[bytes], None] | None = None
-        self.resize_tap: Callable[[int, int], None] | None = None
         self._to_child: deque[bytes] = deque()  # write units; a focus report is one unit
         self._to_child_len = 0
-        self._inject: list[bytes] = []
-        self._safe = True  # output stream is at a point where cuewrap may inject
         self._focus_timer: Timer | None = None
         self._output_timer: Timer | None = None
-        self._inject_timer: Timer | None = None
         self._stdin_open = True
         self._master_open = True
         self._exit: ChildExited | None = None
@@ -111,16 +110,6 @@ class Relay:
         self._old_wakeup = -1
 
     # -- public ---------------------------------------------------------------------------
-    def inject(self, data: bytes) -> None:
-        """Queue cuewrap's own bytes for the host; written at the next safe point."""
-        if not data:
-            return
-        self._inject.append(data)
-        if self._safe:
-            self._flush_injections()
-        elif self._inject_timer is None:
-            self._inject_timer = self.loop.call_later(INJECT_QUIET, self._inject_quiet)
-
     def child_mode(self, mode: int) -> bool:
         return self.tracker is not None and mode in self.tracker.modes
 
@@ -149,9 +138,10 @@ class Relay:
             return self._exit
         finally:
             self.loop.remove_reader(self.host.stdin_fd)  # what is typed now is the shell's
-            for timer in (self._focus_timer, self._output_timer, self._inject_timer):
+            for timer in (self._focus_timer, self._output_timer):
                 if timer is not None:
                     timer.cancel()
+            self.injector.close()
             self._uninstall_signals()
 
     # -- input: host -> child --------------------------------------------------------------
@@ -295,12 +285,12 @@ class Relay:
         return b"".join(parts), False
 
     def _output(self, data: bytes) -> None:
-        if self.output_tap is not None:
+        if self.screen is not None:
             try:
-                self.output_tap(data)
+                self.screen.feed(data)
             except Exception as exc:
-                self.output_tap = None
-                self._report("output_tap", exc)
+                self.screen = None
+                self._report("screen", exc)
         tracker = self.tracker
         if tracker is None:
             self.host.write(data)
@@ -315,11 +305,10 @@ class Relay:
             self.host.write(data)
             return
         self.host.write(scan.out)
-        self._safe = scan.safe
+        self.injector.safe = scan.safe
         for event in scan.events:
             self._emit(event)
-        if self._inject and self._safe:
-            self._flush_injections()
+        self.injector.flush_if_safe()
         if tracker.held:
             self._output_timer = self.loop.call_later(OUTPUT_HOLD, self._flush_output)
 
@@ -328,26 +317,12 @@ class Relay:
         if self.tracker is not None:
             rest = self.tracker.flush()
             self.host.write(rest)
-            self._safe = self.tracker.safe
-
-    def _flush_injections(self) -> None:
-        if self._inject_timer is not None:
-            self._inject_timer.cancel()
-            self._inject_timer = None
-        data, self._inject = b"".join(self._inject), []
-        self.host.write(data)
-
-    def _inject_quiet(self) -> None:
-        self._inject_timer = None
-        if self._inject:
-            data, self._inject = b"".join(self._inject), []
-            self.host.write(data)
+            self.injector.safe = self.tracker.safe
 
     def _master_eof(self) -> None:
         if self.tracker is not None and self.tracker.held:
             self._flush_output()
-        if self._inject:
-            self._inject_quiet()
+        self.injector.flush()
         self.loop.remove_reader(self.master_fd)
         self.loop.remove_writer(self.master_fd)
         self._master_open = False
@@ -414,12 +389,12 @@ class Relay:
                 self.child.setwinsize(*size)
             except OSError:
                 pass
-            if self.resize_tap is not None:
+            if self.screen is not None:
                 try:
-                    self.resize_tap(*size)
+                    self.screen.resize(*size)
                 except Exception as exc:
-                    self.resize_tap = None
-                    self._report("resize_tap", exc)
+                    self.screen = None
+                    self._report("screen", exc)
 
     def _forward(self, signum: int) -> None:
         self._term_count += 1
@@ -449,7 +424,7 @@ class Relay:
         self._emit(self._exit)
 
     # -- failure handling -------------------------------------------------------------------
-    def _emit(self, event: object) -> None:
+    def _emit(self, event: RelayEvent) -> None:
         if self.sink is None:
             return
         try:
@@ -473,7 +448,7 @@ class Relay:
                 self._queue_child(held)
         else:
             self.tracker = None
-            self._safe = True
+            self.injector.safe = True
 
     def _report(self, where: str, exc: BaseException) -> None:
         if self.on_error is not None:

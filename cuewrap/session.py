@@ -23,7 +23,10 @@ if TYPE_CHECKING:
     from cuewrap.args import Args
     from cuewrap.bridge.channel import Channel
     from cuewrap.controller import Controller
-    from cuewrap.relay import ChildProcess, Relay
+    from cuewrap.inject import Injector
+    from cuewrap.relay import ChildProcess, Relay, Sink
+    from cuewrap.term.focus import FocusFilter
+    from cuewrap.term.tracker import OutputTracker
 
 
 FINISH_GRACE = 3.0  # seconds to let a last desktop notification (the exited cue) complete
@@ -72,30 +75,27 @@ class Session:
             channel = self._prepare_child()
             child = self._spawn()
             # everything else is imported and set up while the child boots
+            from cuewrap.inject import Injector
             from cuewrap.relay import Relay, exit_status
 
-            self._start_controller(channel, child.pid)
+            injector = Injector(self.loop, host.write)
+            controller = self._start_controller(channel, child.pid, injector)
             host.enter_raw()
             if self.guard:
                 host.enable(seq.TITLE_PUSH, seq.TITLE_POP)
                 host.enable(seq.FOCUS_REPORTING_ON, seq.FOCUS_REPORTING_OFF)
-            relay = Relay(
+            focus, tracker, sink = self._relay_parts(controller)
+            relay = self.relay = Relay(
                 self.loop,
                 child,
                 host,
-                filter_input=self.guard,
-                consume_status=self.guard and self.args.pi_mode,
-                sink=self.controller.relay_event if self.controller else self._on_event,
+                focus=focus,
+                tracker=tracker,
+                injector=injector,
+                sink=sink,
+                screen=controller.screen if controller is not None else None,
                 on_error=self.log.error,
             )
-            self.relay = relay
-            if self.controller is not None:
-                self.controller.inject = relay.inject
-                rows, cols = get_size(1, 0) or (24, 80)
-                self.controller.attach_screen(relay, rows, cols)
-            faults = self.env.get("CUEWRAP_DEBUG_FAULT")
-            if faults:
-                _inject_faults(relay, set(faults.split(",")))
             relay.resize()
             exit = relay.run()
             self.log.write("child_exit", code=exit.code, signal=exit.signal)
@@ -140,9 +140,11 @@ class Session:
         self.argv[1:1] = ["-e", str(extension_path())]
         return channel
 
-    def _start_controller(self, channel: Channel | None, child_pid: int) -> None:
+    def _start_controller(
+        self, channel: Channel | None, child_pid: int, injector: Injector
+    ) -> Controller | None:
         if not self.guard:
-            return
+            return None
         try:
             from cuewrap.controller import Controller
 
@@ -152,6 +154,8 @@ class Session:
                 self.log,
                 self.env,
                 pi_mode=self.args.pi_mode,
+                inject=injector.inject,
+                size=get_size(1, 0) or (24, 80),
                 channel=channel,
                 child_pid=child_pid,
             )
@@ -160,6 +164,31 @@ class Session:
             self.controller = None
             if channel is not None:
                 _close_channel(channel)
+        return self.controller
+
+    def _relay_parts(
+        self, controller: Controller | None
+    ) -> tuple[FocusFilter | None, OutputTracker, Sink | None]:
+        """The relay's byte filters and event sink: the focus filter only when cues run, OSC
+        7501 reports consumed only for Pi, events to the controller (none without one).
+        ``CUEWRAP_DEBUG_FAULT`` makes the named parts raise (tests of failing open)."""
+        from cuewrap.term.focus import FocusFilter
+        from cuewrap.term.tracker import OutputTracker
+
+        focus_cls, tracker_cls = FocusFilter, OutputTracker
+        sink = controller.relay_event if controller is not None else None
+        faults = set(filter(None, self.env.get("CUEWRAP_DEBUG_FAULT", "").split(",")))
+        if faults:
+            from cuewrap import faults as fault
+
+            if "focus" in faults:
+                focus_cls = fault.RaisingFocus
+            if "tracker" in faults:
+                tracker_cls = fault.RaisingTracker
+            if "sink" in faults:
+                sink = fault.raising_sink
+        focus = focus_cls() if self.guard else None
+        return focus, tracker_cls(consume_status=self.guard and self.args.pi_mode), sink
 
     # -- spawning ---------------------------------------------------------------------------
     def _spawn(self) -> ChildProcess:
@@ -184,55 +213,6 @@ class Session:
                 child.terminate(force=True)
         except Exception:
             pass
-
-    # -- events from the relay ----------------------------------------------------------------
-    def _on_event(self, event: object) -> None:
-        from cuewrap.relay import Keystroke
-        from cuewrap.term.focus import FocusReport
-        from cuewrap.term.tracker import ModeChange, TitleChange
-
-        if isinstance(event, FocusReport):
-            self.log.write("presence", state="focused" if event.direction == "in" else "away")
-        elif isinstance(event, ModeChange):
-            self.log.write("child_mode", mode=event.mode, on=event.on)
-        elif isinstance(event, TitleChange):
-            self.log.write("child_title", title=event.title)
-        elif isinstance(event, Keystroke):
-            pass
-        else:
-            self.log.write("event", type=type(event).__name__)
-
-
-class _Fault(Exception):
-    """Raised on purpose by CUEWRAP_DEBUG_FAULT (tests of the fail-open paths)."""
-
-
-def _inject_faults(relay: Relay, faults: set[str]) -> None:
-    """Make the named parts raise, to prove cuewrap fails open (used by the test suite)."""
-
-    def boom(*_: object) -> None:
-        raise _Fault("injected fault")
-
-    for name in faults & {"sink", "tracker", "focus"}:
-        if name == "sink":
-            relay.sink = boom
-        else:
-            part = getattr(relay, name, None)
-            if part is not None:
-                setattr(relay, name, _Raising(part))
-
-
-class _Raising:
-    """Wraps a byte filter so that ``feed`` raises; everything else passes through."""
-
-    def __init__(self, inner: object) -> None:
-        self._inner = inner
-
-    def feed(self, data: bytes) -> object:
-        raise _Fault("injected fault")
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self._inner, name)
 
 
 def _close_channel(channel: Channel) -> None:

@@ -1,0 +1,57 @@
+"""What the relay tells the cue side: one typed union, one translation to facts, one log record.
+
+The relay learns these from the two byte filters (``term.focus`` on the input, ``term.tracker``
+on the output) and from the child's exit. Only some of them are facts for the engine; the
+others are worth a line in the decision log. No record holds the child's title itself (it may
+name the project, the task or a file): only its length.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cuewrap import facts as F
+from cuewrap.term.focus import FocusReport, HostStatusReply
+from cuewrap.term.tracker import Bell, ModeChange, TitleChange
+from cuewrap.term.tracker import Event as OutputEvent
+
+
+@dataclass(frozen=True)
+class Keystroke:
+    """The user typed (input other than focus reports)."""
+
+
+@dataclass(frozen=True)
+class ChildExited:
+    code: int | None
+    signal: int | None
+
+
+RelayEvent = FocusReport | HostStatusReply | Keystroke | ChildExited | OutputEvent
+"""Input (focus filter), typing, the child's exit, and what the output tracker reports."""
+
+
+def to_fact(event: RelayEvent) -> F.Fact | None:
+    """The fact an event is for the engine, or None (the event is only logged)."""
+    if isinstance(event, F.ProgramStatus):
+        return event
+    if isinstance(event, FocusReport):
+        return F.Presence("focused" if event.direction == "in" else "away")
+    if isinstance(event, Keystroke):
+        return F.Keystroke()
+    if isinstance(event, ChildExited):
+        return F.ChildExit(event.code, event.signal)
+    return None
+
+
+def record(event: RelayEvent) -> tuple[str, dict[str, object]] | None:
+    """The decision-log record of an event that is not a fact: ``(kind, fields)``, or None."""
+    if isinstance(event, TitleChange):
+        return "child_title", {"length": len(event.title)}
+    if isinstance(event, ModeChange):
+        return "child_mode", {"mode": event.mode, "on": event.on}
+    if isinstance(event, Bell):
+        return "child_bell", {}
+    if isinstance(event, HostStatusReply):
+        return "host_status_reply", {"note": "host answers OSC 7501: reports forwarded"}
+    return None
