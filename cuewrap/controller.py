@@ -27,6 +27,7 @@ from cuewrap.engine.effects import (
     SetMark,
     Wake,
 )
+from cuewrap.engine.page import BridgeCounts, Channels, cue_page, toggle_reply
 from cuewrap.loop import Loop, Timer
 from cuewrap.relay_events import RelayEvent
 from cuewrap.term.tracker import TitleChange
@@ -315,59 +316,24 @@ class Controller:
 
     # -- /cue --------------------------------------------------------------------------------
     def request(self, action: str) -> str:
-        if action == "on":
-            return "cuewrap: cues on (nothing from before is replayed)"
-        if action == "off":
-            return "cuewrap: cues off (pending reminders dropped)"
+        if action in ("on", "off"):
+            return toggle_reply(action == "on")
         return self.status_page()
 
     def status_page(self) -> str:
-        """The /cue page (SPEC 8): evidence of this session, not a version guarantee."""
-        s = status(self.state)
-        p = s.presence
-        lines = [
-            f"cuewrap: cues {'on' if s.enabled else 'off'}"
-            + ("" if s.guard is None else f" (disabled: {s.guard})")
-            + f" · cues come from: {s.source}",
-            f"presence: {p.state} (counts as {p.counts_as}; via {p.via})",
-        ]
-        names = {
-            "bridge": "Pi bridge",
-            "osc7501": "OSC 7501",
-            "focus": "focus reports",
-            "ask": "Ask",
-            "pi-subagents": "pi-subagents",
-        }
-        for info in s.integrations:
-            line = f"  {names.get(info.name, info.name)}: {info.status}"
-            if info.rejected:
-                reasons = ", ".join(f"{k} {v}" for k, v in info.reasons)
-                line += f" · rejected {info.rejected} ({reasons})"
-            lines.append(line)
-        if self.bridge is not None:
-            b = self.bridge.stats()
-            refused = b.get("rejected") or {}
-            line = (
-                f"bridge channel: {b.get('live_connections', 0)} live,"
-                f" {b.get('facts', 0)} facts, {b.get('hellos', 0)} hellos"
-            )
-            if isinstance(refused, dict) and refused:
-                line += " · dropped: " + ", ".join(f"{k} {v}" for k, v in sorted(refused.items()))
-            lines.append(line)
-        cap = s.capacity
-        lines.append(
-            f"capacity: Ask ids {cap.ask_ids.used}/{cap.ask_ids.limit},"
-            f" background {cap.background.used}/{cap.background.limit}"
+        """The /cue page (SPEC 8), from the engine's status and the channels set up here."""
+        choice = self.terminal_choice
+        channels = Channels(
+            terminal=choice.protocol,
+            terminal_reason=choice.reason,
+            desktop=self.desktop_on,
+            desktop_why=self.desktop_why,
+            bell=self.settings.notify.bell,
+            title_marks=self.settings.notify.title_marks,
+            keep_awake=self.settings.keep_awake.enabled,
         )
-        desktop = "on" if self.desktop_on else f"off ({self.desktop_why})"
-        lines.append(
-            f"channels: terminal {self.terminal_choice.protocol}"
-            f" ({self.terminal_choice.reason}); desktop {desktop};"
-            f" bell {'on' if self.settings.notify.bell else 'off'};"
-            f" title marks {'on' if self.settings.notify.title_marks else 'off'};"
-            f" keep-awake {'on' if self.settings.keep_awake.enabled else 'off'}"
-        )
-        return "\n".join(lines)
+        bridge = BridgeCounts.from_stats(self.bridge.stats()) if self.bridge is not None else None
+        return cue_page(status(self.state), channels, bridge)
 
     # -- teardown ----------------------------------------------------------------------------
     def finish(self, grace: float) -> None:

@@ -1,0 +1,107 @@
+"""The ``/cue`` page (SPEC section 8): evidence of this session, not a version guarantee.
+
+A pure function of the engine's ``Status`` (``status.py``) and what the shell knows besides:
+the bridge channel's counters and the delivery channels. No I/O, no clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from cuewrap.engine.status import Status
+
+NAMES = {
+    "bridge": "Pi bridge",
+    "osc7501": "OSC 7501",
+    "focus": "focus reports",
+    "ask": "Ask",
+    "pi-subagents": "pi-subagents",
+}
+
+CUES_ON = "cuewrap: cues on (nothing from before is replayed)"
+CUES_OFF = "cuewrap: cues off (pending reminders dropped)"
+
+
+@dataclass(frozen=True)
+class BridgeCounts:
+    """The bridge channel's counters (``BridgeServer.stats()``)."""
+
+    live: int
+    facts: int
+    hellos: int
+    dropped: tuple[tuple[str, int], ...]  # (reason, count), by reason
+
+    @classmethod
+    def from_stats(cls, stats: Mapping[str, object]) -> BridgeCounts:
+        rejected = stats.get("rejected")
+        dropped = rejected if isinstance(rejected, dict) else {}
+
+        def count(key: str) -> int:
+            value = stats.get(key, 0)
+            return value if isinstance(value, int) else 0
+
+        return cls(
+            live=count("live_connections"),
+            facts=count("facts"),
+            hellos=count("hellos"),
+            dropped=tuple(sorted((str(k), int(v)) for k, v in dropped.items())),
+        )
+
+
+@dataclass(frozen=True)
+class Channels:
+    """The delivery channels as set up for this session."""
+
+    terminal: str  # the terminal notification protocol ("osc777", "osc9", "off", …)
+    terminal_reason: str
+    desktop: bool
+    desktop_why: str  # why it is off (shown only then)
+    bell: bool
+    title_marks: bool
+    keep_awake: bool
+
+
+def toggle_reply(on: bool) -> str:
+    """The reply to ``/cue on`` / ``/cue off``."""
+    return CUES_ON if on else CUES_OFF
+
+
+def cue_page(status: Status, channels: Channels, bridge: BridgeCounts | None = None) -> str:
+    """The text of ``/cue``: on/off and the driving source, presence, each integration's
+    evidence, the bridge channel (when there is one), capacity, the delivery channels."""
+    s = status
+    p = s.presence
+    lines = [
+        f"cuewrap: cues {'on' if s.enabled else 'off'}"
+        + ("" if s.guard is None else f" (disabled: {s.guard})")
+        + f" · cues come from: {s.source}",
+        f"presence: {p.state} (counts as {p.counts_as}; via {p.via})",
+    ]
+    for info in s.integrations:
+        line = f"  {NAMES.get(info.name, info.name)}: {info.status}"
+        if info.rejected:
+            reasons = ", ".join(f"{k} {v}" for k, v in info.reasons)
+            line += f" · rejected {info.rejected} ({reasons})"
+        lines.append(line)
+    if bridge is not None:
+        line = f"bridge channel: {bridge.live} live, {bridge.facts} facts, {bridge.hellos} hellos"
+        if bridge.dropped:
+            line += " · dropped: " + ", ".join(f"{k} {v}" for k, v in bridge.dropped)
+        lines.append(line)
+    cap = s.capacity
+    lines.append(
+        f"capacity: Ask ids {cap.ask_ids.used}/{cap.ask_ids.limit},"
+        f" background {cap.background.used}/{cap.background.limit}"
+    )
+    c = channels
+    desktop = "on" if c.desktop else f"off ({c.desktop_why})"
+    lines.append(
+        f"channels: terminal {c.terminal} ({c.terminal_reason}); desktop {desktop};"
+        f" bell {_on(c.bell)}; title marks {_on(c.title_marks)}; keep-awake {_on(c.keep_awake)}"
+    )
+    return "\n".join(lines)
+
+
+def _on(flag: bool) -> str:
+    return "on" if flag else "off"
