@@ -21,7 +21,13 @@ def main(argv: list[str] | None = None) -> int:
     from cuewrap.plain import hold_std_fds
 
     hold_std_fds()  # before anything is opened
-    argv = sys.argv[1:] if argv is None else argv
+    try:
+        return _main(sys.argv[1:] if argv is None else argv)
+    except KeyboardInterrupt:  # Ctrl-C before the terminal is raw: no traceback
+        return 130
+
+
+def _main(argv: list[str]) -> int:
     try:
         parsed = parse_args(argv)
     except UsageError as exc:

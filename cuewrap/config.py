@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import os
 import shlex
+import stat
 from collections.abc import Mapping
 from typing import Any, Literal, NamedTuple, TypeVar, cast, get_args
 
@@ -28,6 +29,9 @@ BodySetting = Literal["none", "summary"]
 PresetSetting = Literal["auto", "none", "claude", "codex", "aider", "opencode"]
 
 ENV_PREFIX = "CUEWRAP_"
+# the largest number of seconds any setting accepts: a week (far below what poll() and the
+# loop's timers can take, so no value that passes here can make a timer raise)
+MAX_SECONDS = 7 * 24 * 3600.0
 LOG_ENV = "CUEWRAP_LOG"
 
 
@@ -47,6 +51,7 @@ class KeySpec(NamedTuple):
     choices: tuple[str, ...] = ()
     help: str = ""
     zero_ok: bool = False  # "seconds" only: 0 is allowed (and means off)
+    maximum: float = 0.0  # "seconds": the largest value accepted (0: MAX_SECONDS)
 
     @property
     def name(self) -> str:
@@ -234,13 +239,18 @@ def _read_file(
     explicit = path is not None
     file = path if path is not None else default_config_path(env)
     try:
-        fh = open(file, "rb")  # closed by the with below
+        # O_NONBLOCK: a FIFO without a writer must not hang the start (regular files ignore it)
+        fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
     except FileNotFoundError:
         if explicit:
             raise ConfigError(f"--config {file}: no such file") from None
         return None
     except OSError as exc:
-        raise ConfigError(f"{file}: cannot read: {exc.__class__.__name__}: {exc}") from None
+        raise ConfigError(f"{file}: cannot read: {exc.strerror}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ConfigError(f"{file}: not a regular file")
+    fh = os.fdopen(fd, "rb")  # closed by the with below
     import tomllib  # only when there is a file: it is on the start-up path
 
     try:
@@ -362,10 +372,13 @@ def _choice_message(label: str, spec: KeySpec, raw: object) -> str:
 def _check_seconds(label: str, spec: KeySpec, seconds: float, where: str) -> float:
     if spec.zero_ok and seconds == 0:
         return 0.0
-    if not math.isfinite(seconds) or seconds <= 0:
-        what = "0 (off) or a positive" if spec.zero_ok else "a positive"
+    top = spec.maximum or MAX_SECONDS
+    if not math.isfinite(seconds) or seconds <= 0 or seconds > top:
+        low = "0 (off) or above 0" if spec.zero_ok else "above 0"
         raise ConfigError(
-            f"{label} must be {what} number of seconds (got {seconds:g}){where}", spec.name
+            f"{label} must be a number of seconds {low} and at most {top:g}"
+            f" (got {seconds:g}){where}",
+            spec.name,
         )
     return seconds
 

@@ -1,14 +1,22 @@
 """The decision log: one JSON object per line, each with a ``kind`` (SPEC 8).
 
-Answers "why did (or didn't) I get a cue?". Writing never raises: a log that cannot be
-written is dropped silently (nothing may reach the user's screen).
+Answers "why did (or didn't) I get a cue?". Opening checks the path (a regular file that can
+be written, or :class:`LogFileError` with the one line to show: the session then exits 2
+before anything is spawned). After that, writing never raises: a write that fails (a full
+disk) is dropped silently (nothing may reach the user's screen).
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import time
 from typing import IO
+
+
+class LogFileError(Exception):
+    """The log path cannot be a decision log; ``str`` is one line naming the path."""
 
 
 class DecisionLog:
@@ -17,11 +25,12 @@ class DecisionLog:
         self._fh: IO[str] | None = None
         self.failed = False
         if path:
+            fd = _open_log(path)
             try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
                 self._fh = os.fdopen(fd, "a", encoding="utf-8", buffering=1)
-            except OSError:
-                self.failed = True
+            except OSError as exc:  # e.g. a file of /proc that cannot be appended to
+                os.close(fd)
+                raise LogFileError(f"log file {path}: cannot write: {exc.strerror}") from None
 
     @property
     def enabled(self) -> bool:
@@ -54,3 +63,21 @@ class DecisionLog:
             except OSError:
                 pass
             self._fh = None
+
+
+def _open_log(path: str) -> int:
+    """Open ``path`` for appending: never blocks (a FIFO without a reader is refused, not
+    waited on) and accepts only a regular file (not a device such as /dev/full, a FIFO, a
+    socket or a directory)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a FIFO nobody reads
+            raise LogFileError(f"log file {path}: not a regular file") from None
+        raise LogFileError(f"log file {path}: cannot write: {exc.strerror}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise LogFileError(f"log file {path}: not a regular file") from None
+    os.set_blocking(fd, True)
+    return fd

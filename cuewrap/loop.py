@@ -18,6 +18,8 @@ import time
 from collections.abc import Callable
 
 Callback = Callable[[], None]
+HORIZON = 30 * 24 * 3600.0  # seconds: the latest a timer may be set for
+MAX_WAIT = 24 * 3600.0  # seconds: the longest one select() waits while a timer is pending
 _READ = selectors.EVENT_READ
 _WRITE = selectors.EVENT_WRITE
 
@@ -97,10 +99,17 @@ class Loop:
 
     # -- timers ---------------------------------------------------------------------------
     def call_later(self, delay: float, callback: Callback, *, guarded: bool = True) -> Timer:
+        if delay != delay:  # NaN: never due (call_at puts it at the horizon)
+            delay = HORIZON
         return self.call_at(self.clock() + max(0.0, delay), callback, guarded=guarded)
 
     def call_at(self, when: float, callback: Callback, *, guarded: bool = True) -> Timer:
+        """Run ``callback`` at ``when``; any value is accepted (no timer may raise): one
+        beyond ``HORIZON`` (or not a number) runs at the horizon."""
         cb = self.guard(callback, "timer") if guarded else callback
+        latest = self.clock() + HORIZON
+        if not when <= latest:  # also NaN
+            when = latest
         t = Timer(when, next(self._seq), cb)
         heapq.heappush(self._timers, t)
         return t
@@ -111,7 +120,8 @@ class Loop:
             heapq.heappop(self._timers)
         if not self._timers:
             return None
-        return max(0.0, self._timers[0].when - self.clock())
+        # capped: poll() refuses timeouts beyond ~24 days; waking once a day costs nothing
+        return min(MAX_WAIT, max(0.0, self._timers[0].when - self.clock()))
 
     def run_due_timers(self) -> None:
         now = self.clock()

@@ -43,8 +43,25 @@ BATCH_SIZE = READ_SIZE  # take up to this much per wake-up while output streams
 FOCUS_PREFIX_HOLD = 0.005  # seconds a partial ESC / ESC [ is held (Pi's ESC timeout is 10 ms)
 OUTPUT_HOLD = 0.02  # seconds a partial OSC 7501 prefix at a chunk end may be held
 INPUT_BACKLOG = 1 << 20  # stop reading stdin while this much input waits for the child
-TERM_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
-HUP_GRACE = 5.0  # after SIGHUP the host is gone; kill the child if it lingers this long
+FATAL_GRACE = 3.0  # after a terminating signal, kill the child if it lingers this long
+
+
+def _terminating_signals() -> tuple[int, ...]:
+    """Every catchable signal whose default action ends the process (SPEC 10), except:
+    SIGPIPE and SIGXFSZ (Python ignores them so that writes fail with an error instead),
+    and the fault signals SIGSEGV, SIGBUS, SIGILL, SIGFPE (a Python handler cannot run for
+    a real fault). SIGKILL cannot be caught."""
+    names = (
+        "SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGABRT",
+        "SIGTRAP", "SIGSYS", "SIGVTALRM", "SIGPROF", "SIGXCPU", "SIGIO", "SIGPWR", "SIGSTKFLT",
+    )  # fmt: skip
+    found = {int(getattr(signal, n)) for n in names if hasattr(signal, n)}
+    if hasattr(signal, "SIGRTMIN"):
+        found.update(range(signal.SIGRTMIN, signal.SIGRTMAX + 1))
+    return tuple(sorted(found))
+
+
+TERM_SIGNALS = _terminating_signals()
 
 
 Sink = Callable[[RelayEvent], None]
@@ -105,6 +122,7 @@ class Relay:
         self._master_open = True
         self._exit: ChildExited | None = None
         self._term_count = 0
+        self.fatal_signal: int | None = None  # the first terminating signal cuewrap received
         self._sig_r = self._sig_w = -1
         self._old_handlers: dict[int, signal._HANDLER] = {}
         self._old_wakeup = -1
@@ -397,10 +415,14 @@ class Relay:
                     self._report("screen", exc)
 
     def _forward(self, signum: int) -> None:
+        """A terminating signal: tell the child (the same signal; SIGKILL at the third), keep
+        relaying while it exits, SIGKILL it after FATAL_GRACE. cuewrap then ends 128+N."""
         self._term_count += 1
+        if self.fatal_signal is None:
+            self.fatal_signal = signum
+            self.loop.call_later(FATAL_GRACE, lambda: self._kill(signal.SIGKILL))
         if signum == signal.SIGHUP:
             self.host.out_dead = True  # the host terminal is gone
-            self.loop.call_later(HUP_GRACE, lambda: self._kill(signal.SIGKILL))
         self._kill(signal.SIGKILL if self._term_count >= 3 else signum)
 
     def _kill(self, signum: int) -> None:

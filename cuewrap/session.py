@@ -14,7 +14,7 @@ import os
 import signal
 from typing import TYPE_CHECKING
 
-from cuewrap.decisionlog import DecisionLog
+from cuewrap.decisionlog import DecisionLog, LogFileError
 from cuewrap.host import HostTerminal, get_size, guard_holds
 from cuewrap.loop import Loop
 from cuewrap.term import sequences as seq
@@ -61,7 +61,10 @@ class Session:
             raise SessionError(str(exc), 2) from None
         self.host = HostTerminal(0, 1)
         self.guard = guard_holds(self.host, self.env)
-        self.log = DecisionLog(self.settings.log)
+        try:
+            self.log = DecisionLog(self.settings.log)
+        except LogFileError as exc:
+            raise SessionError(str(exc), 2) from None
         self.loop = Loop(on_error=self.log.error)
         self.argv = [path, *args.command[1:]]
         self.controller: Controller | None = None  # the cue side: bridge, engine, effectors
@@ -99,6 +102,9 @@ class Session:
             relay.resize()
             exit = relay.run()
             self.log.write("child_exit", code=exit.code, signal=exit.signal)
+            if relay.fatal_signal is not None:  # SPEC 10: a signal to cuewrap ends it 128+N
+                self.log.write("fatal_signal", signal=relay.fatal_signal)
+                return 128 + relay.fatal_signal
             return exit_status(exit)
         except SessionError:
             raise

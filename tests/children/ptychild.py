@@ -9,6 +9,7 @@ kill-self SIG print READY, wait for a line, kill itself with signal SIG
 modes-die     enable alt screen + mouse + bracketed paste + kitty keyboard, then SIGKILL itself
 focus         raw mode, enable 1004 (CSI ?1004h) and report reads like raw-echo
 sleep         print READY and sleep until killed
+deaf          ignore every catchable terminating signal, print READY, sleep until killed
 """
 
 import os
@@ -72,6 +73,16 @@ def main() -> None:
         sys.stdin.readline()
         os.kill(os.getpid(), signal.SIGKILL)
     elif mode == "sleep":
+        out("READY\n")
+        while True:
+            time.sleep(1)
+    elif mode == "deaf":
+        for sig in range(1, signal.NSIG):
+            if sig not in (signal.SIGKILL, signal.SIGSTOP, signal.SIGCHLD, signal.SIGCONT):
+                try:
+                    signal.signal(sig, signal.SIG_IGN)
+                except (OSError, ValueError):
+                    pass
         out("READY\n")
         while True:
             time.sleep(1)
