@@ -374,10 +374,9 @@ def _check_seconds(label: str, spec: KeySpec, seconds: float, where: str) -> flo
         return 0.0
     top = spec.maximum or MAX_SECONDS
     if not math.isfinite(seconds) or seconds <= 0 or seconds > top:
-        low = "0 (off) or above 0" if spec.zero_ok else "above 0"
+        what = "0 (off) or a positive" if spec.zero_ok else "a positive"
         raise ConfigError(
-            f"{label} must be a number of seconds {low} and at most {top:g}"
-            f" (got {seconds:g}){where}",
+            f"{label} must be {what} number of seconds, at most {top:g} (got {seconds:g}){where}",
             spec.name,
         )
     return seconds
