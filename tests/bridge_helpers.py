@@ -13,7 +13,6 @@ import concurrent.futures
 import json
 import os
 import queue
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -242,22 +241,6 @@ class MiniModel:
 
 
 # -- real Pi ------------------------------------------------------------------------------------
-
-
-def pi_bin(version: str) -> Path | None:
-    """The bin dir from ``scripts/install-pi VERSION`` (holds ``pi`` and ``node``), or None."""
-    try:
-        out = subprocess.run(
-            [str(ROOT / "scripts" / "install-pi"), version],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=True,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    bindir = Path(out.stdout.strip().splitlines()[-1])
-    return bindir if (bindir / "pi").exists() else None
 
 
 def make_agent_dir(path: Path, base_url: str) -> Path:

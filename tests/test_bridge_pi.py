@@ -25,10 +25,10 @@ from bridge_helpers import (
     ServerThread,
     make_agent_dir,
     mini_model,
-    pi_bin,
     pi_env,
     types,
 )
+from pirig import install_pi, pi_missing
 from waiting import absence_window, wait_until
 
 from cuewrap.bridge import ENV_SOCKET, ENV_TOKEN, extension_path
@@ -64,10 +64,10 @@ EXT = str(extension_path())
 
 @pytest.fixture(scope="module", params=VERSIONS)
 def pi_version(request: pytest.FixtureRequest) -> tuple[str, Path]:
-    bindir = pi_bin(request.param)
-    if bindir is None:
-        pytest.skip(f"Pi {request.param} not installable here (scripts/install-pi)")
-    return request.param, bindir
+    try:
+        return request.param, install_pi(request.param)
+    except RuntimeError as e:
+        pi_missing(request.param, str(e))
 
 
 class Child:

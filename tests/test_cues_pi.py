@@ -20,13 +20,10 @@ from typing import Any
 
 import pytest
 from fakemodel import FakeModel, http_error, text, tool_call
-from pirig import PiSession, _descendants, _proc_stat, cuewrap_available
+from pirig import PiSession, _descendants, _proc_stat
 from waiting import absence_window, wait_until
 
-pytestmark = [
-    pytest.mark.pi,
-    pytest.mark.skipif(not cuewrap_available(), reason="python -m cuewrap is not usable"),
-]
+pytestmark = pytest.mark.pi
 
 TITLE = "π - work"  # Pi's own title for cwd ``work`` (PI-FACTS: OSC 0;π - <cwd basename>)
 NOTIFY_TITLE = "Pi — work"  # SPEC 5 rule 12: the app and the cwd basename

@@ -19,18 +19,12 @@ from typing import Any
 
 import pytest
 from fakemodel import FakeModel, http_error, text, tool_call
-from pirig import PiHome, PiSession, ask_question_args, cuewrap_available
+from pirig import PiHome, PiSession, ask_question_args
 from waiting import absence_window, wait_until
 
 pytestmark = pytest.mark.pi
 
 Rec = dict[str, Any]
-
-
-@pytest.fixture(autouse=True)
-def _needs_cuewrap() -> None:
-    if not cuewrap_available():
-        pytest.skip("python -m cuewrap is not usable here")
 
 
 # --------------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from fakemodel import FakeModel, text, tool_call
-from pirig import PiSession, cuewrap_available
+from pirig import PiSession
 
 from cuewrap.config import ConfigError, check_commands, load_settings
 from cuewrap.deliver.command import CommandNotifier
@@ -211,7 +211,6 @@ def away(s: PiSession) -> None:
 
 
 @pytest.mark.pi
-@pytest.mark.skipif(not cuewrap_available(), reason="python -m cuewrap is not usable")
 @pytest.mark.parametrize("pi_version", ["1.4.0"])
 def test_one_json_per_notification_none_while_present(
     pi_session: Any, fakemodel: FakeModel, recorder: Any, pi_home: Any

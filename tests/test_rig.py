@@ -22,7 +22,6 @@ from pirig import (
     PiSession,
     _descendants,
     ask_question_args,
-    cuewrap_available,
 )
 from waiting import wait_until
 
@@ -317,8 +316,6 @@ def test_session_close_kills_the_tree(pi_session: Any, fakemodel: FakeModel) -> 
 @pytest.mark.pi
 @pytest.mark.parametrize("pi_version", ["1.4.0"])
 def test_under_cuewrap_log(pi_session: Any, fakemodel: FakeModel) -> None:
-    if not cuewrap_available():
-        pytest.skip("python -m cuewrap is not usable yet")
     fakemodel.push(text("hi"))
     s: PiSession = pi_session()
     assert s.wrapped
