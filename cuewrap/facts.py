@@ -48,12 +48,14 @@ class Keystroke(Fact):
 class BridgeHello(Fact):
     protocol: int
     pi_version: str
-    mode: str  # "tui" | "rpc" | "json" | "print"
+    mode: str | None  # "tui" | "rpc" | "json" | "print"; None: this Pi does not say (0.74.2)
     has_ui: bool
     session_id: str
     session_file: str | None
     pid: int
     session_name: str | None = None
+    # what this Pi emits, by its version (pi_support.FEATURES names); None: not said (assume all)
+    capabilities: frozenset[str] | None = None
     source: Source = "bridge"
 
 

@@ -220,6 +220,17 @@ def test_hello_optional_fields() -> None:
     assert isinstance(h, BridgeHello) and h.pi_version == "unknown" and h.session_name is None
 
 
+def test_hello_of_an_older_pi_without_mode_and_with_capabilities() -> None:
+    # Pi 0.74.2 has no ctx.mode: the bridge sends null; capabilities say what this Pi emits
+    h = parse_line(line(with_(HELLO, mode=None, capabilities=["agent_settled", "ui_prompt"])))
+    assert isinstance(h, BridgeHello)
+    assert h.mode is None and h.capabilities == frozenset({"agent_settled", "ui_prompt"})
+    h = parse_line(line(with_(HELLO, mode=_DEL, capabilities=[])))
+    assert isinstance(h, BridgeHello) and h.mode is None and h.capabilities == frozenset()
+    h = parse_line(line(with_(HELLO, capabilities=None)))
+    assert isinstance(h, BridgeHello) and h.capabilities is None
+
+
 def test_hello_other_protocol_versions_parse() -> None:
     # The server, not the parser, decides which versions it speaks.
     h = parse_line(line(with_(HELLO, protocol=2)))
@@ -236,11 +247,13 @@ def test_hello_other_protocol_versions_parse() -> None:
         ("protocol", _DEL),
         ("pi", 140),
         ("pi", "x" * (MAX_NAME + 1)),
-        ("mode", None),
         ("mode", ""),
         ("mode", "t ui"),
         ("mode", "x" * 65),
-        ("mode", _DEL),
+        ("capabilities", "osc7501"),
+        ("capabilities", ["agent settled"]),
+        ("capabilities", [7]),
+        ("capabilities", ["x"] * 65),
         ("hasUI", 1),
         ("hasUI", "true"),
         ("hasUI", None),

@@ -18,6 +18,7 @@ def test_cue_page_shows_sources_presence_and_channels(pi_session) -> None:  # ty
     s.wait_for_screen(r"focus reports: trusted protocol observed")
     s.wait_for_screen(r"Ask: not yet observed")
     s.wait_for_screen(r"presence: away")
+    s.wait_for_screen(r"Pi 1\.4\.0: full cues")
     s.wait_for_screen(r"capacity: Ask ids 0/8192, background 0/8192")
     s.wait_for_screen(r"channels: terminal osc9")
     s.submit("/cue off")

@@ -773,3 +773,58 @@ def test_status_page_reports_integrations_capacity_presence() -> None:
     assert st.presence.state == "focused"
     e(CueToggle(False))
     assert status(e.s).enabled is False
+
+
+# --- an older Pi (its hello says which features it has; pi_support) -------------------------
+
+
+def old_hello(caps: frozenset[str] = frozenset(), mode: str | None = None, has_ui: bool = True):
+    """Pi 0.74.2: no ctx.mode, none of agent_settled, ui_prompt, agent_before_settle, 7501."""
+    return BridgeHello(1, "0.74.2", mode, has_ui, "sid-1", SESSION, 4242, None, caps)
+
+
+def test_older_pi_is_said_once_and_its_agent_end_ends_the_run() -> None:
+    e = Eng(bridge=False)
+    fx = e(old_hello(), SessionStart("startup", "sid-1", SESSION))
+    [d] = only(fx, Diagnostic)
+    assert d.text.startswith("Pi 0.74.2 has no agent_settled, ui_prompt, agent_before_settle")
+    assert "full cues need Pi ≥ 1.3.0" in d.text and "runs end at agent_end" in d.text
+    [r] = e.records("pi_support", fx)
+    assert r["pi"] == "0.74.2" and r["full"] is False and r["capabilities"] == []
+    assert e.s.guard is None  # no mode, but a UI: the interactive TUI
+    assert status(e.s).pi_support == d.text
+    e(FOCUSED, *RUN, AWAY)
+    fx = e(AgentEnd("stop"))
+    [n] = e.notifies(fx)
+    assert (n.kind, n.outcome, n.body) == ("finished", "completed", "Finished")
+    e(FOCUSED, *RUN, AWAY)
+    [n] = e.notifies(e(AgentEnd("error")))
+    assert n.outcome == "failed"
+    # /reload: a new hello of the same Pi is not said again
+    fx = e(old_hello(), SessionStart("reload", "sid-1", SESSION))
+    assert only(fx, Diagnostic) == []
+
+
+def test_a_pi_with_agent_settled_waits_for_it_even_without_the_newer_features() -> None:
+    e = Eng(bridge=False)
+    fx = e(old_hello(frozenset({"agent_settled", "ui_prompt"}), mode="tui"))
+    [d] = only(fx, Diagnostic)
+    assert "agent_before_settle, osc7501" in d.text and "agent_settled" not in d.text
+    e(FOCUSED, *RUN, AWAY, AgentEnd("error"), AgentStart())
+    assert e.notifies() == []
+    [n] = e.notifies(e(AgentEnd("stop"), AgentSettled(False)))
+    assert n.outcome == "completed"
+
+
+def test_full_or_unstated_capabilities_say_nothing() -> None:
+    for caps in (None, frozenset({"agent_settled", "ui_prompt", "agent_before_settle", "osc7501"})):
+        e = Eng(bridge=False)
+        fx = e(BridgeHello(1, "1.4.0", "tui", True, "sid-1", SESSION, 4242, None, caps))
+        assert only(fx, Diagnostic) == []
+        assert status(e.s).pi_support is None and status(e.s).pi_version == "1.4.0"
+
+
+def test_older_pi_without_mode_and_without_ui_is_guarded() -> None:
+    e = Eng(bridge=False)
+    e(old_hello(has_ui=False))
+    assert e.s.guard is not None and "without UI" in e.s.guard

@@ -46,6 +46,7 @@ MAX_LINE = 16 * 1024  # bytes, without the newline
 MAX_ID = 512  # session ids, tool call ids, run ids, owner ids, tokens
 MAX_PATH = 4096  # session file paths
 MAX_NAME = 256  # tool names, session names, Pi version
+MAX_CAPABILITIES = 64  # words in a hello's capabilities list
 
 RejectReason = Literal["too_long", "bad_json", "unknown_type", "bad_field"]
 CueAction = Literal["status", "on", "off"]
@@ -154,6 +155,19 @@ def _int(obj: dict[str, object], key: str, lo: int, hi: int) -> int:
     return v
 
 
+def _words(obj: dict[str, object], key: str, most: int) -> frozenset[str] | None:
+    """An optional list of at most ``most`` words (absent or ``null`` gives None)."""
+    v = _get(obj, key)
+    if v is _MISSING or v is None:
+        return None
+    if not isinstance(v, list) or len(v) > most:
+        raise _Bad(key)
+    for item in v:
+        if not isinstance(item, str) or not _WORD.fullmatch(item):
+            raise _Bad(key)
+    return frozenset(v)
+
+
 def _first_id(obj: dict[str, object], *keys: str) -> str:
     """The first of ``keys`` that is present (absent/null are skipped) as an id."""
     for key in keys:
@@ -175,12 +189,13 @@ def _hello(o: dict[str, object]) -> BridgeHello:
     return BridgeHello(
         protocol=_int(o, "protocol", 0, 2**31 - 1),
         pi_version=pi_version if pi_version is not None else "unknown",
-        mode=_req_word(o, "mode"),
+        mode=_word(o, "mode", optional=True),
         has_ui=_bool(o, "hasUI"),
         session_id=_req_text(o, "sessionId", MAX_ID),
         session_file=_text(o, "sessionFile", MAX_PATH, optional=True),
         pid=_int(o, "pid", 1, 2**31 - 1),
         session_name=_text(o, "sessionName", MAX_NAME, optional=True),
+        capabilities=_words(o, "capabilities", MAX_CAPABILITIES),
     )
 
 

@@ -78,6 +78,8 @@ def cue_page(status: Status, channels: Channels, bridge: BridgeCounts | None = N
         + f" · cues come from: {s.source}",
         f"presence: {p.state} (counts as {p.counts_as}; via {p.via})",
     ]
+    if s.pi_version is not None:  # from the bridge's hello: what this Pi gives
+        lines.append(s.pi_support or f"Pi {s.pi_version}: full cues")
     for info in s.integrations:
         line = f"  {NAMES.get(info.name, info.name)}: {info.status}"
         if info.rejected:

@@ -111,6 +111,10 @@ def on_agent_end(st: Step, f: AgentEnd) -> None:
     s = st.s
     if s.run is not None:
         st.set(run=replace(s.run, stop_reason=f.stop_reason))
+        if s.pi_caps is not None and "agent_settled" not in s.pi_caps:
+            # a Pi without agent_settled (before 0.80.4): its agent_end is the end of the run
+            outcome = _STOP_REASON.get(f.stop_reason or "", "uncertain")
+            settle(st, outcome, "agent_end.stopReason (this Pi has no agent_settled)")
 
 
 def on_agent_before_settle(st: Step, f: AgentBeforeSettle) -> None:

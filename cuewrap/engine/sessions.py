@@ -6,7 +6,9 @@ waits, Ask calls and background counts from before it can no longer fire.
 
 from __future__ import annotations
 
+from cuewrap import pi_support
 from cuewrap.engine._step import Step, invalidate, observe
+from cuewrap.engine.effects import Diagnostic
 from cuewrap.engine.waits import drop_waits
 from cuewrap.facts import BridgeGone, BridgeHello, SessionShutdown, SessionStart
 
@@ -51,16 +53,34 @@ def on_bridge_hello(st: Step, f: BridgeHello) -> None:
     observe(st, "bridge", trusted=True)
     _new_runtime(st, f.session_id, f.session_file, "hello")
     st.set(bridge_live=True, session_name=f.session_name)
+    _pi_support(st, f)
     s = st.s
-    if f.mode != "tui":
+    # a Pi that does not say its mode (0.74.2) has a UI only in its interactive mode
+    mode = f.mode if f.mode is not None else ("tui" if f.has_ui else "without UI")
+    if mode != "tui":
         if s.guard is None:
-            st.set(guard=f"Pi mode is {f.mode!r}, not 'tui' (cues off for this runtime)")
+            st.set(guard=f"Pi mode is {mode!r}, not 'tui' (cues off for this runtime)")
             invalidate(st, "guard")
             st.set(uncovered=frozenset())
-            st.rec("guard", enabled=False, mode=f.mode)
+            st.rec("guard", enabled=False, mode=mode)
     elif s.guard is not None:
         st.set(guard=None)
-        st.rec("guard", enabled=True, mode=f.mode)
+        st.rec("guard", enabled=True, mode=mode)
+
+
+def _pi_support(st: Step, f: BridgeHello) -> None:
+    """What this Pi gives (its hello's capabilities); said once when cues are partial."""
+    s = st.s
+    if s.pi_version == f.pi_version and s.pi_caps == f.capabilities and s.pi_told:
+        return
+    st.set(pi_version=f.pi_version, pi_caps=f.capabilities)
+    line = pi_support.describe(f.pi_version, f.capabilities)
+    gone = [feature.name for feature in pi_support.missing(f.capabilities)]
+    caps = sorted(f.capabilities) if f.capabilities is not None else None
+    st.rec("pi_support", pi=f.pi_version, capabilities=caps, missing=gone, full=line is None)
+    if line is not None and not s.pi_told:
+        st.set(pi_told=True)
+        st.fx.append(Diagnostic(line))
 
 
 def on_session_start(st: Step, f: SessionStart) -> None:

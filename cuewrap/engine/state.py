@@ -149,6 +149,10 @@ class EngineState:
     session_id: str | None = None
     parent: str | None = None  # getSessionFile() ?? getSessionId()
     session_name: str | None = None
+    # the Pi behind the bridge (its hello): version, features (None: not said, assume all)
+    pi_version: str | None = None
+    pi_caps: frozenset[str] | None = None
+    pi_told: bool = False  # the "cannot give full cues" line was shown (once per process)
     # integrations seen / trusted (status page)
     seen: frozenset[str] = frozenset()
     trusted: frozenset[str] = frozenset()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cuewrap import pi_support
 from cuewrap.engine.state import EngineState
 
 NOT_YET = "not yet observed"
@@ -79,6 +80,8 @@ class Status:
     generation: int
     keep_awake_held: bool
     mark: str | None
+    pi_version: str | None = None  # from the bridge's hello
+    pi_support: str | None = None  # what this Pi lacks and what cuewrap does instead (None: full)
 
     def integration(self, name: str) -> Integration:
         for entry in self.integrations:
@@ -126,4 +129,6 @@ def status(state: EngineState) -> Status:
         generation=s.generation,
         keep_awake_held=s.awake_held,
         mark=s.mark_shown,
+        pi_version=s.pi_version,
+        pi_support=pi_support.describe(s.pi_version, s.pi_caps),
     )

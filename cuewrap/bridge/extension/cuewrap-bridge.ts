@@ -137,11 +137,45 @@ function piVersion(): string | null {
 	return version;
 }
 
+/**
+ * Features by the first Pi release that has them (the same table as FEATURES in
+ * cuewrap/pi_support.py). Sent in the hello as `capabilities`: what this Pi emits, by its
+ * version; null when the version is unknown (cuewrap then assumes everything).
+ */
+const SINCE: Record<string, string> = {
+	agent_settled: "0.80.4",
+	ui_prompt: "0.84.4",
+	agent_before_settle: "0.87.0",
+	osc7501: "1.3.0",
+};
+
+function versionParts(v: string | null | undefined): number[] | undefined {
+	const m = typeof v === "string" ? /^v?(\d+)\.(\d+)\.(\d+)/.exec(v) : null;
+	return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : undefined;
+}
+
+function atLeast(have: number[], want: number[]): boolean {
+	for (let i = 0; i < 3; i++) {
+		if (have[i] !== want[i]) return have[i] > want[i];
+	}
+	return true;
+}
+
+function capabilities(version: string | null): string[] | null {
+	const have = versionParts(version);
+	if (!have) return null;
+	return Object.keys(SINCE).filter((name) => {
+		const want = versionParts(SINCE[name]);
+		return want !== undefined && atLeast(have, want);
+	});
+}
+
 // -- one connection per extension runtime -----------------------------------------------------
 
 class Channel {
 	private sock: net.Socket | undefined;
 	private dead = false; // failed or ended: silent for the rest of this runtime
+	private failed = false; // the connection failed or was closed by cuewrap (not ended by us)
 	private inbuf = "";
 	private nextId = 1;
 	private pending = new Map<number, (text: string | undefined) => void>();
@@ -152,6 +186,17 @@ class Channel {
 
 	get active(): boolean {
 		return this.config !== undefined && !this.dead;
+	}
+
+	/** Why /cue got no answer, in one line. */
+	get why(): string {
+		if (this.config === undefined) {
+			return "cuewrap bridge inactive: Pi was not started by cuewrap (run cuewrap pi)";
+		}
+		if (this.failed) {
+			return "cuewrap bridge: the connection to cuewrap failed or was refused (cuewrap --log FILE says why)";
+		}
+		return "cuewrap did not answer";
 	}
 
 	remember(ctx: ExtensionContext | undefined): void {
@@ -232,11 +277,19 @@ class Channel {
 		} catch {
 			sessionName = undefined;
 		}
+		const version = piVersion();
+		let mode: string | null = null;
+		try {
+			mode = word((ctx as unknown as Json).mode) ?? null; // absent in older Pi (0.74.2)
+		} catch {
+			mode = null;
+		}
 		return {
 			type: "hello",
 			protocol: PROTOCOL,
-			pi: piVersion(),
-			mode: word(ctx.mode) ?? null,
+			pi: version,
+			capabilities: capabilities(version),
+			mode,
 			hasUI: ctx.hasUI === true,
 			sessionId: text(sm.getSessionId(), MAX_ID) ?? null,
 			sessionFile: text(sm.getSessionFile(), MAX_PATH) ?? null,
@@ -302,6 +355,7 @@ class Channel {
 	}
 
 	private kill(): void {
+		if (!this.dead) this.failed = true;
 		this.dead = true;
 		this.failPending();
 		try {
@@ -444,10 +498,7 @@ export default function cuewrapBridge(pi: ExtensionAPI): void {
 				if (reply !== undefined) {
 					ctx.ui.notify(reply, "info");
 				} else {
-					ctx.ui.notify(
-						channel.active ? "cuewrap did not answer" : "cuewrap bridge inactive (Pi was not started by cuewrap, or the connection failed)",
-						"warning",
-					);
+					ctx.ui.notify(channel.why, "warning");
 				}
 			} catch {
 				// never disturb Pi
