@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cuewrap import pi_support
+from cuewrap.engine import pi_support
 
 REPO = Path(__file__).resolve().parent.parent
 OLD_PI = "0.74.2"

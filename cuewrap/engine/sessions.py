@@ -6,7 +6,7 @@ waits, Ask calls and background counts from before it can no longer fire.
 
 from __future__ import annotations
 
-from cuewrap import pi_support
+from cuewrap.engine import pi_support
 from cuewrap.engine._step import Step, invalidate, observe
 from cuewrap.engine.effects import Diagnostic
 from cuewrap.engine.waits import drop_waits

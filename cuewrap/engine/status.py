@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cuewrap import pi_support
+from cuewrap.engine import pi_support
 from cuewrap.engine.state import EngineState
 
 NOT_YET = "not yet observed"

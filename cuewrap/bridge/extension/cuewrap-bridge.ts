@@ -139,7 +139,7 @@ function piVersion(): string | null {
 
 /**
  * Features by the first Pi release that has them (the same table as FEATURES in
- * cuewrap/pi_support.py). Sent in the hello as `capabilities`: what this Pi emits, by its
+ * cuewrap/engine/pi_support.py). Sent in the hello as `capabilities`: what this Pi emits, by its
  * version; null when the version is unknown (cuewrap then assumes everything).
  */
 const SINCE: Record<string, string> = {
