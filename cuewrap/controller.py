@@ -38,11 +38,13 @@ if TYPE_CHECKING:
     from cuewrap.bridge.channel import Channel
     from cuewrap.bridge.server import BridgeServer
     from cuewrap.config import Settings
+    from cuewrap.deliver import Reaper
     from cuewrap.deliver.command import CommandNotifier
     from cuewrap.deliver.desktop import DesktopNotifier
     from cuewrap.deliver.keepawake import KeepAwake as KeepAwakeEffector
-    from cuewrap.deliver.terminal import Choice, TerminalNotifier
+    from cuewrap.deliver.terminal import Choice, TerminalNotifier, TmuxInfo
     from cuewrap.screen.gate import ScreenGate
+    from cuewrap.tmux.side import TmuxSide
 
 
 class Controller:
@@ -86,6 +88,7 @@ class Controller:
 
         self.titles = TitleMarks()
         self._terminal: TerminalNotifier | None = None  # detected on first use (tmux query)
+        self._tmux_info: TmuxInfo | None = None  # what that query said
 
         self.desktop_on, self.desktop_why = desktop_available(self.env, settings.notify.desktop)
         self._desktop: DesktopNotifier | None = None
@@ -109,6 +112,10 @@ class Controller:
                 log=log,
             )
         self.terminal  # detect now (tmux is asked here), while the child boots  # noqa: B018
+        self.tmux: TmuxSide | None = None  # inside tmux: presence and delivery through tmux
+        self._reaper: Reaper | None = None  # ends tmux's control client
+        if self.env.get("TMUX"):
+            self._start_tmux()
         log.write(
             "channels",
             desktop=self.desktop_on,
@@ -130,9 +137,11 @@ class Controller:
                 query_tmux,
             )
 
-            choice = detect_terminal_protocol(
-                self.env, self.settings.notify.terminal, lambda: query_tmux(self.env)
-            )
+            def ask_tmux() -> TmuxInfo | None:
+                self._tmux_info = query_tmux(self.env)
+                return self._tmux_info
+
+            choice = detect_terminal_protocol(self.env, self.settings.notify.terminal, ask_tmux)
             self._terminal = TerminalNotifier(choice, bell=self.settings.notify.bell)
             self.log.write(
                 "terminal_protocol",
@@ -146,6 +155,35 @@ class Controller:
     @property
     def terminal_choice(self) -> Choice:
         return self.terminal.choice
+
+    def _start_tmux(self) -> None:
+        """Inside tmux: cuewrap.tmux watches who looks at Pi's pane and delivers through tmux;
+        without it, presence and delivery work as outside tmux (focus reports, keys, the
+        start-up passthrough check)."""
+        from cuewrap.deliver import Reaper
+        from cuewrap.deliver.terminal import TerminalNotifier, passthrough_choice
+        from cuewrap.tmux.side import TmuxSide
+
+        reaper = self._reaper = Reaper(self.loop)
+        choice = passthrough_choice(self.env, self.settings.notify.terminal, self._tmux_info)
+        wrapped = TerminalNotifier(choice, bell=self.settings.notify.bell)
+        side = TmuxSide(
+            self.loop,
+            self.env,
+            on_presence=lambda state, via: self.fact(
+                F.Presence(state, source="tmux" if via == "tmux" else "focus")
+            ),
+            inject=lambda data: self.inject(data),
+            is_eligible=lambda elig: is_eligible(self.state, elig),
+            build_osc=wrapped.build,
+            record=self._delivery,
+            log=self.log.write,
+            reap=lambda proc: reaper.add(proc, 1.0),
+        )
+        started = side.start()
+        self.log.write("tmux", state="started" if started else "not started", why=side.why)
+        if started:
+            self.tmux = side
 
     def _start_bridge(self, channel: Channel) -> None:
         from cuewrap.bridge.server import BridgeServer
@@ -173,8 +211,12 @@ class Controller:
         if isinstance(event, TitleChange) and self.settings.notify.title_marks:
             self.inject(self.titles.on_child_title(event.title))
         fact = relay_events.to_fact(event)
-        if isinstance(fact, F.Keystroke):
+        if isinstance(fact, F.Presence) and fact.state != "unknown" and self.tmux is not None:
+            self.tmux.focus(fact.state)  # merged with tmux's view of the pane
+        elif isinstance(fact, F.Keystroke):
             self._keystroke()
+            if self.tmux is not None:
+                self.tmux.keystroke()
         elif isinstance(fact, F.ChildExit):
             if self.bridge is not None:  # what Pi said before it died comes first
                 self.bridge.drain_all()
@@ -248,6 +290,13 @@ class Controller:
             self._run_command(n)
         except Exception as exc:  # fail open: the other channels still go
             self.log.error("notify.command", exc)
+        if self.tmux is not None:  # the terminal channel goes through tmux (asked first)
+            self.tmux.notify(n, self._notify_terminal)
+        else:
+            self._notify_terminal(n)
+        self._notify_desktop(n)
+
+    def _notify_terminal(self, n: Notify) -> None:
         data = self.terminal.build(n)
         if data:
             self._delivery(n.cue_id, "terminal", "requested", self.terminal_choice.protocol)
@@ -257,6 +306,8 @@ class Controller:
             self._delivery(n.cue_id, "terminal", "off", self.terminal_choice.reason)
         if self.settings.notify.bell:
             self._delivery(n.cue_id, "bell", "unconfirmable")
+
+    def _notify_desktop(self, n: Notify) -> None:
         if not self.desktop_on:
             self._delivery(n.cue_id, "desktop", "off", self.desktop_why)
             return
@@ -333,15 +384,21 @@ class Controller:
             keep_awake=self.settings.keep_awake.enabled,
         )
         bridge = BridgeCounts.from_stats(self.bridge.stats()) if self.bridge is not None else None
-        return cue_page(status(self.state), channels, bridge)
+        page = cue_page(status(self.state), channels, bridge)
+        if self.tmux is not None:
+            page += "\n" + self.tmux.status_line()
+            page += "".join(f"\n  to improve: {hint}" for hint in self.tmux.hints())
+        return page
 
     # -- teardown ----------------------------------------------------------------------------
     def finish(self, grace: float) -> None:
         """After the child is gone: let pending desktop notifications complete, then close."""
         try:
             deadline = self.loop.clock() + grace
-            while (self._desktop is not None and self._desktop.pending) or (
-                self._command is not None and self._command.pending
+            while (
+                (self._desktop is not None and self._desktop.pending)
+                or (self._command is not None and self._command.pending)
+                or (self.tmux is not None and self.tmux.busy)
             ):
                 left = deadline - self.loop.clock()
                 if left <= 0:
@@ -379,6 +436,13 @@ class Controller:
                 self.bridge.close()
             except Exception as exc:
                 self.log.error("bridge.close", exc)
+        if self.tmux is not None:
+            try:
+                self.tmux.close()
+                if self._reaper is not None:
+                    self._reaper.close()
+            except Exception as exc:
+                self.log.error("tmux.close", exc)
 
 
 def _utc_now() -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Source = Literal["bridge", "osc7501", "child", "screen", "exit", "focus", "keys"]
+Source = Literal["bridge", "osc7501", "child", "screen", "exit", "focus", "keys", "tmux"]
 PresenceState = Literal["focused", "away", "unknown"]
 
 
@@ -28,7 +28,11 @@ class Fact:
 
 @dataclass(frozen=True)
 class Presence(Fact):
-    """A focus report from the host terminal: ``focused`` (CSI I) or ``away`` (CSI O)."""
+    """A focus report from the host terminal: ``focused`` (CSI I) or ``away`` (CSI O).
+
+    Source ``tmux``: inside tmux, presence merged from tmux's view of Pi's pane and the focus
+    reports (``away`` when another pane, window or session is in front or no client is
+    attached; ``unknown`` when the pane is in front again and no focus report says more)."""
 
     state: PresenceState
     source: Source = "focus"

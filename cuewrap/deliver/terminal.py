@@ -38,6 +38,7 @@ it). With it off, tmux drops the sequence either way, so none is sent and the re
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import subprocess
 from collections.abc import Callable, Mapping
@@ -179,6 +180,16 @@ def detect_terminal_protocol(
         "(enable with: tmux set -g allow-passthrough on)",
         terminal,
     )
+
+
+def passthrough_choice(env: Mapping[str, str], setting: str, info: TmuxInfo | None) -> Choice:
+    """The choice as if ``allow-passthrough`` were on: what to send from a pane tmux shows
+    once the option is read on (live, by ``cuewrap.tmux``) at the moment of a cue."""
+    if info is None:
+        info = TmuxInfo("on")
+    elif info.allow_passthrough is not None:
+        info = dataclasses.replace(info, allow_passthrough="on")
+    return detect_terminal_protocol(env, setting, lambda: info)
 
 
 # -- asking tmux ---------------------------------------------------------------------------------

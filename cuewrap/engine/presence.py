@@ -26,12 +26,15 @@ def on_presence(st: Step, f: Presence) -> None:
     s = st.s
     before = s.looking
     if f.state in ("focused", "away"):
-        st.set(focus_seen=True, focus_state=f.state, trusted=s.trusted | {"focus"})
+        st.set(focus_seen=True, focus_state=f.state, presence_via=f.source)
     else:  # the focus source says it no longer knows: back to keystrokes and idle time
         st.set(focus_seen=False, idle_away=False, last_activity=st.now)
-    st.set(seen=st.s.seen | {"focus"})
+    if f.source == "focus":  # a real focus report (not tmux's view of the pane)
+        st.set(seen=st.s.seen | {"focus"})
+        if f.state != "unknown":
+            st.set(trusted=st.s.trusted | {"focus"})
     if st.s.looking != before or f.state == "unknown":
-        st.rec("presence", presence=f.state, via="focus")
+        st.rec("presence", presence=f.state, via=f.source)
     _presence_changed(st, before)
 
 

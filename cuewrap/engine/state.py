@@ -141,6 +141,7 @@ class EngineState:
     # presence (SPEC 4)
     focus_seen: bool = False  # a real focus report arrived: keystrokes/idle no longer count
     focus_state: Literal["focused", "away"] = "focused"
+    presence_via: str = "focus"  # the source of focus_state: "focus" (reports) or "tmux"
     last_activity: float | None = None  # last keystroke (or the first step)
     idle_away: bool = False  # unknown presence, idle for idle_after: counts as away
     # bridge / session

@@ -113,7 +113,11 @@ def status(state: EngineState) -> Status:
         presence=PresenceStatus(
             state=s.presence,
             counts_as="present" if s.looking else "away",
-            via="focus reports" if s.focus_seen else "keystrokes and idle time",
+            via=(
+                ("tmux" if s.presence_via == "tmux" else "focus reports")
+                if s.focus_seen
+                else "keystrokes and idle time"
+            ),
             idle_after=s.config.idle_after,
         ),
         integrations=integrations,

@@ -1,0 +1,223 @@
+"""tmux on cuewrap's one loop: a control-mode client that only listens, and short commands.
+
+``ControlClient`` — the event source, a control-mode client (``tmux -C``) in one of two kinds:
+
+- ``listen``: ``tmux -S <socket> -C wait-for <channel>`` attaches to no session: its one
+  command waits on a channel nobody signals, and meanwhile tmux sends it the notifications
+  that go to every control client (``%session-window-changed``, ``%window-pane-changed``,
+  ``%client-detached``, ``%sessions-changed``, …). The user cannot see it: it is not in
+  ``list-clients``, makes no session count as attached, takes no part in sizes or focus.
+  But tmux tells only *attached* control clients when a client attaches or switches session
+  (``%client-session-changed``).
+- ``attach``: ``tmux -S <socket> -C attach-session -t <pane> -f no-output,ignore-size,read-only``
+  also gets ``%client-session-changed``. ``no-output`` keeps the panes' output out of the
+  pipe, ``ignore-size`` keeps it out of window sizing, ``read-only`` from acting on anything.
+  It is still a client of Pi's session: ``tmux ls`` shows the session attached, and tmux
+  counts it as a focused client of Pi's window, so with ``focus-events on`` Pi's pane would
+  never be told that the user's terminal lost focus.
+
+``cuewrap.tmux.side`` uses ``listen`` with ``focus-events on`` (tmux's own focus reports then
+say attach, switch and detach) and ``attach`` without (nothing else would say them).
+Its stdout is one more reader on the relay loop; closing its stdin ends it.
+
+``run_tmux`` — the questions and the messages. Each is one short ``tmux`` process (several
+commands joined by ``;``) whose output is read on the loop and whose exit is reaped there
+(a pidfd where there is one); it never blocks the loop, and one that hangs is killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import signal
+import subprocess
+from collections.abc import Callable, Mapping
+from typing import Literal
+
+from cuewrap.deliver import close_pidfd, open_pidfd
+from cuewrap.loop import Loop, Timer
+from cuewrap.tmux.protocol import ControlReader, Notification
+
+Kind = Literal["listen", "attach"]
+ATTACH_FLAGS = "no-output,ignore-size,read-only"
+READ_SIZE = 65536
+RUN_TIMEOUT = 5.0  # seconds a tmux command may take before it is killed
+MAX_OUTPUT = 1 << 20  # bytes of a command's output kept
+_POLL = 0.05  # exit poll, only without pidfd and only while a command ends
+
+
+def socket_of(env: Mapping[str, str]) -> str:
+    """The server of ``$TMUX`` (its socket path is the first field)."""
+    return env.get("TMUX", "").split(",")[0]
+
+
+def _child_env(env: Mapping[str, str]) -> dict[str, str]:
+    # not nested (TMUX) and not speaking for a pane (TMUX_PANE): the socket is given with -S
+    return {k: v for k, v in env.items() if k not in ("TMUX", "TMUX_PANE")}
+
+
+def _spawn(argv: list[str], env: Mapping[str, str], stdin: int) -> subprocess.Popen[bytes] | None:
+    try:
+        return subprocess.Popen(
+            argv,
+            env=_child_env(env),
+            stdin=stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # job-control signals for cuewrap's group stay away
+            close_fds=True,
+        )
+    except OSError:
+        return None
+
+
+class ControlClient:
+    """Notifications from tmux, read on the loop; ``on_exit`` when the client ends."""
+
+    def __init__(
+        self,
+        loop: Loop,
+        env: Mapping[str, str],
+        kind: Kind,
+        target: str,
+        *,
+        on_notification: Callable[[Notification], None],
+        on_exit: Callable[[], None],
+        reap: Callable[[subprocess.Popen[bytes]], None],
+    ) -> None:
+        self.loop = loop
+        self.env = env
+        self.kind: Kind = kind
+        self.target = target
+        self.on_notification = on_notification
+        self.on_exit = on_exit
+        self.reap = reap
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.reader = ControlReader()
+        self._fd = -1
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None
+
+    def start(self) -> bool:
+        socket = socket_of(self.env)
+        if not socket:
+            return False
+        if self.kind == "listen":
+            channel = f"cuewrap-{os.getpid()}-{secrets.token_hex(4)}"  # never signalled
+            command = ["wait-for", channel]
+        else:
+            command = ["attach-session", "-t", self.target, "-f", ATTACH_FLAGS]
+        proc = _spawn(["tmux", "-S", socket, "-C", *command], self.env, subprocess.PIPE)
+        if proc is None:
+            return False
+        assert proc.stdout is not None
+        self.proc = proc
+        self._fd = proc.stdout.fileno()
+        os.set_blocking(self._fd, False)
+        self.loop.add_reader(self._fd, self._on_readable)
+        return True
+
+    def _on_readable(self) -> None:
+        try:
+            data = os.read(self._fd, READ_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._stop()
+            self.on_exit()
+            return
+        for item in self.reader.feed(data):
+            if isinstance(item, Notification) and item.name != "exit":
+                self.on_notification(item)
+
+    def _stop(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        self.loop.remove_reader(self._fd)
+        for stream in (proc.stdin, proc.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()  # EOF on its stdin ends a control client
+        self.reap(proc)
+
+    def close(self) -> None:
+        self._stop()
+
+
+class _Run:
+    def __init__(
+        self,
+        loop: Loop,
+        proc: subprocess.Popen[bytes],
+        done: Callable[[int | None, str], None],
+    ) -> None:
+        assert proc.stdout is not None
+        self.loop = loop
+        self.proc = proc
+        self.done = done
+        self.out = bytearray()
+        self.fd = proc.stdout.fileno()
+        self.pidfd: int | None = None
+        self.timer: Timer | None = loop.call_later(RUN_TIMEOUT, self._kill)
+        os.set_blocking(self.fd, False)
+        loop.add_reader(self.fd, self._on_readable)
+
+    def _on_readable(self) -> None:
+        try:
+            data = os.read(self.fd, READ_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if data:
+            if len(self.out) < MAX_OUTPUT:
+                self.out += data
+            return
+        self.loop.remove_reader(self.fd)
+        with contextlib.suppress(OSError):
+            self.proc.stdout.close()  # type: ignore[union-attr]
+        self._check()
+
+    def _check(self) -> None:
+        """Output is complete; finish once the process has exited."""
+        if self.proc.poll() is None:
+            if self.pidfd is None:
+                self.pidfd = open_pidfd(self.loop, self.proc.pid, self._check)
+                if self.pidfd is None:
+                    self.loop.call_later(_POLL, self._check)
+            return
+        close_pidfd(self.loop, self.pidfd)
+        self.pidfd = None
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        self.done(self.proc.returncode, self.out.decode("utf-8", "replace"))
+
+    def _kill(self) -> None:
+        self.timer = None
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+
+
+def run_tmux(
+    loop: Loop,
+    env: Mapping[str, str],
+    args: list[str],
+    done: Callable[[int | None, str], None],
+) -> bool:
+    """Run ``tmux -S <socket> ARGS…`` off the loop; ``done(status, stdout)`` when it ended.
+    False when it could not be started (then ``done`` is never called)."""
+    socket = socket_of(env)
+    if not socket:
+        return False
+    proc = _spawn(["tmux", "-S", socket, *args], env, subprocess.DEVNULL)
+    if proc is None:
+        return False
+    _Run(loop, proc, done)
+    return True

@@ -1,0 +1,361 @@
+"""cuewrap inside tmux: presence from tmux's own events, cues the user sees in tmux (SPEC 10).
+
+``TmuxSide`` owns one control-mode client (``control.ControlClient``) on the relay loop. Every
+notification that can change who looks at Pi's pane (window, pane and session switches,
+attach, detach) makes it ask tmux two short questions through that client (the pane, the
+clients); the answer (``view.PaneView``) is merged with the pane's focus reports
+(``view.Presence``) into the presence the engine gets. Nothing runs while nothing happens.
+
+A notification is delivered from a fresh view, so ``allow-passthrough`` is read when deciding:
+
+- Pi's window shown on a client and passthrough on: the terminal OSC, DCS-wrapped;
+- clients in front of another pane, window or session: a status-line message on each of them
+  (``display-message -c``, until their next key), naming the session and window;
+- Pi's window not current in its session: one BEL from the pane, which sets the window's bell
+  flag in the status line (``monitor-bell``, on by default);
+- no client attached at all: the message waits and is shown on the client that attaches next,
+  if the cue still holds then.
+
+Collaborators are passed in; every delivery state goes to ``record``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+from cuewrap.loop import Loop, Timer
+from cuewrap.term.sequences import BEL
+from cuewrap.tmux.control import ControlClient, Kind, run_tmux
+from cuewrap.tmux.protocol import Notification, literal
+from cuewrap.tmux.view import (
+    CLIENT_FORMAT,
+    PANE_FORMAT,
+    FocusState,
+    Merged,
+    PaneView,
+    Presence,
+    parse_view,
+)
+
+if TYPE_CHECKING:
+    from cuewrap.engine.effects import Eligibility, Notify
+
+# notifications after which who-looks-at-what may have changed
+WATCHED = frozenset(
+    {
+        "session-window-changed",
+        "window-pane-changed",
+        "client-session-changed",
+        "client-detached",
+        "session-changed",
+        "sessions-changed",
+        "unlinked-window-add",
+        "unlinked-window-close",
+        "window-close",
+        "session-renamed",
+        "window-renamed",
+    }
+)
+RECONNECTS = 3  # times the control client is restarted when it ends
+RECONNECT_DELAY = 0.25  # seconds, doubled each time
+STEADY = 10.0  # a control client that lived this long starts the restart count afresh
+
+Record = Callable[[int, str, str, str], None]  # (cue id, channel, state, reason)
+
+
+class TmuxSide:
+    def __init__(
+        self,
+        loop: Loop,
+        env: Mapping[str, str],
+        *,
+        on_presence: Callable[[Merged, str], None],
+        inject: Callable[[bytes], None],
+        is_eligible: Callable[[Eligibility], bool],
+        build_osc: Callable[[Notify], bytes],
+        record: Record,
+        log: Callable[..., None],
+        reap: Callable[[subprocess.Popen[bytes]], None],
+    ) -> None:
+        self.loop = loop
+        self.env = env
+        self.pane = env.get("TMUX_PANE", "")
+        self.on_presence = on_presence
+        self.inject = inject
+        self.is_eligible = is_eligible
+        self.build_osc = build_osc  # the terminal OSC already wrapped for passthrough (or b"")
+        self.record = record
+        self.log = log
+        self.presence = Presence()
+        self.view: PaneView | None = None
+        self.why = "not started"  # when there is no view: why
+        self._client: ControlClient | None = None
+        self._asking = False
+        self._again = False
+        self._after: list[Callable[[PaneView | None], None]] = []
+        self._pending: Notify | None = None  # waiting for a client to attach
+        self._restarts = 0
+        self._key_asked = float("-inf")
+        self._started_at = 0.0
+        self._retry_timer: Timer | None = None
+        self._closed = False
+        self._reap = reap
+
+    # -- life ---------------------------------------------------------------------------------
+    def start(self) -> bool:
+        if not self.pane or not self.env.get("TMUX"):
+            self.why = "TMUX or TMUX_PANE is not set"
+            return False
+        if not self._listen("listen"):
+            self.why = "tmux could not be started"
+            return False
+        self.why = "asking tmux"
+        self.refresh()
+        return True
+
+    def _listen(self, kind: Kind) -> bool:
+        """(Re)start the control client as ``kind`` (see ``cuewrap.tmux.control``)."""
+        old, self._client = self._client, None
+        if old is not None:
+            old.close()  # closing does not call its on_exit
+        client = ControlClient(
+            self.loop,
+            self.env,
+            kind,
+            self.pane,
+            on_notification=self._on_notification,
+            on_exit=self._on_exit,
+            reap=self._reap,
+        )
+        if not client.start():
+            return False
+        self._client = client
+        self._started_at = self.loop.clock()
+        self.log("tmux", state="listening", client=kind)
+        return True
+
+    def _choose_kind(self, view: PaneView) -> None:
+        """``listen`` when tmux's own focus reports say attach/switch/detach, else ``attach``
+        (read live: a change of ``focus-events`` while cuewrap runs is followed)."""
+        want: Kind = "listen" if view.focus_events else "attach"
+        client = self._client
+        if client is not None and client.running and client.kind != want:
+            self._listen(want)
+
+    @property
+    def busy(self) -> bool:
+        """A question to tmux is in flight (a delivery may wait on it)."""
+        return self._asking
+
+    @property
+    def watching(self) -> bool:
+        return self._client is not None and self._client.running
+
+    def close(self) -> None:
+        self._closed = True
+        if self._retry_timer is not None:
+            self._retry_timer.cancel()
+        if self._client is not None:
+            self._client.close()
+
+    def _on_exit(self) -> None:
+        """The control client ended (the server restarted, or it was killed): restart it a
+        few times; after that, tmux's view goes and presence is the focus reports' alone."""
+        if self._closed:
+            return
+        if self.loop.clock() - self._started_at >= STEADY:
+            self._restarts = 0  # e.g. the user's `detach-client -s` took it along
+        if self._restarts >= RECONNECTS:
+            self.why = "tmux's control client keeps ending"
+            self.log("tmux", state="gone", why=self.why)
+            self.view = None
+            self._tell(self.presence.on_tmux(None), "tmux")
+            return
+        delay = RECONNECT_DELAY * (2**self._restarts)
+        self._restarts += 1
+        self.log("tmux", state="restarting", retry_in=delay)
+        self._retry_timer = self.loop.call_later(delay, self._restart)
+
+    def _restart(self) -> None:
+        self._retry_timer = None
+        if not self._closed and self._client is not None and self._client.start():
+            self._started_at = self.loop.clock()
+            self.log("tmux", state="listening", client=self._client.kind)
+            self.refresh()
+
+    # -- asking ---------------------------------------------------------------------------------
+    def _on_notification(self, note: Notification) -> None:
+        if note.name in WATCHED:
+            self.refresh()
+
+    def refresh(self, after: Callable[[PaneView | None], None] | None = None) -> None:
+        """Ask tmux for a fresh view (coalesced: one question in flight, one more queued)."""
+        if after is not None:
+            self._after.append(after)
+        if self._asking:
+            self._again = True
+            return
+        self._asking = True
+        self._again = False
+        args = ["display-message", "-p", "-t", self.pane, PANE_FORMAT, ";"]
+        args += ["list-clients", "-F", CLIENT_FORMAT]
+        if not run_tmux(self.loop, self.env, args, self._answered):
+            self._asking = False
+            self.why = "tmux could not be started"
+            self._flush_after(None)
+
+    def _answered(self, status: int | None, out: str) -> None:
+        self._asking = False
+        lines = tuple(out.splitlines())
+        view = parse_view(lines[:1], lines[1:]) if status == 0 else None
+        if view is None:
+            self.why = f"tmux did not describe the pane (status {status})"
+            self.log("tmux", state="no view", why=self.why)
+        else:
+            self.why = ""
+            if self.view is None:
+                self.log(
+                    "tmux",
+                    state="watching" if self.watching else "asked (not watching)",
+                    version=view.version,
+                    focus_events=view.focus_events,
+                    passthrough=view.passthrough,
+                )
+            if self.view is None or view.state != self.view.state:
+                self.log("tmux_view", state=view.state, clients=len(view.clients))
+            self.view = view
+        if view is not None:
+            self._choose_kind(view)
+            self._show_pending(view)
+            self._tell(self.presence.on_tmux(view.state), "tmux")
+        self._flush_after(view)
+        if self._again and not self._closed:
+            self.refresh()
+
+    def _flush_after(self, view: PaneView | None) -> None:
+        after, self._after = self._after, []
+        for callback in after:
+            callback(view)
+
+    # -- presence -------------------------------------------------------------------------------
+    def focus(self, state: FocusState) -> None:
+        """A focus report of the pane (tmux sends them only with ``focus-events on``, also
+        for attach, detach and switches: the view is asked again)."""
+        self._tell(self.presence.on_focus(state), "focus")
+        self.refresh()
+
+    def keystroke(self) -> None:
+        """Keys reach only a pane in front of someone: if tmux's view says otherwise, it missed
+        a change (a client attached or switched while only listening): ask again."""
+        now = self.loop.clock()
+        if self.presence.tmux in ("hidden", "visible") and now - self._key_asked >= 1.0:
+            self._key_asked = now
+            self.refresh()
+
+    def _tell(self, merged: Merged | None, via: str) -> None:
+        if merged is None:
+            return
+        if self.presence.tmux in ("hidden", "visible"):
+            via = "tmux"
+        self.on_presence(merged, via)
+
+    # -- delivery -------------------------------------------------------------------------------
+    def notify(self, n: Notify, fallback: Callable[[Notify], None]) -> None:
+        """Deliver ``n`` from a fresh view; ``fallback`` (the plain terminal path) when tmux
+        cannot be asked."""
+
+        def deliver(view: PaneView | None) -> None:
+            if not self.is_eligible(n.eligibility):
+                self.record(n.cue_id, "tmux", "dropped-ineligible", "no longer holds")
+                return
+            if view is None:
+                self.record(n.cue_id, "tmux", "off", self.why or "tmux could not be asked")
+                fallback(n)
+                return
+            self._deliver(n, view)
+
+        self.refresh(deliver)
+
+    def _deliver(self, n: Notify, view: PaneView) -> None:
+        cue = n.cue_id
+        # the terminal notification: only from a pane tmux shows, only with passthrough on
+        if not view.shown:
+            self.record(cue, "terminal", "off", "Pi's window is not shown: tmux would drop it")
+        elif not view.passthrough:
+            self.record(cue, "terminal", "off", f"allow-passthrough is off ({PASSTHROUGH_FIX})")
+        else:
+            data = self.build_osc(n)
+            if data:
+                self.inject(data)
+                self.record(cue, "terminal", "unconfirmable", "tmux passthrough (pane shown)")
+            else:
+                self.record(cue, "terminal", "off", "notify.terminal is off")
+        # tmux's own interface
+        if view.state != "active":
+            if view.clients:
+                self._message(n, view, view.clients_elsewhere())
+            else:
+                self._pending = n
+                self.record(cue, "tmux", "waiting", "no client attached: shown at the next attach")
+            if view.flag_works(self._client is not None and self._client.kind == "attach"):
+                self.inject(BEL)
+                self.record(cue, "tmux-flag", "requested", "BEL: tmux flags the window")
+            else:
+                why = "monitor-bell is off" if not view.monitor_bell else "Pi's window is current"
+                self.record(cue, "tmux-flag", "off", why)
+
+    def _message(self, n: Notify, view: PaneView, clients: tuple[str, ...]) -> None:
+        if not clients:
+            return
+        text = literal(f"{n.title}: {n.body} ({view.where()})")
+        args: list[str] = []
+        for name in clients:  # -d 0: until the user's next key on that client
+            args += [*([";"] if args else []), "display-message", "-c", name, "-d", "0", text]
+        cue, where = n.cue_id, ", ".join(clients)
+
+        def done(status: int | None, out: str) -> None:
+            state = "delivered" if status == 0 else "failed"
+            self.record(cue, "tmux", state, f"status-line message on {where}")
+
+        if not run_tmux(self.loop, self.env, args, done):
+            self.record(cue, "tmux", "failed", "tmux could not be started")
+
+    def _show_pending(self, view: PaneView) -> None:
+        n = self._pending
+        if n is None or not view.clients:
+            return
+        self._pending = None
+        if self.is_eligible(n.eligibility):
+            self._message(n, view, tuple(c.name for c in view.clients))
+        else:
+            self.record(n.cue_id, "tmux", "dropped-ineligible", "no longer holds at attach")
+
+    # -- what the user sees on /cue -------------------------------------------------------------
+    def status_line(self) -> str:
+        view = self.view
+        if view is None:
+            return f"tmux: not watched ({self.why}); presence from focus reports and keys"
+        return (
+            f"tmux {view.version}: Pi's pane is {view.state} ({len(view.clients)} client"
+            f"{'s' if len(view.clients) != 1 else ''} attached); focus-events "
+            f"{'on' if view.focus_events else 'off'}, allow-passthrough "
+            f"{'on' if view.passthrough else 'off'}"
+        )
+
+    def hints(self) -> list[str]:
+        """The one setting for each weakness (SPEC 10)."""
+        view = self.view
+        if view is None:
+            return []
+        out = []
+        if not view.focus_events:
+            out.append(f"{FOCUS_FIX}: tmux then tells cuewrap when your terminal loses focus")
+        if not view.passthrough:
+            out.append(f"{PASSTHROUGH_FIX}: terminal notifications from Pi's pane reach you")
+        return out
+
+
+FOCUS_FIX = "set -g focus-events on (in ~/.tmux.conf)"
+PASSTHROUGH_FIX = "set -g allow-passthrough on (in ~/.tmux.conf)"

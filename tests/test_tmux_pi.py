@@ -1,0 +1,292 @@
+"""Cues inside a real tmux (SPEC 10): real Pi under ``python -m cuewrap`` in window 0 of a
+private tmux server (``tmux -L … -f /dev/null``), a user's client attached through a pexpect
+PTY that plays the outer terminal (tests/tmuxrig.py).
+
+What the user sees is read back from tmux itself: ``show-messages`` (status-line messages per
+client), ``list-windows`` (the bell flag), the client's screen (pyte over the client's PTY)
+against ``capture-pane``, and the outer terminal's raw bytes (the OSC notification that tmux
+passes through).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from fakemodel import FakeModel, text, tool_call
+from pirig import TEST_EXT, PiHome, PiSession, cuewrap_available, pi_argv
+from tmuxrig import SESSION, TmuxRig
+
+pytestmark = [
+    pytest.mark.pi,
+    pytest.mark.skipif(not cuewrap_available(), reason="python -m cuewrap is not usable"),
+]
+
+_OSC777 = re.compile(rb"\x1b\]777;notify;([^;\x07\x1b]*);([^\x07\x1b]*)(?:\x07|\x1b\\)")
+
+
+def osc_notifications(raw: bytes) -> list[tuple[str, str]]:
+    return [(m.group(1).decode(), m.group(2).decode()) for m in _OSC777.finditer(raw)]
+
+
+def wait_until(
+    check: Callable[[], Any], timeout: float, what: str, extra: Callable[[], str]
+) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout}s waiting for {what}\n{extra()}")
+        time.sleep(0.05)
+
+
+class Scene:
+    """The rig plus the cuewrap decision log of window 0."""
+
+    def __init__(self, rig: TmuxRig, client: PiSession) -> None:
+        self.rig = rig
+        self.client = client
+
+    def log(self, kind: str | None = None) -> list[dict[str, Any]]:
+        return self.client.log_records(kind)
+
+    def why(self) -> str:
+        kinds = [
+            {
+                k: v
+                for k, v in r.items()
+                if k in ("kind", "type", "state", "presence", "via", "channel", "reason", "cue")
+            }
+            for r in self.log()
+            if r.get("kind") not in ("child_mode", "child_title")
+        ][-40:]
+        return (
+            f"log: {kinds}\nmessages: {self.rig.messages()[-5:]}\n"
+            f"flags: {self.rig.window_flags()}\n{self.client.dump()}"
+        )
+
+    def wait(self, check: Callable[[], Any], what: str, timeout: float = 15.0) -> Any:
+        return wait_until(check, timeout, what, self.why)
+
+    def presence(self, state: str, after: int = 0) -> dict[str, Any]:
+        def check() -> dict[str, Any] | None:
+            recs = [r for r in self.log("presence") if r.get("presence") == state]
+            return recs[-1] if len(recs) > after else None
+
+        return self.wait(check, f"presence {state}")  # type: ignore[no-any-return]
+
+    def settled(self, count: int = 1) -> None:
+        self.wait(
+            lambda: len([r for r in self.log("fact") if r.get("type") == "AgentSettled"]) >= count,
+            f"AgentSettled #{count}",
+        )
+
+    def returned(self, after: int = 0) -> None:
+        """The user counts as back (presence focused or unknown after being away)."""
+        self.wait(
+            lambda: (
+                len([r for r in self.log("invalidated") if r.get("reason") == "user returned"])
+                > after
+            ),
+            "the user's return",
+        )
+
+    def cues(self) -> list[dict[str, Any]]:
+        return self.log("cue")
+
+    def deliveries(self, channel: str) -> list[dict[str, Any]]:
+        return [r for r in self.log("delivery") if r.get("channel") == channel]
+
+    def select(self, window: int) -> None:
+        self.rig.tmux("select-window", "-t", f"{SESSION}:{window}")
+
+
+@pytest.fixture
+def tmux_scene(pi_home: PiHome) -> Iterator[Callable[..., Scene]]:
+    rigs: list[TmuxRig] = []
+
+    def make(
+        server_options: dict[str, str] | None = None,
+        global_options: dict[str, str] | None = None,
+    ) -> Scene:
+        rig = TmuxRig(pi_home, server_options=server_options, global_options=global_options)
+        rigs.append(rig)
+        argv = pi_argv(["-e", str(TEST_EXT)], wrap=True, log_path=rig.log_path)
+        rig.start(argv)
+        client = rig.attach()
+        client.wait_ready(timeout=30)
+        scene = Scene(rig, client)
+        scene.wait(
+            lambda: any(r.get("state") == "watching" for r in scene.log("tmux")),
+            "cuewrap watching tmux",
+        )
+        return scene
+
+    yield make
+    for rig in rigs:
+        rig.close()
+
+
+def run_steps(fakemodel: FakeModel, seconds: int, answer: str) -> None:
+    fakemodel.push(tool_call("bash", {"command": f"sleep {seconds}"}), text(answer))
+
+
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pi_version", ["1.4.0"])
+def test_default_options_window_switch(
+    tmux_scene: Callable[..., Scene], fakemodel: FakeModel
+) -> None:
+    """tmux's defaults (no focus-events, no passthrough): a run that settles while the user is
+    in window 1 gives a status-line message on their client naming the session, and window 0's
+    bell flag; a run that settles with window 0 active gives no cue."""
+    sc = tmux_scene()
+    c = sc.client
+    # window 0 active: no cue
+    run_steps(fakemodel, 1, "first done")
+    c.prompt("first task")
+    c.wait_for_screen(r"^ first done$")
+    sc.settled(1)
+    time.sleep(0.5)
+    assert sc.cues() == [], sc.why()
+    assert sc.rig.cue_messages() == []
+    assert not sc.rig.window_flags()["0"][0]
+    # window 1 during a run: away through tmux, then the cue in tmux at settle
+    run_steps(fakemodel, 2, "second done")
+    c.prompt("second task")
+    c.wait_working()
+    t0 = time.time()
+    sc.select(1)
+    away = sc.presence("away")
+    assert away["via"] == "tmux"
+    latency = away["t"] - t0
+    sc.settled(2)
+    [cue] = sc.wait(lambda: sc.cues() or None, "a cue")
+    assert cue["cue"] == "finished"
+    [client_name] = sc.rig.user_clients()
+    msg = sc.wait(lambda: sc.rig.cue_messages(), "a tmux message")
+    assert len(msg) == 1, msg
+    assert f"{client_name} message: Pi — work: Finished (session {SESSION}, window 0" in msg[0]
+    _, shown = sc.wait(lambda: sc.rig.window_flags()["0"][0] and sc.rig.window_flags()["0"], "flag")
+    assert "!" in shown
+    # the message stands on the client's status line until a key; then the window list shows
+    # window 0 flagged ("0:name!")
+    sc.wait(lambda: "Pi — work: Finished (session work" in c.screen_lines[-1], "message shown")
+    c.send("x")  # to window 1's sleep, which ignores it
+    sc.wait(lambda: re.search(r"\b0:\S+!", c.screen_lines[-1]), "flag in the status line")
+    # no terminal notification: passthrough is off and the pane is hidden
+    assert osc_notifications(c.raw_output) == []
+    # back to window 0: presence returns (unknown: keys and idle), the cue is over
+    sc.select(0)
+    sc.presence("unknown")
+    print(f"presence change latency (select-window -> log): {latency * 1000:.0f} ms")
+
+
+def screens_match(sc: Scene, target: str) -> bool:
+    """The client's screen (status line left out) is what tmux holds for ``target``."""
+    return sc.client.screen_lines[: sc.rig.rows - 1] == sc.rig.capture(target)
+
+
+@pytest.mark.parametrize("pi_version", ["1.4.0"])
+def test_focus_events_and_passthrough(
+    tmux_scene: Callable[..., Scene], fakemodel: FakeModel
+) -> None:
+    """``focus-events on`` and ``allow-passthrough on``: with window 0 active and the outer
+    terminal unfocused, one OSC notification reaches the outer terminal through tmux; with
+    window 1 active instead, the tmux message and flag, no OSC, and tmux's screen intact."""
+    sc = tmux_scene({"focus-events": "on"}, {"allow-passthrough": "on"})
+    c = sc.client
+    # A: window 0 active, the outer terminal loses focus during the run
+    run_steps(fakemodel, 2, "first done")
+    c.prompt("first task")
+    c.wait_working()
+    c.focus_out()
+    away = sc.presence("away")
+    assert away["via"] == "focus"
+    sc.settled(1)
+    notes = sc.wait(lambda: osc_notifications(c.raw_output), "an OSC notification")
+    time.sleep(0.5)
+    assert osc_notifications(c.raw_output) == notes
+    [(title, body)] = notes
+    assert (title, body) == ("Pi — work", "Finished")
+    assert sc.rig.cue_messages() == []  # Pi's pane is in front: no tmux message
+    assert [d["state"] for d in sc.deliveries("terminal")] == ["unconfirmable"]
+    c.focus_in()
+    sc.presence("focused")
+    # B: window 1 active during the run
+    run_steps(fakemodel, 2, "second done")
+    c.prompt("second task")
+    c.wait_working()
+    sc.select(1)
+    sc.presence("away", after=1)
+    sc.settled(2)
+    msg = sc.wait(lambda: sc.rig.cue_messages(), "a tmux message")
+    assert len(msg) == 1 and f"(session {SESSION}, window 0" in msg[0], msg
+    sc.wait(lambda: sc.rig.window_flags()["0"][0], "window 0 flagged")
+    time.sleep(0.5)
+    assert len(osc_notifications(c.raw_output)) == 1  # none from the hidden pane
+    assert sc.deliveries("terminal")[-1]["state"] == "off"
+    # the client shows window 1 exactly as tmux holds it (nothing of Pi's or cuewrap's)
+    sc.wait(lambda: screens_match(sc, f"{SESSION}:1"), "client screen == window 1")
+    c.send("x")  # the message goes with a key (to window 1's sleep)
+    sc.select(0)
+    sc.wait(lambda: screens_match(sc, f"{SESSION}:0"), "client screen == window 0")
+    sc.presence("focused", after=1)
+
+
+@pytest.mark.parametrize("pi_version", ["1.4.0"])
+def test_detach_during_run_then_attach(
+    tmux_scene: Callable[..., Scene], fakemodel: FakeModel
+) -> None:
+    """The client detaches during a run: the cue waits in tmux and is shown on the client
+    that attaches next."""
+    sc = tmux_scene()
+    c = sc.client
+    run_steps(fakemodel, 2, "done while detached")
+    c.prompt("a task")
+    c.wait_working()
+    sc.rig.tmux("detach-client", "-s", SESSION)
+    sc.presence("away")  # tmux also sends the pane a focus-out here, which may come first
+    sc.settled(1)
+    sc.wait(
+        lambda: [d for d in sc.deliveries("tmux") if d["state"] == "waiting"],
+        "the tmux message waiting for a client",
+    )
+    assert sc.rig.cue_messages() == []
+    again = sc.rig.attach()
+    [name] = sc.rig.wait_clients(1)
+    msg = sc.wait(lambda: sc.rig.cue_messages(), "the waiting message")
+    assert msg[0].split(" message: ")[0].endswith(name), msg
+    assert "Pi — work: Finished" in msg[0]
+    again.wait_for_screen(r"Pi — work: Finished", timeout=10)
+    sc.returned()  # Pi's pane is in front again
+
+
+def cpu_ticks(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+@pytest.mark.parametrize("pi_version", ["1.4.0"])
+def test_idle_cpu_inside_tmux(tmux_scene: Callable[..., Scene]) -> None:
+    """Watching tmux costs nothing while nothing happens: 0 CPU ticks over 10 s."""
+    sc = tmux_scene()
+    pid = sc.rig.pane_pid(f"{SESSION}:0")
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        assert b"cuewrap" in f.read()
+    sc.select(1)  # a presence change answered, then quiet
+    sc.presence("away")
+    sc.select(0)
+    sc.presence("unknown")
+    sc.client.wait_idle()
+    time.sleep(1.0)
+    before = cpu_ticks(pid)
+    time.sleep(10.0)
+    assert cpu_ticks(pid) - before == 0
