@@ -17,32 +17,17 @@ from typing import Any
 
 import pytest
 from fakemodel import FakeModel, text, tool_call
-from pirig import TEST_EXT, PiHome, PiSession, cuewrap_available, pi_argv
+from pirig import TEST_EXT, PiHome, PiSession, pi_argv
 from tmuxrig import SESSION, TmuxRig
+from waiting import absence_window, wait_until
 
-pytestmark = [
-    pytest.mark.pi,
-    pytest.mark.skipif(not cuewrap_available(), reason="python -m cuewrap is not usable"),
-]
+pytestmark = pytest.mark.pi
 
 _OSC777 = re.compile(rb"\x1b\]777;notify;([^;\x07\x1b]*);([^\x07\x1b]*)(?:\x07|\x1b\\)")
 
 
 def osc_notifications(raw: bytes) -> list[tuple[str, str]]:
     return [(m.group(1).decode(), m.group(2).decode()) for m in _OSC777.finditer(raw)]
-
-
-def wait_until(
-    check: Callable[[], Any], timeout: float, what: str, extra: Callable[[], str]
-) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out after {timeout}s waiting for {what}\n{extra()}")
-        time.sleep(0.05)
 
 
 class Scene:
@@ -71,7 +56,7 @@ class Scene:
         )
 
     def wait(self, check: Callable[[], Any], what: str, timeout: float = 15.0) -> Any:
-        return wait_until(check, timeout, what, self.why)
+        return wait_until(check, timeout, what, detail=self.why)
 
     def presence(self, state: str, after: int = 0) -> dict[str, Any]:
         def check() -> dict[str, Any] | None:
@@ -153,7 +138,7 @@ def test_default_options_window_switch(
     c.prompt("first task")
     c.wait_for_screen(r"^ first done$")
     sc.settled(1)
-    time.sleep(0.5)
+    absence_window(0.5, "a cue for a run that settled in front of the user")
     assert sc.cues() == [], sc.why()
     assert sc.rig.cue_messages() == []
     assert not sc.rig.window_flags()["0"][0]
@@ -211,7 +196,7 @@ def test_focus_events_and_passthrough(
     assert away["via"] == "focus"
     sc.settled(1)
     notes = sc.wait(lambda: osc_notifications(c.raw_output), "an OSC notification")
-    time.sleep(0.5)
+    absence_window(0.5, "a second OSC notification")
     assert osc_notifications(c.raw_output) == notes
     [(title, body)] = notes
     assert (title, body) == ("Pi — work", "Finished")
@@ -229,7 +214,7 @@ def test_focus_events_and_passthrough(
     msg = sc.wait(lambda: sc.rig.cue_messages(), "a tmux message")
     assert len(msg) == 1 and f"(session {SESSION}, window 0" in msg[0], msg
     sc.wait(lambda: sc.rig.window_flags()["0"][0], "window 0 flagged")
-    time.sleep(0.5)
+    absence_window(0.5, "an OSC notification from the hidden pane")
     assert len(osc_notifications(c.raw_output)) == 1  # none from the hidden pane
     assert sc.deliveries("terminal")[-1]["state"] == "off"
     # the client shows window 1 exactly as tmux holds it (nothing of Pi's or cuewrap's)
@@ -286,7 +271,7 @@ def test_idle_cpu_inside_tmux(tmux_scene: Callable[..., Scene]) -> None:
     sc.select(0)
     sc.presence("unknown")
     sc.client.wait_idle()
-    time.sleep(1.0)
+    absence_window(1.0, "output after the last frame")
     before = cpu_ticks(pid)
-    time.sleep(10.0)
+    absence_window(10.0, "CPU use by an idle cuewrap inside tmux")
     assert cpu_ticks(pid) - before == 0
