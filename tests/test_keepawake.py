@@ -189,10 +189,9 @@ HOLDER = textwrap.dedent(
     import sys, time
     from cuewrap.deliver import keepawake
     from cuewrap.loop import Loop
-    if sys.argv[1] == "watcher-only":
-        keepawake._pdeathsig_preexec = lambda: None
+    pdeathsig = sys.argv[1] != "watcher-only"
     loop = Loop()
-    ka = keepawake.KeepAwake(loop, sys.argv[2:], lambda s, d: None)
+    ka = keepawake.KeepAwake(loop, sys.argv[2:], lambda s, d: None, die_with_parent=pdeathsig)
     ka.hold()
     while True:
         loop.run_once(max_timeout=1.0)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import os
 import re
+import signal
 import statistics
 import sys
 import threading
@@ -18,7 +19,7 @@ import pytest
 from waiting import absence_window, turning, wait_until
 
 from cuewrap.facts import Fact, ScreenActivity
-from cuewrap.loop import Loop
+from cuewrap.loop import Loop, Timer
 from cuewrap.screen import ScreenWatcher
 from cuewrap.screen.pi_screen import SPINNER_FRAMES, classify, is_working
 from cuewrap.screen.worker import DATA, RESYNC, FrameDecoder, ScreenReader, encode, size_payload
@@ -439,6 +440,29 @@ def test_watcher_worker_exit_reported_once(harness: Callable[..., Harness]) -> N
     h.run_until(lambda: bool(h.errors), "the worker's exit reported")
     absence_window(0.1, "a second error report", sleep=turning(h.loop))
     assert len(h.errors) == 1 and "3" in str(h.errors[0][1])
+
+
+def test_watcher_reaps_a_lingering_worker_without_polling(harness: Callable[..., Harness]) -> None:
+    """A worker that closes its pipes but does not exit is KILLed after LINGER and reaped when
+    its pidfd turns readable: one timer (the KILL deadline), no reap poll on the loop."""
+    linger = "import os, time; os.close(1); os.close(0); time.sleep(60)"
+    h = harness(argv=[sys.executable, "-c", linger])
+    timers: list[float] = []
+    call_at = h.loop.call_at
+
+    def counting_call_at(when: float, callback: Callable[[], None], **kw: bool) -> Timer:
+        timers.append(when)
+        return call_at(when, callback, **kw)
+
+    h.loop.call_at = counting_call_at  # type: ignore[method-assign]
+    assert h.w.start()
+    proc = h.w._proc
+    assert proc is not None
+    h.run_until(lambda: bool(h.errors), "the lingering worker reaped and reported")
+    assert proc.returncode == -signal.SIGKILL
+    assert "status -9" in str(h.errors[0][1])
+    assert len(timers) == 1  # the KILL deadline; the old code polled every 50 ms
+    assert h.loop.timeout() is None and len(h.loop.selector.get_map()) == 0
 
 
 def test_watcher_stop_reaps(harness: Callable[..., Harness]) -> None:

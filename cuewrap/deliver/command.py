@@ -31,10 +31,9 @@ import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from cuewrap.deliver import Reaper, kill_group
-from cuewrap.deliver.keepawake import _pdeathsig_preexec as pdeathsig_preexec
 from cuewrap.engine.effects import Notify
 from cuewrap.loop import Loop, Timer
+from cuewrap.workers import Reaper, kill_group, spawn
 
 OnState = Callable[[int, str, str], None]
 """``on_state(cue_id, state, reason)``."""
@@ -135,15 +134,12 @@ class CommandNotifier:
             return
         payload = json.dumps(dict(fields), ensure_ascii=False)
         try:
-            proc = subprocess.Popen(
+            proc = spawn(
                 ["/bin/sh", "-c", WATCHER, "cuewrap-notify", *self.argv],
                 stdin=subprocess.PIPE,  # the lifeline: never written, closed when done
                 stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
                 env={**self.env, **cue_env(fields), "CUEWRAP_CUE_JSON": payload},
-                close_fds=True,
-                start_new_session=True,  # own group (killpg), no controlling terminal
-                preexec_fn=pdeathsig_preexec(),
+                die_with_parent=True,
             )
         except (OSError, subprocess.SubprocessError) as exc:
             self.on_state(cue_id, "failed", f"cannot start {self.argv[0]}: {exc}")

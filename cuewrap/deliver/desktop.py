@@ -36,8 +36,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from cuewrap.deliver import Reaper, kill_group
 from cuewrap.loop import Loop, Timer
+from cuewrap.workers import Reaper, kill_group, spawn
 
 OnState = Callable[[int, str, str], None]
 """``on_state(cue_id, state, reason)``."""
@@ -116,14 +116,11 @@ class DesktopNotifier:
             return
         payload = json.dumps({"title": title[:MAX_TEXT], "body": body[:MAX_TEXT]}) + "\n"
         try:
-            proc = subprocess.Popen(
+            proc = spawn(
                 [self.python, "-c", _BOOT, _package_root()],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
                 env=self.env,
-                close_fds=True,
-                start_new_session=True,  # no terminal signals; killpg on timeout
             )
         except (OSError, subprocess.SubprocessError) as exc:
             self.on_state(cue_id, "failed", f"cannot start the worker: {exc}")

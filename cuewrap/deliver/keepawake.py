@@ -1,9 +1,8 @@
 """Keep-awake: hold an idle/sleep inhibitor while Pi works (SPEC 7, opt-in).
 
 ``KeepAwake.hold()`` starts an inhibitor process that runs until killed; ``release()`` kills
-its whole process group. Nothing here blocks the loop: the spawn is a plain fork/exec, the
-exit is noticed through a pidfd registered on the ``Loop`` (Linux) or a short poll timer that
-runs only while a release is pending (elsewhere).
+its whole process group. Nothing here blocks the loop: spawning, noticing the exit (a pidfd on
+the ``Loop``) and reaping are ``cuewrap.workers``'.
 
 Default inhibitor (system sleep only — display sleep and screen lock are never blocked):
 - Linux: ``systemd-inhibit --what=sleep --mode=block … sleep infinity``. Not ``idle``: a
@@ -16,8 +15,8 @@ Default inhibitor (system sleep only — display sleep and screen lock are never
 - otherwise, or to replace these: ``keep_awake.command`` (e.g. add ``idle`` there).
 
 The inhibitor dies with cuewrap, even on SIGKILL, two ways at once:
-1. the direct child gets ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` (Linux) — note that the
-   kernel fires it when the *thread* that spawned it exits, so spawn from the loop thread;
+1. the direct child gets ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` (Linux; ``workers.spawn``'s
+   ``die_with_parent``, unless ``die_with_parent=False`` is given here);
 2. the command runs under a small ``/bin/sh`` watcher, in its own process group, whose stdin
    is a pipe from cuewrap: when cuewrap goes away (any way) the pipe reaches EOF and the
    watcher takes the whole group down — TERM, then KILL a second later — so grandchildren
@@ -27,8 +26,6 @@ The inhibitor dies with cuewrap, even on SIGKILL, two ways at once:
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import os
 import shutil
 import signal
@@ -36,8 +33,8 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 
-from cuewrap.deliver import Reaper, close_pidfd, kill_group, open_pidfd
 from cuewrap.loop import Loop, Timer
+from cuewrap.workers import Reaper, kill_group, spawn, unwatch, watch_exit
 
 OnState = Callable[[str, str], None]
 """``on_state(state, detail)``: state is requested | held | released | failed."""
@@ -58,8 +55,6 @@ status=$?
 kill -KILL "$watcher" 2>/dev/null
 exit "$status"
 """
-
-_PR_SET_PDEATHSIG = 1
 
 
 def default_inhibitor(
@@ -83,25 +78,6 @@ def default_inhibitor(
     return None
 
 
-def _pdeathsig_preexec() -> Callable[[], None] | None:
-    """A preexec_fn that asks the kernel to SIGKILL the child when cuewrap dies (Linux)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        prctl = libc.prctl
-    except (OSError, AttributeError):
-        return None
-    parent = os.getpid()
-
-    def preexec() -> None:  # runs in the child between fork and exec: nothing fancy
-        prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-        if os.getppid() != parent:  # cuewrap already died before prctl took effect
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    return preexec
-
-
 class KeepAwake:
     def __init__(
         self,
@@ -111,9 +87,11 @@ class KeepAwake:
         *,
         platform: str = sys.platform,
         which: Callable[[str], str | None] = shutil.which,
+        die_with_parent: bool = True,
     ) -> None:
         self.loop = loop
         self.on_state = on_state
+        self.die_with_parent = die_with_parent
         self.command: list[str] | None = (
             list(command) if command else default_inhibitor(platform, which)
         )
@@ -146,14 +124,11 @@ class KeepAwake:
             self.on_state("failed", "no inhibitor available (set keep_awake.command)")
             return
         try:
-            proc = subprocess.Popen(
+            proc = spawn(
                 ["/bin/sh", "-c", WATCHER, "cuewrap-keepawake", *self.command],
                 stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,  # read only when it fails, for the reason
-                close_fds=True,
-                start_new_session=True,  # own group (killpg) and no controlling terminal
-                preexec_fn=_pdeathsig_preexec(),  # spawned from the loop thread
+                die_with_parent=self.die_with_parent,  # spawned from the loop thread
             )
         except (OSError, subprocess.SubprocessError) as exc:
             self.on_state("failed", f"cannot start {self.command[0]}: {exc}")
@@ -161,7 +136,7 @@ class KeepAwake:
         if proc.stderr is not None:
             os.set_blocking(proc.stderr.fileno(), False)
         self._proc = proc
-        self._pidfd = open_pidfd(self.loop, proc.pid, self._on_exit)
+        self._pidfd = watch_exit(self.loop, proc.pid, self._on_exit)
         self._held_timer = self.loop.call_later(HELD_AFTER, self._on_held_timer)
         self.on_state("requested", " ".join(self.command))
 
@@ -190,7 +165,7 @@ class KeepAwake:
         if self._held_timer is not None:
             self._held_timer.cancel()
             self._held_timer = None
-        close_pidfd(self.loop, self._pidfd)
+        unwatch(self.loop, self._pidfd)
         self._pidfd = None
         if proc.stdin is not None:  # EOF for the watcher: it takes the group down too
             with contextlib.suppress(OSError):

@@ -27,7 +27,9 @@ makes no fact: it is visible as ``state`` (the screen is the weakest source; it 
 it cannot see).
 
 If the worker cannot start or dies, the watcher stops quietly, reports once through
-``on_error`` and stays off (fail open); ``feed`` is then a no-op.
+``on_error`` and stays off (fail open); ``feed`` is then a no-op. The worker is spawned, watched
+and reaped by ``cuewrap.workers``: a dead worker is reaped when its pidfd turns readable (its
+group KILLed if it closed its pipes but lingers), with no polling.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import signal
 import subprocess
 import sys
 from collections import deque
@@ -45,12 +48,14 @@ from typing import Literal
 from cuewrap.facts import Fact, ScreenActivity
 from cuewrap.loop import Loop
 from cuewrap.screen.worker import DATA, HEADER, RESYNC, SIZE, encode, size_payload
+from cuewrap.workers import Reaper, kill_group, spawn
 
 BACKLOG = 1 << 20  # bytes that may wait for the worker: the pipe plus the parent's queue
 PIPE_SIZE = 256 << 10  # asked for the worker's stdin pipe (Linux default: 64 KiB)
 READ_SIZE = 4096
 MAX_LINE = 64  # worker lines are one word; anything longer is garbage
-REAP_TRIES = 20  # x 50 ms: reap a dead worker without blocking the loop
+LINGER = 0.1  # seconds a worker that closed its pipes may take to exit before it is KILLed
+STOP_WAIT = 1.0  # seconds stop() waits for a KILLed worker (a few ms in practice)
 WORKER = "cuewrap.screen.worker"
 
 State = Literal["working", "idle", "unknown", "off"]
@@ -104,6 +109,7 @@ class ScreenWatcher:
         self._writing = False  # a writer is registered on the worker's stdin
         self._last_fact: bool | None = None
         self._errored = False
+        self._reaper = Reaper(loop)
 
     @property
     def alive(self) -> bool:
@@ -118,13 +124,9 @@ class ScreenWatcher:
         try:
             in_r, in_w = os.pipe()
             out_r, out_w = os.pipe()
-            self._proc = subprocess.Popen(
-                [*self.argv, str(self.cols), str(self.rows)],
-                stdin=in_r,
-                stdout=out_w,
-                stderr=subprocess.DEVNULL,  # never the user's terminal
-                close_fds=True,
-                start_new_session=True,  # no terminal signals; it ends on EOF
+            # its own session: no terminal signals; it ends on EOF
+            self._proc = spawn(
+                [*self.argv, str(self.cols), str(self.rows)], stdin=in_r, stdout=out_w
             )
         except Exception as exc:
             for fd in (in_r, in_w, out_r, out_w):
@@ -143,12 +145,13 @@ class ScreenWatcher:
         return True
 
     def stop(self) -> None:
-        """Kill and reap the worker (quietly). Safe to call twice."""
+        """Kill and reap the worker (quietly), and one that died before. Safe to call twice."""
         proc = self._shutdown()
         if proc is not None:
-            with contextlib.suppress(Exception):
-                proc.kill()
-                proc.wait(timeout=1.0)  # SIGKILL: the wait is a few ms
+            kill_group(proc, signal.SIGKILL)
+            self._reaper.add(proc, kill_after=0.0)
+        with contextlib.suppress(Exception):
+            self._reaper.close(STOP_WAIT)  # SIGKILL: the wait is a few ms
 
     # -- the relay's side ---------------------------------------------------------------------
     def feed(self, data: bytes) -> None:
@@ -315,22 +318,16 @@ class ScreenWatcher:
         return proc
 
     def _died(self, exc: BaseException | None) -> None:
+        """The worker's pipes broke or closed: reap it off the loop (KILLed if it lingers),
+        then report once."""
         proc = self._shutdown()
-        if proc is not None:
-            self._reap(proc, exc, REAP_TRIES)
-
-    def _reap(self, proc: subprocess.Popen[bytes], exc: BaseException | None, tries: int) -> None:
-        """Reap without blocking the loop (SIGKILL if it lingers), then report once."""
-        code = proc.poll()
-        if code is None and tries > 0:
-            if tries < REAP_TRIES - 2:  # closed its pipes but did not exit
-                with contextlib.suppress(OSError):
-                    proc.kill()
-            self.loop.call_later(0.05, lambda: self._reap(proc, exc, tries - 1))
+        if proc is None:
             return
-        if exc is None:
-            exc = RuntimeError(f"screen worker exited (status {code})")
-        self._report(exc)
+
+        def reaped(code: int) -> None:
+            self._report(exc or RuntimeError(f"screen worker exited (status {code})"))
+
+        self._reaper.add(proc, kill_after=LINGER, on_exit=reaped)
 
     def _report(self, exc: BaseException) -> None:
         if self._errored or self.on_error is None:
