@@ -82,7 +82,24 @@ def run(args: Args) -> int:
     from cuewrap.session import Session, SessionError
 
     try:
-        return Session(args, path).run()
+        status = Session(args, path).run()
     except SessionError as exc:
         err(str(exc))
         return exc.status
+    if status != 0 and args.pi_mode:
+        _explain_pi_failure(path)
+    return status
+
+
+def _explain_pi_failure(path: str) -> None:
+    """Pi failed: when its Node is older than its package needs (Pi 1.x on Node 20 dies with a
+    raw SyntaxError), one line naming the Node found and the version needed. The terminal is
+    already restored; this runs only after a failure."""
+    try:
+        from cuewrap.pi_install import find_pi, node_problem
+
+        problem = node_problem(find_pi(os.environ, path))
+    except Exception:  # an explanation must never turn into a crash
+        return
+    if problem is not None:
+        err(problem)

@@ -32,6 +32,7 @@ from cuewrap.deliver.terminal import (
     query_tmux,
     run_tmux,
 )
+from cuewrap.doctor.pi import pi_lines
 from cuewrap.doctor.terminfo import terminfo_facts
 from cuewrap.host import is_tty, term_allows_cues
 from cuewrap.term import sequences as seq
@@ -145,6 +146,8 @@ def report(
             lines.append("  TMUX is set, but tmux could not be asked (no server at that socket?)")
         else:
             lines += _tmux_lines(info, extra)
+
+    lines += ["", *pi_lines(env)]
 
     # settings
     path = settings.config_file or default_config_path(env)
