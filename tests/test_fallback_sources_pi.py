@@ -53,7 +53,15 @@ def test_osc7501_drives_without_the_bridge(pi_session, fakemodel) -> None:  # ty
     assert len(notifications(s.raw_output)) == 1
     # the reports were consumed: none reached the host terminal
     assert b"\x1b]7501;state=" not in s.raw_output
-    screen = [r for r in s.log_records("screen")]
-    assert screen and screen[0]["state"] == "not started"
+    # The screen source is started only when no stronger source is live 2 s after launch. On a
+    # loaded machine Pi's first 7501 report can come later than that: then the screen source
+    # starts and must stop as soon as 7501 is live, and never cue.
+    screen = [(r["state"], r.get("why")) for r in s.log_records("screen")]
+    late_start = [
+        ("started", "neither the bridge nor OSC 7501 is live"),
+        ("stopped", "a stronger source became live"),
+    ]
+    assert [state for state, _ in screen] == ["not started"] or screen == late_start, screen
+    assert "seems" not in notifications(s.raw_output)[0][1].lower()  # not a screen cue
     s.quit()
     assert s.wait_exit() == 0
