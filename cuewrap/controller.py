@@ -38,13 +38,13 @@ if TYPE_CHECKING:
     from cuewrap.bridge.channel import Channel
     from cuewrap.bridge.server import BridgeServer
     from cuewrap.config import Settings
-    from cuewrap.deliver import Reaper
     from cuewrap.deliver.command import CommandNotifier
     from cuewrap.deliver.desktop import DesktopNotifier
     from cuewrap.deliver.keepawake import KeepAwake as KeepAwakeEffector
     from cuewrap.deliver.terminal import Choice, TerminalNotifier, TmuxInfo
     from cuewrap.screen.gate import ScreenGate
     from cuewrap.tmux.side import TmuxSide
+    from cuewrap.workers import Reaper
 
 
 class Controller:
@@ -160,9 +160,9 @@ class Controller:
         """Inside tmux: cuewrap.tmux watches who looks at Pi's pane and delivers through tmux;
         without it, presence and delivery work as outside tmux (focus reports, keys, the
         start-up passthrough check)."""
-        from cuewrap.deliver import Reaper
         from cuewrap.deliver.terminal import TerminalNotifier, passthrough_choice
         from cuewrap.tmux.side import TmuxSide
+        from cuewrap.workers import Reaper
 
         reaper = self._reaper = Reaper(self.loop)
         choice = passthrough_choice(self.env, self.settings.notify.terminal, self._tmux_info)

@@ -35,9 +35,9 @@ import subprocess
 from collections.abc import Callable, Mapping
 from typing import Literal
 
-from cuewrap.deliver import close_pidfd, open_pidfd
 from cuewrap.loop import Loop, Timer
 from cuewrap.tmux.protocol import ControlReader, Notification
+from cuewrap.workers import unwatch, watch_exit
 
 Kind = Literal["listen", "attach"]
 ATTACH_FLAGS = "no-output,ignore-size,read-only"
@@ -188,11 +188,11 @@ class _Run:
         """Output is complete; finish once the process has exited."""
         if self.proc.poll() is None:
             if self.pidfd is None:
-                self.pidfd = open_pidfd(self.loop, self.proc.pid, self._check)
+                self.pidfd = watch_exit(self.loop, self.proc.pid, self._check)
                 if self.pidfd is None:
                     self.loop.call_later(_POLL, self._check)
             return
-        close_pidfd(self.loop, self.pidfd)
+        unwatch(self.loop, self.pidfd)
         self.pidfd = None
         if self.timer is not None:
             self.timer.cancel()
