@@ -178,7 +178,7 @@ class Controller:
             build_osc=wrapped.build,
             record=self._delivery,
             log=self.log.write,
-            reap=lambda proc: reaper.add(proc, 1.0),
+            reaper=reaper,
         )
         started = side.start()
         self.log.write("tmux", state="started" if started else "not started", why=side.why)

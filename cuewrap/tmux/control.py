@@ -22,7 +22,8 @@ Its stdout is one more reader on the relay loop; closing its stdin ends it.
 
 ``run_tmux`` — the questions and the messages. Each is one short ``tmux`` process (several
 commands joined by ``;``) whose output is read on the loop and whose exit is reaped there
-(a pidfd where there is one); it never blocks the loop, and one that hangs is killed.
+(``cuewrap.workers``: a pidfd where there is one); it never blocks the loop, and one that
+hangs is killed.
 """
 
 from __future__ import annotations
@@ -30,21 +31,19 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-import signal
 import subprocess
 from collections.abc import Callable, Mapping
 from typing import Literal
 
-from cuewrap.loop import Loop, Timer
+from cuewrap.loop import Loop
 from cuewrap.tmux.protocol import ControlReader, Notification
-from cuewrap.workers import unwatch, watch_exit
+from cuewrap.workers import Reaper, spawn
 
 Kind = Literal["listen", "attach"]
 ATTACH_FLAGS = "no-output,ignore-size,read-only"
 READ_SIZE = 65536
 RUN_TIMEOUT = 5.0  # seconds a tmux command may take before it is killed
 MAX_OUTPUT = 1 << 20  # bytes of a command's output kept
-_POLL = 0.05  # exit poll, only without pidfd and only while a command ends
 
 
 def socket_of(env: Mapping[str, str]) -> str:
@@ -58,17 +57,9 @@ def _child_env(env: Mapping[str, str]) -> dict[str, str]:
 
 
 def _spawn(argv: list[str], env: Mapping[str, str], stdin: int) -> subprocess.Popen[bytes] | None:
-    try:
-        return subprocess.Popen(
-            argv,
-            env=_child_env(env),
-            stdin=stdin,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,  # job-control signals for cuewrap's group stay away
-            close_fds=True,
-        )
-    except OSError:
+    try:  # its own session: job-control signals for cuewrap's group stay away
+        return spawn(argv, env=_child_env(env), stdin=stdin, stdout=subprocess.PIPE)
+    except (OSError, subprocess.SubprocessError):
         return None
 
 
@@ -151,22 +142,28 @@ class ControlClient:
 
 
 class _Run:
+    """One short tmux command: its output read on the loop, its exit from the reaper (which
+    KILLs it after RUN_TIMEOUT); ``done`` once both are in."""
+
     def __init__(
         self,
         loop: Loop,
         proc: subprocess.Popen[bytes],
+        reaper: Reaper,
         done: Callable[[int | None, str], None],
     ) -> None:
         assert proc.stdout is not None
         self.loop = loop
-        self.proc = proc
+        self.stdout = proc.stdout
         self.done = done
         self.out = bytearray()
         self.fd = proc.stdout.fileno()
-        self.pidfd: int | None = None
-        self.timer: Timer | None = loop.call_later(RUN_TIMEOUT, self._kill)
+        self.eof = False
+        self.code: int | None = None
+        self.exited = False
         os.set_blocking(self.fd, False)
         loop.add_reader(self.fd, self._on_readable)
+        reaper.add(proc, RUN_TIMEOUT, self._on_exit)
 
     def _on_readable(self) -> None:
         try:
@@ -181,32 +178,22 @@ class _Run:
             return
         self.loop.remove_reader(self.fd)
         with contextlib.suppress(OSError):
-            self.proc.stdout.close()  # type: ignore[union-attr]
-        self._check()
+            self.stdout.close()
+        self.eof = True
+        self._finish()
 
-    def _check(self) -> None:
-        """Output is complete; finish once the process has exited."""
-        if self.proc.poll() is None:
-            if self.pidfd is None:
-                self.pidfd = watch_exit(self.loop, self.proc.pid, self._check)
-                if self.pidfd is None:
-                    self.loop.call_later(_POLL, self._check)
-            return
-        unwatch(self.loop, self.pidfd)
-        self.pidfd = None
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-        self.done(self.proc.returncode, self.out.decode("utf-8", "replace"))
+    def _on_exit(self, code: int) -> None:
+        self.code, self.exited = code, True
+        self._finish()
 
-    def _kill(self) -> None:
-        self.timer = None
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
+    def _finish(self) -> None:
+        if self.eof and self.exited:
+            self.done(self.code, self.out.decode("utf-8", "replace"))
 
 
 def run_tmux(
     loop: Loop,
+    reaper: Reaper,
     env: Mapping[str, str],
     args: list[str],
     done: Callable[[int | None, str], None],
@@ -219,5 +206,5 @@ def run_tmux(
     proc = _spawn(["tmux", "-S", socket, *args], env, subprocess.DEVNULL)
     if proc is None:
         return False
-    _Run(loop, proc, done)
+    _Run(loop, proc, reaper, done)
     return True

@@ -38,6 +38,7 @@ from cuewrap.tmux.view import (
     Presence,
     parse_view,
 )
+from cuewrap.workers import Reaper
 
 if TYPE_CHECKING:
     from cuewrap.engine.effects import Eligibility, Notify
@@ -77,7 +78,7 @@ class TmuxSide:
         build_osc: Callable[[Notify], bytes],
         record: Record,
         log: Callable[..., None],
-        reap: Callable[[subprocess.Popen[bytes]], None],
+        reaper: Reaper,
     ) -> None:
         self.loop = loop
         self.env = env
@@ -101,7 +102,7 @@ class TmuxSide:
         self._started_at = 0.0
         self._retry_timer: Timer | None = None
         self._closed = False
-        self._reap = reap
+        self._reaper = reaper
 
     # -- life ---------------------------------------------------------------------------------
     def start(self) -> bool:
@@ -127,7 +128,7 @@ class TmuxSide:
             self.pane,
             on_notification=self._on_notification,
             on_exit=self._on_exit,
-            reap=self._reap,
+            reap=lambda proc: reaper_add(self._reaper, proc),
         )
         if not client.start():
             return False
@@ -201,7 +202,7 @@ class TmuxSide:
         self._again = False
         args = ["display-message", "-p", "-t", self.pane, PANE_FORMAT, ";"]
         args += ["list-clients", "-F", CLIENT_FORMAT]
-        if not run_tmux(self.loop, self.env, args, self._answered):
+        if not run_tmux(self.loop, self._reaper, self.env, args, self._answered):
             self._asking = False
             self.why = "tmux could not be started"
             self._flush_after(None)
@@ -319,7 +320,7 @@ class TmuxSide:
             state = "delivered" if status == 0 else "failed"
             self.record(cue, "tmux", state, f"status-line message on {where}")
 
-        if not run_tmux(self.loop, self.env, args, done):
+        if not run_tmux(self.loop, self._reaper, self.env, args, done):
             self.record(cue, "tmux", "failed", "tmux could not be started")
 
     def _show_pending(self, view: PaneView) -> None:
@@ -359,3 +360,8 @@ class TmuxSide:
 
 FOCUS_FIX = "set -g focus-events on (in ~/.tmux.conf)"
 PASSTHROUGH_FIX = "set -g allow-passthrough on (in ~/.tmux.conf)"
+
+
+def reaper_add(reaper: Reaper, proc: subprocess.Popen[bytes]) -> None:
+    """A control client told to end (stdin closed): reaped, KILLed if it lingers a second."""
+    reaper.add(proc, 1.0)
