@@ -38,6 +38,7 @@ import pexpect
 import pyte
 import pytest
 from fakemodel import MODEL_ID, FakeModel
+from launch import default_signals
 from waiting import wait_until
 
 REPO = Path(__file__).resolve().parent.parent
@@ -292,6 +293,7 @@ class PiSession:
             cwd=str(cwd),
             dimensions=dimensions,
             echo=False,
+            preexec_fn=default_signals,  # tests signal it and its children
         )
         self.pid: int = self.child.pid
         self._reader = threading.Thread(

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
+from launch import default_signals
 from waiting import wait_until
 
 from cuewrap.doctor.check import CTRL_C, ESCAPE, _tokens
@@ -241,7 +242,8 @@ def check_in_shell(env: dict[str, str], *args: str) -> pexpect.spawn:
     """``cuewrap doctor --check`` inside sh, with the tty settings before and after."""
     cmd = shlex.join([PY, "-m", "cuewrap", *args, "doctor", "--check"])
     script = f'echo "B=$(stty -g)"; {cmd}; echo "RC=$?"; echo "A=$(stty -g)"'
-    p = pexpect.spawn("sh", ["-c", script], env=env, timeout=10, dimensions=(24, 200))
+    p = pexpect.spawn("sh", ["-c", script], env=env, timeout=10, dimensions=(24, 200),
+                      preexec_fn=default_signals)  # fmt: skip
     p.logfile_read = io.BytesIO()
     return p
 

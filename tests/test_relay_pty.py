@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
+from launch import default_signals
 
 CHILD = str(Path(__file__).parent / "children" / "ptychild.py")
 PY = sys.executable
@@ -37,14 +38,16 @@ def env() -> dict[str, str]:
 
 def spawn(*child_args: str, log: Path | None = None, **kw: object) -> pexpect.spawn:
     argv = cuewrap_argv(*child_args, log=log)
-    return pexpect.spawn(argv[0], argv[1:], env=env(), timeout=10, dimensions=(24, 80), **kw)
+    return pexpect.spawn(argv[0], argv[1:], env=env(), timeout=10, dimensions=(24, 80),
+                         preexec_fn=default_signals, **kw)  # fmt: skip
 
 
 def in_shell(*child_args: str, log: Path | None = None) -> pexpect.spawn:
     """Run cuewrap inside sh, printing the tty settings before and after and the exit status."""
     cmd = shlex.join(cuewrap_argv(*child_args, log=log))
     script = f'echo "B=$(stty -g)"; {cmd}; echo "RC=$?"; echo "A=$(stty -g)"'
-    p = pexpect.spawn("sh", ["-c", script], env=env(), timeout=10, dimensions=(24, 80))
+    p = pexpect.spawn("sh", ["-c", script], env=env(), timeout=10, dimensions=(24, 80),
+                      preexec_fn=default_signals)  # fmt: skip
     p.logfile_read = io.BytesIO()
     return p
 
@@ -222,7 +225,7 @@ def test_sigterm_to_cuewrap_is_forwarded_and_terminal_restored(tmp_path: Path) -
     cmd = shlex.join(cuewrap_argv("sleep"))
     # exec: the pid sh writes is cuewrap's own, and cuewrap owns the tty in the foreground
     script = f"echo $$ > {pidfile}; exec {cmd}"
-    p = pexpect.spawn("sh", ["-c", script], env=env(), timeout=10)
+    p = pexpect.spawn("sh", ["-c", script], env=env(), timeout=10, preexec_fn=default_signals)
     p.expect("READY")
     os.kill(int(pidfile.read_text()), signal.SIGTERM)
     p.expect(pexpect.EOF)
@@ -232,15 +235,20 @@ def test_sigterm_to_cuewrap_is_forwarded_and_terminal_restored(tmp_path: Path) -
 
 
 def test_sighup_and_sigint_to_cuewrap(tmp_path: Path) -> None:
+    """The signal reaches the child, which dies of it (not of the SIGKILL after the grace):
+    whatever dispositions the test run inherited, cuewrap starts with the defaults."""
     for sig in (signal.SIGINT, signal.SIGHUP):
-        pidfile = tmp_path / "pid"
-        script = f"echo $$ > {pidfile}; exec {shlex.join(cuewrap_argv('sleep'))}"
-        p = pexpect.spawn("sh", ["-c", script], env=env(), timeout=10)
+        pidfile, log = tmp_path / "pid", tmp_path / f"log-{sig}"
+        script = f"echo $$ > {pidfile}; exec {shlex.join(cuewrap_argv('sleep', log=log))}"
+        p = pexpect.spawn("sh", ["-c", script], env=env(), timeout=10, preexec_fn=default_signals)
         p.expect("READY")
         os.kill(int(pidfile.read_text()), sig)
         p.expect(pexpect.EOF)
         p.close()
         assert p.exitstatus == 128 + sig, sig
+        exits = [r for r in map(json.loads, log.read_text().splitlines())
+                 if r.get("type") == "ChildExit"]  # fmt: skip
+        assert [r["signal"] for r in exits] == [sig], exits
 
 
 def test_stdin_not_a_tty_is_plain_passthrough() -> None:

@@ -5,6 +5,7 @@ one line and exit 2, nothing spawned."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import shlex
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
+from launch import default_signals
 
 CHILD = str(Path(__file__).parent / "children" / "ptychild.py")
 PY = sys.executable
@@ -33,12 +35,14 @@ def cuewrap(*args: str) -> list[str]:
 
 def _run_and_signal(tmp_path: Path, sig: int, mode: str) -> tuple[int, bytes, float]:
     """sh prints `stty -g`, runs cuewrap (its pid in a file), prints the status and `stty -g`
-    again. Returns cuewrap's status, all output, seconds from the signal to the status."""
-    pidfile = tmp_path / "pid"
+    again. Returns cuewrap's status, all output, seconds from the signal to the status.
+    The decision log goes to ``tmp_path/log`` (see ``child_death``)."""
+    pidfile, log = tmp_path / "pid", str(tmp_path / "log")
     inner = shlex.join(["sh", "-c", 'echo $$ > "$0"; exec "$@"', str(pidfile),
-                        *cuewrap("--", PY, CHILD, mode)])  # fmt: skip
+                        *cuewrap("--log", log, "--", PY, CHILD, mode)])  # fmt: skip
     script = f'echo "B=$(stty -g)"; {inner}; echo "RC=$?"; echo "A=$(stty -g)"'
-    p = pexpect.spawn("sh", ["-c", script], env=env(), timeout=15, dimensions=(24, 80))
+    p = pexpect.spawn("sh", ["-c", script], env=env(), timeout=15, dimensions=(24, 80),
+                      preexec_fn=default_signals)  # fmt: skip
     p.logfile_read = io.BytesIO()
     p.expect("READY")
     t0 = time.monotonic()
@@ -53,6 +57,12 @@ def _run_and_signal(tmp_path: Path, sig: int, mode: str) -> tuple[int, bytes, fl
     return rc, out, took
 
 
+def child_death(tmp_path: Path) -> list[int | None]:
+    """The signal the child died of, from each ChildExit fact of ``_run_and_signal``'s log."""
+    records = [json.loads(line) for line in (tmp_path / "log").read_text().splitlines()]
+    return [r["signal"] for r in records if r.get("type") == "ChildExit"]
+
+
 SIGNALS = [
     signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2, signal.SIGALRM, signal.SIGTERM,
     signal.SIGHUP, signal.SIGINT, signal.SIGVTALRM, signal.SIGXCPU, signal.SIGRTMIN,
@@ -65,6 +75,7 @@ SIGNALS = [
 def test_terminating_signal_restores_and_ends_128_plus_n(tmp_path: Path, sig: int) -> None:
     rc, out, _ = _run_and_signal(tmp_path, sig, "sleep")
     assert rc == 128 + sig
+    assert child_death(tmp_path) == [sig]  # told, and it died of it: no SIGKILL after a grace
     tail = out[out.index(b"READY") :]
     if sig == signal.SIGHUP:  # the terminal is gone: nothing more is written to it
         assert b"\x1b[" not in tail
@@ -75,6 +86,7 @@ def test_terminating_signal_restores_and_ends_128_plus_n(tmp_path: Path, sig: in
 def test_child_that_ignores_the_signal_is_killed_after_the_grace(tmp_path: Path) -> None:
     rc, out, took = _run_and_signal(tmp_path, signal.SIGUSR1, "deaf")
     assert rc == 128 + signal.SIGUSR1
+    assert child_death(tmp_path) == [signal.SIGKILL]
     assert took < 8.0  # FATAL_GRACE (3 s) and then SIGKILL, not forever
     assert b"\x1b[?1004l" in out[out.index(b"READY") :]
 

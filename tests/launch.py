@@ -1,0 +1,24 @@
+"""Starting processes that a test will signal: with the dispositions the test relies on.
+
+A process inherits ignored signals and the signal mask from whoever started the test run: a
+script's background job starts with SIGINT and SIGQUIT ignored, ``nohup`` ignores SIGHUP, and
+an ignored signal stays ignored across ``exec``. A test that sends a signal (or types Ctrl-C)
+and expects the default effect passes ``preexec_fn=default_signals`` to ``pexpect.spawn`` or
+``subprocess.Popen``, so that the suite does not depend on how it was launched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+
+_UNCATCHABLE = {signal.SIGKILL, signal.SIGSTOP}
+
+
+def default_signals() -> None:
+    """``preexec_fn``: every signal at its default disposition and none blocked, as for a
+    command a shell runs in the foreground of a terminal."""
+    for sig in signal.valid_signals() - _UNCATCHABLE:
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, ())
