@@ -17,7 +17,16 @@ from typing import TYPE_CHECKING
 from cuewrap import facts as F
 from cuewrap import relay_events
 from cuewrap.decisionlog import DecisionLog
-from cuewrap.engine import EngineConfig, Event, Tick, initial_state, is_eligible, status, step
+from cuewrap.engine import (
+    EngineConfig,
+    Event,
+    Tick,
+    consume_notice,
+    initial_state,
+    is_eligible,
+    status,
+    step,
+)
 from cuewrap.engine.effects import (
     Diagnostic,
     Effect,
@@ -30,11 +39,13 @@ from cuewrap.engine.effects import (
 from cuewrap.engine.page import BridgeCounts, Channels, cue_page, toggle_reply
 from cuewrap.loop import Loop, Timer
 from cuewrap.relay_events import RelayEvent
+from cuewrap.term.notices import ChildNotification
 from cuewrap.term.tracker import TitleChange
 
 KEY_WINDOW = 1.0  # seconds: keystrokes are told to the engine at most once per window
 
 if TYPE_CHECKING:
+    from cuewrap.activity import OutputWatch
     from cuewrap.bridge.channel import Channel
     from cuewrap.bridge.server import BridgeServer
     from cuewrap.config import Settings
@@ -42,7 +53,10 @@ if TYPE_CHECKING:
     from cuewrap.deliver.desktop import DesktopNotifier
     from cuewrap.deliver.keepawake import KeepAwake as KeepAwakeEffector
     from cuewrap.deliver.terminal import Choice, TerminalNotifier, TmuxInfo
+    from cuewrap.presets import Preset
+    from cuewrap.relay import OutputTap
     from cuewrap.screen.gate import ScreenGate
+    from cuewrap.term.notices import NoticeProtocol
     from cuewrap.tmux.side import TmuxSide
     from cuewrap.workers import Reaper
 
@@ -60,6 +74,7 @@ class Controller:
         size: tuple[int, int],
         channel: Channel | None = None,
         child_pid: int | None = None,
+        command: str = "",
     ) -> None:
         self.loop = loop
         self.settings = settings
@@ -67,16 +82,12 @@ class Controller:
         self.env = dict(env)
         self.pi_mode = pi_mode
         self.inject = inject
-        label = os.path.basename(os.getcwd()) if pi_mode else ""
-        self.state = initial_state(
-            EngineConfig(
-                enabled=settings.cues.enabled,
-                idle_after=settings.presence.idle_after,
-                label=label,
-                privacy_summary=settings.privacy.body == "summary",
-                keep_awake=settings.keep_awake.enabled,
-            )
-        )
+        self.preset: Preset | None = None  # generic mode: what the program's signals mean
+        preset_why = ""
+        if not pi_mode:
+            from cuewrap.presets import choose
+
+            self.preset, preset_why = choose(command, settings.generic.preset)
         self._wake: Timer | None = None
         self._last_key = float("-inf")
         self._key_timer: Timer | None = None
@@ -100,6 +111,25 @@ class Controller:
         self.bridge: BridgeServer | None = None
         if channel is not None:
             self._start_bridge(channel)
+        choice = self.terminal_choice  # detect now (tmux is asked here), while the child boots
+        # the child's notifications the host terminal shows as they are (not through tmux)
+        native = choice.protocol if not choice.tmux_passthrough else "off"
+        reemit = choice.protocol != "off" or self.desktop_on
+        self.state = initial_state(self._engine_config(reemit, frozenset({native}) - {"off"}))
+        self.activity: OutputWatch | None = None  # generic mode: output activity and quiet
+        if self.preset is not None:
+            from cuewrap.activity import OutputWatch
+
+            self.activity = OutputWatch(loop, settings.generic.quiet_after, self._child_fact)
+            log.write(
+                "generic",
+                preset=self.preset.name,
+                app=self.preset.app,
+                why=preset_why,
+                quiet_after=settings.generic.quiet_after,
+                host_native=native,
+                reemit=reemit,
+            )
         self.screen: ScreenGate | None = None  # the screen source, for the relay (Pi only)
         if pi_mode:
             from cuewrap.screen.gate import ScreenGate
@@ -111,7 +141,6 @@ class Controller:
                 on_fact=self.fact,
                 log=log,
             )
-        self.terminal  # detect now (tmux is asked here), while the child boots  # noqa: B018
         self.tmux: TmuxSide | None = None  # inside tmux: presence and delivery through tmux
         self._reaper: Reaper | None = None  # ends tmux's control client
         if self.env.get("TMUX"):
@@ -128,6 +157,43 @@ class Controller:
         )
 
     # -- set-up -----------------------------------------------------------------------------
+    def _engine_config(self, reemit: bool, native: frozenset[str]) -> EngineConfig:
+        settings = self.settings
+        preset = self.preset
+        return EngineConfig(
+            enabled=settings.cues.enabled,
+            idle_after=settings.presence.idle_after,
+            label=os.path.basename(os.getcwd()),
+            privacy_summary=settings.privacy.body == "summary",
+            keep_awake=settings.keep_awake.enabled,
+            generic=preset is not None,
+            app=preset.app if preset is not None else "Pi",
+            signal=preset.signal if preset is not None else EngineConfig.signal,
+            host_native=native,
+            reemit=reemit,
+        )
+
+    @property
+    def output_tap(self) -> OutputTap | None:
+        """What sees every output chunk: the screen gate (Pi mode) or the output watch."""
+        return self.screen if self.screen is not None else self.activity
+
+    def consume(self, protocol: NoticeProtocol) -> bool:
+        """The tracker's policy for a child's notification (SPEC 11: translate, never
+        duplicate): take it out of the output now? Decided by the pure engine."""
+        try:
+            return consume_notice(self.state, protocol, self.loop.clock())
+        except Exception as exc:  # fail open: the notification passes through
+            self.log.error("consume_notice", exc)
+            return False
+
+    def _child_fact(self, fact: Event) -> None:
+        """A fact from the output watch (called from the relay's hot path): never raises."""
+        try:
+            self.fact(fact)
+        except Exception as exc:
+            self.log.error("child_fact", exc)
+
     @property
     def terminal(self) -> TerminalNotifier:
         if self._terminal is None:
@@ -210,10 +276,20 @@ class Controller:
             self.log.write(rec[0], **rec[1])
         if isinstance(event, TitleChange) and self.settings.notify.title_marks:
             self.inject(self.titles.on_child_title(event.title))
+        if isinstance(event, ChildNotification) and event.consumed:
+            self.log.write(
+                "translation",
+                source=event.protocol,
+                terminal=self.terminal_choice.protocol,
+                desktop=self.desktop_on,
+                note="the child's notification was taken out and is re-emitted",
+            )
         fact = relay_events.to_fact(event)
         if isinstance(fact, F.Presence) and fact.state != "unknown" and self.tmux is not None:
             self.tmux.focus(fact.state)  # merged with tmux's view of the pane
         elif isinstance(fact, F.Keystroke):
+            if self.activity is not None:
+                self.activity.input()  # output right after this is its echo
             self._keystroke()
             if self.tmux is not None:
                 self.tmux.keystroke()
@@ -410,6 +486,8 @@ class Controller:
 
     def close(self) -> None:
         self._closed = True
+        if self.activity is not None:
+            self.activity.close()
         if self._key_timer is not None:
             self._key_timer.cancel()
         if self.screen is not None:

@@ -68,7 +68,8 @@ Sink = Callable[[RelayEvent], None]
 
 
 class OutputTap(Protocol):
-    """Sees every output chunk and every new size (the screen source's gate)."""
+    """Sees every output chunk and every new size: the screen source's gate (Pi mode) or
+    the output watch (generic mode, ``activity.py``)."""
 
     def feed(self, data: bytes) -> None: ...
     def resize(self, rows: int, cols: int) -> None: ...

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from cuewrap import facts as F
 from cuewrap.term.focus import FocusReport, HostStatusReply
+from cuewrap.term.notices import ChildNotification
 from cuewrap.term.tracker import Bell, ModeChange, TitleChange
 from cuewrap.term.tracker import Event as OutputEvent
 
@@ -41,6 +42,10 @@ def to_fact(event: RelayEvent) -> F.Fact | None:
         return F.Keystroke()
     if isinstance(event, ChildExited):
         return F.ChildExit(event.code, event.signal)
+    if isinstance(event, Bell):  # the child source (SPEC 11); Pi mode only records it
+        return F.ChildBell()
+    if isinstance(event, ChildNotification):
+        return F.ChildNotice(event.protocol, event.title, event.body, event.consumed)
     return None
 
 
@@ -50,8 +55,6 @@ def record(event: RelayEvent) -> tuple[str, dict[str, object]] | None:
         return "child_title", {"length": len(event.title)}
     if isinstance(event, ModeChange):
         return "child_mode", {"mode": event.mode, "on": event.on}
-    if isinstance(event, Bell):
-        return "child_bell", {}
     if isinstance(event, HostStatusReply):
         return "host_status_reply", {"note": "host answers OSC 7501: reports forwarded"}
     return None

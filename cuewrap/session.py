@@ -96,7 +96,7 @@ class Session:
                 tracker=tracker,
                 injector=injector,
                 sink=sink,
-                screen=controller.screen if controller is not None else None,
+                screen=controller.output_tap if controller is not None else None,
                 on_error=self.log.error,
             )
             relay.resize()
@@ -164,6 +164,7 @@ class Session:
                 size=get_size(1, 0) or (24, 80),
                 channel=channel,
                 child_pid=child_pid,
+                command=self.args.command[0],
             )
         except Exception as exc:  # fail open: Pi runs as a plain passthrough
             self.log.error("controller", exc)
@@ -194,7 +195,10 @@ class Session:
             if "sink" in faults:
                 sink = fault.raising_sink
         focus = focus_cls() if self.guard else None
-        return focus, tracker_cls(consume_status=self.guard and self.args.pi_mode), sink
+        # generic mode: the controller decides which of the child's notifications to take out
+        notices = controller if controller is not None and not self.args.pi_mode else None
+        tracker = tracker_cls(consume_status=self.guard and self.args.pi_mode, notices=notices)
+        return focus, tracker, sink
 
     # -- spawning ---------------------------------------------------------------------------
     def _spawn(self) -> ChildProcess:

@@ -8,6 +8,7 @@ from cuewrap.inject import INJECT_QUIET, Injector
 from cuewrap.loop import Loop
 from cuewrap.relay_events import ChildExited, Keystroke, record, to_fact
 from cuewrap.term.focus import FocusReport, HostStatusReply
+from cuewrap.term.notices import ChildNotification
 from cuewrap.term.tracker import Bell, ModeChange, TitleChange
 
 
@@ -19,7 +20,10 @@ def test_facts_from_relay_events() -> None:
     assert to_fact(status) is status
     assert to_fact(ChildExited(3, None)) == F.ChildExit(3, None)
     assert to_fact(ChildExited(None, 15)) == F.ChildExit(None, 15)
-    for only_logged in (TitleChange("t"), ModeChange(1004, True), Bell(), HostStatusReply()):
+    assert to_fact(Bell()) == F.ChildBell()
+    note = ChildNotification("osc9", "", "done", True)
+    assert to_fact(note) == F.ChildNotice("osc9", "", "done", True)
+    for only_logged in (TitleChange("t"), ModeChange(1004, True), HostStatusReply()):
         assert to_fact(only_logged) is None
 
 
@@ -29,9 +33,8 @@ def test_records_never_hold_the_childs_title() -> None:
     assert kind == "child_title" and fields == {"length": len(title)}
     assert title not in repr(fields)
     assert record(ModeChange(2004, False)) == ("child_mode", {"mode": 2004, "on": False})
-    assert record(Bell()) == ("child_bell", {})
     assert (record(HostStatusReply()) or ("",))[0] == "host_status_reply"
-    for fact_event in (FocusReport("in"), Keystroke(), ChildExited(0, None)):
+    for fact_event in (FocusReport("in"), Keystroke(), ChildExited(0, None), Bell()):
         assert record(fact_event) is None
 
 
