@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from fakemodel import FakeModel, text, tool_call
 from pirig import PiSession
+from waiting import absence_window, turning, wait_until
 
 from cuewrap.config import ConfigError, check_commands, load_settings
 from cuewrap.deliver.command import CommandNotifier
@@ -52,13 +53,6 @@ def calls(out: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
 
 
-def run_until(loop: Loop, pred: Callable[[], bool], timeout: float) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end and not pred():
-        loop.run_once(max_timeout=0.05)
-    return pred()
-
-
 # -- the effector ---------------------------------------------------------------------------
 def test_command_gets_one_json_object_and_the_same_as_variables(recorder: Any) -> None:
     argv, out = recorder
@@ -66,7 +60,7 @@ def test_command_gets_one_json_object_and_the_same_as_variables(recorder: Any) -
     runner = CommandNotifier(loop, argv, 10, lambda *a: states.append(a))
     fields = {"event": "needs-input", "session": "work", "id": "cuewrap-1-1", "escalated": False}
     runner.run(1, fields)
-    assert run_until(loop, lambda: runner.pending == 0, 10)
+    wait_until(lambda: runner.pending == 0, 10, "the command to end", sleep=turning(loop))
     assert states[-1][1] == "delivered", states
     [call] = calls(out)
     assert json.loads(call["stdin"]) == fields
@@ -84,7 +78,7 @@ def test_exit_status_is_the_delivery_state(tmp_path: Path) -> None:
     loop, states = Loop(), []
     runner = CommandNotifier(loop, ["sh", "-c", "exit 7"], 10, lambda *a: states.append(a))
     runner.run(2, {"event": "finished"})
-    assert run_until(loop, lambda: runner.pending == 0, 10)
+    wait_until(lambda: runner.pending == 0, 10, "the command to end", sleep=turning(loop))
     assert states[-1] == (2, "failed", "exit status 7")
 
 
@@ -94,10 +88,11 @@ def test_a_hanging_command_is_killed_at_the_timeout(tmp_path: Path) -> None:
     loop, states = Loop(), []
     runner = CommandNotifier(loop, ["sh", "-c", script], 0.5, lambda *a: states.append(a))
     runner.run(3, {"event": "finished"})
-    assert run_until(loop, lambda: runner.pending == 0, 10)
+    wait_until(lambda: runner.pending == 0, 10, "the command to end", sleep=turning(loop))
     assert states[-1] == (3, "failed", "killed at the timeout (0.5 s)")
     # the command and its own child are gone
-    assert run_until(loop, lambda: not any(_alive(int(p)) for p in pids.read_text().split()), 5)
+    wait_until(lambda: not any(_alive(int(p)) for p in pids.read_text().split()), 5,
+               "the command's process group killed", sleep=turning(loop))  # fmt: skip
 
 
 def test_the_bridge_secret_is_not_passed_on(recorder: Any) -> None:
@@ -108,7 +103,7 @@ def test_the_bridge_secret_is_not_passed_on(recorder: Any) -> None:
         loop, ["sh", "-c", 'env > "$0"', str(out) + ".env"], 10, lambda *a: None, env=env
     )
     runner.run(4, {"event": "finished"})
-    assert run_until(loop, lambda: runner.pending == 0, 10)
+    wait_until(lambda: runner.pending == 0, 10, "the command to end", sleep=turning(loop))
     assert "s3cret" not in Path(str(out) + ".env").read_text()
 
 
@@ -130,17 +125,13 @@ def test_killed_with_cuewrap(tmp_path: Path) -> None:
     )
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
     assert proc.stdout is not None and proc.stdout.readline() == b"started\n"
-    end = time.monotonic() + 5
-    while not (pids.exists() and pids.read_text().strip()) and time.monotonic() < end:
-        time.sleep(0.02)
+    wait_until(lambda: pids.exists() and pids.read_text().strip(), 5, "the command's pid file",
+               interval=0.02)  # fmt: skip
     child = int(pids.read_text())
     assert _alive(child)
     proc.kill()
     proc.wait()
-    end = time.monotonic() + 5
-    while _alive(child) and time.monotonic() < end:
-        time.sleep(0.05)
-    assert not _alive(child), "notify.command outlived kill -9 of cuewrap"
+    wait_until(lambda: not _alive(child), 5, "notify.command to end with kill -9 of cuewrap")
 
 
 def _alive(pid: int) -> bool:
@@ -191,14 +182,11 @@ def test_a_command_that_does_not_exist_is_a_config_error_at_start(tmp_path: Path
 
 
 def _wait(check: Callable[[], Any], timeout: float, what: str, s: PiSession) -> Any:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        got = check()
-        if got:
-            return got
-        time.sleep(0.05)
-    kinds = [(r.get("kind"), r.get("channel"), r.get("state")) for r in s.log_records()][-30:]
-    raise TimeoutError(f"timed out waiting for {what}; log: {kinds}\n{s.dump()}")
+    def explain() -> str:
+        kinds = [(r.get("kind"), r.get("channel"), r.get("state")) for r in s.log_records()]
+        return f"log: {kinds[-30:]}\n{s.dump()}"
+
+    return wait_until(check, timeout, what, detail=explain)
 
 
 def command_deliveries(s: PiSession) -> list[dict[str, Any]]:
@@ -236,7 +224,7 @@ def test_one_json_per_notification_none_while_present(
     s.prompt("PAPAYA-PROMPT again")
     s.wait_for_screen(r"second ZEBRA-ANSWER")
     s.wait_idle()
-    time.sleep(1.0)
+    absence_window(1.0, "a command call for a run settled while present")
     got = calls(out)
     assert len(got) == 2, got
     cue_records = s.log_records("cue")

@@ -12,14 +12,15 @@ Everything is killed at ``close()`` (the server with ``kill-server``, the client
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import subprocess
-import time
 import uuid
 from collections.abc import Sequence
 
 import pytest
 from pirig import PiHome, PiSession
+from waiting import wait_until
 
 SESSION = "work"
 
@@ -93,14 +94,12 @@ class TmuxRig:
         return [line.split()[0] for line in out.splitlines() if line.endswith(" 0")]
 
     def wait_clients(self, n: int, timeout: float = 10.0) -> list[str]:
-        deadline = time.monotonic() + timeout
-        while True:
+        def listed() -> tuple[list[str]] | None:
             names = self.user_clients()
-            if len(names) == n:
-                return names
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{n} user client(s) expected, tmux lists {names}")
-            time.sleep(0.05)
+            return (names,) if len(names) == n else None  # a tuple: true even for n == 0
+
+        return wait_until(listed, timeout, f"{n} user client(s)",
+                          detail=lambda: f"tmux lists {self.user_clients()}")[0]  # fmt: skip
 
     def messages(self) -> list[str]:
         """tmux's message log: ``<client> message: <text>`` lines (commands left out); it can
@@ -137,8 +136,7 @@ class TmuxRig:
 
     def close(self) -> None:
         self.tmux("kill-server", check=False)  # clients see EOF and end by themselves
-        deadline = time.monotonic() + 5
-        while any(not c.eof for c in self.clients) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        with contextlib.suppress(TimeoutError):  # the rest are closed below
+            wait_until(lambda: all(c.eof for c in self.clients), 5, "the clients to see EOF")
         for client in self.clients:
             client.close()
