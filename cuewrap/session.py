@@ -170,7 +170,7 @@ class Session:
             self.log.error("controller", exc)
             self.controller = None
             if channel is not None:
-                _close_channel(channel)
+                channel.close()
         return self.controller
 
     def _relay_parts(
@@ -222,13 +222,4 @@ class Session:
             if child.isalive():
                 child.terminate(force=True)
         except Exception:
-            pass
-
-
-def _close_channel(channel: Channel) -> None:
-    channel.sock.close()
-    for remove, path in ((os.unlink, channel.path), (os.rmdir, channel.dir)):
-        try:
-            remove(path)
-        except OSError:
             pass

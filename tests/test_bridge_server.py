@@ -341,7 +341,7 @@ def test_flood_of_malformed_and_oversized_lines_bounded(h: Harness) -> None:
     for _ in range(20000):
         h.loop.run_once(0.01)
         for conn in h.server._conns:
-            max_inbuf = max(max_inbuf, len(conn.inbuf))
+            max_inbuf = max(max_inbuf, conn.proto.buffered)
         if h.facts and h.facts[-1] == AgentStart():
             break
     t.join(timeout=10)

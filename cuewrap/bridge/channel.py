@@ -26,6 +26,20 @@ class Channel:
     def env(self) -> dict[str, str]:
         return {ENV_SOCKET: self.path, ENV_TOKEN: self.token}
 
+    def close(self) -> None:
+        """Close the socket and remove it and its directory. Safe to call twice."""
+        self.sock.close()
+        _remove(self.dir, self.path)
+
+
+def _remove(directory: str, path: str) -> None:
+    """Remove the socket file and its directory, whatever is left of them."""
+    for remove, name in ((os.unlink, path), (os.rmdir, directory)):
+        try:
+            remove(name)
+        except OSError:
+            pass
+
 
 def _runtime_base() -> str | None:
     base = os.environ.get("XDG_RUNTIME_DIR")
@@ -80,12 +94,5 @@ def open_channel() -> Channel:
         except OSError as exc:
             last = exc
             if directory is not None:
-                try:
-                    os.unlink(os.path.join(directory, "bridge.sock"))
-                except OSError:
-                    pass
-                try:
-                    os.rmdir(directory)
-                except OSError:
-                    pass
+                _remove(directory, os.path.join(directory, "bridge.sock"))
     raise last or OSError("no directory for the bridge socket")

@@ -13,13 +13,15 @@ no threads. Socket EOF on a connection that said hello gives ``BridgeGone``; whe
 runtime says hello while an older connection is still open (``/reload``, ``/new``), the old
 one is drained first and closed with its ``BridgeGone``, so facts stay in order.
 
-The protocol is in ``protocol.py`` and ``docs/bridge-protocol.md``.
+What the bytes of one connection mean (framing, the line-rate budget, the auth and hello
+handshake) is ``connection.py``'s, without sockets; this module keeps the socket I/O, the peer
+check, the auth timeout and what the connection's events lead to. The protocol is in
+``protocol.py`` and ``docs/bridge-protocol.md``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hmac
 import os
 import secrets
 import socket
@@ -27,11 +29,20 @@ import struct
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
 
 from cuewrap.bridge import protocol
 from cuewrap.bridge.channel import ENV_SOCKET, ENV_TOKEN, Channel, open_channel
-from cuewrap.bridge.protocol import Auth, Rejection, Request
+from cuewrap.bridge.connection import (
+    BridgeConnection,
+    Closed,
+    Event,
+    Gone,
+    Hello,
+    Received,
+    Refused,
+    Requested,
+)
+from cuewrap.bridge.protocol import Request
 from cuewrap.facts import BridgeGone, BridgeHello, CueToggle, Fact
 from cuewrap.loop import Loop, Timer
 
@@ -47,22 +58,20 @@ AUTH_TIMEOUT = 5.0  # seconds for a new connection to send auth + hello
 DRAIN_LIMIT = 1024 * 1024  # bytes read from an old connection when a new runtime says hello
 REJECT_REPORTS_PER_S = 20.0  # on_reject calls per second (all are counted in stats)
 
-State = Literal["auth", "hello", "live"]
-
 
 @dataclass(eq=False)
 class _Conn:
     sock: socket.socket
     fd: int
     pid: int
-    state: State = "auth"
-    inbuf: bytearray = field(default_factory=bytearray)
-    discarding: bool = False  # inside a line longer than MAX_LINE
+    proto: BridgeConnection  # what its bytes mean
     outbuf: bytearray = field(default_factory=bytearray)
-    budget: float = 0.0
-    refilled: float = 0.0
     timer: Timer | None = None
     closed: bool = False
+
+    @property
+    def live(self) -> bool:
+        return self.proto.state == "live"
 
 
 def peer_credentials(sock: socket.socket) -> tuple[int | None, int | None]:
@@ -118,6 +127,7 @@ class BridgeServer:
         self.token = secrets.token_hex(32)
         self.dir: str | None = None
         self.path: str | None = None
+        self._channel: Channel | None = None
         self._lsock: socket.socket | None = None
         self._conns: list[_Conn] = []
         self._current: _Conn | None = None  # the newest live connection
@@ -137,6 +147,7 @@ class BridgeServer:
         try:
             if channel is None:
                 channel = open_channel()
+            self._channel = channel
             self.dir, self.path, self.token = channel.dir, channel.path, channel.token
             self._lsock = channel.sock
             self._loop.add_reader(channel.sock.fileno(), self._on_accept)
@@ -156,16 +167,11 @@ class BridgeServer:
             self._drop(conn)
         if self._lsock is not None:
             self._loop.remove_reader(self._lsock.fileno())
-            self._lsock.close()
             self._lsock = None
-        if self.path is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(self.path)
-            self.path = None
-        if self.dir is not None:
-            with contextlib.suppress(OSError):
-                os.rmdir(self.dir)
-            self.dir = None
+        if self._channel is not None:
+            self._channel.close()
+            self._channel = None
+        self.path = self.dir = None
 
     # -- what the /cue page shows -------------------------------------------------------------
     def stats(self) -> dict[str, object]:
@@ -173,8 +179,8 @@ class BridgeServer:
             "listening": self._lsock is not None,
             "trusted": self._current is not None,  # a live connection said hello
             "hellos": self._hellos,  # hellos accepted so far (one per Pi runtime)
-            "live_connections": sum(1 for c in self._conns if c.state == "live"),
-            "pending_connections": sum(1 for c in self._conns if c.state != "live"),
+            "live_connections": sum(1 for c in self._conns if c.live),
+            "pending_connections": sum(1 for c in self._conns if not c.live),
             "connections_accepted": self._accepted,
             "facts": self._facts,
             "requests": self._requests,
@@ -223,7 +229,10 @@ class BridgeServer:
             return
         assert pid is not None
         sock.setblocking(False)
-        conn = _Conn(sock, sock.fileno(), pid, budget=self.line_burst, refilled=self._loop.clock())
+        proto = BridgeConnection(
+            self.token, self._loop.clock(), line_rate=self.line_rate, line_burst=self.line_burst
+        )
+        conn = _Conn(sock, sock.fileno(), pid, proto)
         self._conns.append(conn)
         self._accepted += 1
         conn.timer = self._loop.call_later(self.auth_timeout, lambda: self._on_auth_timeout(conn))
@@ -231,7 +240,7 @@ class BridgeServer:
 
     def _on_auth_timeout(self, conn: _Conn) -> None:
         conn.timer = None
-        if not conn.closed and conn.state != "live":
+        if not conn.closed and not conn.live:
             self._reject("auth_timeout")
             self._drop(conn)
 
@@ -251,95 +260,39 @@ class BridgeServer:
             return
         data = self._recv(conn)
         if data:
-            self._feed(conn, data)
+            self._handle(conn, conn.proto.receive(data, self._loop.clock()))
         elif data is not None:
-            self._eof(conn)
+            self._handle(conn, conn.proto.eof())
 
-    def _feed(self, conn: _Conn, data: bytes) -> None:
-        start = 0
-        while not conn.closed:
-            nl = data.find(b"\n", start)
-            if nl < 0:
-                break
-            piece = data[start:nl]
-            start = nl + 1
-            if conn.discarding:  # the rest of an over-long line, already counted
-                conn.discarding = False
-                continue
-            if conn.inbuf:
-                conn.inbuf += piece
-                line = bytes(conn.inbuf)
-                conn.inbuf.clear()
-            else:
-                line = piece
-            self._line(conn, line)
-        if conn.closed or conn.discarding:
-            return
-        rest = len(data) - start
-        if len(conn.inbuf) + rest > protocol.MAX_LINE:
-            conn.inbuf.clear()
-            conn.discarding = True
-            self._charge(conn)
-            self._reject("too_long")
-        elif rest:
-            conn.inbuf += data[start:]
-
-    def _charge(self, conn: _Conn) -> bool:
-        """Take one line from the connection's rate budget; False when it is exhausted."""
-        now = self._loop.clock()
-        conn.budget = min(self.line_burst, conn.budget + (now - conn.refilled) * self.line_rate)
-        conn.refilled = now
-        if conn.budget < 1.0:
-            return False
-        conn.budget -= 1.0
-        return True
-
-    def _line(self, conn: _Conn, line: bytes) -> None:
-        if not self._charge(conn):
-            self._reject("flood")
-            return
-        parsed = protocol.parse_line(line)
-        if conn.state == "auth":
-            if isinstance(parsed, Auth) and hmac.compare_digest(
-                parsed.token.encode(), self.token.encode()
-            ):
-                conn.state = "hello"
-            else:
-                self._reject("bad_token" if isinstance(parsed, Auth) else "no_auth")
+    def _handle(self, conn: _Conn, events: list[Event]) -> None:
+        """Act on what the connection's bytes meant, in order."""
+        for event in events:
+            if conn.closed:
+                return
+            if isinstance(event, Received):
+                self._emit(event.fact)
+            elif isinstance(event, Refused):
+                self._reject(event.reason, event.detail)
+            elif isinstance(event, Requested):
+                self._request(conn, event.request)
+            elif isinstance(event, Hello):
+                self._go_live(conn, event.hello)
+            elif isinstance(event, Gone):
                 self._drop(conn)
-            return
-        if conn.state == "hello":
-            if not isinstance(parsed, BridgeHello):
-                if isinstance(parsed, Rejection):
-                    self._reject(parsed.reason, parsed.detail)
-                self._reject("no_hello")
+                self._emit(BridgeGone())
+            elif isinstance(event, Closed):
                 self._drop(conn)
-            elif parsed.protocol != protocol.PROTOCOL_VERSION:
-                self._reject("bad_version", str(parsed.protocol))
-                self._drop(conn)
-            else:
-                self._go_live(conn, parsed)
-            return
-        if isinstance(parsed, Rejection):
-            self._reject(parsed.reason, parsed.detail)
-        elif isinstance(parsed, Request):
-            self._request(conn, parsed)
-        elif isinstance(parsed, (Auth, BridgeHello)):
-            self._reject("unexpected", "auth" if isinstance(parsed, Auth) else "hello")
-        else:
-            self._emit(parsed)
 
     def _go_live(self, conn: _Conn, hello: BridgeHello) -> None:
         # An older runtime's connection: take what it already sent, then end it, so that its
         # facts and its BridgeGone come before this hello.
-        for old in [c for c in self._conns if c is not conn and c.state == "live"]:
+        for old in [c for c in self._conns if c is not conn and c.live]:
             self._drain(old)
             if not old.closed:
-                self._gone(old)
+                self._handle(old, old.proto.eof())
         if conn.timer is not None:
             conn.timer.cancel()
             conn.timer = None
-        conn.state = "live"
         self._current = conn
         self._hellos += 1
         self._emit(hello)
@@ -358,25 +311,10 @@ class BridgeServer:
             if data is None:
                 return
             if not data:
-                self._eof(conn)
+                self._handle(conn, conn.proto.eof())
                 return
             taken += len(data)
-            self._feed(conn, data)
-
-    def _eof(self, conn: _Conn) -> None:
-        if conn.state == "live":
-            self._gone(conn)
-            return
-        if conn.inbuf or conn.discarding:
-            self._reject("truncated")
-        self._reject("no_auth" if conn.state == "auth" else "no_hello")
-        self._drop(conn)
-
-    def _gone(self, conn: _Conn) -> None:
-        if conn.inbuf:
-            self._reject("truncated")
-        self._drop(conn)
-        self._emit(BridgeGone())
+            self._handle(conn, conn.proto.receive(data, self._loop.clock()))
 
     def _drop(self, conn: _Conn) -> None:
         if conn.closed:
@@ -389,7 +327,7 @@ class BridgeServer:
         self._loop.remove_writer(conn.fd)
         with contextlib.suppress(OSError):
             conn.sock.close()
-        conn.inbuf.clear()
+        conn.proto.close()
         conn.outbuf.clear()
         if conn in self._conns:
             self._conns.remove(conn)
