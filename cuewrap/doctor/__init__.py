@@ -38,7 +38,7 @@ from cuewrap.host import is_tty
 if TYPE_CHECKING:
     from cuewrap.args import Args
 
-USAGE = "usage: cuewrap [OPTIONS] doctor [--check]"
+USAGE = "usage: cuewrap [OPTIONS] doctor [--check] [-- COMMAND [ARGS...]]"
 HELP = f"""{USAGE}
 
 Show what this terminal supports (focus reports, title, notification protocol, tmux
@@ -47,6 +47,9 @@ would use, and why.
 
   --check   interactive: switch away and back (focus reports), then confirm that a test
             notification and a title mark were shown. Needs a terminal.
+  -- COMMAND
+            also say what `cuewrap -- COMMAND` would use for that program: the preset, the
+            facts listened for, and what happens to its own notifications here.
 """
 
 
@@ -57,7 +60,7 @@ class _UsageError(Exception):
 def doctor(args: Args, *, env: Mapping[str, str] | None = None) -> int:
     environ = dict(os.environ if env is None else env)
     try:
-        check = _parse(args)
+        check, command = _parse(args)
     except _UsageError as exc:
         err(f"doctor: {exc} ({USAGE})")
         return 2
@@ -76,7 +79,7 @@ def doctor(args: Args, *, env: Mapping[str, str] | None = None) -> int:
     if check and not (is_tty(0) and is_tty(1)):
         err("doctor --check is interactive: stdin and stdout must both be a terminal")
         return 2
-    text, choice = report(settings, environ, log_flag=bool(args.log))
+    text, choice = report(settings, environ, log_flag=bool(args.log), command=command)
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -91,19 +94,27 @@ def doctor(args: Args, *, env: Mapping[str, str] | None = None) -> int:
     return run_check(settings, choice, environ)
 
 
-def _parse(args: Args) -> bool | None:
-    """doctor's own arguments (after ``doctor``): True for --check, None for --help.
+def _parse(args: Args) -> tuple[bool | None, list[str]]:
+    """doctor's own arguments (after ``doctor``): (True for --check, None for --help; the
+    COMMAND after ``--``, or []).
 
     Global options given after ``doctor`` (``--config PATH`` …) are parsed by the CLI's own
     parser and merged into ``args``.
     """
     check = False
     rest: list[str] = []
-    for a in args.command:
+    words = list(args.command)
+    command: list[str] = []
+    if "--" in words:
+        at = words.index("--")
+        words, command = words[:at], words[at + 1 :]
+        if not command:
+            raise _UsageError("missing COMMAND after --")
+    for a in words:
         if a == "--check":
             check = True
         elif a in ("-h", "--help"):
-            return None
+            return None, command
         else:
             rest.append(a)
     if rest:
@@ -117,4 +128,4 @@ def _parse(args: Args) -> bool | None:
         args.log = more.log or args.log
         args.no_cues = more.no_cues or args.no_cues
         args.keep_awake = more.keep_awake or args.keep_awake
-    return check
+    return check, command

@@ -115,8 +115,10 @@ def report(
     env: Mapping[str, str],
     *,
     log_flag: bool = False,
+    command: list[str] | None = None,
 ) -> tuple[str, Choice]:
-    """The whole report, and the terminal notification choice (the check sends over it)."""
+    """The whole report, and the terminal notification choice (the check sends over it).
+    ``command``: ``cuewrap doctor -- COMMAND`` also says what generic mode would use for it."""
     lines = [f"cuewrap doctor {__version__}", ""]
     term = env.get("TERM", "")
     in_tmux = bool(env.get("TMUX"))
@@ -165,6 +167,10 @@ def report(
 
     # channels
     choice = detect_terminal_protocol(env, settings.notify.terminal, lambda: info)
+    if command:
+        from cuewrap.doctor.generic import generic_lines
+
+        lines += ["", *generic_lines(command, settings, env, choice)]
     lines += ["", "Channels"]
     term_ok = term_allows_cues(env)  # SPEC 3, the part that is not about this process
     if not term_ok:
