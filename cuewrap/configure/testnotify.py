@@ -50,7 +50,8 @@ def test_notify(settings: Settings, env: Mapping[str, str], write: Callable[[byt
 
 
 def _desktop(settings: Settings, env: Mapping[str, str]) -> str:
-    from cuewrap.deliver.desktop import desktop_available, send_now
+    from cuewrap.deliver.desktop import desktop_available
+    from cuewrap.deliver.desktop_worker import send_now
 
     on, why = desktop_available(env, settings.notify.desktop)
     if not on:
