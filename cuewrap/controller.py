@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from cuewrap import facts as F
 from cuewrap import relay_events
+from cuewrap.advice import Where, fixes
 from cuewrap.decisionlog import DecisionLog
 from cuewrap.engine import (
     EngineConfig,
@@ -463,8 +464,25 @@ class Controller:
         page = cue_page(status(self.state), channels, bridge)
         if self.tmux is not None:
             page += "\n" + self.tmux.status_line()
-            page += "".join(f"\n  to improve: {hint}" for hint in self.tmux.hints())
-        return page
+        return page + "".join(f"\nto improve: {fix}" for fix in fixes(self._where()))
+
+    def _where(self) -> Where:
+        """What /cue's advice needs (cuewrap.advice): this session's evidence."""
+        view = self.tmux.view if self.tmux is not None else None
+        choice = self.terminal_choice
+        return Where(
+            ssh=any(self.env.get(v) for v in ("SSH_CONNECTION", "SSH_TTY", "SSH_CLIENT")),
+            tmux=bool(self.env.get("TMUX")),
+            tmux_version=view.version if view is not None else "",
+            focus_events=view.focus_events if view is not None else None,
+            passthrough=view.passthrough if view is not None else None,
+            terminal=choice.terminal,
+            focus_reported="focus" in self.state.seen,
+            idle_after=self.settings.presence.idle_after,
+            terminal_notifications=choice.protocol != "off",
+            desktop=self.desktop_on,
+            command=self.settings.notify.command is not None,
+        )
 
     # -- teardown ----------------------------------------------------------------------------
     def finish(self, grace: float) -> None:

@@ -389,3 +389,31 @@ def test_tokens() -> None:
     assert _tokens(b"\x1b") == [ESCAPE]
     # arrow keys (CSI and SS3) and Alt+q are not Escape, nor q
     assert _tokens(b"\x1b[A\x1bOB\x1bq\x1b[1;5Cy") == ["y"]
+
+
+def test_ssh_and_tmux_combination_says_what_happens_and_what_to_change(
+    tmux: list[str], tmp_path: Path
+) -> None:
+    """Over SSH, inside tmux with its defaults: what happens at each layer, and the two tmux
+    settings that would help, each named once."""
+    subprocess.run(
+        [*tmux, "set-environment", "-t", "t", "SSH_CONNECTION", "192.0.2.1 5 192.0.2.2 22"],
+        check=True,
+        timeout=10,
+    )
+    out = doctor_in_tmux(tmux, tmp_path / "out.txt")
+    assert "EXIT=0" in out, out
+    where = out.split("\nWhere cuewrap runs\n", 1)[1]
+    assert "over SSH: terminal notifications travel in-band" in where
+    assert "desktop notifications are off" in where
+    assert re.search(r"inside tmux \d+\.\d+\w*: cuewrap watches window, pane and session", where)
+    improve = [ln.strip() for ln in where.splitlines() if ln.strip().startswith("to improve:")]
+    assert len(improve) == 2, where
+    assert improve[0].endswith(": set -g focus-events on (in ~/.tmux.conf)")
+    assert improve[1].endswith(": set -g allow-passthrough on (in ~/.tmux.conf)")
+    # with both set, nothing left to change
+    subprocess.run([*tmux, "set", "-s", "focus-events", "on"], check=True, timeout=10)
+    subprocess.run([*tmux, "set", "-g", "allow-passthrough", "on"], check=True, timeout=10)
+    out = doctor_in_tmux(tmux, tmp_path / "out2.txt")
+    where = out.split("\nWhere cuewrap runs\n", 1)[1]
+    assert "to improve" not in where and "nothing to change here" in where, where

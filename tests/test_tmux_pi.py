@@ -275,3 +275,14 @@ def test_idle_cpu_inside_tmux(tmux_scene: Callable[..., Scene]) -> None:
     before = cpu_ticks(pid)
     absence_window(10.0, "CPU use by an idle cuewrap inside tmux")
     assert cpu_ticks(pid) - before == 0
+
+
+@pytest.mark.parametrize("pi_version", ["1.4.0"])
+def test_cue_page_names_the_missing_tmux_settings(tmux_scene: Callable[..., Scene]) -> None:
+    """tmux's defaults: /cue says what tmux tells cuewrap and names both settings."""
+    sc = tmux_scene()
+    c = sc.client
+    c.submit("/cue")
+    c.wait_for_screen(r"tmux \d+\.\d+\w*: Pi's pane is active \(1 client attached\)")
+    c.wait_for_screen(re.compile(r"to improve:.*?set -g\s+focus-events\s+on", re.S))
+    c.wait_for_screen(re.compile(r"to improve:.*?set -g\s+allow-passthrough\s+on", re.S))

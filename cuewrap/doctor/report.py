@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from cuewrap import __version__
+from cuewrap.advice import Where, fixes, situation
 from cuewrap.config import (
     KEYS,
     Settings,
@@ -187,7 +188,36 @@ def report(
     if term_ok:
         for name, used, why in _channels(settings, env, choice, extra):
             lines.append(f"  {name:<21} {_yes(used):<3}  {why}")
+    if term_ok:
+        lines += ["", "Where cuewrap runs", *_where_lines(settings, env, choice, info, extra)]
     return "\n".join(lines) + "\n", choice
+
+
+def _where_lines(
+    settings: Settings,
+    env: Mapping[str, str],
+    choice: Choice,
+    info: TmuxInfo | None,
+    extra: TmuxExtra | None,
+) -> list[str]:
+    """The combination (SSH, tmux, terminal): what will happen, and what to change."""
+    focus = extra.focus_events if extra is not None else ""
+    where = Where(
+        ssh=any(env.get(v) for v in ("SSH_CONNECTION", "SSH_TTY", "SSH_CLIENT")),
+        tmux=bool(env.get("TMUX")),
+        tmux_version=info.version if info is not None else "",
+        focus_events={"on": True, "off": False}.get(focus),
+        passthrough=None if info is None else info.allow_passthrough in (None, "on", "all"),
+        terminal=identify_terminal(env, info)[0],
+        idle_after=settings.presence.idle_after,
+        terminal_notifications=choice.protocol != "off",
+        desktop=desktop_available(env, settings.notify.desktop)[0],
+        command=settings.notify.command is not None,
+    )
+    lines = [f"  {line}" for line in situation(where)]
+    found = fixes(where)
+    lines += [f"  to improve: {fix}" for fix in found] or ["  nothing to change here"]
+    return lines
 
 
 def _tmux_lines(info: TmuxInfo, extra: TmuxExtra | None) -> list[str]:

@@ -25,6 +25,7 @@ import subprocess
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
+from cuewrap.advice import PASSTHROUGH
 from cuewrap.loop import Loop, Timer
 from cuewrap.term.sequences import BEL
 from cuewrap.tmux.control import ControlClient, Kind, run_tmux
@@ -285,7 +286,7 @@ class TmuxSide:
         if not view.shown:
             self.record(cue, "terminal", "off", "Pi's window is not shown: tmux would drop it")
         elif not view.passthrough:
-            self.record(cue, "terminal", "off", f"allow-passthrough is off ({PASSTHROUGH_FIX})")
+            self.record(cue, "terminal", "off", f"allow-passthrough is off ({PASSTHROUGH})")
         else:
             data = self.build_osc(n)
             if data:
@@ -344,22 +345,6 @@ class TmuxSide:
             f"{'on' if view.focus_events else 'off'}, allow-passthrough "
             f"{'on' if view.passthrough else 'off'}"
         )
-
-    def hints(self) -> list[str]:
-        """The one setting for each weakness (SPEC 10)."""
-        view = self.view
-        if view is None:
-            return []
-        out = []
-        if not view.focus_events:
-            out.append(f"{FOCUS_FIX}: tmux then tells cuewrap when your terminal loses focus")
-        if not view.passthrough:
-            out.append(f"{PASSTHROUGH_FIX}: terminal notifications from Pi's pane reach you")
-        return out
-
-
-FOCUS_FIX = "set -g focus-events on (in ~/.tmux.conf)"
-PASSTHROUGH_FIX = "set -g allow-passthrough on (in ~/.tmux.conf)"
 
 
 def reaper_add(reaper: Reaper, proc: subprocess.Popen[bytes]) -> None:
