@@ -143,7 +143,7 @@ class Session:
         self.env.update(channel.env())
         from cuewrap.bridge import extension_path
 
-        self.argv[1:1] = ["-e", str(extension_path())]
+        self.argv[1:1] = ["-e", extension_path()]
         return channel
 
     def _start_controller(

@@ -40,7 +40,6 @@ SPAWN_BUDGET = frozenset(
         "itertools",
         "math",
         "os",
-        "pathlib",  # bridge.extension_path()
         "re",
         "select",
         "selectors",
@@ -69,6 +68,7 @@ HEAVY = frozenset(
         "json",
         "logging",
         "loguru",
+        "pathlib",
         "notifypy",
         "prompt_toolkit",
         "pyte",

@@ -13,21 +13,17 @@ the start-up path (for ``channel``), before the child is spawned.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cuewrap.bridge.channel import ENV_SOCKET, ENV_TOKEN
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 EXTENSION_FILE = "cuewrap-bridge.ts"
 
 
-def extension_path() -> Path:
-    """Absolute path of the bridge extension shipped with the package."""
-    from pathlib import Path
-
-    return Path(os.path.dirname(os.path.abspath(__file__)), "extension", EXTENSION_FILE)
+def extension_path() -> str:
+    """Absolute path of the bridge extension shipped with the package (a ``str``: it is on the
+    start-up path, and pathlib is not)."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "extension", EXTENSION_FILE)
 
 
 _LAZY = {
