@@ -31,11 +31,14 @@ from cuewrap.engine import (
 from cuewrap.engine.effects import (
     Diagnostic,
     Effect,
+    Escalate,
     KeepAwake,
     Notify,
+    Progress,
     Record,
     SetMark,
     Wake,
+    Withdraw,
 )
 from cuewrap.engine.page import BridgeCounts, Channels, cue_page, toggle_reply
 from cuewrap.loop import Loop, Timer
@@ -73,6 +76,7 @@ class Controller:
         pi_mode: bool,
         inject: Callable[[bytes], None],
         size: tuple[int, int],
+        undo_at_restore: Callable[[bytes], None] = lambda off: None,
         channel: Channel | None = None,
         child_pid: int | None = None,
         command: str = "",
@@ -83,6 +87,7 @@ class Controller:
         self.env = dict(env)
         self.pi_mode = pi_mode
         self.inject = inject
+        self.undo_at_restore = undo_at_restore
         self.preset: Preset | None = None  # generic mode: what the program's signals mean
         preset_why = ""
         if not pi_mode:
@@ -108,6 +113,7 @@ class Controller:
         self.cwd = os.getcwd()
         # notification ids: unique across cuewrap processes (kitty wants them global)
         self.id_prefix = f"cuewrap-{os.getpid()}-"
+        self._terminal_sent: set[int] = set()  # cues whose terminal OSC was written
         self._keepawake: KeepAwakeEffector | None = None
         self.bridge: BridgeServer | None = None
         if channel is not None:
@@ -167,6 +173,8 @@ class Controller:
             label=os.path.basename(os.getcwd()),
             privacy_summary=settings.privacy.body == "summary",
             keep_awake=settings.keep_awake.enabled,
+            escalate_after=settings.notify.escalate_after,
+            progress=settings.notify.progress and preset is None,
             generic=preset is not None,
             app=preset.app if preset is not None else "Pi",
             signal=preset.signal if preset is not None else EngineConfig.signal,
@@ -346,6 +354,12 @@ class Controller:
                 self.inject(self.titles.set_mark(effect.mark))
         elif isinstance(effect, Notify):
             self._notify(effect)
+        elif isinstance(effect, Withdraw):
+            self._withdraw(effect)
+        elif isinstance(effect, Escalate):
+            self._escalate(effect.note)
+        elif isinstance(effect, Progress):
+            self._progress(effect.on)
         elif isinstance(effect, Wake):
             if self._wake is not None:
                 self._wake.cancel()
@@ -374,10 +388,12 @@ class Controller:
         self._notify_desktop(n)
 
     def _notify_terminal(self, n: Notify) -> None:
-        data = self.terminal.build(n)
+        data = self.terminal.build(n, self._ident(n.cue_id))
         if data:
             self._delivery(n.cue_id, "terminal", "requested", self.terminal_choice.protocol)
             self.inject(data)
+            if self.terminal_choice.protocol != "off":
+                self._terminal_sent.add(n.cue_id)
             self._delivery(n.cue_id, "terminal", "unconfirmable", "terminal OSC has no receipt")
         else:
             self._delivery(n.cue_id, "terminal", "off", self.terminal_choice.reason)
@@ -399,6 +415,43 @@ class Controller:
         eligibility = n.eligibility
         self._desktop.send(n.cue_id, n.title, n.body, lambda: is_eligible(self.state, eligibility))
 
+    def _ident(self, cue_id: int) -> str:
+        return f"{self.id_prefix}{cue_id}"
+
+    def _withdrawal(self, cue_id: int, channel: str, state: str, reason: str) -> None:
+        self.log.write("withdrawal", cue=cue_id, channel=channel, state=state, reason=reason)
+
+    def _withdraw(self, w: Withdraw) -> None:
+        """A stale cue (SPEC 12): withdrawn where its notification went and can be withdrawn."""
+        if w.cue_id in self._terminal_sent:
+            self._terminal_sent.discard(w.cue_id)
+            data = self.terminal.withdraw(self._ident(w.cue_id))
+            if data:
+                self.inject(data)
+                self._withdrawal(w.cue_id, "terminal", "withdrawn", w.reason)
+            else:
+                why = f"{self.terminal_choice.protocol} has no way to close a notification"
+                self._withdrawal(w.cue_id, "terminal", "cannot withdraw", why)
+        if self._desktop is not None:
+            why = "the desktop notifier keeps no notification id"
+            self._withdrawal(w.cue_id, "desktop", "cannot withdraw", why)
+        if self.settings.notify.command:
+            why = "what notify.command sent is out of cuewrap's reach"
+            self._withdrawal(w.cue_id, "command", "cannot withdraw", why)
+
+    def _escalate(self, n: Notify) -> None:
+        """Still unanswered and away after notify.escalate_after (SPEC 12): once more."""
+        try:
+            self._run_command(n, escalated=True)
+        except Exception as exc:
+            self.log.error("notify.command", exc)
+
+    def _progress(self, on: bool) -> None:
+        """The terminal's progress indicator; its clearing is also kept for every exit path."""
+        if on:
+            self.undo_at_restore(self.terminal.progress(False))
+        self.inject(self.terminal.progress(on))
+
     def _run_command(self, n: Notify, *, escalated: bool = False) -> None:
         """notify.command for one notification (SPEC 12): started now, reaped on the loop."""
         argv = self.settings.notify.command
@@ -416,7 +469,7 @@ class Controller:
             )
         fields = cue_fields(
             n,
-            ident=f"{self.id_prefix}{n.cue_id}",
+            ident=self._ident(n.cue_id),
             session=self.state.session_name or self.state.config.label,
             cwd=self.cwd,
             time=_utc_now(),

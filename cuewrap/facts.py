@@ -249,6 +249,14 @@ class OutputQuiet(Fact):
     source: Source = "child"
 
 
+@dataclass(frozen=True)
+class ChildProgress(Fact):
+    """The child wrote ``OSC 9 ; 4 ; state …`` (Pi with ``terminal.showTerminalProgress``)."""
+
+    state: int
+    source: Source = "child"
+
+
 # --- screen heuristics (SPEC 2) -----------------------------------------------------------
 
 

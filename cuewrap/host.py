@@ -83,6 +83,12 @@ class HostTerminal:
         self.write(on)
         self._undo.insert(0, off)
 
+    def undo_at_restore(self, off: bytes) -> None:
+        """Remember ``off`` for restore without writing anything now (once per sequence):
+        for a mode turned on later, through the injector (the progress indicator)."""
+        if off not in self._undo:
+            self._undo.insert(0, off)
+
     def write(self, data: bytes | memoryview) -> None:
         if self.out_dead or not data:
             return

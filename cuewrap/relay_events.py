@@ -34,7 +34,7 @@ RelayEvent = FocusReport | HostStatusReply | Keystroke | ChildExited | OutputEve
 
 def to_fact(event: RelayEvent) -> F.Fact | None:
     """The fact an event is for the engine, or None (the event is only logged)."""
-    if isinstance(event, F.ProgramStatus):
+    if isinstance(event, F.ProgramStatus | F.ChildProgress):
         return event
     if isinstance(event, FocusReport):
         return F.Presence("focused" if event.direction == "in" else "away")

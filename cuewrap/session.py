@@ -161,6 +161,7 @@ class Session:
                 self.env,
                 pi_mode=self.args.pi_mode,
                 inject=injector.inject,
+                undo_at_restore=self.host.undo_at_restore,
                 size=get_size(1, 0) or (24, 80),
                 channel=channel,
                 child_pid=child_pid,

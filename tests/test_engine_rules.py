@@ -19,6 +19,7 @@ from cuewrap.engine.effects import (
     Record,
     SetMark,
     Wake,
+    Withdraw,
 )
 from cuewrap.engine.status import (
     NOT_YET,
@@ -421,7 +422,7 @@ def test_rule11_engine_never_touches_child_output() -> None:
     e = Eng()
     e(FOCUSED, *RUN, AWAY, UiPromptStart("confirm"), *settle(), bg_start(), ChildExit(0, None))
     kinds = {type(x) for x in e.all}
-    assert kinds <= {Record, SetMark, Notify, Wake, KeepAwake, Diagnostic}
+    assert kinds <= {Record, SetMark, Notify, Withdraw, Wake, KeepAwake, Diagnostic}
 
 
 # --- rule 12: privacy -----------------------------------------------------------------------

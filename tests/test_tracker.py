@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cuewrap.facts import ProgramStatus
+from cuewrap.facts import ChildProgress, ProgramStatus
 from cuewrap.term.notices import NoticeParser, NoticeProtocol, protocol_of
 from cuewrap.term.tracker import (
     CAP,
@@ -455,6 +455,7 @@ class Ref:
         self.depth = 0
         self.mok = False
         self.title: str | None = None
+        self.progress: int | None = None
         self.start = 0
         self.ok_before = True
         self.params = bytearray()
@@ -608,6 +609,10 @@ class Ref:
         if ps in (b"0", b"2"):
             self.title = rest.decode("utf-8", "replace")
             self.events.append(TitleChange(self.title))
+        elif ps == b"9" and rest[:2] == b"4;":
+            if rest[2:3] in (b"0", b"1", b"2", b"3", b"4") and int(rest[2:3]) != self.progress:
+                self.progress = int(rest[2:3])
+                self.events.append(ChildProgress(self.progress))
         elif ps == b"7501":
             fields: dict[bytes, bytes] = {}
             for part in rest.split(b":"):
@@ -855,3 +860,15 @@ def test_split_equals_whole(chunks: list[bytes]) -> None:
     data = b"".join(chunks)
     whole = feed_all(OutputTracker(), [data])
     assert feed_all(OutputTracker(), chunks) == whole
+
+
+def test_child_progress_reported_on_change_only() -> None:
+    """Pi's own OSC 9;4 (terminal.showTerminalProgress) repeats every second: one event per
+    change of state, never a notification."""
+    t = OutputTracker()
+    busy, off = b"\x1b]9;4;3\x07", b"\x1b]9;4;0\x07"
+    assert t.feed(busy + b"x" + busy).events == [ChildProgress(3)]
+    assert t.feed(busy).events == []
+    scan = t.feed(off + b"\x1b]9;4;x\x07")
+    assert scan.events == [ChildProgress(0)]
+    assert scan.out == off + b"\x1b]9;4;x\x07"  # passed through unchanged

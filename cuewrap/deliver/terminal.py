@@ -46,7 +46,16 @@ from dataclasses import dataclass
 from typing import Literal
 
 from cuewrap.engine.effects import Notify
-from cuewrap.term.sequences import BEL, osc9, osc99, osc777, tmux_passthrough
+from cuewrap.term.sequences import (
+    BEL,
+    PROGRESS_BUSY,
+    PROGRESS_OFF,
+    osc9,
+    osc99,
+    osc99_close,
+    osc777,
+    tmux_passthrough,
+)
 
 Protocol = Literal["osc777", "osc9", "osc99", "off"]
 PROTOCOLS: tuple[Protocol, ...] = ("osc777", "osc9", "osc99", "off")
@@ -256,19 +265,33 @@ class TerminalNotifier:
         """Whether ``build`` ever returns bytes (an OSC, or the bell)."""
         return self.choice.protocol != "off" or self.bell
 
-    def build(self, notify: Notify) -> bytes:
-        """The sanitized OSC (wrapped for tmux when needed), plus one BEL if the bell is on."""
-        payload = self._osc(notify)
+    def build(self, notify: Notify, ident: str | None = None) -> bytes:
+        """The sanitized OSC (wrapped for tmux when needed), plus one BEL if the bell is on.
+        ``ident``: the notification's id (OSC 99 ``i=``; ``cuewrap-<cue id>`` by default)."""
+        payload = self._osc(notify, ident or f"cuewrap-{notify.cue_id}")
         if payload and self.choice.tmux_passthrough:
             payload = tmux_passthrough(payload)
         return payload + BEL if self.bell else payload
 
-    def _osc(self, notify: Notify) -> bytes:
+    def withdraw(self, ident: str) -> bytes:
+        """What closes notification ``ident``: only OSC 99 can (b"" for the others)."""
+        if self.choice.protocol != "osc99":
+            return b""
+        return self._wrap(osc99_close(ident))
+
+    def progress(self, on: bool) -> bytes:
+        """OSC 9;4 busy / off (wrapped for tmux when notifications are)."""
+        return self._wrap(PROGRESS_BUSY if on else PROGRESS_OFF)
+
+    def _wrap(self, payload: bytes) -> bytes:
+        return tmux_passthrough(payload) if self.choice.tmux_passthrough else payload
+
+    def _osc(self, notify: Notify, ident: str) -> bytes:
         protocol = self.choice.protocol
         if protocol == "osc777":
             return osc777(notify.title, notify.body)
         if protocol == "osc99":
-            return osc99(notify.title, notify.body, ident=f"cuewrap-{notify.cue_id}")
+            return osc99(notify.title, notify.body, ident=ident)
         if protocol == "osc9":
             text = ": ".join(part for part in (notify.title, notify.body) if part)
             return osc9(text)

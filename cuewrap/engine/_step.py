@@ -43,12 +43,13 @@ def evolve(s: EngineState, changes: dict[str, Any]) -> EngineState:
 class Step:
     """One step in progress: the state so far and the effects so far (local, never shared)."""
 
-    __slots__ = ("fx", "now", "s")
+    __slots__ = ("fx", "now", "s", "stale_why")
 
     def __init__(self, state: EngineState, now: float) -> None:
         self.s = state
         self.now = now
         self.fx: list[Effect] = []
+        self.stale_why = "stale"  # why cues went stale in this step (for Withdraw)
 
     def set(self, **changes: Any) -> None:
         self.s = evolve(self.s, changes)
@@ -81,6 +82,7 @@ def invalidate(st: Step, reason: str) -> None:
     """Rule 7: pending cues can no longer fire; the finished/background mark goes."""
     s = st.s
     st.set(epoch=s.epoch + 1, live_cues=frozenset(), cue_mark=None, wait_cue=None)
+    st.stale_why = reason
     st.rec("invalidated", reason=reason, epoch=s.epoch + 1)
 
 

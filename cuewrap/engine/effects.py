@@ -54,6 +54,30 @@ class Notify:
 
 
 @dataclass(frozen=True)
+class Withdraw:
+    """Cue ``cue_id`` went stale (return, wait answered, new run, /cue off, exit): withdraw its
+    notification where the channel can (SPEC 12). Only for cues whose ``Notify`` was given."""
+
+    cue_id: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class Escalate:
+    """A needs-input wait is still unanswered ``notify.escalate_after`` seconds after its
+    notification, the user still away: remind once more, louder (SPEC 12)."""
+
+    note: Notify
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Show (True) or clear (False) the host terminal's progress indicator (OSC 9;4)."""
+
+    on: bool
+
+
+@dataclass(frozen=True)
 class KeepAwake:
     """Hold (True) or release (False) the keep-awake inhibitor."""
 
@@ -82,4 +106,4 @@ class Diagnostic:
     text: str
 
 
-Effect = SetMark | Notify | KeepAwake | Wake | Record | Diagnostic
+Effect = SetMark | Notify | Withdraw | Escalate | Progress | KeepAwake | Wake | Record | Diagnostic

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from cuewrap.engine import background, generic, presence, runs, sessions, waits
+from cuewrap.engine import background, followup, generic, presence, runs, sessions, waits
 from cuewrap.engine._step import Step
 from cuewrap.engine.effects import (
     MARK_WAITING,
@@ -43,6 +43,7 @@ from cuewrap.facts import (
     ChildBell,
     ChildExit,
     ChildNotice,
+    ChildProgress,
     CueToggle,
     Fact,
     Keystroke,
@@ -101,6 +102,7 @@ def step(state: EngineState, event: Event, now: float) -> tuple[EngineState, lis
     if handler is not None:
         handler(st, event)
     _withdraw_stale(st)
+    followup.follow_up(st)
     _reconcile(st)
     return st.s, st.fx
 
@@ -144,6 +146,7 @@ _HANDLERS: dict[type, Callable[[Step, Any], None]] = {
     ChildNotice: generic.on_child_notice,
     OutputActive: generic.on_output_active,
     OutputQuiet: generic.on_output_quiet,
+    ChildProgress: followup.on_child_progress,
 }
 
 
@@ -180,6 +183,9 @@ def _reconcile(st: Step) -> None:
     if s.waits and s.cues_active and not s.focus_seen and not s.idle_away:
         assert s.last_activity is not None
         wake = s.last_activity + s.config.idle_after
+    due = followup.next_due(s)
+    if due is not None:
+        wake = due if wake is None else min(wake, due)
     if wake != s.wake_at:
         st.fx.append(Wake(wake))
         st.set(wake_at=wake)

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
+from cuewrap.engine.effects import Notify
+
 CAPACITY = 8192  # SPEC 5 "Capacity": Ask call ids and background records, each
 
 K = TypeVar("K")
@@ -91,6 +93,8 @@ class EngineConfig:
     label: str = ""  # session label fallback (cwd basename); Pi's session name wins
     privacy_summary: bool = False  # privacy.body = "summary" (facts carry no text: no effect)
     keep_awake: bool = False  # keep_awake.enabled
+    escalate_after: float = 0.0  # notify.escalate_after (seconds; 0 = off)
+    progress: bool = False  # notify.progress
     capacity: int = CAPACITY  # per structure; only tests lower it
     # generic mode (SPEC 11): any program, facts from the "child" source
     generic: bool = False
@@ -163,6 +167,11 @@ class EngineState:
     epoch: int = 0
     cue_seq: int = 0
     live_cues: frozenset[int] = frozenset()
+    notified: frozenset[int] = frozenset()  # cues notified and not yet withdrawn (SPEC 12)
+    escalation: tuple[float, Notify] | None = None  # (due, the wait's notification)
+    child_progress: bool = False  # Pi writes its own OSC 9;4 (terminal.showTerminalProgress)
+    progress_shown: bool = False
+    progress_due: float | None = None  # when to show it (a run is active)
     # runs and waits
     run_seq: int = 0
     run: Run | None = None

@@ -176,13 +176,33 @@ def osc99(title: str, body: str, ident: str = "cuewrap", limit: int = _DEFAULT_L
     when nothing is left). The payload is plain UTF-8 (``e=0``); it follows the second ``;``
     so ``;`` and ``:`` need no escaping, only sanitizing. An empty body sends the title only.
     """
-    ident = _KITTY_ID_BAD.sub("", ident)[:64] or "cuewrap"
+    ident = _kitty_ident(ident)
     t = _utf8(sanitize(title, limit))
     b = _utf8(sanitize(body, limit))
     key = b"i=" + ident.encode("ascii")
     if not b:
         return b"\x1b]99;" + key + b":p=title;" + t + ST
     return b"\x1b]99;" + key + b":d=0:p=title;" + t + ST + b"\x1b]99;" + key + b":p=body;" + b + ST
+
+
+def _kitty_ident(ident: str) -> str:
+    return _KITTY_ID_BAD.sub("", ident)[:64] or "cuewrap"
+
+
+def osc99_close(ident: str) -> bytes:
+    """kitty-notify "Closing an existing notification": ``OSC 99 ; i=ID : p=close ; ST``.
+
+    The terminal ignores it when no notification with that id is shown (already closed or
+    clicked); the identifier is sanitized exactly as :func:`osc99` does.
+    """
+    return b"\x1b]99;i=" + _kitty_ident(ident).encode("ascii") + b":p=close;" + ST
+
+
+# ConEmu "OSC 9 ; 4 ; st ; pr ST" progress (also Windows Terminal, ghostty): st 3 is
+# indeterminate (busy), st 0 removes the indicator. PI-FACTS: Pi itself writes these when its
+# ``terminal.showTerminalProgress`` is on.
+PROGRESS_BUSY = b"\x1b]9;4;3\x1b\\"
+PROGRESS_OFF = b"\x1b]9;4;0\x1b\\"
 
 
 def tmux_passthrough(payload: bytes) -> bytes:

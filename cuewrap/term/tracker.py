@@ -1,9 +1,10 @@
 """Incremental output scanner (child PTY -> host stdout), on the relay's hot path.
 
 It reports what the child did to the terminal (DEC private modes, kitty keyboard stack,
-modifyOtherKeys, title, bare BEL, OSC 7501 program status), optionally removes Pi's OSC 7501
-reports from the output, and tells the relay whether the end of each output chunk is a safe
-point to inject bytes (ground state, not inside a UTF-8 character; SPEC 7).
+modifyOtherKeys, title, bare BEL, OSC 7501 program status, changes of the OSC 9;4 progress
+state), optionally removes Pi's OSC 7501 reports from the output, and tells the relay whether
+the end of each output chunk is a safe point to inject bytes (ground state, not inside a UTF-8
+character; SPEC 7).
 
 Speed: plain text and uninteresting sequences (SGR, cursor moves) are skipped in C with
 ``bytes.find``/``rfind`` (memchr on a rare byte first); Python only looks at the few
@@ -51,7 +52,7 @@ import re
 from dataclasses import dataclass
 from operator import itemgetter
 
-from cuewrap.facts import ProgramStatus
+from cuewrap.facts import ChildProgress, ProgramStatus
 from cuewrap.term import sequences as seq
 from cuewrap.term.notices import INTROS, ChildNotification, NoticeParser, NoticePolicy, protocol_of
 
@@ -82,6 +83,7 @@ _DEC_ONE = re.compile(rb"\x1b\[\?([0-9]{1,5})([hl])")
 # per-occurrence Python work would cost a quarter of the relay's speed on TUI output.
 QUIET_MODES = frozenset({2026, 25})
 _QUIET_HEADS = (b"2026h", b"2026l", b"25h", b"25l")  # what follows CSI ? in a quiet toggle
+_PROGRESS = re.compile(rb"[0-4]")  # OSC 9 ; 4 ; state: 0 off, 1-2 value, 3 busy, 4 paused
 _TOKEN = re.compile(rb"[A-Za-z0-9_.+-]{1,64}")
 
 _STRING_INTRO = frozenset(b"PX^_")
@@ -132,7 +134,7 @@ class Bell:
     """A bare BEL in ground state (not an OSC terminator)."""
 
 
-Event = ModeChange | TitleChange | Bell | ProgramStatus | ChildNotification
+Event = ModeChange | TitleChange | Bell | ProgramStatus | ChildProgress | ChildNotification
 
 # Events are immutable values: share one instance per value for the frequent ones (Pi
 # writes CSI ? 2026 h / l around every frame; creating a frozen dataclass costs ~1 us).
@@ -370,6 +372,7 @@ class OutputTracker:
         self.kitty_keyboard_depth: int = 0
         self.modify_other_keys: bool = False
         self.title: str | None = None
+        self.progress: int | None = None  # the child's last OSC 9;4 state (ConEmu progress)
         self._pend = b""  # released bytes of the unfinished sequence at the end (<= CAP)
         self._held = b""  # not released: a possible OSC 7501 report at the end
         self._u8 = b""  # last <= 3 bytes of ground text released (UTF-8 state)
@@ -681,6 +684,11 @@ class OutputTracker:
             title = rest.decode("utf-8", "replace")
             self.title = title
             events.append((j, TitleChange(title)))
+        elif ps == b"9" and rest[:2] == b"4;":
+            state = _PROGRESS.match(rest, 2)
+            if state is not None and int(state.group()) != self.progress:
+                self.progress = int(state.group())  # reported on change only (Pi repeats it)
+                events.append((j, ChildProgress(self.progress)))
         elif ps == b"7501":
             status = _parse_status(rest)
             if status is None:
