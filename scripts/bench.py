@@ -192,21 +192,105 @@ def pct(values: list[float], p: float) -> float:
     return s[min(len(s) - 1, int(len(s) * p))]
 
 
-def bench_latency(samples: int) -> None:
-    print(f"keystroke round trip over {samples} samples (µs):")
-    res = {}
-    for name, argv in (
-        ("direct", [PY, "-c", ECHO_CHILD]),
-        ("minimal relay", [PY, "-c", MINIMAL_RELAY, PY, "-c", ECHO_CHILD]),
-        ("cuewrap", [*CUEWRAP, PY, "-c", ECHO_CHILD]),
-    ):
-        lat = latency(argv, samples)
-        res[name] = (pct(lat, 0.5) * 1e6, pct(lat, 0.99) * 1e6)
-        print(f"  {name:14s} p50 {res[name][0]:7.0f}  p99 {res[name][1]:7.0f}")
+def bench_latency(samples: int, rounds: int = 4) -> None:
+    """Keystroke round trip, each relay run ``rounds`` times interleaved (drift hits all)."""
+    print(f"keystroke round trip over {samples} samples, {rounds} interleaved runs (µs):")
+    relays = {
+        "direct": [PY, "-c", ECHO_CHILD],
+        "minimal relay": [PY, "-c", MINIMAL_RELAY, PY, "-c", ECHO_CHILD],
+        "cuewrap": [*CUEWRAP, PY, "-c", ECHO_CHILD],
+    }
+    lat: dict[str, list[float]] = {k: [] for k in relays}
+    for _ in range(rounds):
+        for name, argv in relays.items():
+            lat[name] += latency(argv, max(1, samples // rounds))
+    res = {k: (pct(v, 0.5) * 1e6, pct(v, 0.99) * 1e6) for k, v in lat.items()}
+    for name, (p50, p99) in res.items():
+        ratio = p50 / res["minimal relay"][0]
+        print(f"  {name:14s} p50 {p50:7.0f}  p99 {p99:7.0f}   p50 x{ratio:.2f} of minimal relay")
     print(
         f"  added by cuewrap vs direct: p50 {res['cuewrap'][0] - res['direct'][0]:+.0f} µs;"
         f" vs minimal relay: p50 {res['cuewrap'][0] - res['minimal relay'][0]:+.0f} µs"
     )
+
+
+TUI_CHILD = r"""
+import os, sys, time
+# a TUI's redraws: 1-2 KB frames (synchronized output, cursor moves, colours) every few ms
+seconds, every = float(sys.argv[1]), float(sys.argv[2])
+status = os.environ.get("BENCH_STATUS")
+if status:  # what Pi says at start (its OSC 7501 report): the screen source is not needed
+    os.write(1, b"\x1b]7501;state=idle:app=pi\x1b\\")
+rows = [
+    b"\x1b[%d;1H\x1b[2K\x1b[38;5;244m\xe2\x94\x80\xe2\x94\x80 \xe2\xa0\x8b Working\x1b[0m"
+    b" \x1b[1;32mok\x1b[0m line %d \x1b[38;2;120;130;140mdim\x1b[39m" % (r, r)
+    for r in range(1, 41)
+]
+frames = [b"\x1b[?2026h\x1b[?25l" + b"".join(rows[i:i + n]) + b"\x1b[?2026l"
+          for i, n in ((0, 14), (10, 22), (5, 18), (20, 16))]
+end = time.monotonic() + seconds
+i = 0
+while time.monotonic() < end:
+    os.write(1, frames[i % 4])
+    i += 1
+    time.sleep(every)
+os.write(1, b"\r\nDONE\r\n")
+"""
+
+
+def cpu_per_mb(argv: list[str], env: dict[str, str], seconds: float) -> float:
+    """CPU ticks of the relay process itself (not its child) per MB relayed, measured
+    between 1 s after the start and 0.5 s before the child stops writing."""
+    pid, fd = run_in_pty(argv, env)
+    t0 = time.monotonic()
+    total = 0
+    marks: list[tuple[int, int]] = []
+    plan = [t0 + 1.0, t0 + seconds - 0.5]
+    while True:
+        left = (plan[0] - time.monotonic()) if plan else None
+        ready = select.select([fd], [], [], max(0.0, left) if left is not None else None)[0]
+        if plan and time.monotonic() >= plan[0]:
+            marks.append((cpu_ticks(pid), total))
+            plan.pop(0)
+        if ready:
+            try:
+                data = os.read(fd, 1 << 16)
+            except OSError:
+                break
+            if not data:
+                break
+            total += len(data)
+    os.waitpid(pid, 0)
+    os.close(fd)
+    (c0, b0), (c1, b1) = marks
+    return (c1 - c0) / max((b1 - b0) / 1e6, 1e-9)
+
+
+def bench_cpu(seconds: float, rounds: int) -> None:
+    """CPU per MB when the child writes like a TUI (~1.5 KB every 2.5 ms, ~0.6 MB/s): the
+    per-chunk overhead (the loop, the filters, timers), side by side, interleaved."""
+    child = [PY, "-c", TUI_CHILD, str(seconds), "0.0025"]
+    with tempfile.TemporaryDirectory() as bindir:
+        fake = os.path.join(bindir, "pi")  # a stand-in pi that draws like one
+        with open(fake, "w") as fh:
+            fh.write(f"#!/bin/sh\nBENCH_STATUS=1 exec {shlex.join(child)}\n")
+        os.chmod(fake, 0o755)
+        env = dict(os.environ, TERM="xterm-256color", PATH=f"{bindir}:{os.environ['PATH']}")
+        relays = {
+            "minimal relay": [PY, "-c", MINIMAL_RELAY, *child],
+            "cuewrap --": [*CUEWRAP, *child],
+            "cuewrap pi": [*CUEWRAP[:-1], "pi"],
+        }
+        if shutil.which("script"):
+            relays["script(1)"] = ["script", "-q", "-c", shlex.join(child), "/dev/null"]
+        results: dict[str, list[float]] = {k: [] for k in relays}
+        for _ in range(rounds):
+            for name, argv in relays.items():
+                results[name].append(cpu_per_mb(argv, env, seconds))
+    med = {k: statistics.median(v) for k, v in results.items()}
+    print(f"CPU per MB, TUI-like writes, {seconds:.0f} s x {rounds} interleaved (ticks/MB):")
+    for name, v in med.items():
+        print(f"  {name:14s} {v:6.2f}   x{v / med['minimal relay']:.2f} of minimal relay")
 
 
 def cpu_ticks(pid: int) -> int:
@@ -292,7 +376,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--samples", type=int, default=2000)
     ap.add_argument("--idle", type=float, default=10.0)
-    ap.add_argument("--only", choices=["throughput", "latency", "idle", "startup"])
+    ap.add_argument("--cpu-seconds", type=float, default=8.0)
+    ap.add_argument("--only", choices=["throughput", "latency", "idle", "startup", "cpu"])
     a = ap.parse_args()
     os.environ.pop("CUEWRAP_LOG", None)
     # an installed package has its bytecode compiled (pip does it); so should the one measured,
@@ -308,6 +393,8 @@ def main() -> None:
         bench_latency(a.samples)
     if a.only in (None, "idle"):
         bench_idle(a.idle)
+    if a.only in (None, "cpu"):
+        bench_cpu(a.cpu_seconds, a.rounds)
     if a.only in (None, "throughput"):
         bench_throughput(a.mb, a.rounds)
 
