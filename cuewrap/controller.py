@@ -1,11 +1,11 @@
-"""The cue side of a session: facts in, engine step, effects performed at the edge.
+"""The cue side of a session: facts in, engine step, effects handed to the edge.
 
-Sources (relay events through ``relay_event``, the bridge, the screen gate) call ``fact()``; the
-pure engine decides; this class performs its effects: title marks and terminal notifications
-go to ``inject`` (the ``Injector``, which writes them between the child's sequences), desktop
-notifications and keep-awake run off the loop and report their delivery states back. After each
-step the screen gate is told, so pyte stops once a stronger source is live. Every call in here
-is on the one loop and fails open: an exception is logged and the Pi session goes on.
+Sources (relay events through ``relay_event``, the bridge, the screen gate, the output watch,
+tmux) call ``fact()``; the pure engine decides; the effects go to ``deliver.delivery.Delivery``
+(title marks, terminal and desktop notifications and their withdrawal, ``notify.command``,
+progress, keep-awake), the decision log, a wake-up timer, or a notice in Pi. After each step
+the screen gate is told, so pyte stops once a stronger source is live. Every call in here is on
+the one loop and fails open: an exception is logged and the Pi session goes on.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from cuewrap.engine.effects import (
     Wake,
     Withdraw,
 )
-from cuewrap.engine.page import BridgeCounts, Channels, cue_page, toggle_reply
+from cuewrap.engine.page import BridgeCounts, cue_page, toggle_reply
 from cuewrap.loop import Loop, Timer
 from cuewrap.relay_events import RelayEvent
 from cuewrap.term.notices import ChildNotification
@@ -53,10 +53,6 @@ if TYPE_CHECKING:
     from cuewrap.bridge.channel import Channel
     from cuewrap.bridge.server import BridgeServer
     from cuewrap.config import Settings
-    from cuewrap.deliver.command import CommandNotifier
-    from cuewrap.deliver.desktop import DesktopNotifier
-    from cuewrap.deliver.keepawake import KeepAwake as KeepAwakeEffector
-    from cuewrap.deliver.terminal import Choice, TerminalNotifier, TmuxInfo
     from cuewrap.presets import Preset
     from cuewrap.relay import OutputTap
     from cuewrap.screen.gate import ScreenGate
@@ -87,7 +83,6 @@ class Controller:
         self.env = dict(env)
         self.pi_mode = pi_mode
         self.inject = inject
-        self.undo_at_restore = undo_at_restore
         self.preset: Preset | None = None  # generic mode: what the program's signals mean
         preset_why = ""
         if not pi_mode:
@@ -100,28 +95,17 @@ class Controller:
         self._closed = False
         self.child_pid = child_pid
 
-        from cuewrap.deliver.desktop import desktop_available
-        from cuewrap.deliver.title import TitleMarks
+        from cuewrap.deliver.delivery import Delivery
 
-        self.titles = TitleMarks()
-        self._terminal: TerminalNotifier | None = None  # detected on first use (tmux query)
-        self._tmux_info: TmuxInfo | None = None  # what that query said
-
-        self.desktop_on, self.desktop_why = desktop_available(self.env, settings.notify.desktop)
-        self._desktop: DesktopNotifier | None = None
-        self._command: CommandNotifier | None = None
-        self.cwd = os.getcwd()
-        # notification ids: unique across cuewrap processes (kitty wants them global)
-        self.id_prefix = f"cuewrap-{os.getpid()}-"
-        self._terminal_sent: set[int] = set()  # cues whose terminal OSC was written
-        self._keepawake: KeepAwakeEffector | None = None
+        self.delivery = Delivery(loop, settings, log, self.env, inject, undo_at_restore)
         self.bridge: BridgeServer | None = None
         if channel is not None:
             self._start_bridge(channel)
-        choice = self.terminal_choice  # detect now (tmux is asked here), while the child boots
+        # detect now (tmux is asked here), while the child boots
+        choice = self.delivery.terminal_choice
         # the child's notifications the host terminal shows as they are (not through tmux)
         native = choice.protocol if not choice.tmux_passthrough else "off"
-        reemit = choice.protocol != "off" or self.desktop_on
+        reemit = choice.protocol != "off" or self.delivery.desktop_on
         self.state = initial_state(self._engine_config(reemit, frozenset({native}) - {"off"}))
         self.activity: OutputWatch | None = None  # generic mode: output activity and quiet
         if self.preset is not None:
@@ -154,8 +138,8 @@ class Controller:
             self._start_tmux()
         log.write(
             "channels",
-            desktop=self.desktop_on,
-            desktop_why=self.desktop_why,
+            desktop=self.delivery.desktop_on,
+            desktop_why=self.delivery.desktop_why,
             bell=settings.notify.bell,
             title_marks=settings.notify.title_marks,
             keep_awake=settings.keep_awake.enabled,
@@ -203,34 +187,6 @@ class Controller:
         except Exception as exc:
             self.log.error("child_fact", exc)
 
-    @property
-    def terminal(self) -> TerminalNotifier:
-        if self._terminal is None:
-            from cuewrap.deliver.terminal import (
-                TerminalNotifier,
-                detect_terminal_protocol,
-                query_tmux,
-            )
-
-            def ask_tmux() -> TmuxInfo | None:
-                self._tmux_info = query_tmux(self.env)
-                return self._tmux_info
-
-            choice = detect_terminal_protocol(self.env, self.settings.notify.terminal, ask_tmux)
-            self._terminal = TerminalNotifier(choice, bell=self.settings.notify.bell)
-            self.log.write(
-                "terminal_protocol",
-                protocol=choice.protocol,
-                tmux_passthrough=choice.tmux_passthrough,
-                terminal=choice.terminal,
-                reason=choice.reason,
-            )
-        return self._terminal
-
-    @property
-    def terminal_choice(self) -> Choice:
-        return self.terminal.choice
-
     def _start_tmux(self) -> None:
         """Inside tmux: cuewrap.tmux watches who looks at Pi's pane and delivers through tmux;
         without it, presence and delivery work as outside tmux (focus reports, keys, the
@@ -240,7 +196,8 @@ class Controller:
         from cuewrap.workers import Reaper
 
         reaper = self._reaper = Reaper(self.loop)
-        choice = passthrough_choice(self.env, self.settings.notify.terminal, self._tmux_info)
+        info = self.delivery.tmux_info
+        choice = passthrough_choice(self.env, self.settings.notify.terminal, info)
         wrapped = TerminalNotifier(choice, bell=self.settings.notify.bell)
         side = TmuxSide(
             self.loop,
@@ -251,7 +208,7 @@ class Controller:
             inject=lambda data: self.inject(data),
             is_eligible=lambda elig: is_eligible(self.state, elig),
             build_osc=wrapped.build,
-            record=self._delivery,
+            record=self.delivery.record,
             log=self.log.write,
             reaper=reaper,
         )
@@ -283,14 +240,14 @@ class Controller:
         rec = relay_events.record(event)
         if rec is not None:
             self.log.write(rec[0], **rec[1])
-        if isinstance(event, TitleChange) and self.settings.notify.title_marks:
-            self.inject(self.titles.on_child_title(event.title))
+        if isinstance(event, TitleChange):
+            self.delivery.child_title(event.title)
         if isinstance(event, ChildNotification) and event.consumed:
             self.log.write(
                 "translation",
                 source=event.protocol,
-                terminal=self.terminal_choice.protocol,
-                desktop=self.desktop_on,
+                terminal=self.delivery.terminal_choice.protocol,
+                desktop=self.delivery.desktop_on,
                 note="the child's notification was taken out and is re-emitted",
             )
         fact = relay_events.to_fact(event)
@@ -350,16 +307,20 @@ class Controller:
         if isinstance(effect, Record):
             self.log.write(effect.kind, **effect.fields)
         elif isinstance(effect, SetMark):
-            if self.settings.notify.title_marks:
-                self.inject(self.titles.set_mark(effect.mark))
+            self.delivery.set_mark(effect.mark)
         elif isinstance(effect, Notify):
-            self._notify(effect)
+            self.delivery.notify(
+                effect,
+                eligible=lambda eligibility: is_eligible(self.state, eligibility),
+                session=self._session_label(),
+                route=self.tmux,
+            )
         elif isinstance(effect, Withdraw):
-            self._withdraw(effect)
+            self.delivery.withdraw(effect)
         elif isinstance(effect, Escalate):
-            self._escalate(effect.note)
+            self.delivery.escalate(effect.note, self._session_label())
         elif isinstance(effect, Progress):
-            self._progress(effect.on)
+            self.delivery.progress(effect.on)
         elif isinstance(effect, Wake):
             if self._wake is not None:
                 self._wake.cancel()
@@ -367,133 +328,14 @@ class Controller:
             if effect.at is not None:
                 self._wake = self.loop.call_at(effect.at, self._tick)
         elif isinstance(effect, KeepAwake):
-            self._keep_awake(effect.hold)
+            self.delivery.keep_awake(effect.hold)
         elif isinstance(effect, Diagnostic):
             self.log.write("diagnostic", text=effect.text)
             if self.bridge is not None:
                 self.bridge.push_notice(f"cuewrap: {effect.text}")
 
-    def _delivery(self, cue_id: int, channel: str, state: str, reason: str = "") -> None:
-        self.log.write("delivery", cue=cue_id, channel=channel, state=state, reason=reason)
-
-    def _notify(self, n: Notify) -> None:
-        try:
-            self._run_command(n)
-        except Exception as exc:  # fail open: the other channels still go
-            self.log.error("notify.command", exc)
-        if self.tmux is not None:  # the terminal channel goes through tmux (asked first)
-            self.tmux.notify(n, self._notify_terminal)
-        else:
-            self._notify_terminal(n)
-        self._notify_desktop(n)
-
-    def _notify_terminal(self, n: Notify) -> None:
-        data = self.terminal.build(n, self._ident(n.cue_id))
-        if data:
-            self._delivery(n.cue_id, "terminal", "requested", self.terminal_choice.protocol)
-            self.inject(data)
-            if self.terminal_choice.protocol != "off":
-                self._terminal_sent.add(n.cue_id)
-            self._delivery(n.cue_id, "terminal", "unconfirmable", "terminal OSC has no receipt")
-        else:
-            self._delivery(n.cue_id, "terminal", "off", self.terminal_choice.reason)
-        if self.settings.notify.bell:
-            self._delivery(n.cue_id, "bell", "unconfirmable")
-
-    def _notify_desktop(self, n: Notify) -> None:
-        if not self.desktop_on:
-            self._delivery(n.cue_id, "desktop", "off", self.desktop_why)
-            return
-        if self._desktop is None:
-            from cuewrap.deliver.desktop import DesktopNotifier
-
-            self._desktop = DesktopNotifier(
-                self.loop,
-                lambda cue, st, why: self._delivery(cue, "desktop", st, why),
-                env=self.env,
-            )
-        eligibility = n.eligibility
-        self._desktop.send(n.cue_id, n.title, n.body, lambda: is_eligible(self.state, eligibility))
-
-    def _ident(self, cue_id: int) -> str:
-        return f"{self.id_prefix}{cue_id}"
-
-    def _withdrawal(self, cue_id: int, channel: str, state: str, reason: str) -> None:
-        self.log.write("withdrawal", cue=cue_id, channel=channel, state=state, reason=reason)
-
-    def _withdraw(self, w: Withdraw) -> None:
-        """A stale cue (SPEC 12): withdrawn where its notification went and can be withdrawn."""
-        if w.cue_id in self._terminal_sent:
-            self._terminal_sent.discard(w.cue_id)
-            data = self.terminal.withdraw(self._ident(w.cue_id))
-            if data:
-                self.inject(data)
-                self._withdrawal(w.cue_id, "terminal", "withdrawn", w.reason)
-            else:
-                why = f"{self.terminal_choice.protocol} has no way to close a notification"
-                self._withdrawal(w.cue_id, "terminal", "cannot withdraw", why)
-        if self._desktop is not None:
-            why = "the desktop notifier keeps no notification id"
-            self._withdrawal(w.cue_id, "desktop", "cannot withdraw", why)
-        if self.settings.notify.command:
-            why = "what notify.command sent is out of cuewrap's reach"
-            self._withdrawal(w.cue_id, "command", "cannot withdraw", why)
-
-    def _escalate(self, n: Notify) -> None:
-        """Still unanswered and away after notify.escalate_after (SPEC 12): once more."""
-        try:
-            self._run_command(n, escalated=True)
-        except Exception as exc:
-            self.log.error("notify.command", exc)
-
-    def _progress(self, on: bool) -> None:
-        """The terminal's progress indicator; its clearing is also kept for every exit path."""
-        if on:
-            self.undo_at_restore(self.terminal.progress(False))
-        self.inject(self.terminal.progress(on))
-
-    def _run_command(self, n: Notify, *, escalated: bool = False) -> None:
-        """notify.command for one notification (SPEC 12): started now, reaped on the loop."""
-        argv = self.settings.notify.command
-        if not argv:
-            return
-        from cuewrap.deliver.command import CommandNotifier, cue_fields
-
-        if self._command is None:
-            self._command = CommandNotifier(
-                self.loop,
-                argv,
-                self.settings.notify.command_timeout,
-                lambda cue, st, why: self._delivery(cue, "command", st, why),
-                env=self.env,
-            )
-        fields = cue_fields(
-            n,
-            ident=self._ident(n.cue_id),
-            session=self.state.session_name or self.state.config.label,
-            cwd=self.cwd,
-            time=_utc_now(),
-            escalated=escalated,
-        )
-        self._command.run(n.cue_id, fields)
-
-    def _keep_awake(self, hold: bool) -> None:
-        if not self.settings.keep_awake.enabled:
-            return
-        if self._keepawake is None:
-            if not hold:
-                return
-            from cuewrap.deliver.keepawake import KeepAwake as KeepAwakeEffector
-
-            self._keepawake = KeepAwakeEffector(
-                self.loop,
-                self.settings.keep_awake.command,
-                lambda st, why: self.log.write("keep_awake", state=st, reason=why),
-            )
-        if hold:
-            self._keepawake.hold()
-        else:
-            self._keepawake.release()
+    def _session_label(self) -> str:
+        return self.state.session_name or self.state.config.label
 
     # -- /cue --------------------------------------------------------------------------------
     def request(self, action: str) -> str:
@@ -503,18 +345,8 @@ class Controller:
 
     def status_page(self) -> str:
         """The /cue page (SPEC 8), from the engine's status and the channels set up here."""
-        choice = self.terminal_choice
-        channels = Channels(
-            terminal=choice.protocol,
-            terminal_reason=choice.reason,
-            desktop=self.desktop_on,
-            desktop_why=self.desktop_why,
-            bell=self.settings.notify.bell,
-            title_marks=self.settings.notify.title_marks,
-            keep_awake=self.settings.keep_awake.enabled,
-        )
         bridge = BridgeCounts.from_stats(self.bridge.stats()) if self.bridge is not None else None
-        page = cue_page(status(self.state), channels, bridge)
+        page = cue_page(status(self.state), self.delivery.channels(), bridge)
         if self.tmux is not None:
             page += "\n" + self.tmux.status_line()
         return page + "".join(f"\nto improve: {fix}" for fix in fixes(self._where()))
@@ -522,7 +354,7 @@ class Controller:
     def _where(self) -> Where:
         """What /cue's advice needs (cuewrap.advice): this session's evidence."""
         view = self.tmux.view if self.tmux is not None else None
-        choice = self.terminal_choice
+        choice = self.delivery.terminal_choice
         return Where(
             ssh=any(self.env.get(v) for v in ("SSH_CONNECTION", "SSH_TTY", "SSH_CLIENT")),
             tmux=bool(self.env.get("TMUX")),
@@ -533,7 +365,7 @@ class Controller:
             focus_reported="focus" in self.state.seen,
             idle_after=self.settings.presence.idle_after,
             terminal_notifications=choice.protocol != "off",
-            desktop=self.desktop_on,
+            desktop=self.delivery.desktop_on,
             command=self.settings.notify.command is not None,
         )
 
@@ -542,11 +374,7 @@ class Controller:
         """After the child is gone: let pending desktop notifications complete, then close."""
         try:
             deadline = self.loop.clock() + grace
-            while (
-                (self._desktop is not None and self._desktop.pending)
-                or (self._command is not None and self._command.pending)
-                or (self.tmux is not None and self.tmux.busy)
-            ):
+            while self.delivery.pending or (self.tmux is not None and self.tmux.busy):
                 left = deadline - self.loop.clock()
                 if left <= 0:
                     break
@@ -565,21 +393,7 @@ class Controller:
             self.screen.close()
         if self._wake is not None:
             self._wake.cancel()
-        if self._keepawake is not None:
-            try:
-                self._keepawake.close()
-            except Exception as exc:
-                self.log.error("keep_awake.close", exc)
-        if self._desktop is not None:
-            try:
-                self._desktop.close()
-            except Exception as exc:
-                self.log.error("desktop.close", exc)
-        if self._command is not None:
-            try:
-                self._command.close()
-            except Exception as exc:
-                self.log.error("command.close", exc)
+        self.delivery.close()
         if self.bridge is not None:
             try:
                 self.bridge.close()
@@ -592,10 +406,3 @@ class Controller:
                     self._reaper.close()
             except Exception as exc:
                 self.log.error("tmux.close", exc)
-
-
-def _utc_now() -> str:
-    """Wall-clock time of a notification, ISO 8601 UTC to the second (for notify.command)."""
-    import time
-
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -1,0 +1,276 @@
+"""The delivery channels of one session: what the controller hands the engine's effects to.
+
+Title marks and the terminal notification become bytes for ``inject`` (the ``Injector``);
+the desktop notification, ``notify.command`` and keep-awake run in worker processes off the
+loop and report back. Every delivery state goes to the decision log as a ``delivery`` record
+(``cue``, ``channel``, ``state``, ``reason``). The effectors are built on first use, so a
+session that never cues never imports them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Protocol
+
+from cuewrap.decisionlog import DecisionLog
+from cuewrap.deliver.desktop import desktop_available
+from cuewrap.deliver.title import TitleMarks
+from cuewrap.engine.effects import Eligibility, Notify, Withdraw
+from cuewrap.engine.page import Channels
+from cuewrap.loop import Loop
+
+if TYPE_CHECKING:
+    from cuewrap.config import Settings
+    from cuewrap.deliver.command import CommandNotifier
+    from cuewrap.deliver.desktop import DesktopNotifier
+    from cuewrap.deliver.keepawake import KeepAwake
+    from cuewrap.deliver.terminal import Choice, TerminalNotifier, TmuxInfo
+
+
+class TerminalRoute(Protocol):
+    """Another way to the user's terminal (tmux): asked first, ``fallback`` otherwise."""
+
+    def notify(self, n: Notify, fallback: Callable[[Notify], None]) -> None: ...
+
+
+class Delivery:
+    def __init__(
+        self,
+        loop: Loop,
+        settings: Settings,
+        log: DecisionLog,
+        env: Mapping[str, str],
+        inject: Callable[[bytes], None],
+        undo_at_restore: Callable[[bytes], None] = lambda off: None,
+    ) -> None:
+        self.loop = loop
+        self.settings = settings
+        self.log = log
+        self.env = dict(env)
+        self.inject = inject
+        self.undo_at_restore = undo_at_restore  # bytes the host writes on every exit path
+        self.titles = TitleMarks()
+        self._terminal: TerminalNotifier | None = None  # detected on first use (tmux query)
+        self.tmux_info: TmuxInfo | None = None  # what that query said
+        self.desktop_on, self.desktop_why = desktop_available(self.env, settings.notify.desktop)
+        self._desktop: DesktopNotifier | None = None
+        self._command: CommandNotifier | None = None
+        self._keepawake: KeepAwake | None = None
+        self.cwd = os.getcwd()
+        # notification ids: unique across cuewrap processes (kitty wants them global)
+        self.id_prefix = f"cuewrap-{os.getpid()}-"
+        self._terminal_sent: set[int] = set()  # cues whose terminal OSC was written
+
+    # -- the terminal -----------------------------------------------------------------------
+    @property
+    def terminal(self) -> TerminalNotifier:
+        if self._terminal is None:
+            from cuewrap.deliver.terminal import (
+                TerminalNotifier,
+                detect_terminal_protocol,
+                query_tmux,
+            )
+
+            def ask_tmux() -> TmuxInfo | None:
+                self.tmux_info = query_tmux(self.env)
+                return self.tmux_info
+
+            choice = detect_terminal_protocol(self.env, self.settings.notify.terminal, ask_tmux)
+            self._terminal = TerminalNotifier(choice, bell=self.settings.notify.bell)
+            self.log.write(
+                "terminal_protocol",
+                protocol=choice.protocol,
+                tmux_passthrough=choice.tmux_passthrough,
+                terminal=choice.terminal,
+                reason=choice.reason,
+            )
+        return self._terminal
+
+    @property
+    def terminal_choice(self) -> Choice:
+        return self.terminal.choice
+
+    def channels(self) -> Channels:
+        """The channels as set up, for the /cue page."""
+        choice = self.terminal_choice
+        notify = self.settings.notify
+        return Channels(
+            terminal=choice.protocol,
+            terminal_reason=choice.reason,
+            desktop=self.desktop_on,
+            desktop_why=self.desktop_why,
+            bell=notify.bell,
+            title_marks=notify.title_marks,
+            keep_awake=self.settings.keep_awake.enabled,
+        )
+
+    # -- title marks ----------------------------------------------------------------------
+    def child_title(self, title: str) -> None:
+        """The child set its title: the mark, if one is shown, is composed onto it."""
+        if self.settings.notify.title_marks:
+            self.inject(self.titles.on_child_title(title))
+
+    def set_mark(self, mark: str | None) -> None:
+        if self.settings.notify.title_marks:
+            self.inject(self.titles.set_mark(mark))
+
+    # -- notifications --------------------------------------------------------------------
+    def record(self, cue_id: int, channel: str, state: str, reason: str = "") -> None:
+        self.log.write("delivery", cue=cue_id, channel=channel, state=state, reason=reason)
+
+    def notify(
+        self,
+        n: Notify,
+        *,
+        eligible: Callable[[Eligibility], bool],
+        session: str,
+        route: TerminalRoute | None = None,
+    ) -> None:
+        """One notification on every enabled channel. ``eligible`` is asked again right before
+        each asynchronous delivery; ``route`` (tmux) is asked first for the terminal's."""
+        try:
+            self._run_command(n, session)
+        except Exception as exc:  # fail open: the other channels still go
+            self.log.error("notify.command", exc)
+        if route is not None:
+            route.notify(n, self.notify_terminal)
+        else:
+            self.notify_terminal(n)
+        self._notify_desktop(n, eligible)
+
+    def notify_terminal(self, n: Notify) -> None:
+        data = self.terminal.build(n, self._ident(n.cue_id))
+        if data:
+            self.record(n.cue_id, "terminal", "requested", self.terminal_choice.protocol)
+            self.inject(data)
+            if self.terminal_choice.protocol != "off":
+                self._terminal_sent.add(n.cue_id)
+            self.record(n.cue_id, "terminal", "unconfirmable", "terminal OSC has no receipt")
+        else:
+            self.record(n.cue_id, "terminal", "off", self.terminal_choice.reason)
+        if self.settings.notify.bell:
+            self.record(n.cue_id, "bell", "unconfirmable")
+
+    def _notify_desktop(self, n: Notify, eligible: Callable[[Eligibility], bool]) -> None:
+        if not self.desktop_on:
+            self.record(n.cue_id, "desktop", "off", self.desktop_why)
+            return
+        if self._desktop is None:
+            from cuewrap.deliver.desktop import DesktopNotifier
+
+            self._desktop = DesktopNotifier(
+                self.loop,
+                lambda cue, st, why: self.record(cue, "desktop", st, why),
+                env=self.env,
+            )
+        eligibility = n.eligibility
+        self._desktop.send(n.cue_id, n.title, n.body, lambda: eligible(eligibility))
+
+    def _ident(self, cue_id: int) -> str:
+        return f"{self.id_prefix}{cue_id}"
+
+    def _withdrawal(self, cue_id: int, channel: str, state: str, reason: str) -> None:
+        self.log.write("withdrawal", cue=cue_id, channel=channel, state=state, reason=reason)
+
+    def withdraw(self, w: Withdraw) -> None:
+        """A stale cue (SPEC 12): withdrawn where its notification went and can be withdrawn."""
+        if w.cue_id in self._terminal_sent:
+            self._terminal_sent.discard(w.cue_id)
+            data = self.terminal.withdraw(self._ident(w.cue_id))
+            if data:
+                self.inject(data)
+                self._withdrawal(w.cue_id, "terminal", "withdrawn", w.reason)
+            else:
+                why = f"{self.terminal_choice.protocol} has no way to close a notification"
+                self._withdrawal(w.cue_id, "terminal", "cannot withdraw", why)
+        if self._desktop is not None:
+            why = "the desktop notifier keeps no notification id"
+            self._withdrawal(w.cue_id, "desktop", "cannot withdraw", why)
+        if self.settings.notify.command:
+            why = "what notify.command sent is out of cuewrap's reach"
+            self._withdrawal(w.cue_id, "command", "cannot withdraw", why)
+
+    def escalate(self, n: Notify, session: str) -> None:
+        """Still unanswered and away after notify.escalate_after (SPEC 12): once more."""
+        try:
+            self._run_command(n, session, escalated=True)
+        except Exception as exc:
+            self.log.error("notify.command", exc)
+
+    def progress(self, on: bool) -> None:
+        """The terminal's progress indicator; its clearing is also kept for every exit path."""
+        if on:
+            self.undo_at_restore(self.terminal.progress(False))
+        self.inject(self.terminal.progress(on))
+
+    def _run_command(self, n: Notify, session: str, *, escalated: bool = False) -> None:
+        """notify.command for one notification (SPEC 12): started now, reaped on the loop."""
+        argv = self.settings.notify.command
+        if not argv:
+            return
+        from cuewrap.deliver.command import CommandNotifier, cue_fields
+
+        if self._command is None:
+            self._command = CommandNotifier(
+                self.loop,
+                argv,
+                self.settings.notify.command_timeout,
+                lambda cue, st, why: self.record(cue, "command", st, why),
+                env=self.env,
+            )
+        fields = cue_fields(
+            n,
+            ident=self._ident(n.cue_id),
+            session=session,
+            cwd=self.cwd,
+            time=_utc_now(),
+            escalated=escalated,
+        )
+        self._command.run(n.cue_id, fields)
+
+    # -- keep-awake -----------------------------------------------------------------------
+    def keep_awake(self, hold: bool) -> None:
+        if not self.settings.keep_awake.enabled:
+            return
+        if self._keepawake is None:
+            if not hold:
+                return
+            from cuewrap.deliver.keepawake import KeepAwake
+
+            self._keepawake = KeepAwake(
+                self.loop,
+                self.settings.keep_awake.command,
+                lambda st, why: self.log.write("keep_awake", state=st, reason=why),
+            )
+        if hold:
+            self._keepawake.hold()
+        else:
+            self._keepawake.release()
+
+    # -- the end --------------------------------------------------------------------------
+    @property
+    def pending(self) -> bool:
+        """A desktop notification or a notify.command run has not finished yet."""
+        desktop = self._desktop is not None and self._desktop.pending > 0
+        return desktop or (self._command is not None and self._command.pending > 0)
+
+    def close(self) -> None:
+        """Release keep-awake, end what still runs and reap it (bounded). Fails open."""
+        for name, part in (
+            ("keep_awake", self._keepawake),
+            ("desktop", self._desktop),
+            ("command", self._command),
+        ):
+            if part is not None:
+                try:
+                    part.close()
+                except Exception as exc:
+                    self.log.error(f"{name}.close", exc)
+
+
+def _utc_now() -> str:
+    """Wall-clock time of a notification, ISO 8601 UTC to the second (for notify.command)."""
+    import time
+
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
