@@ -3,7 +3,7 @@
 They are written only where the child's output stream is between escape sequences and UTF-8
 characters (``safe``, which the relay sets after each chunk it writes), or once the output has
 been quiet for ``INJECT_QUIET`` seconds. The controller injects; the relay says where the
-stream stands. Neither knows the other.
+stream stands (``set_safe``). Neither knows the other.
 """
 
 from __future__ import annotations
@@ -21,24 +21,33 @@ class Injector:
         self._write = write
         self._queue: list[bytes] = []
         self._timer: Timer | None = None
-        self.safe = True  # the output stream is at a point where cuewrap may inject
+        self._safe = True  # the output stream is at a point where cuewrap may inject
 
     @property
     def pending(self) -> bool:
         return bool(self._queue)
+
+    @property
+    def safe(self) -> bool:
+        return self._safe
+
+    def set_safe(self, safe: bool) -> None:
+        """Where the output stream now stands (after each chunk written). Writes nothing:
+        ``flush_if_safe`` does, once the chunk's events are handled."""
+        self._safe = safe
 
     def inject(self, data: bytes) -> None:
         """Queue ``data``; written now if the stream is at a safe point, else later."""
         if not data:
             return
         self._queue.append(data)
-        if self.safe:
+        if self._safe:
             self.flush()
         elif self._timer is None:
             self._timer = self._loop.call_later(INJECT_QUIET, self._quiet)
 
     def flush_if_safe(self) -> None:
-        if self._queue and self.safe:
+        if self._queue and self._safe:
             self.flush()
 
     def flush(self) -> None:

@@ -324,7 +324,7 @@ class Relay:
             self.host.write(data)
             return
         self.host.write(scan.out)
-        self.injector.safe = scan.safe
+        self.injector.set_safe(scan.safe)
         for event in scan.events:
             self._emit(event)
         self.injector.flush_if_safe()
@@ -336,7 +336,7 @@ class Relay:
         if self.tracker is not None:
             rest = self.tracker.flush()
             self.host.write(rest)
-            self.injector.safe = self.tracker.safe
+            self.injector.set_safe(self.tracker.safe)
 
     def _master_eof(self) -> None:
         if self.tracker is not None and self.tracker.held:
@@ -471,7 +471,7 @@ class Relay:
                 self._queue_child(held)
         else:
             self.tracker = None
-            self.injector.safe = True
+            self.injector.set_safe(True)
 
     def _report(self, where: str, exc: BaseException) -> None:
         if self.on_error is not None:

@@ -60,19 +60,19 @@ def test_injection_at_a_safe_point_is_written_at_once() -> None:
 
 def test_injection_waits_for_the_next_safe_point() -> None:
     inj, written, _, _ = _injector()
-    inj.safe = False
+    inj.set_safe(False)
     inj.inject(b"a")
     inj.inject(b"b")
     inj.flush_if_safe()
     assert written == [] and inj.pending
-    inj.safe = True
+    inj.set_safe(True)
     inj.flush_if_safe()
     assert written == [b"ab"]
 
 
 def test_injection_written_after_quiet_output_even_if_unsafe() -> None:
     inj, written, loop, clock = _injector()
-    inj.safe = False
+    inj.set_safe(False)
     inj.inject(b"late")
     clock.now += INJECT_QUIET - 0.01
     loop.run_due_timers()
@@ -84,7 +84,7 @@ def test_injection_written_after_quiet_output_even_if_unsafe() -> None:
 
 def test_closed_injector_leaves_no_timer() -> None:
     inj, written, loop, clock = _injector()
-    inj.safe = False
+    inj.set_safe(False)
     inj.inject(b"x")
     inj.close()
     clock.now += 10
