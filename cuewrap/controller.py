@@ -318,7 +318,11 @@ class Controller:
         elif isinstance(effect, Withdraw):
             self.delivery.withdraw(effect)
         elif isinstance(effect, Escalate):
-            self.delivery.escalate(effect.note, self._session_label())
+            self.delivery.escalate(
+                effect.note,
+                self._session_label(),
+                lambda eligibility: is_eligible(self.state, eligibility),
+            )
         elif isinstance(effect, Progress):
             self.delivery.progress(effect.on)
         elif isinstance(effect, Wake):

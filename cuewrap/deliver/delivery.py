@@ -10,6 +10,7 @@ session that never cues never imports them.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Protocol
 
@@ -23,6 +24,7 @@ from cuewrap.loop import Loop
 if TYPE_CHECKING:
     from cuewrap.config import Settings
     from cuewrap.deliver.command import CommandNotifier
+    from cuewrap.deliver.dbus import DBusNotifier
     from cuewrap.deliver.desktop import DesktopNotifier
     from cuewrap.deliver.keepawake import KeepAwake
     from cuewrap.deliver.terminal import Choice, TerminalNotifier, TmuxInfo
@@ -54,7 +56,7 @@ class Delivery:
         self._terminal: TerminalNotifier | None = None  # detected on first use (tmux query)
         self.tmux_info: TmuxInfo | None = None  # what that query said
         self.desktop_on, self.desktop_why = desktop_available(self.env, settings.notify.desktop)
-        self._desktop: DesktopNotifier | None = None
+        self._desktop: DesktopNotifier | DBusNotifier | None = None
         self._command: CommandNotifier | None = None
         self._keepawake: KeepAwake | None = None
         self.cwd = os.getcwd()
@@ -157,15 +159,28 @@ class Delivery:
             self.record(n.cue_id, "desktop", "off", self.desktop_why)
             return
         if self._desktop is None:
-            from cuewrap.deliver.desktop import DesktopNotifier
-
-            self._desktop = DesktopNotifier(
-                self.loop,
-                lambda cue, st, why: self.record(cue, "desktop", st, why),
-                env=self.env,
-            )
+            self._desktop = self._desktop_notifier()
         eligibility = n.eligibility
         self._desktop.send(n.cue_id, n.title, n.body, lambda: eligible(eligibility))
+
+    def _desktop_notifier(self) -> DesktopNotifier | DBusNotifier:
+        """D-Bus desktops: one long-lived worker (withdraw, replace, click); macOS: notify-py."""
+        if sys.platform != "darwin":
+            from cuewrap.deliver.dbus import DBusNotifier
+
+            return DBusNotifier(self.loop, self.log.write, env=self.env)
+        from cuewrap.deliver.desktop import DesktopNotifier
+
+        return DesktopNotifier(
+            self.loop,
+            lambda cue, st, why: self.record(cue, "desktop", st, why),
+            env=self.env,
+        )
+
+    def _dbus(self) -> DBusNotifier | None:
+        from cuewrap.deliver.dbus import DBusNotifier
+
+        return self._desktop if isinstance(self._desktop, DBusNotifier) else None
 
     def _ident(self, cue_id: int) -> str:
         return f"{self.id_prefix}{cue_id}"
@@ -184,19 +199,29 @@ class Delivery:
             else:
                 why = f"{self.terminal_choice.protocol} has no way to close a notification"
                 self._withdrawal(w.cue_id, "terminal", "cannot withdraw", why)
-        if self._desktop is not None:
-            why = "the desktop notifier keeps no notification id"
+        dbus = self._dbus()
+        if dbus is not None:
+            dbus.withdraw(w.cue_id, w.reason)
+        elif self._desktop is not None:
+            why = "the macOS notifier keeps no notification id"
             self._withdrawal(w.cue_id, "desktop", "cannot withdraw", why)
         if self.settings.notify.command:
             why = "what notify.command sent is out of cuewrap's reach"
             self._withdrawal(w.cue_id, "command", "cannot withdraw", why)
 
-    def escalate(self, n: Notify, session: str) -> None:
-        """Still unanswered and away after notify.escalate_after (SPEC 12): once more."""
+    def escalate(
+        self, n: Notify, session: str, eligible: Callable[[Eligibility], bool] | None = None
+    ) -> None:
+        """Still unanswered and away after notify.escalate_after (SPEC 12): once more, and the
+        desktop notification raised to critical in place."""
         try:
             self._run_command(n, session, escalated=True)
         except Exception as exc:
             self.log.error("notify.command", exc)
+        dbus = self._dbus()
+        if dbus is not None and eligible is not None:
+            eligibility = n.eligibility
+            dbus.escalate(n.cue_id, lambda: eligible(eligibility))
 
     def progress(self, on: bool) -> None:
         """The terminal's progress indicator; its clearing is also kept for every exit path."""

@@ -1,0 +1,308 @@
+"""Desktop notifications over D-Bus that can be withdrawn, replaced and clicked (SPEC 7, 12).
+
+The parent side of ``dbus_worker.py``: one long-lived worker per session, started at the first
+notification, fed JSON lines, read on the loop. What it keeps:
+
+- the server's id of each notification of ours still shown (``cue -> id``);
+- the session's latest shown notification: the next one is sent with ``replaces_id`` = its id,
+  so one session's cues replace each other instead of stacking (the server keeps the id);
+- a cue that was withdrawn before its Notify reply came: closed as soon as the id is known.
+
+``withdraw(cue)`` sends ``CloseNotification`` only for a notification of ours that is still
+shown (not failed, not replaced, not closed by the user); ``escalate(cue)`` sends it again with
+critical urgency, in place. A click (``ActionInvoked`` on one of our ids) is logged as
+``activated`` with what the worker did to lead back (tmux pane, terminal window).
+
+Eligibility is asked right before a Notify is written to the worker (at once when it is
+ready, else when it says it is). Records go to ``record(kind, **fields)``: ``delivery`` (the
+same states as the other channels), ``withdrawal``, ``activated``, ``desktop_closed``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from cuewrap.loop import Loop, Timer
+from cuewrap.workers import Reaper, kill_group, spawn
+
+START_TIMEOUT = 5.0  # the worker connects and reads capabilities within this, or fails
+MAX_TEXT = 1000
+_MAX_LINE = 8192
+# NotificationClosed reasons (Desktop Notifications Specification 1.2)
+_CLOSED = {1: "expired", 2: "dismissed by the user", 3: "closed by CloseNotification"}
+
+_BOOT = (
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "from cuewrap.deliver.dbus_worker import main; sys.exit(main())"
+)
+
+
+class Record(Protocol):
+    def __call__(self, kind: str, **fields: Any) -> None: ...
+
+
+class DBusNotifier:
+    def __init__(
+        self,
+        loop: Loop,
+        record: Record,
+        *,
+        env: Mapping[str, str] | None = None,
+        python: str | None = None,
+    ) -> None:
+        self.loop = loop
+        self.record = record
+        self.env = dict(os.environ if env is None else env)
+        self.python = python or sys.executable
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._fd = -1
+        self._buf = b""
+        self._ready = False
+        self._start_timer: Timer | None = None
+        self._queue: list[tuple[dict[str, Any], Callable[[], bool]]] = []  # before ready
+        self._in_flight: dict[int, dict[str, Any]] = {}  # cue -> notify request, no reply yet
+        self._texts: dict[int, tuple[str, str]] = {}  # cue -> (title, body) while shown
+        self._shown: dict[int, int] = {}  # cue -> server id, still shown
+        self._latest: int | None = None  # cue of the session's latest shown notification
+        self._withdraw_on_reply: dict[int, str] = {}  # cue -> reason
+        self._reaper = Reaper(loop)
+
+    @property
+    def pending(self) -> int:
+        """Requests not answered yet (the worker itself lives on)."""
+        return len(self._queue) + len(self._in_flight)
+
+    # -- public ---------------------------------------------------------------------------
+    def send(self, cue_id: int, title: str, body: str, still_eligible: Callable[[], bool]) -> None:
+        if not _eligible(still_eligible):
+            self._delivery(cue_id, "dropped-ineligible", "no longer eligible before the call")
+            return
+        self._texts[cue_id] = (title[:MAX_TEXT], body[:MAX_TEXT])
+        self._request({"op": "notify", "cue": cue_id, "urgency": 1}, still_eligible)
+
+    def escalate(self, cue_id: int, still_eligible: Callable[[], bool]) -> None:
+        """Show cue ``cue_id`` again, critical, in place of itself (when it is still shown)."""
+        if cue_id not in self._shown:
+            self._withdrawal(cue_id, "not escalated", "not shown on the desktop")
+            return
+        self._request({"op": "notify", "cue": cue_id, "urgency": 2}, still_eligible)
+
+    def withdraw(self, cue_id: int, reason: str) -> None:
+        if cue_id in self._in_flight or any(r.get("cue") == cue_id for r, _ in self._queue):
+            self._withdraw_on_reply[cue_id] = reason
+            return
+        server_id = self._shown.pop(cue_id, None)
+        self._texts.pop(cue_id, None)
+        if self._latest == cue_id:
+            self._latest = None
+        if server_id is None:
+            return  # never shown, failed, replaced or closed already: nothing to withdraw
+        self._write({"op": "close", "cue": cue_id, "id": server_id})
+        self._withdrawal(cue_id, "requested", reason)
+
+    def close(self, timeout: float = 0.5) -> None:
+        """cuewrap exits: the worker goes (notifications still shown stay: the exited one)."""
+        for request, _ in self._queue:
+            self._delivery(int(request["cue"]), "dropped-ineligible", "cuewrap exited")
+        for cue in list(self._in_flight):
+            self._delivery(cue, "unconfirmable", "cuewrap exited before the result")
+        self._queue.clear()
+        self._in_flight.clear()
+        self._stop()
+        self._reaper.close(timeout)
+
+    # -- the worker ------------------------------------------------------------------------
+    def _request(self, request: dict[str, Any], still_eligible: Callable[[], bool]) -> None:
+        if self._proc is None and not self._start():
+            return
+        if not self._ready:
+            self._queue.append((request, still_eligible))
+            return
+        self._dispatch(request, still_eligible)
+
+    def _dispatch(self, request: dict[str, Any], still_eligible: Callable[[], bool]) -> None:
+        cue = int(request["cue"])
+        if not _eligible(still_eligible):
+            self._withdraw_on_reply.pop(cue, None)
+            self._delivery(cue, "dropped-ineligible", "no longer eligible before the call")
+            return
+        title, body = self._texts.get(cue, ("", ""))
+        replaces = self._shown.get(cue)  # escalation: in place of itself
+        if replaces is None and self._latest is not None:
+            replaces = self._shown.get(self._latest)  # the session's previous one
+        full = {**request, "title": title, "body": body, "replaces": replaces or 0}
+        if self._write(full):
+            self._in_flight[cue] = full
+            self._delivery(cue, "requested", "critical" if request.get("urgency") == 2 else "")
+
+    def _start(self) -> bool:
+        try:
+            proc = spawn(
+                [self.python, "-c", _BOOT, _package_root()],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=self.env,
+                die_with_parent=True,
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            self.record("desktop_worker", state="failed", reason=f"cannot start: {exc}")
+            return False
+        assert proc.stdout is not None
+        self._proc = proc
+        self._fd = proc.stdout.fileno()
+        os.set_blocking(self._fd, False)
+        self.loop.add_reader(self._fd, self._on_readable)
+        self._start_timer = self.loop.call_later(START_TIMEOUT, self._on_start_timeout)
+        return True
+
+    def _on_start_timeout(self) -> None:
+        self._start_timer = None
+        if not self._ready:
+            self._fail_all(f"the desktop worker did not start within {START_TIMEOUT:g} s")
+
+    def _write(self, msg: dict[str, Any]) -> bool:
+        proc = self._proc
+        if proc is None or proc.stdin is None:
+            return False
+        try:  # a few hundred bytes into a pipe the worker drains: does not block
+            proc.stdin.write((json.dumps(msg) + "\n").encode())
+            proc.stdin.flush()
+        except (OSError, ValueError):
+            self._fail_all("cannot talk to the desktop worker")
+            return False
+        return True
+
+    def _on_readable(self) -> None:
+        try:
+            data = os.read(self._fd, 65536)
+        except BlockingIOError:
+            return
+        except OSError as exc:
+            self._fail_all(f"desktop worker pipe: {exc}")
+            return
+        if not data:
+            self._fail_all("the desktop worker ended")
+            return
+        self._buf += data
+        while b"\n" in self._buf:
+            line, self._buf = self._buf.split(b"\n", 1)
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(msg, dict):
+                self._on_message(msg)
+        if len(self._buf) > _MAX_LINE:
+            self._fail_all("the desktop worker sent an overlong line")
+
+    def _on_message(self, msg: dict[str, Any]) -> None:
+        if msg.get("ready") is True:
+            self._ready = True
+            if self._start_timer is not None:
+                self._start_timer.cancel()
+                self._start_timer = None
+            self.record("desktop_worker", state="ready", actions=bool(msg.get("actions")))
+            queue, self._queue = self._queue, []
+            for request, still_eligible in queue:
+                self._dispatch(request, still_eligible)
+        elif "fatal" in msg:
+            self._fail_all(str(msg["fatal"])[:300])
+        elif msg.get("op") == "notify":
+            self._on_notified(msg)
+        elif msg.get("op") == "close":
+            state = "withdrawn" if msg.get("state") == "withdrawn" else "failed"
+            self._withdrawal(int(msg.get("cue", 0)), state, str(msg.get("reason", ""))[:300])
+        elif msg.get("event") == "activated":
+            cue = self._cue_of(msg.get("id"))
+            if cue is not None:
+                self.record("activated", cue=cue, channel="desktop", action=msg.get("action"),
+                            lead_back=msg.get("lead_back"))  # fmt: skip
+        elif msg.get("event") == "closed":
+            cue = self._cue_of(msg.get("id"))
+            if cue is not None:
+                self._shown.pop(cue, None)
+                reason = _CLOSED.get(int(msg.get("reason", 0)), "closed")
+                self.record("desktop_closed", cue=cue, reason=reason)
+
+    def _on_notified(self, msg: dict[str, Any]) -> None:
+        cue = int(msg.get("cue", 0))
+        request = self._in_flight.pop(cue, None)
+        if request is None:
+            return
+        if msg.get("state") != "delivered":
+            self._withdraw_on_reply.pop(cue, None)
+            self._delivery(cue, "failed", str(msg.get("reason", ""))[:300])
+            return
+        server_id = int(msg.get("id", 0))
+        for other, sid in list(self._shown.items()):
+            if sid == server_id and other != cue:  # replaced in place by this one
+                del self._shown[other]
+                self._texts.pop(other, None)
+                self._withdrawal(other, "replaced", f"by cue {cue}")
+        self._shown[cue] = server_id
+        self._latest = cue
+        self._delivery(cue, "delivered", f"notification id {server_id}")
+        reason = self._withdraw_on_reply.pop(cue, None)
+        if reason is not None:
+            self.withdraw(cue, reason)
+
+    def _cue_of(self, server_id: object) -> int | None:
+        for cue, sid in self._shown.items():
+            if sid == server_id:
+                return cue
+        return None
+
+    def _fail_all(self, reason: str) -> None:
+        """The worker is unusable: what waits on it failed; the next notification starts a
+        new one."""
+        for request, _ in self._queue:
+            self._delivery(int(request["cue"]), "failed", reason)
+        for cue in self._in_flight:
+            self._delivery(cue, "failed", reason)
+        self._queue.clear()
+        self._in_flight.clear()
+        self._shown.clear()
+        self._latest = None
+        self.record("desktop_worker", state="failed", reason=reason)
+        self._stop()
+
+    def _stop(self) -> None:
+        proc, self._proc = self._proc, None
+        self._ready = False
+        self._buf = b""
+        if self._start_timer is not None:
+            self._start_timer.cancel()
+            self._start_timer = None
+        if proc is None:
+            return
+        self.loop.remove_reader(self._fd)
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+        kill_group(proc, signal.SIGTERM)  # stdin closed already: it exits by itself
+        self._reaper.add(proc, kill_after=1.0)
+
+    def _delivery(self, cue: int, state: str, reason: str) -> None:
+        self.record("delivery", cue=cue, channel="desktop", state=state, reason=reason)
+
+    def _withdrawal(self, cue: int, state: str, reason: str) -> None:
+        self.record("withdrawal", cue=cue, channel="desktop", state=state, reason=reason)
+
+
+def _eligible(check: Callable[[], bool]) -> bool:
+    try:
+        return bool(check())
+    except Exception:  # a broken check must not send a cue that may be stale
+        return False
+
+
+def _package_root() -> str:
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -1,0 +1,253 @@
+"""Desktop notifications that are withdrawn, replaced and clicked (SPEC 12), against a real
+notification server (dunst) on a private D-Bus, and a minimal server without actions."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_desktop_daemon import Session, bus, dunst  # noqa: F401  (fixtures)
+from waiting import turning, wait_until
+
+from cuewrap.deliver.dbus import DBusNotifier
+from cuewrap.loop import Loop
+
+pytestmark = pytest.mark.desktop
+
+
+class Records:
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, dict[str, Any]]] = []
+
+    def __call__(self, kind: str, **fields: Any) -> None:
+        self.seen.append((kind, fields))
+
+    def of(self, kind: str, **match: Any) -> list[dict[str, Any]]:
+        return [
+            f
+            for k, f in self.seen
+            if k == kind and all(f.get(key) == value for key, value in match.items())
+        ]
+
+
+def dunstctl(env: dict[str, str], *args: str) -> str:
+    return subprocess.run(
+        ["dunstctl", *args], env=env, check=True, capture_output=True, text=True, timeout=5
+    ).stdout
+
+
+def displayed(env: dict[str, str]) -> int:
+    return int(dunstctl(env, "count", "displayed").strip())
+
+
+def history(env: dict[str, str]) -> list[dict[str, Any]]:
+    entries = json.loads(dunstctl(env, "history"))["data"][0]
+    return [{k: e[k]["data"] for k in ("id", "summary", "body")} for e in entries]
+
+
+def delivered_id(records: Records, cue: int) -> int:
+    [rec] = records.of("delivery", cue=cue, state="delivered")
+    return int(rec["reason"].removeprefix("notification id "))
+
+
+def run_until(loop: Loop, pred: Any, what: str, timeout: float = 10) -> Any:
+    return wait_until(pred, timeout, what, sleep=turning(loop))
+
+
+def test_withdraw_closes_the_notification_with_its_server_id(dunst: Session) -> None:  # noqa: F811
+    loop, records = Loop(), Records()
+    n = DBusNotifier(loop, records, env=dunst.env)
+    n.send(1, "Pi — work", "Waiting for you", lambda: True)
+    run_until(loop, lambda: records.of("delivery", cue=1, state="delivered"), "delivered")
+    sid = delivered_id(records, 1)
+    assert displayed(dunst.env) == 1
+    n.withdraw(1, "user returned")
+    run_until(loop, lambda: records.of("withdrawal", cue=1, state="withdrawn"), "withdrawn")
+    assert displayed(dunst.env) == 0
+    assert [h["id"] for h in history(dunst.env)] == [sid]  # closed, by its id
+    n.withdraw(1, "again")  # nothing is withdrawn twice
+    assert len(records.of("withdrawal", cue=1)) == 2  # requested, withdrawn
+    n.close()
+
+
+def test_a_later_cue_replaces_the_earlier(dunst: Session) -> None:  # noqa: F811
+    loop, records = Loop(), Records()
+    n = DBusNotifier(loop, records, env=dunst.env)
+    n.send(1, "Pi — work", "Waiting for you", lambda: True)
+    run_until(loop, lambda: records.of("delivery", cue=1, state="delivered"), "first")
+    n.send(2, "Pi — work", "Finished", lambda: True)
+    run_until(loop, lambda: records.of("delivery", cue=2, state="delivered"), "second")
+    assert delivered_id(records, 1) == delivered_id(records, 2)
+    assert records.of("withdrawal", cue=1, state="replaced") == [
+        {"cue": 1, "channel": "desktop", "state": "replaced", "reason": "by cue 2"}
+    ]
+    assert displayed(dunst.env) == 1
+    n.withdraw(1, "stale")  # replaced: nothing to close (it would close cue 2's)
+    assert displayed(dunst.env) == 1
+    dunstctl(dunst.env, "close-all")
+    assert [(h["summary"], h["body"]) for h in history(dunst.env)] == [("Pi — work", "Finished")]
+    n.close()
+
+
+def test_never_withdraws_what_was_not_sent(dunst: Session) -> None:  # noqa: F811
+    loop, records = Loop(), Records()
+    n = DBusNotifier(loop, records, env=dunst.env)
+    n.send(3, "Pi", "x", lambda: False)  # ineligible: not sent
+    n.withdraw(3, "stale")
+    n.withdraw(4, "stale")  # never even asked for
+    assert records.of("withdrawal") == []
+    assert records.of("delivery", cue=3) == [
+        {
+            "cue": 3,
+            "channel": "desktop",
+            "state": "dropped-ineligible",
+            "reason": "no longer eligible before the call",
+        }
+    ]
+    n.close()
+
+
+def test_a_click_is_logged_as_activated(dunst: Session) -> None:  # noqa: F811
+    loop, records = Loop(), Records()
+    n = DBusNotifier(loop, records, env=dunst.env)
+    n.send(5, "Pi — work", "Finished", lambda: True)
+    run_until(loop, lambda: records.of("delivery", cue=5, state="delivered"), "delivered")
+    assert records.of("desktop_worker", state="ready") == [{"state": "ready", "actions": True}]
+    dunstctl(dunst.env, "action", "0")  # dunst invokes the default action of the top one
+    [act] = run_until(loop, lambda: records.of("activated", cue=5), "activated")
+    assert act["action"] == "default"
+    assert act["lead_back"].startswith("nothing to select")  # no tmux, no WINDOWID here
+    n.close()
+
+
+def test_escalation_raises_it_to_critical_in_place(dunst: Session) -> None:  # noqa: F811
+    loop, records = Loop(), Records()
+    n = DBusNotifier(loop, records, env=dunst.env)
+    n.send(6, "Pi — work", "Waiting for you", lambda: True)
+    run_until(loop, lambda: records.of("delivery", cue=6, state="delivered"), "delivered")
+    n.escalate(6, lambda: True)
+    run_until(loop, lambda: len(records.of("delivery", cue=6, state="delivered")) == 2, "again")
+    assert records.of("delivery", cue=6, state="requested")[-1]["reason"] == "critical"
+    ids = {int(r["reason"].split()[-1]) for r in records.of("delivery", cue=6, state="delivered")}
+    assert len(ids) == 1 and displayed(dunst.env) == 1
+    n.close()
+
+
+# -- a server without actions ---------------------------------------------------------------
+FAKE_SERVER = textwrap.dedent(
+    """
+    import json, sys
+    from jeepney import new_method_return, MessageType, HeaderFields
+    from jeepney.bus_messages import message_bus
+    from jeepney.io.blocking import open_dbus_connection
+    conn = open_dbus_connection(sys.argv[1])
+    conn.send_and_get_reply(message_bus.RequestName("org.freedesktop.Notifications"))
+    print("ready", flush=True)
+    next_id = 40
+    while True:
+        msg = conn.receive()
+        if msg.header.message_type != MessageType.method_call:
+            continue
+        member = msg.header.fields.get(HeaderFields.member)
+        if member == "GetCapabilities":
+            conn.send(new_method_return(msg, "as", (["body"],)))
+        elif member == "Notify":
+            with open(sys.argv[2], "a") as fh:
+                fh.write(json.dumps({"actions": list(msg.body[5])}) + "\\n")
+            next_id += 1
+            conn.send(new_method_return(msg, "u", (msg.body[1] or next_id,)))
+        elif member == "CloseNotification":
+            with open(sys.argv[2], "a") as fh:
+                fh.write(json.dumps({"close": msg.body[0]}) + "\\n")
+            conn.send(new_method_return(msg))
+    """
+)
+
+
+@pytest.fixture
+def plain_server(bus: Session, tmp_path: Path) -> Iterator[Path]:  # noqa: F811
+    calls = tmp_path / "server-calls.jsonl"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", FAKE_SERVER, bus.address, str(calls)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
+        yield calls
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_server_without_actions_still_works(bus: Session, plain_server: Path) -> None:  # noqa: F811
+    loop, records = Loop(), Records()
+    n = DBusNotifier(loop, records, env=bus.env)
+    n.send(1, "Pi", "Finished", lambda: True)
+    run_until(loop, lambda: records.of("delivery", cue=1, state="delivered"), "delivered")
+    assert records.of("desktop_worker", state="ready") == [{"state": "ready", "actions": False}]
+    n.withdraw(1, "user returned")
+    run_until(loop, lambda: records.of("withdrawal", cue=1, state="withdrawn"), "withdrawn")
+    got = [json.loads(line) for line in plain_server.read_text().splitlines()]
+    assert got == [{"actions": []}, {"close": 41}]
+    n.close()
+
+
+def test_no_server_fails_cleanly(bus: Session) -> None:  # noqa: F811
+    loop, records = Loop(), Records()
+    n = DBusNotifier(loop, records, env=bus.env)
+    n.send(1, "Pi", "Finished", lambda: True)
+    [rec] = run_until(loop, lambda: records.of("delivery", cue=1, state="failed"), "failed")
+    assert "ServiceUnknown" in rec["reason"] or "did not answer" in rec["reason"], rec
+    n.withdraw(1, "stale")
+    assert records.of("withdrawal") == []
+    n.close()
+
+
+# -- real Pi under cuewrap ------------------------------------------------------------------
+@pytest.mark.pi
+@pytest.mark.parametrize("pi_version", ["1.4.0"])
+def test_pi_cue_on_the_desktop_is_closed_on_return(  # type: ignore[no-untyped-def]
+    pi_session,
+    fakemodel,
+    dunst: Session,  # noqa: F811
+) -> None:
+    from fakemodel import text, tool_call
+
+    fakemodel.push(tool_call("test_confirm", {}), text("done"))
+    env = {k: dunst.env[k] for k in ("DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR")}
+    s = pi_session(env=env)
+    s.focus_out()
+    s.wait_log(lambda r: r.get("kind") == "presence" and r.get("presence") == "away")
+    s.prompt("confirm please")
+    s.wait_dialog()
+
+    def delivered() -> list[dict[str, Any]]:
+        return [
+            r
+            for r in s.log_records("delivery")
+            if r.get("channel") == "desktop" and r.get("state") == "delivered"
+        ]
+
+    [first] = wait_until(delivered, 15, "the [?] notification on the desktop")
+    sid = int(first["reason"].split()[-1])
+    assert displayed(dunst.env) == 1
+    s.focus_in()  # return: the [?] notification goes
+    wait_until(lambda: displayed(dunst.env) == 0, 10, "the notification closed")
+    [w] = wait_until(
+        lambda: [r for r in s.log_records("withdrawal") if r.get("state") == "withdrawn"],
+        5,
+        "the withdrawal record",
+    )
+    assert (w["cue"], w["channel"]) == (first["cue"], "desktop")
+    assert [h["id"] for h in history(dunst.env)] == [sid]
+    s.enter()
+    s.wait_for_screen(r"^ done$")
+    s.quit()
+    assert s.wait_exit() == 0
