@@ -8,11 +8,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from pirig import PiSession
+from waiting import wait_until
 
 from cuewrap.config import KEYS, load_settings
 
@@ -52,10 +52,8 @@ def start(home: Path, tmp_path: Path) -> PiSession:
 
 def wait_text(s: PiSession, text: str, timeout: float = 10.0) -> None:
     """Wait for ``text`` on the screen, also when it wraps from one row to the next."""
-    deadline = time.monotonic() + timeout
-    while text not in s.screen_text.replace("\n", ""):
-        assert time.monotonic() < deadline, f"no {text!r} on the screen:\n{s.screen_text}"
-        time.sleep(0.05)
+    wait_until(lambda: text in s.screen_text.replace("\n", ""), timeout,
+               f"{text!r} on the screen", detail=lambda: s.screen_text)  # fmt: skip
 
 
 def go(s: PiSession, name: str, at: list[int]) -> None:
@@ -123,7 +121,6 @@ def test_ctrl_c_leaves_the_file_and_the_terminal_unchanged(home: Path, tmp_path:
     go(s, "presence.idle_after", at)
     s.send("\r\x1590")  # Ctrl+C in the middle of an edit
     s.wait_for_screen(r"^presence\.idle_after = 90")
-    time.sleep(0.2)
     s.send("\x03")
     s.wait_for_output(rb"interrupted, the file is unchanged")
     s.wait_for_output(rb"editor-exit=130")
