@@ -41,12 +41,11 @@ from cuewrap.engine.effects import (
     Withdraw,
 )
 from cuewrap.engine.page import BridgeCounts, cue_page, toggle_reply
+from cuewrap.keys import KeyWindow
 from cuewrap.loop import Loop, Timer
 from cuewrap.relay_events import RelayEvent
 from cuewrap.term.notices import ChildNotification
 from cuewrap.term.tracker import TitleChange
-
-KEY_WINDOW = 1.0  # seconds: keystrokes are told to the engine at most once per window
 
 if TYPE_CHECKING:
     from cuewrap.activity import OutputWatch
@@ -90,8 +89,7 @@ class Controller:
 
             self.preset, preset_why = choose(command, settings.generic.preset)
         self._wake: Timer | None = None
-        self._last_key = float("-inf")
-        self._key_timer: Timer | None = None
+        self.keys = KeyWindow(loop, lambda: self.fact(F.Keystroke()))
         self._closed = False
         self.child_pid = child_pid
 
@@ -256,7 +254,7 @@ class Controller:
         elif isinstance(fact, F.Keystroke):
             if self.activity is not None:
                 self.activity.input()  # output right after this is its echo
-            self._keystroke()
+            self.keys.key()
             if self.tmux is not None:
                 self.tmux.keystroke()
         elif isinstance(fact, F.ChildExit):
@@ -265,22 +263,6 @@ class Controller:
             self.fact(fact)
         elif fact is not None:
             self.fact(fact)
-
-    def _keystroke(self) -> None:
-        """At most one Keystroke fact per KEY_WINDOW (typing, pasting and mouse motion all
-        arrive as input); one more at the window's end if keys came meanwhile, so the engine
-        never thinks the last key was earlier than it was."""
-        now = self.loop.clock()
-        if now - self._last_key >= KEY_WINDOW:
-            self._last_key = now
-            self.fact(F.Keystroke())
-        elif self._key_timer is None:
-            self._key_timer = self.loop.call_at(self._last_key + KEY_WINDOW, self._key_late)
-
-    def _key_late(self) -> None:
-        self._key_timer = None
-        self._last_key = self.loop.clock()
-        self.fact(F.Keystroke())
 
     def fact(self, fact: Event) -> None:
         """Any fact (or Tick) from any source: one engine step, effects performed."""
@@ -391,8 +373,7 @@ class Controller:
         self._closed = True
         if self.activity is not None:
             self.activity.close()
-        if self._key_timer is not None:
-            self._key_timer.cancel()
+        self.keys.close()
         if self.screen is not None:
             self.screen.close()
         if self._wake is not None:
