@@ -282,7 +282,7 @@ def test_check_focus_works_and_notification_seen(base_env: dict[str, str]) -> No
     assert_restored(out)
     # the test notification went out over kitty's protocol, then the mark, then the title back
     assert re.search(
-        rb"\x1b\]99;i=cuewrap-0:d=0:p=title;Pi\x1b\\.*\x1b\]2;\[\?\] cuewrap doctor\x1b\\"
+        rb"\x1b\]99;i=cuewrap-0:d=0:a=focus:p=title;Pi\x1b\\.*\x1b\]2;\[\?\] cuewrap doctor\x1b\\"
         rb"\x1b\[23;0t\x1b\[22;0t",
         out,
     ), out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 
+from cuewrap.facts import ChildProgress
 from cuewrap.term.notices import ChildNotification, NoticeParser, NoticeProtocol
 from cuewrap.term.tracker import Bell, OutputTracker
 
@@ -53,7 +54,7 @@ def test_osc9_progress_and_commands_are_not_notifications() -> None:
     data = b"\x1b]9;4;3\x07\x1b]9;4;0" + ST + b"\x1b]9;12\x07\x1b]9;\x07"
     out, events = run(t, data)
     assert out == data
-    assert events == []
+    assert events == [ChildProgress(3), ChildProgress(0)]  # progress states, no notification
     assert policy.asked == []  # never even considered
 
 

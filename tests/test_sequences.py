@@ -124,17 +124,17 @@ def test_osc9_property(body: str) -> None:
 
 def test_osc99_title_and_body() -> None:
     assert seq.osc99("Pi", "finished") == (
-        b"\x1b]99;i=cuewrap:d=0:p=title;Pi" + ST + b"\x1b]99;i=cuewrap:p=body;finished" + ST
+        b"\x1b]99;i=cuewrap:d=0:a=focus:p=title;Pi" + ST + b"\x1b]99;i=cuewrap:p=body;finished" + ST
     )
 
 
 def test_osc99_empty_body_sends_title_only() -> None:
-    assert seq.osc99("Pi", "") == b"\x1b]99;i=cuewrap:p=title;Pi" + ST
+    assert seq.osc99("Pi", "") == b"\x1b]99;i=cuewrap:a=focus:p=title;Pi" + ST
 
 
 def test_osc99_identifier_is_sanitized() -> None:
     out = seq.osc99("t", "b", ident="a:b;c=d\x1b7")
-    assert out.startswith(b"\x1b]99;i=abcd7:d=0:p=title;")
+    assert out.startswith(b"\x1b]99;i=abcd7:d=0:a=focus:p=title;")
     assert seq.osc99("t", "b", ident=";;::").startswith(b"\x1b]99;i=cuewrap:")
 
 

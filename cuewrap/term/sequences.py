@@ -169,9 +169,12 @@ _KITTY_ID_BAD = re.compile(r"[^A-Za-z0-9_.+-]")
 
 
 def osc99(title: str, body: str, ident: str = "cuewrap", limit: int = _DEFAULT_LIMIT) -> bytes:
-    """kitty-notify: ``OSC 99;i=ID:d=0:p=title;TITLE ST`` then ``OSC 99;i=ID:p=body;BODY ST``.
+    """kitty-notify: ``OSC 99;i=ID:d=0:a=focus:p=title;TITLE ST`` then
+    ``OSC 99;i=ID:p=body;BODY ST``.
 
-    ``d=0`` holds the notification until the body chunk (``d`` defaults to 1 = done) arrives.
+    ``a=focus``: a click focuses the window the notification came from (kitty's default,
+    asked for explicitly: the way back to Pi). ``d=0`` holds the notification until the body
+    chunk (``d`` defaults to 1 = done) arrives.
     The identifier keeps only ``[A-Za-z0-9_.+-]`` (the identifier alphabet of the spec; "cuewrap"
     when nothing is left). The payload is plain UTF-8 (``e=0``); it follows the second ``;``
     so ``;`` and ``:`` need no escaping, only sanitizing. An empty body sends the title only.
@@ -181,8 +184,9 @@ def osc99(title: str, body: str, ident: str = "cuewrap", limit: int = _DEFAULT_L
     b = _utf8(sanitize(body, limit))
     key = b"i=" + ident.encode("ascii")
     if not b:
-        return b"\x1b]99;" + key + b":p=title;" + t + ST
-    return b"\x1b]99;" + key + b":d=0:p=title;" + t + ST + b"\x1b]99;" + key + b":p=body;" + b + ST
+        return b"\x1b]99;" + key + b":a=focus:p=title;" + t + ST
+    head = b"\x1b]99;" + key + b":d=0:a=focus:p=title;"
+    return head + t + ST + b"\x1b]99;" + key + b":p=body;" + b + ST
 
 
 def _kitty_ident(ident: str) -> str:
