@@ -251,3 +251,39 @@ def test_pi_cue_on_the_desktop_is_closed_on_return(  # type: ignore[no-untyped-d
     s.wait_for_screen(r"^ done$")
     s.quit()
     assert s.wait_exit() == 0
+
+
+def test_a_click_selects_pis_tmux_window_and_pane(dunst: Session, tmp_path: Path) -> None:  # noqa: F811
+    """The lead back inside tmux: Pi's pane (window 0) while the user looks at window 1."""
+    import shutil
+
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed (scripts/install-test-deps)")
+    base = ["tmux", "-L", f"cuewrap-click-{tmp_path.name[-8:]}", "-f", "/dev/null"]
+    env = dict(dunst.env)
+
+    def tmux(*args: str) -> str:
+        return subprocess.run(
+            [*base, *args], env=env, capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+
+    tmux("new-session", "-d", "-s", "work", "sleep", "100000")
+    try:
+        tmux("new-window", "-t", "work:1", "sleep", "100000")
+        pane = tmux("display", "-p", "-t", "work:0", "#{pane_id}")
+        socket = tmux("display", "-p", "#{socket_path}")
+        pid = tmux("display", "-p", "#{pid}")
+        assert tmux("display", "-p", "-t", "work", "#{window_index}") == "1"
+        pi_env = {**env, "TMUX": f"{socket},{pid},0", "TMUX_PANE": pane}
+        loop, records = Loop(), Records()
+        n = DBusNotifier(loop, records, env=pi_env)
+        n.send(7, "Pi — work", "Waiting for you", lambda: True)
+        run_until(loop, lambda: records.of("delivery", cue=7, state="delivered"), "delivered")
+        dunstctl(dunst.env, "action", "0")
+        [act] = run_until(loop, lambda: records.of("activated", cue=7), "activated")
+        assert "tmux select-window ok" in act["lead_back"], act
+        assert "tmux select-pane ok" in act["lead_back"], act
+        assert tmux("display", "-p", "-t", "work", "#{window_index}") == "0"
+        n.close()
+    finally:
+        subprocess.run([*base, "kill-server"], env=env, capture_output=True, timeout=10)
