@@ -286,3 +286,30 @@ def test_cue_page_names_the_missing_tmux_settings(tmux_scene: Callable[..., Scen
     c.wait_for_screen(r"tmux \d+\.\d+\w*: Pi's pane is active \(1 client attached\)")
     c.wait_for_screen(re.compile(r"to improve:.*?set -g\s+focus-events\s+on", re.S))
     c.wait_for_screen(re.compile(r"to improve:.*?set -g\s+allow-passthrough\s+on", re.S))
+
+
+@pytest.mark.parametrize("pi_version", ["1.4.0"])
+@pytest.mark.parametrize("focus_events", ["off", "on"])
+def test_pane_and_session_switches_count_as_leaving(
+    tmux_scene: Callable[..., Scene], focus_events: str
+) -> None:
+    """Another pane of Pi's window, another session: away; back to Pi's pane: returned —
+    with tmux's default options and with focus-events on (then cuewrap only listens)."""
+    sc = tmux_scene({"focus-events": focus_events})
+    rig = sc.rig
+    [name] = rig.user_clients()
+    rig.tmux("split-window", "-d", "-t", f"{SESSION}:0", "sleep", "100000")
+    rig.tmux("select-pane", "-t", f"{SESSION}:0.1")  # the new pane in front
+    sc.presence("away")
+    rig.tmux("select-pane", "-t", f"{SESSION}:0.0")  # Pi's pane again
+    sc.returned()
+    rig.tmux("new-session", "-d", "-s", "other", "sleep", "100000")
+    rig.tmux("switch-client", "-c", name, "-t", "other")
+    sc.presence("away", after=1)
+    rig.tmux("switch-client", "-c", name, "-t", SESSION)
+    sc.returned(after=1)
+    kinds = {r.get("client") for r in sc.log("tmux") if r.get("state") == "listening"}
+    if focus_events == "on":  # tmux's focus reports say attach/switch: nothing attached
+        assert kinds == {"listen"}, kinds
+    else:  # nothing else would say them
+        assert "attach" in kinds, kinds
