@@ -104,6 +104,7 @@ class ControlClient:
         proc = _spawn(["tmux", "-S", socket, "-C", *command], self.env, subprocess.PIPE)
         if proc is None:
             return False
+        self.reader = ControlReader()  # nothing of an earlier client's partial line
         assert proc.stdout is not None
         self.proc = proc
         self._fd = proc.stdout.fileno()
