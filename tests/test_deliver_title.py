@@ -27,6 +27,16 @@ def test_new_child_title_while_marked_is_recomposed() -> None:
     assert marks.on_child_title("three") == b""
 
 
+def test_a_title_an_inner_cuewrap_marked_is_not_marked_twice() -> None:
+    """cuewrap -- cuewrap pi: the inner one marks Pi's title; the outer shows it as it is."""
+    marks = TitleMarks()
+    marks.on_child_title("π - work")
+    assert marks.set_mark("[?]") == set_title("[?] π - work")
+    assert marks.on_child_title("[✓] π - work") == set_title("[✓] π - work")
+    assert marks.on_child_title("π - work") == set_title("[?] π - work")
+    assert marks.set_mark(None) == set_title("π - work")
+
+
 def test_changing_the_mark_and_repeating_it() -> None:
     marks = TitleMarks()
     marks.on_child_title("t")

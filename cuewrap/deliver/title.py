@@ -11,11 +11,18 @@ back from the terminal's title stack: ``TITLE_POP`` then ``TITLE_PUSH`` — pop 
 title the relay saved at start (``CSI 22;0 t``) and push saves it again, so the pop at exit
 still finds it. A terminal without a title stack ignores both (the mark then stays until the
 child sets a title or cuewrap exits) — there is no way to read the old title back.
+
+A child title that already starts with a mark is a cuewrap inside this one (``cuewrap --
+cuewrap pi``, or ``cuewrap pi`` run in a wrapped shell): it is shown as it is, never marked
+twice (``[?] [✓] π``); the inner cuewrap knows more about its child than this one does.
 """
 
 from __future__ import annotations
 
+from cuewrap.engine.effects import MARK_CANCELLED, MARK_COMPLETED, MARK_FAILED, MARK_WAITING
 from cuewrap.term.sequences import TITLE_POP, TITLE_PUSH, set_title
+
+MARKED = tuple(f"{m} " for m in (MARK_WAITING, MARK_COMPLETED, MARK_FAILED, MARK_CANCELLED))
 
 
 class TitleMarks:
@@ -28,6 +35,8 @@ class TitleMarks:
         if self.mark is None:
             return None
         if self.child_title:
+            if self.child_title.startswith(MARKED):  # an inner cuewrap marked it already
+                return self.child_title
             return f"{self.mark} {self.child_title}"
         return self.mark
 
