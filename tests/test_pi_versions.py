@@ -34,6 +34,25 @@ def test_features_by_version() -> None:
 
 
 @pytest.mark.pi
+@pytest.mark.parametrize("pi_version", ["1.4.0", "latest"])
+def test_current_pi_under_cuewrap_has_full_cues(pi_session) -> None:  # type: ignore[no-untyped-def]
+    s = pi_session(test_ext=False, env={"CUEWRAP_NOTIFY_TERMINAL": "osc777"})
+    s.submit("/cue")
+    m = s.wait_for_screen(r"Pi (\d+\.\d+\.\d+): full cues")
+    assert pi_support.features_of(m.group(1)) == set(pi_support.NAMES)
+    s.focus_out()
+    s.prompt("hello")
+    m2 = s.wait_for_output(rb"\x1b\]777;notify;([^;\x07\x1b]*);([^\x07\x1b]*)", timeout=30)
+    assert m2.group(2) == b"Finished"
+    s.focus_in()
+    s.quit()
+    assert s.wait_exit() == 0
+    [support] = s.log_records("pi_support")
+    assert support["full"] is True and support["missing"] == []
+    assert s.log_records("diagnostic") == []  # nothing to say about this Pi
+
+
+@pytest.mark.pi
 @pytest.mark.parametrize("pi_version", [OLD_PI])
 def test_older_pi_under_cuewrap_states_its_degraded_mode_and_cues(pi_session) -> None:  # type: ignore[no-untyped-def]
     s = pi_session(test_ext=False, env={"CUEWRAP_NOTIFY_TERMINAL": "osc777"})

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from cuewrap.args import err
+from cuewrap.configure.keys import bindings
 from cuewrap.host import is_tty
 
 if TYPE_CHECKING:
@@ -131,14 +132,14 @@ class Editor:
         )
         self.app = Application(
             layout=Layout(body, focused_element=self.list_window),
-            key_bindings=self._bindings(editing),
+            key_bindings=bindings(self, editing),
             style=style,
             full_screen=True,
             mouse_support=False,
         )
         old = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
         for sig in old:
-            signal.signal(sig, lambda *_: self._leave("abort"))
+            signal.signal(sig, lambda *_: self.leave("abort"))
         try:
             result = self.app.run()
         finally:
@@ -146,162 +147,98 @@ class Editor:
                 signal.signal(sig, handler)
         return str(result)
 
-    def _bindings(self, editing: Any) -> Any:
-        from prompt_toolkit.key_binding import KeyBindings
-
-        kb = KeyBindings()
-        browsing = ~editing
-
-        @kb.add("c-c", eager=True)
-        def _(event: Any) -> None:
-            self._leave("abort")
-
-        @kb.add("up", filter=browsing)
-        @kb.add("k", filter=browsing)
-        def _(event: Any) -> None:
-            self._move(-1)
-
-        @kb.add("down", filter=browsing)
-        @kb.add("j", filter=browsing)
-        def _(event: Any) -> None:
-            self._move(1)
-
-        @kb.add("enter", filter=browsing)
-        @kb.add("space", filter=browsing)
-        def _(event: Any) -> None:
-            self._change(1)
-
-        @kb.add("right", filter=browsing)
-        def _(event: Any) -> None:
-            self._change(1, text=False)
-
-        @kb.add("left", filter=browsing)
-        def _(event: Any) -> None:
-            self._change(-1, text=False)
-
-        @kb.add("e", filter=browsing)
-        def _(event: Any) -> None:
-            self._open_edit()
-
-        @kb.add("d", filter=browsing)
-        @kb.add("delete", filter=browsing)
-        def _(event: Any) -> None:
-            self.model.reset(self.spec)
-            self._say(f"{self.spec.name}: back to its default (not saved yet)")
-
-        @kb.add("t", filter=browsing)
-        def _(event: Any) -> None:
-            self._test()
-
-        @kb.add("s", filter=browsing)
-        @kb.add("c-s")
-        def _(event: Any) -> None:
-            self._save()
-
-        @kb.add("q", filter=browsing)
-        @kb.add("escape", filter=browsing, eager=True)
-        def _(event: Any) -> None:
-            self._quit()
-
-        @kb.add("enter", filter=editing)
-        def _(event: Any) -> None:
-            self._commit_edit()
-
-        @kb.add("escape", filter=editing, eager=True)
-        def _(event: Any) -> None:
-            self._close_edit()
-            self._say("edit cancelled")
-
-        return kb
-
     # -- actions ------------------------------------------------------------------------
-    def _move(self, step: int) -> None:
+    def move(self, step: int) -> None:
         self.index = max(0, min(len(self.model.keys) - 1, self.index + step))
         self.confirm_quit = False
-        self._say(self.model.note(self.spec))
+        self.say(self.model.note(self.spec))
 
-    def _change(self, step: int, text: bool = True) -> None:
+    def reset(self) -> None:
+        self.model.reset(self.spec)
+        self.say(f"{self.spec.name}: back to its default (not saved yet)")
+
+    def change(self, step: int, text: bool = True) -> None:
         spec = self.spec
         if self.model.choices(spec):
             self.model.cycle(spec, step)
             shown = self.model.file_text_of(spec)
-            self._say(f"{spec.name} = {shown} (not saved yet) {self.model.note(spec)}".strip())
+            self.say(f"{spec.name} = {shown} (not saved yet) {self.model.note(spec)}".strip())
         elif text:
-            self._open_edit()
+            self.open_edit()
 
-    def _open_edit(self) -> None:
+    def open_edit(self) -> None:
         from prompt_toolkit.document import Document
 
         self.editing = True
         text = self.model.file_text_of(self.spec)
         self.buffer.set_document(Document(text, len(text)), bypass_readonly=True)
         self.app.layout.focus(self.edit_window)
-        self._say("type the value; Enter keeps it, Escape cancels")
+        self.say("type the value; Enter keeps it, Escape cancels")
 
     def _check_typed(self) -> None:
         if not self.editing:
             return
         problem = self.model.check(self.spec, self.buffer.text)
         if problem is None:
-            self._say("ok: Enter keeps it", "class:ok")
+            self.say("ok: Enter keeps it", "class:ok")
         else:
-            self._say(problem, "class:error")
+            self.say(problem, "class:error")
 
-    def _commit_edit(self) -> None:
+    def commit_edit(self) -> None:
         problem = self.model.set_text(self.spec, self.buffer.text)
         if problem is not None:  # refused in place: the line stays open
-            self._say(f"refused: {problem}", "class:error")
+            self.say(f"refused: {problem}", "class:error")
             return
-        self._close_edit()
+        self.close_edit()
         note = self.model.note(self.spec)
-        self._say(f"{self.spec.name} = {self.model.file_text_of(self.spec)} (not saved yet) {note}")
+        self.say(f"{self.spec.name} = {self.model.file_text_of(self.spec)} (not saved yet) {note}")
 
-    def _close_edit(self) -> None:
+    def close_edit(self) -> None:
         self.editing = False
         self.app.layout.focus(self.list_window)
 
-    def _save(self) -> None:
+    def save(self) -> None:
         from cuewrap.config import ConfigError
 
         try:
             self.model.save()
         except ConfigError as exc:
-            self._say(str(exc), "class:error")
+            self.say(str(exc), "class:error")
             return
         self.saved_once = True
-        self._say(f"saved to {self.path}", "class:ok")
+        self.say(f"saved to {self.path}", "class:ok")
 
-    def _quit(self) -> None:
+    def quit(self) -> None:
         if self.model.dirty and not self.confirm_quit:
             self.confirm_quit = True
-            self._say("unsaved changes: s saves them, q again leaves without saving", "class:error")
+            self.say("unsaved changes: s saves them, q again leaves without saving", "class:error")
             return
         if self.model.dirty:
-            self._leave("discarded")
+            self.leave("discarded")
         else:
-            self._leave("saved" if self.saved_once else "unchanged")
+            self.leave("saved" if self.saved_once else "unchanged")
 
-    def _test(self) -> None:
+    def test(self) -> None:
         from cuewrap.config import ConfigError
         from cuewrap.configure.testnotify import test_notify
 
         try:
             settings = self.model.settings()
         except ConfigError as exc:
-            self._say(f"no test: {exc}", "class:error")
+            self.say(f"no test: {exc}", "class:error")
             return
 
         def write(data: bytes) -> None:
             self.app.output.write_raw(data.decode("utf-8", "replace"))
             self.app.output.flush()
 
-        self._say("test notification: " + test_notify(settings, self.model.env, write))
+        self.say("test notification: " + test_notify(settings, self.model.env, write))
 
-    def _leave(self, result: str) -> None:
+    def leave(self, result: str) -> None:
         if self.app is not None and self.app.is_running and not self.app.future.done():
             self.app.exit(result=result)
 
-    def _say(self, text: str, style: str = "") -> None:
+    def say(self, text: str, style: str = "") -> None:
         self.status, self.status_style = text, style
 
     # -- what is drawn ------------------------------------------------------------------
