@@ -19,7 +19,7 @@ import math
 import os
 import shlex
 import stat
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple, TypeVar, cast, get_args
 
 TerminalSetting = Literal["auto", "osc777", "osc9", "osc99", "off"]
@@ -428,12 +428,16 @@ def show_origin(origin: str) -> str:
 def check_commands(settings: Settings, env: Mapping[str, str]) -> None:
     """A configured ``notify.command`` must exist on ``env``'s PATH, or ConfigError."""
     argv = settings.notify.command
-    if not argv:
-        return
+    if argv:
+        check_command(argv, settings.origin("notify.command"), env)
+
+
+def check_command(argv: Sequence[str], where: str, env: Mapping[str, str]) -> None:
+    """``notify.command``'s program must exist on ``env``'s PATH, or ConfigError: at start,
+    and where it is set (``cuewrap config set``), so a saved value never stops cuewrap."""
     import shutil  # only with a command configured: shutil is off the start-up path
 
-    if shutil.which(argv[0], path=env.get("PATH", os.defpath)) is None:
-        where = settings.origin("notify.command")
+    if argv and shutil.which(argv[0], path=env.get("PATH", os.defpath)) is None:
         raise ConfigError(
             f"notify.command: {argv[0]}: command not found (set in {where})", "notify.command"
         )

@@ -149,6 +149,9 @@ def test_set_names_an_overriding_environment_variable(home: Path) -> None:
         (["set", "presence.idle_after", "-5"], ["presence.idle_after must be a positive"]),
         (["set", "keep_awake.command", "sleep 'inf"], ["keep_awake.command is not a valid"]),
         (["set", "keep_awake.command", "  "], ["keep_awake.command must name a command"]),
+        # a program cuewrap would refuse to start with (README's TOML list syntax typed here)
+        (["set", "notify.command", "no-such-notifier -q"], ["no-such-notifier: command not found"]),
+        (["set", "notify.command", '["sh", "-c", "x"]'], ["[sh,: command not found"]),
         (["set", "notify.bell"], ["set takes two arguments"]),
         (["get"], ["get takes one argument"]),
         (["unset", "nope"], ["unknown key 'nope'"]),

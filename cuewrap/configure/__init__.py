@@ -27,6 +27,7 @@ from cuewrap.config import (
     ConfigError,
     KeySpec,
     Settings,
+    check_command,
     effective_value,
     find_key,
     load_settings,
@@ -106,7 +107,10 @@ def _scripted(args: Args, argv: list[str], env: dict[str, str]) -> int:
         return 0
     file = _open(path)
     if verb == "set":
-        file.set(spec, parse_text(spec, rest[1]))
+        value = parse_text(spec, rest[1])
+        if spec.name == "notify.command" and isinstance(value, list | tuple):
+            check_command([str(a) for a in value], path, env)
+        file.set(spec, value)
         file.save()
     elif file.unset(spec):
         file.save()
