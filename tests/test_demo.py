@@ -43,11 +43,14 @@ def test_demo_as_a_newcomer_shows_progress_tasks_a_cue_and_keeps_its_log(tmp_pat
         # progress while installing: what, where and roughly how long, then how long it took
         p.expect(r"demo: installing Pi 1\.4\.0 \(and Node 22 if your Node is older than 22\.19\)")
         p.expect(r"first time: about 30-90 s")
-        if not _node_is_new_enough():
-            p.expect(r"install-pi: system Node is older than 22\.19: installing Node 22 \(")
-            p.expect(r"install-pi:   Node 22 installed in \d+ s")
         p.expect(r"install-pi: installing Pi 1\.4\.0 \(.*usually 15-40 s\) into " + str(cache))
         p.expect(r"install-pi:   Pi 1\.4\.0 installed in \d+ s")
+        if not _node_is_new_enough():
+            p.expect(
+                r"install-pi: system Node is older than 22\.19\.0 \(Pi 1\.4\.0 needs it\):"
+                r" installing Node 22 \("
+            )
+            p.expect(r"install-pi:   Node 22 installed in \d+ s")
         # several tasks, /cue, and where the log is
         p.expect(r"1  quick")
         p.expect(r"2  long")
