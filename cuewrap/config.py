@@ -414,6 +414,12 @@ def show_value(value: object, none: str = "(platform default)") -> str:
     return str(value)
 
 
+def unset_text(name: str) -> str:
+    """How an unset optional value reads: only the keep-awake command has a platform default
+    (``notify.command`` has none)."""
+    return "(platform default)" if name == "keep_awake.command" else "(none)"
+
+
 def show_origin(origin: str) -> str:
     """``Settings.origin(name)`` in words: default, file PATH, env VAR or flag --FLAG."""
     if origin == "default":

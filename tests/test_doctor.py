@@ -114,6 +114,9 @@ def test_default_channels_and_dumb_terminal(base_env: dict[str, str]) -> None:
     assert line(r.stdout, "bell") == "bell no notify.bell = false (default)"
     assert line(r.stdout, "keep-awake").startswith("keep-awake no keep_awake.enabled = false")
     assert line(r.stdout, "desktop").startswith("desktop no no graphical session")
+    # what `cuewrap config list` says: notify.command has no platform default
+    assert line(r.stdout, "notify.command") == "notify.command (none) default"
+    assert line(r.stdout, "keep_awake.command") == "keep_awake.command (platform default) default"
     assert not re.search(r"^tmux$", r.stdout, re.M)  # no tmux section outside tmux
     r = doctor(dict(base_env, TERM="dumb"), "doctor")
     assert r.returncode == 0

@@ -34,6 +34,7 @@ from cuewrap.config import (
     parse_text,
     show_origin,
     show_value,
+    unset_text,
 )
 
 if TYPE_CHECKING:
@@ -98,7 +99,7 @@ def _scripted(args: Args, argv: list[str], env: dict[str, str]) -> int:
         settings = _settings(args, env)
         width = max(len(spec.name) for spec in KEYS)
         for spec in KEYS:
-            shown = show_value(effective_value(settings, spec.name), _none(spec))
+            shown = show_value(effective_value(settings, spec.name), unset_text(spec.name))
             _out(f"{spec.name:<{width}}  {shown:<20}  {show_origin(settings.origin(spec.name))}")
         return 0
     spec = _key(rest[0])
@@ -136,11 +137,6 @@ def _key(name: str) -> KeySpec:
     if spec is None:
         raise ConfigError(f"unknown key {name!r} (cuewrap config list shows them all)", name)
     return spec
-
-
-def _none(spec: KeySpec) -> str:
-    """How an unset optional value reads (the keep-awake command has a platform default)."""
-    return "(platform default)" if spec.name == "keep_awake.command" else "(none)"
 
 
 def _args_word(n: int) -> str:

@@ -17,6 +17,7 @@ from cuewrap.config import (
     load_settings,
     parse_text,
     show_value,
+    unset_text,
 )
 
 if TYPE_CHECKING:
@@ -33,10 +34,6 @@ class Row(NamedTuple):
     value: str  # as the user types it
     source: str  # default | file | env VAR | flag --FLAG, "*" when changed and not saved
     changed: bool
-
-
-def none_text(spec: KeySpec) -> str:
-    return "(platform default)" if spec.name == "keep_awake.command" else "(none)"
 
 
 def message(exc: ConfigError) -> str:
@@ -66,7 +63,7 @@ class Model:
             return Row(spec, over.strip(), f"env {spec.env}", changed)
         if own is not None:
             return Row(spec, show_value(own), "file*" if changed else "file", changed)
-        value = show_value(spec.default, none_text(spec))
+        value = show_value(spec.default, unset_text(spec.name))
         return Row(spec, value, "default*" if changed else "default", changed)
 
     def rows(self) -> list[Row]:
@@ -75,7 +72,7 @@ class Model:
     def help(self, spec: KeySpec) -> str:
         choices = self.choices(spec)
         values = " / ".join(choices) if choices else _kind_words(spec)
-        default = show_value(spec.default, none_text(spec))
+        default = show_value(spec.default, unset_text(spec.name))
         return f"{spec.help} · {values} · default {default}"
 
     def note(self, spec: KeySpec) -> str:

@@ -21,6 +21,7 @@ from cuewrap.config import (
     effective_value,
     show_origin,
     show_value,
+    unset_text,
 )
 from cuewrap.deliver.desktop import desktop_available
 from cuewrap.deliver.keepawake import default_inhibitor
@@ -104,7 +105,7 @@ def _terminfo_lines(term: str, facts: dict[str, object]) -> list[str]:
 
 
 def _format_value(settings: Settings, name: str) -> str:
-    return show_value(effective_value(settings, name))
+    return show_value(effective_value(settings, name), unset_text(name))
 
 
 def _origin(settings: Settings, name: str) -> str:
