@@ -14,6 +14,7 @@ from cuewrap.config import (
     ConfigError,
     KeySpec,
     Settings,
+    check_command,
     load_settings,
     parse_text,
     show_value,
@@ -99,7 +100,7 @@ class Model:
     def check(self, spec: KeySpec, text: str) -> str | None:
         """The loader's message for ``text``, or None when it is a valid value."""
         try:
-            parse_text(spec, text)
+            self._parse(spec, text)
         except ConfigError as exc:
             return message(exc)
         return None
@@ -107,11 +108,18 @@ class Model:
     def set_text(self, spec: KeySpec, text: str) -> str | None:
         """Put ``text`` in the file (in memory); the loader's message when it is refused."""
         try:
-            value = parse_text(spec, text)
+            value = self._parse(spec, text)
         except ConfigError as exc:
             return message(exc)
         self.file.set(spec, value)
         return None
+
+    def _parse(self, spec: KeySpec, text: str) -> object:
+        value = parse_text(spec, text)
+        if spec.name == "notify.command" and isinstance(value, list | tuple):
+            # as at start and in `config set`: a notifier that is not there stops cuewrap pi
+            check_command([str(a) for a in value], self.file.path, self.env)
+        return value
 
     def cycle(self, spec: KeySpec, step: int) -> None:
         choices = self.choices(spec)
