@@ -6,6 +6,7 @@ were; an environment override is shown with its source."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -166,3 +167,20 @@ def test_refused_without_a_terminal(home: Path) -> None:
         "cuewrap: config: the editor needs a terminal on stdin and stdout"
         " (scripted: cuewrap config list|get|set|unset|path)\n"
     )
+
+
+def test_sigterm_leaves_like_ctrl_c(home: Path, tmp_path: Path) -> None:
+    before = cfg(home).read_bytes()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CUEWRAP_", "XDG_", "TMUX"))}
+    env.update(HOME=str(home), TERM="xterm-256color")
+    s = PiSession([sys.executable, "-m", "cuewrap", "config"], env=env, cwd=tmp_path,
+                  dimensions=(24, 80))  # fmt: skip
+    s.wait_for_screen(r"cuewrap config — ")
+    s.send(" ")  # an unsaved change
+    s.wait_for_screen(r"cues\.enabled\s+false\s+file\*")
+    os.kill(s.pid, signal.SIGTERM)
+    s.wait_for_output(rb"interrupted, the file is unchanged")
+    assert s.wait_exit() == 130
+    assert cfg(home).read_bytes() == before
+    tail = s.raw_output.rsplit(b"interrupted", 1)[0]
+    assert tail.rfind(b"\x1b[?1049l") > tail.rfind(b"\x1b[?1049h")
