@@ -235,6 +235,9 @@ class Controller:
     # -- sources ----------------------------------------------------------------------------
     def relay_event(self, event: RelayEvent) -> None:
         """What the relay saw: logged, or translated into a fact (one translator for both)."""
+        if event.__class__ is relay_events.Keystroke:  # the frequent one: straight through
+            self._typed()
+            return
         rec = relay_events.record(event)
         if rec is not None:
             self.log.write(rec[0], **rec[1])
@@ -252,17 +255,21 @@ class Controller:
         if isinstance(fact, F.Presence) and fact.state != "unknown" and self.tmux is not None:
             self.tmux.focus(fact.state)  # merged with tmux's view of the pane
         elif isinstance(fact, F.Keystroke):
-            if self.activity is not None:
-                self.activity.input()  # output right after this is its echo
-            self.keys.key()
-            if self.tmux is not None:
-                self.tmux.keystroke()
+            self._typed()
         elif isinstance(fact, F.ChildExit):
             if self.bridge is not None:  # what Pi said before it died comes first
                 self.bridge.drain_all()
             self.fact(fact)
         elif fact is not None:
             self.fact(fact)
+
+    def _typed(self) -> None:
+        """The user typed (one ``Keystroke`` event per read of their input)."""
+        if self.activity is not None:
+            self.activity.input()  # output right after this is its echo
+        self.keys.key()
+        if self.tmux is not None:
+            self.tmux.keystroke()
 
     def fact(self, fact: Event) -> None:
         """Any fact (or Tick) from any source: one engine step, effects performed."""

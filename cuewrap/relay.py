@@ -65,6 +65,7 @@ TERM_SIGNALS = _terminating_signals()
 
 
 Sink = Callable[[RelayEvent], None]
+_KEYSTROKE = Keystroke()  # an immutable value: one instance for every read of typed input
 
 
 class OutputTap(Protocol):
@@ -117,6 +118,8 @@ class Relay:
         self.on_error = on_error
         self._to_child: deque[bytes] = deque()  # write units; a focus report is one unit
         self._to_child_len = 0
+        self._writer_on = False  # the loop watches the master for writability
+        self._stdin_paused = False  # stdin not read: too much input waits for the child
         self._focus_timer: Timer | None = None
         self._output_timer: Timer | None = None
         self._stdin_open = True
@@ -212,7 +215,7 @@ class Relay:
                     self.tracker.consume_status = False
                 self._emit(item)
         if typed:
-            self._emit(Keystroke())
+            self._emit(_KEYSTROKE)
 
     def _stdin_eof(self) -> None:
         self.loop.remove_reader(self.host.stdin_fd)
@@ -250,8 +253,10 @@ class Relay:
                 self._to_child[0] = unit[n:]
                 break
             self._to_child.popleft()
+        # flags, not selector look-ups: this runs for every keystroke
         waiting = bool(self._to_child)
-        if waiting != self.loop.has_writer(self.master_fd):
+        if waiting != self._writer_on:
+            self._writer_on = waiting
             if waiting:
                 self.loop.add_writer(self.master_fd, self._write_child, guarded=False)
             else:
@@ -259,10 +264,12 @@ class Relay:
         # backpressure: stop reading the host while the child is not reading
         if self._stdin_open:
             full = self._to_child_len > INPUT_BACKLOG
-            if full and self.loop.has_reader(self.host.stdin_fd):
-                self.loop.remove_reader(self.host.stdin_fd)
-            elif not full and not self.loop.has_reader(self.host.stdin_fd):
-                self.loop.add_reader(self.host.stdin_fd, self._on_stdin, guarded=False)
+            if full != self._stdin_paused:
+                self._stdin_paused = full
+                if full:
+                    self.loop.remove_reader(self.host.stdin_fd)
+                else:
+                    self.loop.add_reader(self.host.stdin_fd, self._on_stdin, guarded=False)
 
     # -- output: child -> host -------------------------------------------------------------
     def _on_master(self) -> None:
@@ -344,6 +351,7 @@ class Relay:
         self.injector.flush()
         self.loop.remove_reader(self.master_fd)
         self.loop.remove_writer(self.master_fd)
+        self._writer_on = False
         self._master_open = False
         self._reap()
 
@@ -355,6 +363,7 @@ class Relay:
             except BlockingIOError:
                 self.loop.remove_reader(self.master_fd)
                 self.loop.remove_writer(self.master_fd)
+                self._writer_on = False
                 self._master_open = False
                 return
             except OSError:
