@@ -95,7 +95,8 @@ class Controller:
 
         from cuewrap.deliver.delivery import Delivery
 
-        self.delivery = Delivery(loop, settings, log, self.env, inject, undo_at_restore)
+        app = self.preset.app if self.preset is not None else "Pi"
+        self.delivery = Delivery(loop, settings, log, self.env, inject, undo_at_restore, app)
         self.bridge: BridgeServer | None = None
         if channel is not None:
             self._start_bridge(channel)

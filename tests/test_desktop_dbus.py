@@ -287,3 +287,39 @@ def test_a_click_selects_pis_tmux_window_and_pane(dunst: Session, tmp_path: Path
         n.close()
     finally:
         subprocess.run([*base, "kill-server"], env=env, capture_output=True, timeout=10)
+
+
+def test_generic_mode_names_its_program_not_pi(dunst: Session, tmp_path: Path) -> None:  # noqa: F811
+    """cuewrap -- COMMAND: the desktop notification's application name is the program's
+    (here the aider preset's), never "Pi" (SPEC 11)."""
+    import pexpect
+
+    child = str(Path(__file__).parent / "children" / "signals.py")
+    log = tmp_path / "log.jsonl"
+    env = dict(
+        dunst.env,
+        TERM="xterm-256color",
+        CUEWRAP_NOTIFY_DESKTOP="on",
+        CUEWRAP_NOTIFY_TERMINAL="off",
+        CUEWRAP_GENERIC_PRESET="aider",
+        CUEWRAP_PRESENCE_IDLE_AFTER="600",
+    )
+    argv = ["-m", "cuewrap", "--log", str(log), "--", sys.executable, child, "ready", "wait"]
+    p = pexpect.spawn(sys.executable, [*argv, "bell", "hold"], env=env, timeout=10)
+    try:
+        p.expect("READY")
+        p.send(b"\x1b[O")  # away
+        wait_until(lambda: '"state": "away"' in log.read_text(), 5, "cuewrap to see away")
+        p.send(b"g")
+
+        def appnames() -> list[str]:
+            entries = json.loads(dunstctl(dunst.env, "history"))["data"][0]
+            return [e["appname"]["data"] for e in entries]
+
+        def shown() -> list[str]:
+            dunstctl(dunst.env, "close-all")
+            return appnames()
+
+        assert wait_until(shown, 10, "the desktop notification") == ["aider"]
+    finally:
+        p.terminate(force=True)

@@ -56,8 +56,10 @@ class DBusNotifier:
         *,
         env: Mapping[str, str] | None = None,
         python: str | None = None,
+        app: str = "Pi",
     ) -> None:
         self.loop = loop
+        self.app = app  # the notification's application name: Pi, or the generic-mode program
         self.record = record
         self.env = dict(os.environ if env is None else env)
         self.python = python or sys.executable
@@ -137,7 +139,7 @@ class DBusNotifier:
         replaces = self._shown.get(cue)  # escalation: in place of itself
         if replaces is None and self._latest is not None:
             replaces = self._shown.get(self._latest)  # the session's previous one
-        full = {**request, "title": title, "body": body, "replaces": replaces or 0}
+        full = {**request, "app": self.app, "title": title, "body": body, "replaces": replaces or 0}
         if self._write(full):
             self._in_flight[cue] = full
             self._delivery(cue, "requested", "critical" if request.get("urgency") == 2 else "")

@@ -102,7 +102,7 @@ def main() -> int:
                 "Notify",
                 "susssasa{sv}i",
                 (
-                    APP_NAME,
+                    str(request.get("app") or APP_NAME),
                     int(request.get("replaces", 0)),
                     "",
                     str(request["title"]),

@@ -45,8 +45,10 @@ class Delivery:
         env: Mapping[str, str],
         inject: Callable[[bytes], None],
         undo_at_restore: Callable[[bytes], None] = lambda off: None,
+        app: str = "Pi",
     ) -> None:
         self.loop = loop
+        self.app = app  # names the program in desktop notifications (generic mode: its own)
         self.settings = settings
         self.log = log
         self.env = dict(env)
@@ -168,7 +170,7 @@ class Delivery:
         if sys.platform != "darwin":
             from cuewrap.deliver.dbus import DBusNotifier
 
-            return DBusNotifier(self.loop, self.log.write, env=self.env)
+            return DBusNotifier(self.loop, self.log.write, env=self.env, app=self.app)
         from cuewrap.deliver.desktop import DesktopNotifier
 
         return DesktopNotifier(
