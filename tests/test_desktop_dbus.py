@@ -95,6 +95,25 @@ def test_a_later_cue_replaces_the_earlier(dunst: Session) -> None:  # noqa: F811
     n.close()
 
 
+def test_stale_cue_replaced_in_the_same_step_is_not_closed(dunst: Session) -> None:  # noqa: F811
+    """The engine gives the new cue, then withdraws the old (e.g. a dialog answered and the
+    run settled while away): the new one takes the old one's place and stays shown."""
+    loop, records = Loop(), Records()
+    n = DBusNotifier(loop, records, env=dunst.env)
+    n.send(1, "Pi — work", "Waiting for you", lambda: True)
+    run_until(loop, lambda: records.of("delivery", cue=1, state="delivered"), "first")
+    n.send(2, "Pi — work", "Finished", lambda: True)
+    n.withdraw(1, "wait answered")
+    run_until(loop, lambda: records.of("delivery", cue=2, state="delivered"), "second")
+    assert records.of("withdrawal", cue=1) == [
+        {"cue": 1, "channel": "desktop", "state": "replaced", "reason": "by cue 2"}
+    ]
+    assert displayed(dunst.env) == 1
+    dunstctl(dunst.env, "close-all")
+    assert [h["body"] for h in history(dunst.env)] == ["Finished"]
+    n.close()
+
+
 def test_never_withdraws_what_was_not_sent(dunst: Session) -> None:  # noqa: F811
     loop, records = Loop(), Records()
     n = DBusNotifier(loop, records, env=dunst.env)

@@ -106,6 +106,10 @@ class DBusNotifier:
             self._latest = None
         if server_id is None:
             return  # never shown, failed, replaced or closed already: nothing to withdraw
+        successor = [c for c, r in self._in_flight.items() if r.get("replaces") == server_id]
+        if successor:  # a newer cue takes its place right now: closing would close that one
+            self._withdrawal(cue_id, "replaced", f"by cue {successor[0]}")
+            return
         self._write({"op": "close", "cue": cue_id, "id": server_id})
         self._withdrawal(cue_id, "requested", reason)
 
