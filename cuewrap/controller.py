@@ -252,6 +252,8 @@ class Controller:
                 desktop=self.delivery.desktop_on,
                 note="the child's notification was taken out and is re-emitted",
             )
+        if isinstance(event, relay_events.JobChange) and event.state == "continued":
+            self.delivery.reapply_mark()
         fact = relay_events.to_fact(event)
         if isinstance(fact, F.Presence) and fact.state != "unknown" and self.tmux is not None:
             self.tmux.focus(fact.state)  # merged with tmux's view of the pane

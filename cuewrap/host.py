@@ -16,6 +16,8 @@ import tty
 from collections.abc import Mapping
 from typing import Any
 
+from cuewrap.term.sequences import TITLE_PUSH
+
 
 def is_tty(fd: int) -> bool:
     try:
@@ -67,6 +69,8 @@ class HostTerminal:
         self.stdout_tty = is_tty(stdout_fd)
         self._saved_attrs: list[Any] | None = None  # termios.tcgetattr's value
         self._undo: list[bytes] = []  # sequences to write at restore, in order
+        self._redo: list[bytes] = []  # the ``on`` sequences, in order (written again at resume)
+        self._raw_attrs: list[Any] | None = None  # what raw mode looked like when we set it
         self.out_dead = False  # the host terminal went away (EIO/EPIPE): stop writing
 
     def enter_raw(self) -> None:
@@ -75,6 +79,7 @@ class HostTerminal:
         try:
             self._saved_attrs = termios.tcgetattr(self.stdin_fd)
             tty.setraw(self.stdin_fd, termios.TCSANOW)
+            self._raw_attrs = termios.tcgetattr(self.stdin_fd)
         except termios.error:
             self._saved_attrs = None
 
@@ -82,6 +87,44 @@ class HostTerminal:
         """Write ``on`` now and remember ``off`` for restore (last enabled, first undone)."""
         self.write(on)
         self._undo.insert(0, off)
+        self._redo.append(on)
+
+    # -- job control (SPEC 10) --------------------------------------------------------------
+    def suspend(self, extra: bytes = b"") -> None:
+        """Give the terminal back as the user had it (before a stop): like ``restore`` but
+        every mode is remembered for ``resume``."""
+        self.write(extra + b"".join(self._undo))
+        if self._saved_attrs is not None:
+            try:
+                termios.tcsetattr(self.stdin_fd, termios.TCSADRAIN, self._saved_attrs)
+            except termios.error:
+                pass
+
+    def resume(self) -> None:
+        """After a continue: the user's settings saved again (they may have changed them),
+        raw mode, and every mode cuewrap enabled, in the order first enabled."""
+        if self._saved_attrs is not None:
+            self.enter_raw()
+        self.write(b"".join(self._redo))
+
+    def lost_raw(self) -> bool:
+        """True when someone else (the shell, after a SIGSTOP cuewrap could not see) changed
+        the terminal's settings since cuewrap set raw mode."""
+        if self._saved_attrs is None or self._raw_attrs is None:
+            return False
+        try:
+            return termios.tcgetattr(self.stdin_fd) != self._raw_attrs
+        except termios.error:
+            return False
+
+    def reassert(self) -> None:
+        """Raw mode and cuewrap's modes again, keeping the settings saved at start."""
+        if self._raw_attrs is not None:
+            try:
+                termios.tcsetattr(self.stdin_fd, termios.TCSANOW, self._raw_attrs)
+            except termios.error:
+                pass
+        self.write(b"".join(seq for seq in self._redo if not _is_stack_push(seq)))
 
     def undo_at_restore(self, off: bytes) -> None:
         """Remember ``off`` for restore without writing anything now (once per sequence):
@@ -107,12 +150,18 @@ class HostTerminal:
         except OSError:
             pass
         self._undo = []
+        self._redo = []
         if self._saved_attrs is not None:
             try:
                 termios.tcsetattr(self.stdin_fd, termios.TCSADRAIN, self._saved_attrs)
             except termios.error:
                 pass
             self._saved_attrs = None
+
+
+def _is_stack_push(data: bytes) -> bool:
+    """A push onto a terminal stack (the title stack): writing it twice would need two pops."""
+    return data == TITLE_PUSH
 
 
 def term_allows_cues(env: Mapping[str, str]) -> bool:

@@ -31,8 +31,10 @@ from typing import Protocol
 
 from cuewrap.host import HostTerminal, get_size
 from cuewrap.inject import Injector
+from cuewrap.jobs import JobControl
+from cuewrap.leader import ChildEvent
 from cuewrap.loop import Loop, Timer
-from cuewrap.relay_events import ChildExited, Keystroke, RelayEvent
+from cuewrap.relay_events import ChildExited, JobChange, Keystroke, RelayEvent
 from cuewrap.term import sequences as seq
 from cuewrap.term.focus import FocusFilter, FocusReport, HostStatusReply
 from cuewrap.term.tracker import OutputTracker
@@ -77,18 +79,23 @@ class OutputTap(Protocol):
 
 
 class ChildProcess(Protocol):
-    """The part of ``ptyprocess.PtyProcess`` cuewrap uses (the only reaper of the child)."""
+    """The child in its PTY (``leader.LedChild``): the only reaper of the child is its leader,
+    whose reports arrive on ``reports``."""
 
     @property
     def fd(self) -> int: ...
     @property
     def pid(self) -> int: ...
     @property
+    def reports(self) -> int: ...
+    @property
     def exitstatus(self) -> int | None: ...
     @property
     def signalstatus(self) -> int | None: ...
     def isalive(self) -> bool: ...
+    def events(self) -> list[ChildEvent]: ...
     def setwinsize(self, rows: int, cols: int) -> None: ...
+    def signal_group(self, sig: int) -> None: ...
     def terminate(self, force: bool = False) -> bool: ...
 
 
@@ -130,6 +137,7 @@ class Relay:
         self._sig_r = self._sig_w = -1
         self._old_handlers: dict[int, signal._HANDLER] = {}
         self._old_wakeup = -1
+        self.jobs = JobControl(loop, host, child, self, on_change=self._job_change)
 
     # -- public ---------------------------------------------------------------------------
     def child_mode(self, mode: int) -> bool:
@@ -154,6 +162,7 @@ class Relay:
             if self._stdin_open:
                 self.loop.add_reader(self.host.stdin_fd, self._on_stdin, guarded=False)
             self.loop.add_reader(self._sig_r, self._on_signal, guarded=False)
+            self.loop.add_reader(self.child.reports, self._on_reports, guarded=False)
             self._reap()  # the child may already be gone
             while self._exit is None or self._master_open:
                 self.loop.run_once()
@@ -164,6 +173,8 @@ class Relay:
                 if timer is not None:
                     timer.cancel()
             self.injector.close()
+            self.jobs.close()
+            self.loop.remove_reader(self.child.reports)
             self._uninstall_signals()
 
     # -- input: host -> child --------------------------------------------------------------
@@ -380,7 +391,7 @@ class Relay:
             os.set_blocking(fd, False)
             os.set_inheritable(fd, False)
         self._old_wakeup = signal.set_wakeup_fd(self._sig_w, warn_on_full_buffer=False)
-        for sig in (signal.SIGWINCH, signal.SIGCHLD, *TERM_SIGNALS):
+        for sig in (signal.SIGWINCH, signal.SIGCHLD, signal.SIGTSTP, signal.SIGCONT, *TERM_SIGNALS):
             self._old_handlers[sig] = signal.signal(sig, _noop)
 
     def _uninstall_signals(self) -> None:
@@ -407,6 +418,10 @@ class Relay:
                 self.resize()
             elif signum == signal.SIGCHLD:
                 self._reap()
+            elif signum == signal.SIGTSTP:
+                self.jobs.tstp()
+            elif signum == signal.SIGCONT:
+                self.jobs.cont()
             elif signum in TERM_SIGNALS:
                 self._forward(signum)
 
@@ -435,6 +450,43 @@ class Relay:
             self.host.out_dead = True  # the host terminal is gone
         self._kill(signal.SIGKILL if self._term_count >= 3 else signum)
 
+    # -- job control (jobs.py decides; these are its hands on the streams) -------------------
+    def _on_reports(self) -> None:
+        """The child's leader reported a stop, a continue or the exit."""
+        self._reap()
+
+    def drain_output(self) -> None:
+        """Relay what the child wrote so far (before it stopped), without waiting."""
+        while self._master_open:
+            try:
+                data = os.read(self.master_fd, READ_SIZE)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError:
+                data = b""
+            if not data:
+                self._master_eof()
+                return
+            self._output(data)
+        if self.tracker is not None and self.tracker.held:
+            self._flush_output()
+
+    def resume_sequence(self) -> bytes:
+        """What re-applies the child's modes and title after a stop."""
+        if self.tracker is None:
+            return b""
+        try:
+            out = self.tracker.reapply_sequence()
+            if self.tracker.title is not None:
+                out += seq.set_title(self.tracker.title)
+            return out
+        except Exception as exc:
+            self._report("resume_sequence", exc)
+            return b""
+
+    def _job_change(self, state: str) -> None:
+        self._emit(JobChange(state))
+
     def _kill(self, signum: int) -> None:
         if self._exit is None:
             try:
@@ -446,6 +498,8 @@ class Relay:
         if self._exit is not None:
             return
         try:
+            for event in self.child.events():  # stops and continues first, in order
+                self.jobs.child_event(event)
             alive = self.child.isalive()
         except Exception:
             alive = False

@@ -28,8 +28,16 @@ class ChildExited:
     signal: int | None
 
 
-RelayEvent = FocusReport | HostStatusReply | Keystroke | ChildExited | OutputEvent
-"""Input (focus filter), typing, the child's exit, and what the output tracker reports."""
+@dataclass(frozen=True)
+class JobChange:
+    """The pair stopped (to the user's shell) or continued (SPEC 10)."""
+
+    state: str  # "stopped" | "continued"
+
+
+RelayEvent = FocusReport | HostStatusReply | Keystroke | ChildExited | JobChange | OutputEvent
+"""Input (focus filter), typing, the child's exit, job control, and what the output tracker
+reports."""
 
 
 def to_fact(event: RelayEvent) -> F.Fact | None:
@@ -55,6 +63,8 @@ def record(event: RelayEvent) -> tuple[str, dict[str, object]] | None:
         return "child_title", {"length": len(event.title)}
     if isinstance(event, ModeChange):
         return "child_mode", {"mode": event.mode, "on": event.on}
+    if isinstance(event, JobChange):
+        return "job", {"state": event.state}
     if isinstance(event, HostStatusReply):
         return "host_status_reply", {"note": "host answers OSC 7501: reports forwarded"}
     return None

@@ -11,7 +11,6 @@ cuewrap, an exception inside cuewrap), the host terminal is restored in its ``fi
 from __future__ import annotations
 
 import os
-import signal
 from typing import TYPE_CHECKING
 
 from cuewrap.decisionlog import DecisionLog, LogFileError
@@ -24,7 +23,8 @@ if TYPE_CHECKING:
     from cuewrap.bridge.channel import Channel
     from cuewrap.controller import Controller
     from cuewrap.inject import Injector
-    from cuewrap.relay import ChildProcess, Relay, Sink
+    from cuewrap.leader import LedChild
+    from cuewrap.relay import Relay, Sink
     from cuewrap.term.focus import FocusFilter
     from cuewrap.term.tracker import OutputTracker
 
@@ -36,12 +36,6 @@ class SessionError(Exception):
     def __init__(self, message: str, status: int = 1) -> None:
         super().__init__(message)
         self.status = status
-
-
-def _child_preexec() -> None:
-    # Python ignores SIGPIPE and SIGXFSZ; an ignored signal survives exec: give the defaults back.
-    for sig in (signal.SIGPIPE, signal.SIGXFSZ):
-        signal.signal(sig, signal.SIG_DFL)
 
 
 class Session:
@@ -72,7 +66,7 @@ class Session:
 
     def run(self) -> int:
         host = self.host
-        child: ChildProcess | None = None
+        child: LedChild | None = None
         relay: Relay | None = None
         try:
             channel = self._prepare_child()
@@ -116,6 +110,8 @@ class Session:
         finally:
             leftover = relay.restore_sequence() if relay is not None else b""
             host.restore(leftover if host.stdout_tty else b"")
+            if child is not None:
+                child.close()
             if self.controller is not None:
                 self.controller.finish(FINISH_GRACE)
             self.log.close()
@@ -202,15 +198,13 @@ class Session:
         return focus, tracker, sink
 
     # -- spawning ---------------------------------------------------------------------------
-    def _spawn(self) -> ChildProcess:
-        from ptyprocess import PtyProcess
+    def _spawn(self) -> LedChild:
+        """The child in a new PTY under a session leader of ours (``leader.py``: job control)."""
+        from cuewrap.leader import spawn
 
         size = get_size(1, 0) or (24, 80)
         try:
-            child: ChildProcess = PtyProcess.spawn(
-                self.argv, env=self.env, dimensions=size, preexec_fn=_child_preexec
-            )
-            return child
+            return spawn(self.argv[0], self.argv, self.env, size)
         except FileNotFoundError as exc:
             raise SessionError(f"{self.argv[0]}: command not found", 127) from exc
         except PermissionError as exc:
@@ -218,7 +212,7 @@ class Session:
         except OSError as exc:
             raise SessionError(f"{self.argv[0]}: cannot start: {exc.strerror}", 126) from exc
 
-    def _kill_child(self, child: ChildProcess) -> None:
+    def _kill_child(self, child: LedChild) -> None:
         try:
             if child.isalive():
                 child.terminate(force=True)

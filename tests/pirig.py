@@ -239,6 +239,37 @@ def _descendants(root: int) -> list[tuple[int, str]]:
     return out
 
 
+def child_pids(pid: int) -> list[int]:
+    """The live children of ``pid`` (all its threads'), from /proc."""
+    kids: list[int] = []
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return kids
+    for task in tasks:
+        try:
+            kids += [int(x) for x in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return kids
+
+
+def wrapped_pid(cuewrap_pid: int) -> int | None:
+    """The command cuewrap runs (Pi): the one child of cuewrap's session leader, which is
+    cuewrap's child leading its own session (docs/job-control.md). None while not there."""
+    for leader in child_pids(cuewrap_pid):
+        try:
+            with open(f"/proc/{leader}/stat", encoding="ascii", errors="replace") as f:
+                sid = int(f.read().rsplit(")", 1)[1].split()[3])  # state ppid pgrp session
+        except (OSError, ValueError, IndexError):
+            continue
+        if sid == leader:
+            kids = child_pids(leader)
+            if len(kids) == 1:
+                return kids[0]
+    return None
+
+
 def _kill_exact(procs: list[tuple[int, str]], sig: int) -> None:
     for pid, start in procs:
         st = _proc_stat(pid)

@@ -307,7 +307,9 @@ def test_pi_killed_while_away(pi_session: Any, fakemodel: FakeModel) -> None:
     s.wait_for_screen(r"Elapsed")
     ready_away(s)
     tree = _descendants(s.pid)
-    pi_pids = [p for p, _ in tree if (st := _proc_stat(p)) is not None and st[0] == s.pid]
+    # Pi runs under cuewrap's session leader (a child of cuewrap): Pi is cuewrap's grandchild
+    leaders = {p for p, _ in tree if (st := _proc_stat(p)) is not None and st[0] == s.pid}
+    pi_pids = [p for p, _ in tree if (st := _proc_stat(p)) is not None and st[0] in leaders]
     assert len(pi_pids) == 1, [(p, _cmdline(p)) for p, _ in tree]
     sleeps = [p for p, _ in tree if _cmdline(p).startswith("sleep")]
     try:

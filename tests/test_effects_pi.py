@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from fakemodel import text, tool_call
+from pirig import wrapped_pid
 from test_desktop_daemon import bus, dunst, dunst_history  # noqa: F401  (fixtures)
 from waiting import wait_until
 
@@ -52,11 +53,9 @@ def inhibitor_env(tmp_path: Path) -> tuple[dict[str, str], Path]:
 
 
 def pi_child(cuewrap_pid: int) -> int:
-    kids = Path(f"/proc/{cuewrap_pid}/task/{cuewrap_pid}/children").read_text().split()
-    for k in kids:
-        if "node" in Path(f"/proc/{k}/cmdline").read_bytes().decode(errors="replace"):
-            return int(k)
-    return int(kids[0])
+    """Pi: the command under cuewrap's session leader."""
+    pid = wait_until(lambda: wrapped_pid(cuewrap_pid), 5, "Pi under cuewrap")
+    return int(pid)
 
 
 @pytest.mark.parametrize("pi_version", ["1.4.0"])

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from fakemodel import FakeModel, http_error, text, tool_call
-from pirig import PiHome, PiSession, ask_question_args
+from pirig import PiHome, PiSession, ask_question_args, child_pids, wrapped_pid
 from waiting import absence_window, wait_until
 
 pytestmark = pytest.mark.pi
@@ -102,23 +102,14 @@ def _is_pi(pid: int) -> bool:
 
 
 def pi_pid(s: PiSession, timeout: float = 5.0) -> int:
-    """Pi's pid: the child of the cuewrap process (``PiSession.pid``) that runs ``pi``."""
-
-    def children() -> list[int]:
-        kids: list[int] = []
-        for task in Path(f"/proc/{s.pid}/task").iterdir():
-            try:
-                kids += [int(x) for x in (task / "children").read_text().split()]
-            except OSError:
-                continue
-        return kids
+    """Pi's pid: the command under cuewrap's session leader (``PiSession.pid`` is cuewrap)."""
 
     def the_pi() -> int | None:
-        pis = [k for k in children() if _is_pi(k)]
-        return pis[0] if len(pis) == 1 else None
+        pid = wrapped_pid(s.pid)
+        return pid if pid is not None and _is_pi(pid) else None
 
-    return wait_until(the_pi, timeout, f"one Pi among the children of cuewrap {s.pid}",
-                      detail=lambda: f"children: {children()}")  # fmt: skip
+    return wait_until(the_pi, timeout, f"Pi under cuewrap {s.pid}",
+                      detail=lambda: f"children: {child_pids(s.pid)}")  # fmt: skip
 
 
 def check_hello(hello: Rec, pi_version: str) -> None:

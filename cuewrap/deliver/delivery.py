@@ -115,6 +115,11 @@ class Delivery:
         if self.settings.notify.title_marks:
             self.inject(self.titles.on_child_title(title))
 
+    def reapply_mark(self) -> None:
+        """After a stop and ``fg``: the shell had the title meanwhile; the mark again."""
+        if self.settings.notify.title_marks:
+            self.inject(self.titles.reapply())
+
     def set_mark(self, mark: str | None) -> None:
         if self.settings.notify.title_marks:
             self.inject(self.titles.set_mark(mark))

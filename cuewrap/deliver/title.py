@@ -57,3 +57,8 @@ class TitleMarks:
         if self.child_title is not None:
             return set_title(self.child_title)
         return TITLE_POP + TITLE_PUSH
+
+    def reapply(self) -> bytes:
+        """The mark again (after the terminal was given back to the shell and taken again)."""
+        composed = self.composed()
+        return set_title(composed) if composed is not None else b""

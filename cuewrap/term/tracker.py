@@ -521,6 +521,16 @@ class OutputTracker:
         parts.extend(seq.dec_reset(m) for m in _ALT_SCREENS if m in modes)
         return b"".join(parts)
 
+    def reapply_sequence(self) -> bytes:
+        """After a stop: bytes that set again what :meth:`restore_sequence` undid, as the
+        child had it (alt screen first). Focus reporting is cuewrap's own (not here); the
+        kitty keyboard flags and the modifyOtherKeys level were never recorded (not here)."""
+        modes = self.modes
+        parts = [seq.dec_set(m) for m in _ALT_SCREENS if m in modes]
+        parts.extend(seq.dec_set(m) for m in _RESTORE_OFF if m in modes and m != seq.MODE_FOCUS)
+        parts.extend(seq.dec_reset(m) for m in _RESTORE_ON if m in self.modes_off)
+        return b"".join(parts)
+
     # -- internals -------------------------------------------------------------------------
 
     def _state_before(self, work: bytes, pos: int) -> tuple[bool, bytes]:

@@ -5,7 +5,7 @@
 ``builtins.__import__`` is wrapped before cuewrap is imported: every ``import`` statement
 executed from then on is noted with the module that executed it (already-loaded modules
 included, so nothing hides behind what the interpreter loaded at start-up). ``os.forkpty`` and
-``os.fork`` are wrapped so that their first call (ptyprocess spawning the child) writes the
+``os.fork`` are wrapped so that their first call (the session spawning the child) writes the
 notes to OUT as ``imported<TAB>importer`` lines, then ``loaded<TAB>`` lines for every module
 loaded since this program started. Then the CLI runs as the ``cuewrap`` command would.
 """
