@@ -103,7 +103,7 @@ def test_stale_cue_replaced_in_the_same_step_is_not_closed(dunst: Session) -> No
     n.send(1, "Pi — work", "Waiting for you", lambda: True)
     run_until(loop, lambda: records.of("delivery", cue=1, state="delivered"), "first")
     n.send(2, "Pi — work", "Finished", lambda: True)
-    n.withdraw(1, "wait answered")
+    n.withdraw(1, "wait ended")
     run_until(loop, lambda: records.of("delivery", cue=2, state="delivered"), "second")
     assert records.of("withdrawal", cue=1) == [
         {"cue": 1, "channel": "desktop", "state": "replaced", "reason": "by cue 2"}
@@ -342,3 +342,46 @@ def test_generic_mode_names_its_program_not_pi(dunst: Session, tmp_path: Path) -
         assert wait_until(shown, 10, "the desktop notification") == ["aider"]
     finally:
         p.terminate(force=True)
+
+
+@pytest.mark.pi
+@pytest.mark.parametrize("pi_version", ["1.4.0"])
+def test_pi_killed_while_waiting_leaves_only_the_exited_cue(  # type: ignore[no-untyped-def]
+    pi_session,
+    fakemodel,
+    dunst: Session,  # noqa: F811
+) -> None:
+    """A dialog waits while away ([?] on the desktop) and Pi dies: the [?] notification goes
+    (its wait ended with Pi's bridge), the exited one stays — one notification visible."""
+    import os
+    import signal
+
+    from fakemodel import text, tool_call
+    from test_effects_pi import pi_child
+
+    fakemodel.push(tool_call("test_confirm", {}), text("done"))
+    env = {k: dunst.env[k] for k in ("DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR")}
+    s = pi_session(env=env)
+    s.focus_out()
+    s.wait_log(lambda r: r.get("kind") == "presence" and r.get("presence") == "away")
+    s.prompt("confirm please")
+    s.wait_dialog()
+
+    def delivered() -> list[dict[str, Any]]:
+        return [
+            r
+            for r in s.log_records("delivery")
+            if r.get("channel") == "desktop" and r.get("state") == "delivered"
+        ]
+
+    wait_until(delivered, 15, "the [?] notification on the desktop")
+    os.kill(pi_child(s.pid), signal.SIGKILL)
+    s.wait_exit(timeout=15)
+    first, second = delivered()
+    assert (first["cue"], second["cue"]) == (1, 2)
+    wait_until(lambda: displayed(dunst.env) == 1, 5, "one notification shown")
+    first_id = int(first["reason"].split()[-1])
+    closed = history(dunst.env)  # what is no longer displayed
+    assert [h["id"] for h in closed] == [first_id], closed
+    dunstctl(dunst.env, "close-all")
+    assert "Was killed (signal 9)" in [h["body"] for h in history(dunst.env)]

@@ -33,7 +33,7 @@ def test_answered_wait_withdraws_its_cue_while_away() -> None:
     assert n.kind == "needs-input"
     fx = e(UiPromptEnd("confirm"))
     assert [(w.cue_id, w.reason) for w in only(fx, Withdraw)] == [
-        (n.cue_id, "wait answered (ui_prompt_end)")
+        (n.cue_id, "wait ended (ui_prompt_end)")
     ]
 
 

@@ -106,7 +106,7 @@ def test_dialog_answered_while_away_withdraws_its_notification(
     wait_until(lambda: closed_ids(s.raw_output), 5, "p=close for the [?] notification", s)
     assert closed_ids(s.raw_output) == [asked]
     reasons = [r["reason"] for r in s.log_records("withdrawal")]
-    assert reasons == ["wait answered (ui_prompt_end)"], reasons
+    assert reasons == ["wait ended (ui_prompt_end)"], reasons
     # the run then settles while away: its own notification, not closed (never returned)
     s.wait_for_screen(r"^ deployed$")
     wait_until(lambda: len(sent_ids(s.raw_output)) == 2, 10, "the finished notification", s)

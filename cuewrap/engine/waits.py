@@ -72,7 +72,7 @@ def end_wait(st: Step, key: str, reason: str) -> None:
     changes: dict[str, Any] = {"waits": waits, "uncovered": s.uncovered - set(ended)}
     if not waits and s.wait_cue is not None:
         changes.update(live_cues=s.live_cues - {s.wait_cue}, wait_cue=None)
-        st.stale_why = f"wait answered ({reason})"
+        st.stale_why = f"wait ended ({reason})"
     st.set(**changes)
     st.rec("wait", key=key, wait=ended[0], state="ended", reason=reason)
 
