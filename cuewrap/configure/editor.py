@@ -115,7 +115,11 @@ class Editor:
                     ),
                     filter=editing,
                 ),
-                Window(FormattedTextControl(self._status), height=2, wrap_lines=True),
+                Window(
+                    FormattedTextControl(self._status),
+                    height=Dimension(min=2, max=4),
+                    wrap_lines=True,
+                ),
                 Window(FormattedTextControl(self._footer), height=1, style="class:footer"),
             ]
         )
