@@ -104,7 +104,9 @@ class Controller:
         choice = self.delivery.terminal_choice
         # the child's notifications the host terminal shows as they are (not through tmux)
         native = choice.protocol if not choice.tmux_passthrough else "off"
-        reemit = choice.protocol != "off" or self.delivery.desktop_on
+        # a channel to re-emit it: inside tmux there always is (a status-line message), and a
+        # raw notification from a pane never gets through tmux anyway
+        reemit = choice.protocol != "off" or self.delivery.desktop_on or bool(self.env.get("TMUX"))
         self.state = initial_state(self._engine_config(reemit, frozenset({native}) - {"off"}))
         self.activity: OutputWatch | None = None  # generic mode: output activity and quiet
         if self.preset is not None:

@@ -60,3 +60,16 @@ def test_doctor_for_pi_says_pi_mode_and_bad_usage_is_2() -> None:
     assert bad.returncode == 2 and "missing COMMAND after --" in bad.stderr
     plain = doctor()
     assert plain.returncode == 0 and "For: " not in plain.stdout
+
+
+def test_doctor_inside_tmux_reemits_through_tmux(tmp_path: object) -> None:
+    # a TMUX pointing at no server: tmux cannot be asked, so no passthrough; a raw OSC from
+    # the pane would never get through tmux, its status line still does
+    done = doctor(
+        "--",
+        "codex",
+        TMUX=f"{tmp_path}/no-such-socket,1,0",
+        CUEWRAP_NOTIFY_DESKTOP="off",
+    )
+    text = section(done.stdout)
+    assert "OSC 9    taken out and re-emitted once as a tmux status-line message" in text

@@ -61,6 +61,8 @@ def generic_lines(
         )
     if desktop_on:
         outlets.append("a desktop notification")
+    if env.get("TMUX"):
+        outlets.append("a tmux status-line message (when the pane is not in view)")
     lines.append("  its own notifications while you are away:")
     for proto in NOTICE_PROTOCOLS:
         if proto == shown:
@@ -69,7 +71,5 @@ def generic_lines(
             what = f"taken out and re-emitted once as {' and '.join(outlets)}"
         else:
             what = "passed as they are: cuewrap has no channel to re-emit them"
-            if env.get("TMUX"):
-                what += " (and tmux drops them)"
         lines.append(f"    {_NAMES[proto]:<8} {what}")
     return lines
