@@ -637,7 +637,10 @@ def test_presence_terminal_without_focus_reports_still_cues() -> None:
     e = Eng(idle_after=60)
     e(*RUN, at=0)
     e(*settle(), at=30)
-    assert e.notifies() == []  # present (recent keystroke/start)
+    assert e.notifies() == []  # present: not idle since the start, nothing typed
+    assert [r["reason"] for r in e.records("no_cue") if r.get("cue") == "finished"] == [
+        "present (no focus reports; not idle yet)"  # not "recent keystroke": none was typed
+    ]
     e(*RUN, at=100)
     e(*settle(), at=200)
     assert len(e.notifies()) == 1

@@ -74,7 +74,9 @@ def block_reason(s: EngineState) -> str | None:
     if s.guard is not None:
         return s.guard
     if s.looking:
-        return "focused" if s.focus_seen else "present (recent keystroke)"
+        # no focus reports: present until presence.idle_after without a keystroke (counted
+        # from a keystroke, the start, or a return tmux reported), not only after typing
+        return "focused" if s.focus_seen else "present (no focus reports; not idle yet)"
     return None
 
 
