@@ -35,6 +35,7 @@ from cuewrap.jobs import JobControl
 from cuewrap.leader import ChildEvent
 from cuewrap.loop import Loop, Timer
 from cuewrap.relay_events import ChildExited, JobChange, Keystroke, RelayEvent
+from cuewrap.signals import TERM_SIGNALS, SignalPipe
 from cuewrap.term import sequences as seq
 from cuewrap.term.focus import FocusFilter, FocusReport, HostStatusReply
 from cuewrap.term.tracker import OutputTracker
@@ -46,24 +47,6 @@ FOCUS_PREFIX_HOLD = 0.005  # seconds a partial ESC / ESC [ is held (Pi's ESC tim
 OUTPUT_HOLD = 0.02  # seconds a partial OSC 7501 prefix at a chunk end may be held
 INPUT_BACKLOG = 1 << 20  # stop reading stdin while this much input waits for the child
 FATAL_GRACE = 3.0  # after a terminating signal, kill the child if it lingers this long
-
-
-def _terminating_signals() -> tuple[int, ...]:
-    """Every catchable signal whose default action ends the process (SPEC 10), except:
-    SIGPIPE and SIGXFSZ (Python ignores them so that writes fail with an error instead),
-    and the fault signals SIGSEGV, SIGBUS, SIGILL, SIGFPE (a Python handler cannot run for
-    a real fault). SIGKILL cannot be caught."""
-    names = (
-        "SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGABRT",
-        "SIGTRAP", "SIGSYS", "SIGVTALRM", "SIGPROF", "SIGXCPU", "SIGIO", "SIGPWR", "SIGSTKFLT",
-    )  # fmt: skip
-    found = {int(getattr(signal, n)) for n in names if hasattr(signal, n)}
-    if hasattr(signal, "SIGRTMIN"):
-        found.update(range(signal.SIGRTMIN, signal.SIGRTMAX + 1))
-    return tuple(sorted(found))
-
-
-TERM_SIGNALS = _terminating_signals()
 
 
 Sink = Callable[[RelayEvent], None]
@@ -134,9 +117,9 @@ class Relay:
         self._exit: ChildExited | None = None
         self._term_count = 0
         self.fatal_signal: int | None = None  # the first terminating signal cuewrap received
-        self._sig_r = self._sig_w = -1
-        self._old_handlers: dict[int, signal._HANDLER] = {}
-        self._old_wakeup = -1
+        self._signals = SignalPipe(
+            (signal.SIGWINCH, signal.SIGCHLD, signal.SIGTSTP, signal.SIGCONT, *TERM_SIGNALS)
+        )
         self.jobs = JobControl(loop, host, child, self, on_change=self._job_change)
 
     # -- public ---------------------------------------------------------------------------
@@ -155,13 +138,13 @@ class Relay:
 
     def run(self) -> ChildExited:
         """Relay until the child is gone and its output drained; returns its exit."""
-        self._install_signals()
+        sig_fd = self._signals.install()
         try:
             os.set_blocking(self.master_fd, False)
             self.loop.add_reader(self.master_fd, self._on_master, guarded=False)
             if self._stdin_open:
                 self.loop.add_reader(self.host.stdin_fd, self._on_stdin, guarded=False)
-            self.loop.add_reader(self._sig_r, self._on_signal, guarded=False)
+            self.loop.add_reader(sig_fd, self._on_signal, guarded=False)
             self.loop.add_reader(self.child.reports, self._on_reports, guarded=False)
             self._reap()  # the child may already be gone
             while self._exit is None or self._master_open:
@@ -175,7 +158,8 @@ class Relay:
             self.injector.close()
             self.jobs.close()
             self.loop.remove_reader(self.child.reports)
-            self._uninstall_signals()
+            self.loop.remove_reader(sig_fd)
+            self._signals.uninstall()
 
     # -- input: host -> child --------------------------------------------------------------
     def _on_stdin(self) -> None:
@@ -385,35 +369,8 @@ class Relay:
             self._output(data)
 
     # -- signals and exit -------------------------------------------------------------------
-    def _install_signals(self) -> None:
-        self._sig_r, self._sig_w = os.pipe()
-        for fd in (self._sig_r, self._sig_w):
-            os.set_blocking(fd, False)
-            os.set_inheritable(fd, False)
-        self._old_wakeup = signal.set_wakeup_fd(self._sig_w, warn_on_full_buffer=False)
-        for sig in (signal.SIGWINCH, signal.SIGCHLD, signal.SIGTSTP, signal.SIGCONT, *TERM_SIGNALS):
-            self._old_handlers[sig] = signal.signal(sig, _noop)
-
-    def _uninstall_signals(self) -> None:
-        for sig, old in self._old_handlers.items():
-            try:
-                signal.signal(sig, old)
-            except (OSError, ValueError, TypeError):
-                pass
-        signal.set_wakeup_fd(self._old_wakeup)
-        self.loop.remove_reader(self._sig_r)
-        for fd in (self._sig_r, self._sig_w):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-
     def _on_signal(self) -> None:
-        try:
-            data = os.read(self._sig_r, 512)
-        except (BlockingIOError, InterruptedError):
-            return
-        for signum in set(data):
+        for signum in self._signals.read():
             if signum == signal.SIGWINCH:
                 self.resize()
             elif signum == signal.SIGCHLD:
@@ -542,10 +499,6 @@ class Relay:
                 self.on_error(where, exc)
             except Exception:
                 pass
-
-
-def _noop(signum: int, frame: object) -> None:
-    """Signals are read from the wake-up fd; the handler itself does nothing."""
 
 
 def termios_veof(fd: int) -> bytes:
