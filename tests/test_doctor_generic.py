@@ -36,6 +36,8 @@ def test_doctor_for_a_known_agent_names_preset_facts_and_translation() -> None:
     assert "OSC 777  passed as they are (this terminal shows them)" in text
     assert "OSC 9    taken out and re-emitted once as OSC 777" in text
     assert "OSC 99   taken out and re-emitted once as OSC 777" in text
+    marks = next(ln for ln in done.stdout.splitlines() if ln.strip().startswith("title marks"))
+    assert "before Codex's title" in marks and "Pi" not in marks  # never assume Pi
 
 
 def test_doctor_preset_override_quiet_off_and_no_channel() -> None:

@@ -169,10 +169,14 @@ def report(
 
     # channels
     choice = detect_terminal_protocol(env, settings.notify.terminal, lambda: info)
+    program = "Pi"  # what the title marks go before: Pi, or the generic-mode program
     if command:
         from cuewrap.doctor.generic import generic_lines
+        from cuewrap.presets import choose
 
         lines += ["", *generic_lines(command, settings, env, choice)]
+        if os.path.basename(command[0]) != "pi":
+            program = choose(command[0], settings.generic.preset)[0].app
     lines += ["", "Channels"]
     term_ok = term_allows_cues(env)  # SPEC 3, the part that is not about this process
     if not term_ok:
@@ -187,7 +191,7 @@ def report(
     else:
         lines.append("  cues: on")
     if term_ok:
-        for name, used, why in _channels(settings, env, choice, extra):
+        for name, used, why in _channels(settings, env, choice, extra, program):
             lines.append(f"  {name:<21} {_yes(used):<3}  {why}")
     if term_ok:
         lines += ["", "Where cuewrap runs", *_where_lines(settings, env, choice, info, extra)]
@@ -256,7 +260,11 @@ def _tmux_lines(info: TmuxInfo, extra: TmuxExtra | None) -> list[str]:
 
 
 def _channels(
-    settings: Settings, env: Mapping[str, str], choice: Choice, extra: TmuxExtra | None
+    settings: Settings,
+    env: Mapping[str, str],
+    choice: Choice,
+    extra: TmuxExtra | None,
+    program: str = "Pi",
 ) -> Iterator[tuple[str, bool, str]]:
     """(channel, used, why) for each channel."""
     n = settings.notify
@@ -268,7 +276,7 @@ def _channels(
         yield (
             "title marks",
             True,
-            f"notify.title_marks = true ({src}): [?] [✓] [!] [-] before Pi's title (OSC 2)"
+            f"notify.title_marks = true ({src}): [?] [✓] [!] [-] before {program}'s title (OSC 2)"
             f"{where}; your title saved and restored (CSI 22;0 t / 23;0 t)",
         )
     else:
