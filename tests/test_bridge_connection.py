@@ -17,6 +17,7 @@ from cuewrap.bridge.connection import (
     Received,
     Refused,
     Requested,
+    admission,
 )
 from cuewrap.bridge.protocol import MAX_LINE, Request
 from cuewrap.facts import AgentEnd, AgentStart, BridgeHello
@@ -160,3 +161,18 @@ def test_eof_before_the_handshake_completes_is_closed() -> None:
     c = conn()
     c.receive(enc(AUTH) + b'{"type": "hel', 0.0)
     assert c.eof() == [Refused("truncated"), Refused("no_hello"), Closed()]
+
+
+def test_admission_counts_owner_and_child() -> None:
+    def why(**kw: Any) -> str:
+        args: dict[str, Any] = dict(open_now=0, limit=4, pid=42, uid=1000, my_uid=1000, child=42)
+        args.update(kw)
+        return admission(**args)
+
+    assert why() == ""
+    assert why(uid=None) == ""  # macOS: no uid from LOCAL_PEERPID, the pid still decides
+    assert why(open_now=4) == "too_many_connections"
+    assert why(uid=0) == "wrong_uid"
+    assert why(child=None) == "no_child"
+    assert why(pid=43) == "wrong_pid"
+    assert why(pid=None) == "wrong_pid"

@@ -12,8 +12,10 @@ connection has to get right by itself:
   the second a ``hello`` of protocol ``PROTOCOL_VERSION``; a broken handshake closes the
   connection. Afterwards every line is a fact, a ``/cue`` request or a refusal.
 
-The server (``server.py``) keeps the sockets, the peer check, the auth timeout and what the
-events lead to: facts passed on, requests answered, refusals counted, the connection closed.
+``admission()`` decides whether a new connection may start the handshake at all (how many are
+open, whose they are). The server (``server.py``) keeps the sockets, reading the peer's
+credentials, the auth timeout and what the events lead to: facts passed on, requests
+answered, refusals counted, the connection closed.
 """
 
 from __future__ import annotations
@@ -69,6 +71,23 @@ class Gone:
 
 
 Event = Hello | Received | Requested | Refused | Closed | Gone
+
+
+def admission(
+    *, open_now: int, limit: int, pid: int | None, uid: int | None, my_uid: int, child: int | None
+) -> str:
+    """Why a new connection is refused, or "" when it may go on to the handshake: at most
+    ``limit`` open connections, the peer is this user (``uid``, where known) and is the child
+    itself (``pid`` == ``child``; no child yet: nobody)."""
+    if open_now >= limit:
+        return "too_many_connections"
+    if uid is not None and uid != my_uid:
+        return "wrong_uid"
+    if child is None:
+        return "no_child"
+    if pid is None or pid != child:
+        return "wrong_pid"
+    return ""
 
 
 class BridgeConnection:

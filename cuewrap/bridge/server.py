@@ -41,6 +41,7 @@ from cuewrap.bridge.connection import (
     Received,
     Refused,
     Requested,
+    admission,
 )
 from cuewrap.bridge.protocol import Request
 from cuewrap.facts import BridgeGone, BridgeHello, CueToggle, Fact
@@ -213,16 +214,14 @@ class BridgeServer:
             pid, uid = peer_credentials(sock)
         except OSError:
             pid, uid = None, None
-        child = self._child_pid()
-        reason = ""
-        if len(self._conns) >= self.max_connections:
-            reason = "too_many_connections"
-        elif uid is not None and uid != os.getuid():
-            reason = "wrong_uid"
-        elif child is None:
-            reason = "no_child"
-        elif pid is None or pid != child:
-            reason = "wrong_pid"
+        reason = admission(
+            open_now=len(self._conns),
+            limit=self.max_connections,
+            pid=pid,
+            uid=uid,
+            my_uid=os.getuid(),
+            child=self._child_pid(),
+        )
         if reason:
             sock.close()
             self._reject(reason)
