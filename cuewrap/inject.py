@@ -1,26 +1,32 @@
 """cuewrap's own bytes for the host terminal (title marks, terminal notifications).
 
 They are written only where the child's output stream is between escape sequences and UTF-8
-characters (``safe``, which the relay sets after each chunk it writes), or once the output has
-been quiet for ``INJECT_QUIET`` seconds. The controller injects; the relay says where the
-stream stands (``set_safe``). Neither knows the other.
+characters (``safe``, which the relay sets after each chunk it writes: ``set_safe``), however
+long that takes (SPEC 7): never inside a UTF-8 character or an open DCS/OSC string, not even
+after a quiet time. How long the bytes waited is told to ``on_waited`` (the decision log).
+The child's output ending (``flush``) releases them: nothing of the child's can follow. The
+controller injects; the relay says where the stream stands. Neither knows the other.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from cuewrap.loop import Loop, Timer
-
-INJECT_QUIET = 0.25  # inject anyway when the output has been quiet this long
+from cuewrap.loop import Loop
 
 
 class Injector:
-    def __init__(self, loop: Loop, write: Callable[[bytes], None]) -> None:
+    def __init__(
+        self,
+        loop: Loop,
+        write: Callable[[bytes], None],
+        on_waited: Callable[[float], None] | None = None,
+    ) -> None:
         self._loop = loop
         self._write = write
+        self._on_waited = on_waited
         self._queue: list[bytes] = []
-        self._timer: Timer | None = None
+        self._since: float | None = None  # when the first queued bytes started waiting
         self._safe = True  # the output stream is at a point where cuewrap may inject
 
     @property
@@ -37,33 +43,28 @@ class Injector:
         self._safe = safe
 
     def inject(self, data: bytes) -> None:
-        """Queue ``data``; written now if the stream is at a safe point, else later."""
+        """Queue ``data``; written now if the stream is at a safe point, else at the next."""
         if not data:
             return
         self._queue.append(data)
         if self._safe:
             self.flush()
-        elif self._timer is None:
-            self._timer = self._loop.call_later(INJECT_QUIET, self._quiet)
+        elif self._since is None:
+            self._since = self._loop.clock()
 
     def flush_if_safe(self) -> None:
         if self._queue and self._safe:
             self.flush()
 
     def flush(self) -> None:
-        """Write what waits, now (a safe point, quiet output, or the child's output ended)."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if self._queue:
-            data, self._queue = b"".join(self._queue), []
-            self._write(data)
-
-    def _quiet(self) -> None:
-        self._timer = None
-        self.flush()
+        """Write what waits, now (a safe point, or the child's output ended)."""
+        if not self._queue:
+            return
+        data, self._queue = b"".join(self._queue), []
+        self._write(data)
+        since, self._since = self._since, None
+        if since is not None and self._on_waited is not None:
+            self._on_waited(self._loop.clock() - since)
 
     def close(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self._since = None

@@ -38,7 +38,7 @@ from cuewrap.relay_events import ChildExited, JobChange, Keystroke, RelayEvent
 from cuewrap.signals import TERM_SIGNALS, SignalPipe
 from cuewrap.term import sequences as seq
 from cuewrap.term.focus import FocusFilter, FocusReport, HostStatusReply
-from cuewrap.term.tracker import OutputTracker
+from cuewrap.term.tracker import FocusMayBeOff, OutputTracker
 
 READ_SIZE = 65536
 BATCH_AFTER = 2048  # a read this large means more output is likely waiting
@@ -328,6 +328,8 @@ class Relay:
         self.host.write(scan.out)
         self.injector.set_safe(scan.safe)
         for event in scan.events:
+            if isinstance(event, FocusMayBeOff) and self.focus is not None:
+                self.injector.inject(seq.FOCUS_REPORTING_ON)  # SPEC 4: cuewrap owns the mode
             self._emit(event)
         self.injector.flush_if_safe()
         if tracker.held:

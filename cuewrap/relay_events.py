@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from cuewrap import facts as F
 from cuewrap.term.focus import FocusReport, HostStatusReply
 from cuewrap.term.notices import ChildNotification
-from cuewrap.term.tracker import Bell, ModeChange, TitleChange
+from cuewrap.term.tracker import Bell, FocusMayBeOff, ModeChange, TitleChange
 from cuewrap.term.tracker import Event as OutputEvent
 
 
@@ -65,6 +65,8 @@ def record(event: RelayEvent) -> tuple[str, dict[str, object]] | None:
         return "child_mode", {"mode": event.mode, "on": event.on}
     if isinstance(event, JobChange):
         return "job", {"state": event.state}
+    if isinstance(event, FocusMayBeOff):
+        return "focus_reasserted", {"why": event.why}
     if isinstance(event, HostStatusReply):
         return "host_status_reply", {"note": "host answers OSC 7501: reports forwarded"}
     return None

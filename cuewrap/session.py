@@ -72,10 +72,12 @@ class Session:
             channel = self._prepare_child()
             child = self._spawn()
             # everything else is imported and set up while the child boots
+            if channel is not None:
+                self._remove_stale_channels()
             from cuewrap.inject import Injector
             from cuewrap.relay import Relay, exit_status
 
-            injector = Injector(self.loop, host.write)
+            injector = Injector(self.loop, host.write, self._injection_waited)
             controller = self._start_controller(channel, child.pid, injector)
             host.enter_raw()
             if self.guard:
@@ -142,6 +144,22 @@ class Session:
         self.argv[1:1] = ["-e", extension_path()]
         return channel
 
+    def _injection_waited(self, seconds: float) -> None:
+        """cuewrap's bytes waited for the child's output to reach a safe point (SPEC 7)."""
+        self.log.write("inject_waited", seconds=round(seconds, 3))
+
+    def _remove_stale_channels(self) -> None:
+        """Socket directories of cuewraps that were killed (their owner pid is gone)."""
+        from cuewrap.bridge.channel import remove_stale
+
+        try:
+            removed = remove_stale()
+        except OSError as exc:
+            self.log.error("remove_stale", exc)
+            return
+        if removed:
+            self.log.write("stale_channels_removed", count=removed)
+
     def _start_controller(
         self, channel: Channel | None, child_pid: int, injector: Injector
     ) -> Controller | None:
@@ -194,7 +212,11 @@ class Session:
         focus = focus_cls() if self.guard else None
         # generic mode: the controller decides which of the child's notifications to take out
         notices = controller if controller is not None and not self.args.pi_mode else None
-        tracker = tracker_cls(consume_status=self.guard and self.args.pi_mode, notices=notices)
+        tracker = tracker_cls(
+            consume_status=self.guard and self.args.pi_mode,
+            notices=notices,
+            own_focus=self.guard,  # SPEC 4: the host's focus reporting is cuewrap's
+        )
         return focus, tracker, sink
 
     # -- spawning ---------------------------------------------------------------------------

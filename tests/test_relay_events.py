@@ -4,7 +4,7 @@ cuewrap's own bytes at safe points. No terminal needed."""
 from __future__ import annotations
 
 from cuewrap import facts as F
-from cuewrap.inject import INJECT_QUIET, Injector
+from cuewrap.inject import Injector
 from cuewrap.loop import Loop
 from cuewrap.relay_events import ChildExited, Keystroke, record, to_fact
 from cuewrap.term.focus import FocusReport, HostStatusReply
@@ -70,16 +70,23 @@ def test_injection_waits_for_the_next_safe_point() -> None:
     assert written == [b"ab"]
 
 
-def test_injection_written_after_quiet_output_even_if_unsafe() -> None:
-    inj, written, loop, clock = _injector()
+def test_injection_never_written_unsafe_however_long_and_the_wait_is_told() -> None:
+    clock = Clock()
+    loop = Loop()
+    loop.clock = lambda: clock.now
+    written: list[bytes] = []
+    waits: list[float] = []
+    inj = Injector(loop, written.append, waits.append)
     inj.set_safe(False)
     inj.inject(b"late")
-    clock.now += INJECT_QUIET - 0.01
-    loop.run_due_timers()
-    assert written == []
-    clock.now += 0.02
-    loop.run_due_timers()
-    assert written == [b"late"]
+    for _ in range(100):  # minutes of quiet output in the middle of a sequence
+        clock.now += 5.0
+        loop.run_due_timers()
+        inj.flush_if_safe()
+    assert written == [] and waits == [] and loop.timeout() is None
+    inj.set_safe(True)
+    inj.flush_if_safe()
+    assert written == [b"late"] and waits == [500.0]
 
 
 def test_closed_injector_leaves_no_timer() -> None:

@@ -41,6 +41,46 @@ def _remove(directory: str, path: str) -> None:
             pass
 
 
+_PREFIX = "cuewrap-"
+
+
+def remove_stale() -> int:
+    """Remove the socket directories that killed cuewraps left behind (issue 7 item 8): ours
+    (same uid), named with an owner pid that no longer exists. Returns how many went."""
+    removed = 0
+    uid = os.getuid()
+    for base in dict.fromkeys(b for b in (_runtime_base(), _temp_base(), "/tmp") if b):
+        try:
+            entries = list(os.scandir(base))
+        except OSError:
+            continue
+        for entry in entries:
+            if not entry.name.startswith(_PREFIX):
+                continue
+            pid_text = entry.name[len(_PREFIX) :].partition("-")[0]
+            if not pid_text.isdigit() or _alive(int(pid_text)):
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if st.st_uid != uid or not entry.is_dir(follow_symlinks=False):
+                continue
+            _remove(entry.path, os.path.join(entry.path, "bridge.sock"))
+            removed += not os.path.lexists(entry.path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists (someone else's)
+        return True
+    return True
+
+
 def _runtime_base() -> str | None:
     base = os.environ.get("XDG_RUNTIME_DIR")
     if base and os.path.isdir(base) and os.access(base, os.W_OK | os.X_OK):
@@ -58,7 +98,8 @@ def _temp_base() -> str:
 
 def _private_dir(base: str) -> str:
     for _ in range(100):
-        d = os.path.join(base, "cuewrap-" + os.urandom(6).hex())
+        # the owner's pid in the name: a later cuewrap removes it once that process is gone
+        d = os.path.join(base, f"{_PREFIX}{os.getpid()}-{os.urandom(6).hex()}")
         try:
             os.mkdir(d, 0o700)
         except FileExistsError:

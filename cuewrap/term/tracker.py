@@ -31,8 +31,14 @@ Events are reported only for well-formed sequences: ``CSI ? Pm h|l``, ``CSI > fl
 ``OSC 7501 ; state=…``. A sequence longer than 4097 bytes gives no event and is never
 removed (its parse buffer would have overflowed had it been split). Sequences with C0
 controls between ESC and their second byte give no event (their effect on safety is
-tracked). RIS (``ESC c``) and DECSTR are not tracked: restore_sequence may then undo modes
-that are already off, which is harmless.
+tracked). RIS (``ESC c``) and DECSTR do not reset the tracked modes: restore_sequence may
+then undo modes that are already off, which is harmless.
+
+Focus ownership (``own_focus``, SPEC 4): the child's ``CSI ? 1004 h|l`` still set the tracked
+mode 1004 (it decides whether focus reports are forwarded to the child) but a complete one at
+a safe point is removed from the output; one that cannot be removed and turns the mode off, a
+RIS and a DECSTR are reported as :class:`FocusMayBeOff` (cuewrap then turns reporting on
+again at the next safe point).
 
 OSC 7501 consumption: a complete report is removed only when the stream right before it is
 at a safe point, so removing it never changes what the host terminal's parser sees around
@@ -134,12 +140,34 @@ class Bell:
     """A bare BEL in ground state (not an OSC terminator)."""
 
 
-Event = ModeChange | TitleChange | Bell | ProgramStatus | ChildProgress | ChildNotification
+@dataclass(frozen=True)
+class FocusMayBeOff:
+    """With ``own_focus``: the host's focus reporting may be off now (SPEC 4): the child
+    reset the terminal (``ris``: ``ESC c``, ``decstr``: ``CSI ! p``), or turned mode 1004 off
+    in a way that could not be taken out of the stream (``1004``). cuewrap turns it on again."""
+
+    why: str
+
+
+Event = (
+    ModeChange
+    | TitleChange
+    | Bell
+    | ProgramStatus
+    | ChildProgress
+    | ChildNotification
+    | FocusMayBeOff
+)
 
 # Events are immutable values: share one instance per value for the frequent ones (Pi
 # writes CSI ? 2026 h / l around every frame; creating a frozen dataclass costs ~1 us).
 _BELL = Bell()
 _MODE_EVENTS = {(m, on): ModeChange(m, on) for m in TRACKED_MODES for on in (True, False)}
+
+
+_FOCUS_RIS = FocusMayBeOff("ris")
+_FOCUS_DECSTR = FocusMayBeOff("decstr")
+_FOCUS_1004 = FocusMayBeOff("1004")
 
 
 def _mode_event(mode: int, on: bool) -> ModeChange:
@@ -363,8 +391,17 @@ class OutputTracker:
     - ``title``: the child's last OSC 0/2 title, or None.
     """
 
-    def __init__(self, consume_status: bool = True, notices: NoticePolicy | None = None) -> None:
+    def __init__(
+        self,
+        consume_status: bool = True,
+        notices: NoticePolicy | None = None,
+        *,
+        own_focus: bool = False,
+    ) -> None:
         self.consume_status: bool = consume_status
+        # cuewrap owns the host's focus reporting: the child's CSI ? 1004 h/l are tracked
+        # (they decide what is forwarded to it) but taken out of the output
+        self.own_focus = own_focus
         self._policy = notices  # decides whether a child's notification is removed
         self._notices = NoticeParser()
         self.modes: set[int] = set()  # tracked DEC private modes currently set (on)
@@ -432,7 +469,9 @@ class OutputTracker:
                     else:
                         starts = found
             for j in starts:
-                self._private_csi(work, j, events, quiet_seen)
+                self._private_csi(work, j, base, events, quiet_seen, cuts)
+            if self.own_focus:
+                self._resets(work, base, events)
             i = find(b"]", 1)
             if i >= 0:
                 for j in _find_all(work, b"\x1b]", i):
@@ -471,6 +510,8 @@ class OutputTracker:
                 self._safe = False
 
         if cuts:
+            if len(cuts) > 1:
+                cuts.sort()
             parts = []
             pos = base
             for s, e in cuts:
@@ -584,6 +625,14 @@ class OutputTracker:
             return -1
         return start
 
+    def _resets(self, work: bytes, base: int, events: list[tuple[int, Event]]) -> None:
+        """RIS and DECSTR released in this chunk (an ESC always starts a new sequence, so
+        every ``ESC c`` is RIS and every ``ESC [ ! p`` DECSTR)."""
+        for needle, event in ((b"\x1bc", _FOCUS_RIS), (b"\x1b[!p", _FOCUS_DECSTR)):
+            i = work.find(needle, base)
+            if i >= 0:
+                events.append((i, event))
+
     def _set_mode(self, mode: int, on: bool) -> None:
         if mode in TRACKED_MODES:
             if on:
@@ -611,7 +660,13 @@ class OutputTracker:
         return starts
 
     def _private_csi(
-        self, work: bytes, j: int, events: list[tuple[int, Event]], quiet_seen: dict[int, int]
+        self,
+        work: bytes,
+        j: int,
+        base: int,
+        events: list[tuple[int, Event]],
+        quiet_seen: dict[int, int],
+        cuts: list[tuple[int, int]],
     ) -> None:
         """Apply and report ``CSI ?|>|<|= …`` at ``j`` (events keyed by position)."""
         m = _DEC_ONE.match(work, j)
@@ -620,6 +675,11 @@ class OutputTracker:
             on = m.group(2) == b"h"
             self._set_mode(single, on)
             events.append((j, _mode_event(single, on)))
+            if single == seq.MODE_FOCUS and self.own_focus:
+                if j >= base and self._removable_at(work, j):
+                    cuts.append((j, m.end()))
+                elif not on:
+                    events.append((j, _FOCUS_1004))
             return
         parsed = _csi_at(work, j)
         if parsed is None:
@@ -642,6 +702,8 @@ class OutputTracker:
                     continue
                 self._set_mode(mode, on)
                 events.append((j, _mode_event(mode, on)))
+                if mode == seq.MODE_FOCUS and not on and self.own_focus:
+                    events.append((j, _FOCUS_1004))  # inside a multi-mode sequence: left in
         elif marker == 0x3E:  # >
             if final == 0x75:  # CSI > flags u: push
                 self.kitty_keyboard_depth = min(self.kitty_keyboard_depth + 1, _KITTY_STACK_MAX)

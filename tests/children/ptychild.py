@@ -9,6 +9,10 @@ kill-self SIG print READY, wait for a line, kill itself with signal SIG
 modes-die     enable alt screen + mouse + bracketed paste + kitty keyboard, then SIGKILL itself
 focus         raw mode, enable 1004 (CSI ?1004h) and report reads like raw-echo
 sleep         print READY and sleep until killed
+pause-mid     print READY, wait for a line, report a run (OSC 7501 working, done), then pause
+              1 s inside a UTF-8 character and 1 s inside a DCS string, print END, wait
+focus-resets  raw mode, 1004 on, READY; on "a" 1004 off (OFF), on "b" RIS (RESET), on "c" DECSTR
+              (SOFT), on "d" 1004 on again inside a multi-mode sequence (MULTI); then as raw-echo
 deaf          ignore every catchable terminating signal, print READY, sleep until killed
 """
 
@@ -76,6 +80,26 @@ def main() -> None:
         out("READY\n")
         while True:
             time.sleep(1)
+    elif mode == "pause-mid":
+        out("READY\n")
+        sys.stdin.readline()
+        out("\x1b]7501;state=working:app=t\x1b\\")
+        time.sleep(0.3)
+        os.write(1, b"\x1b]7501;state=done:app=t\x1b\\\xe2\x82")  # half a euro sign
+        time.sleep(1.0)
+        os.write(1, b"\xac\x1bP1$r")  # the euro sign's last byte, then an open DCS
+        time.sleep(1.0)
+        os.write(1, b"x\x1b\\END\r\n")
+        sys.stdin.readline()
+    elif mode == "focus-resets":
+        tty.setraw(0)
+        out("\x1b[?1004hREADY\r\n")
+        for key, reply in ((b"a", "\x1b[?1004lOFF"), (b"b", "\x1bcRESET"),
+                           (b"c", "\x1b[!pSOFT"), (b"d", "\x1b[?1000;1004hMULTI")):  # fmt: skip
+            while os.read(0, 1) != key:
+                pass
+            out(reply + "\r\n")
+        report_reads()
     elif mode == "deaf":
         for sig in range(1, signal.NSIG):
             if sig not in (signal.SIGKILL, signal.SIGSTOP, signal.SIGCHLD, signal.SIGCONT):
