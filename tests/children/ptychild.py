@@ -13,6 +13,8 @@ pause-mid     print READY, wait for a line, report a run (OSC 7501 working, done
               1 s inside a UTF-8 character and 1 s inside a DCS string, print END, wait
 focus-resets  raw mode, 1004 on, READY; on "a" 1004 off (OFF), on "b" RIS (RESET), on "c" DECSTR
               (SOFT), on "d" 1004 on again inside a multi-mode sequence (MULTI); then as raw-echo
+stop-self     print READY, wait for a line, stop its own group as Pi's Ctrl-Z does
+              (kill(0, SIGTSTP)), print BACK once continued, wait for a line, exit 0
 deaf          ignore every catchable terminating signal, print READY, sleep until killed
 """
 
@@ -100,6 +102,12 @@ def main() -> None:
                 pass
             out(reply + "\r\n")
         report_reads()
+    elif mode == "stop-self":
+        out("READY\n")
+        sys.stdin.readline()
+        os.kill(0, signal.SIGTSTP)
+        out("BACK\n")
+        sys.stdin.readline()
     elif mode == "deaf":
         for sig in range(1, signal.NSIG):
             if sig not in (signal.SIGKILL, signal.SIGSTOP, signal.SIGCHLD, signal.SIGCONT):

@@ -1,0 +1,87 @@
+"""SPEC 10 job control with small children (the real-Pi walk is tests/test_jobs_pi.py)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import sys
+from pathlib import Path
+
+import pexpect
+from waiting import wait_until
+
+CHILD = str(Path(__file__).parent / "children" / "ptychild.py")
+PY = sys.executable
+
+
+def env() -> dict[str, str]:
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("CUEWRAP_", "TMUX"))}
+    e.update(TERM="xterm-256color", PS1="PROMPT$ ", HISTFILE="/dev/null", PROMPT_COMMAND="")
+    return e
+
+
+def cuewrap(*child: str) -> list[str]:
+    return [PY, "-m", "cuewrap", "--", *child]
+
+
+def test_child_stop_without_a_job_control_shell_continues_at_once() -> None:
+    """cuewrap led by no shell (its group is orphaned): the kernel discards its own stop, so
+    the pair goes on and the child is never left stopped."""
+    argv = cuewrap(PY, CHILD, "stop-self")
+    p = pexpect.spawn(argv[0], argv[1:], env=env(), timeout=10)
+    p.expect("READY")
+    p.sendline("")
+    p.expect("BACK")
+    p.sendline("")
+    p.expect(pexpect.EOF)
+    p.close()
+    assert p.exitstatus == 0
+
+
+def test_ctrl_z_of_a_cooked_child_in_bash(tmp_path: Path) -> None:
+    """``cat`` (the PTY's own ISIG turns Ctrl-Z into SIGTSTP): Stopped, prompt, same stty,
+    ``fg``, and typed lines reach cat again; its exit status is cuewrap's."""
+    before = tmp_path / "before"
+    p = pexpect.spawn("bash", ["--norc", "--noprofile", "-i"], env=env(), timeout=10)
+    p.expect_exact("PROMPT$ ")
+    p.sendline(f"stty -g > {before}; {shlex.join(cuewrap('cat'))}")
+    p.sendline("one")
+    p.expect("one\r\n.*one")  # echoed by the terminal, then by cat
+    p.send("\x1a")
+    p.expect("Stopped")
+    p.expect_exact("PROMPT$ ")
+    p.sendline(f"stty -g | cmp -s - {before}; echo SAME=$?")
+    p.expect(r"SAME=(\d)")
+    assert p.match.group(1) == b"0"
+    p.expect_exact("PROMPT$ ")
+    p.sendline("fg")
+    p.sendline("two")
+    p.expect("two\r\n.*two")
+    p.send("\x04")
+    p.expect_exact("PROMPT$ ")
+    p.sendline("echo RC=$?")  # fg's status is the job's
+    p.expect(r"RC=(\d+)")
+    assert p.match.group(1) == b"0"
+    p.sendline("exit")
+    p.expect(pexpect.EOF)
+
+
+def test_sigstop_and_sigcont_without_a_shell_lose_nothing() -> None:
+    argv = cuewrap(PY, CHILD, "raw-echo")
+    p = pexpect.spawn(argv[0], argv[1:], env=env(), timeout=10)
+    p.expect("READY")
+    os.kill(p.pid, signal.SIGSTOP)
+    wait_until(lambda: _state(p.pid) == "T", 5, "cuewrap stopped")
+    p.send(b"x")  # waits in the terminal while cuewrap is stopped
+    os.kill(p.pid, signal.SIGCONT)
+    p.expect(rb"R78\r\n")
+    p.send(b"q")
+    p.expect(pexpect.EOF)
+    p.close()
+    assert p.exitstatus == 0
+
+
+def _state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
