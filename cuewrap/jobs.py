@@ -108,7 +108,7 @@ class JobControl:
         leftover = self.relay.restore_sequence()  # empty if it restored the terminal itself
         self.on_change("stopped")
         self.host.suspend(leftover)
-        _stop_own_job()  # returns when continued (at once if our group is orphaned)
+        _stop_own_job(self.host.stdin_fd)  # returns in the foreground (or if orphaned)
         self.host.resume()
         self.host.write(self.relay.resume_sequence())
         self.relay.resize()
@@ -136,10 +136,35 @@ class JobControl:
         self.relay.resize()
 
 
-def _stop_own_job() -> None:
-    """Stop cuewrap's process group (the user's job) as a stopped program does."""
-    old = signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+def _stop_own_job(fd: int) -> None:
+    """Stop cuewrap's process group (the user's job) as a stopped program does, and return
+    once it is continued in the foreground. Continued in the background (``bg``), the terminal
+    is not cuewrap's to take: it stops again as a program that needs the terminal does
+    ("Stopped (tty output)"), until ``fg``. (Taking it from the background would stop cuewrap
+    inside ``tcsetattr``, which ``fg`` then interrupts: the terminal stayed cooked.)"""
+    sig = signal.SIGTSTP
+    while True:
+        old = signal.signal(sig, signal.SIG_DFL)
+        try:
+            os.kill(0, sig)
+        finally:
+            signal.signal(sig, old)
+        if _in_foreground(fd) or _orphaned():
+            return
+        sig = signal.SIGTTOU
+
+
+def _in_foreground(fd: int) -> bool:
     try:
-        os.kill(0, signal.SIGTSTP)
-    finally:
-        signal.signal(signal.SIGTSTP, old)
+        return os.tcgetpgrp(fd) == os.getpgrp()
+    except OSError:
+        return True  # no terminal to wait for
+
+
+def _orphaned() -> bool:
+    """No shell with job control above cuewrap's group: its stops are discarded."""
+    try:
+        parent = os.getppid()
+        return os.getsid(parent) != os.getsid(0) or os.getpgid(parent) == os.getpgrp()
+    except OSError:
+        return True

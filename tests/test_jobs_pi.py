@@ -186,3 +186,24 @@ def test_sigstop_of_cuewrap_then_fg(shell: Shell, fakemodel: FakeModel) -> None:
                10, "Stopped and the prompt", detail=shell.s.dump)  # fmt: skip
     shell.fg()
     prompt_reaches_model_and_cue_fires(shell, fakemodel, "one")
+
+
+def test_bg_then_fg_gives_pi_back_with_the_terminal_raw(shell: Shell, fakemodel: FakeModel) -> None:
+    """``bg`` after Ctrl-Z: a program that needs the terminal stops again ("Stopped (tty
+    output)") instead of taking it from the background; ``fg`` then works as after a stop."""
+    shell.start_pi()
+    assert shell.stopped(lambda: shell.s.send(b"\x1a")) < STOP_LIMIT
+    cw = shell.cuewrap_pid()
+    shell.s.send("bg\r")
+    shell.wait_prompt()
+
+    def state() -> str:
+        with open(f"/proc/{cw}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+
+    wait_until(lambda: state() == "T", 10, "cuewrap stopped again after bg")
+    shell.s.send("jobs -l\r")
+    shell.s.wait_for_screen(r"Stopped \(tty output\)")  # as a full-screen program after bg
+    shell.wait_prompt()
+    shell.fg()
+    prompt_reaches_model_and_cue_fires(shell, fakemodel, "after bg")
