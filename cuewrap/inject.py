@@ -4,7 +4,9 @@ They are written only where the child's output stream is between escape sequence
 characters (``safe``, which the relay sets after each chunk it writes: ``set_safe``), however
 long that takes (SPEC 7): never inside a UTF-8 character or an open DCS/OSC string, not even
 after a quiet time. How long the bytes waited is told to ``on_waited`` (the decision log).
-The child's output ending (``flush``) releases them: nothing of the child's can follow. The
+The child's output ending (``flush``) releases them: nothing of the child's can follow. While
+they wait, a title replaces the title still waiting (only the last one counts: a child that
+sets its title in every frame while a mark is up would otherwise queue one per frame). The
 controller injects; the relay says where the stream stands. Neither knows the other.
 """
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cuewrap.loop import Loop
+from cuewrap.term.sequences import is_title
 
 
 class Injector:
@@ -46,6 +49,8 @@ class Injector:
         """Queue ``data``; written now if the stream is at a safe point, else at the next."""
         if not data:
             return
+        if self._queue and is_title(data):
+            self._queue = [d for d in self._queue if not is_title(d)]
         self._queue.append(data)
         if self._safe:
             self.flush()

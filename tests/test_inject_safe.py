@@ -11,6 +11,10 @@ from pathlib import Path
 
 import pexpect
 
+from cuewrap.inject import Injector
+from cuewrap.loop import Loop
+from cuewrap.term.sequences import TITLE_POP, TITLE_PUSH, set_title
+
 CHILD = str(Path(__file__).parent / "children" / "ptychild.py")
 PY = sys.executable
 
@@ -43,3 +47,24 @@ def test_cue_waits_for_the_end_of_a_character_and_of_a_dcs(tmp_path: Path) -> No
     waited = [json.loads(line) for line in log.read_text().splitlines()]
     waited = [r for r in waited if r["kind"] == "inject_waited"]
     assert waited and waited[0]["seconds"] >= 1.5, waited
+
+
+def test_titles_waiting_for_a_safe_point_keep_only_the_last() -> None:
+    """A child that retitles every frame while a mark is up and the stream is mid-sequence:
+    one title write when the stream is safe again (the latest), not one per frame."""
+    written: list[bytes] = []
+    inj = Injector(Loop(), written.append)
+    inj.set_safe(False)
+    note = b"\x1b]777;notify;app;Finished\x1b\\"
+    inj.inject(note)
+    for i in range(1000):
+        inj.inject(set_title(f"[?] title {i}"))
+    inj.inject(b"\x1b]9;4;0\x1b\\")  # not a title: kept
+    inj.set_safe(True)
+    inj.flush_if_safe()
+    assert written == [note + set_title("[?] title 999") + b"\x1b]9;4;0\x1b\\"]
+    inj.set_safe(False)
+    inj.inject(set_title("[?] x"))
+    inj.inject(TITLE_POP + TITLE_PUSH)  # the mark cleared: the last state is the user's title
+    inj.flush()
+    assert written[1:] == [TITLE_POP + TITLE_PUSH]

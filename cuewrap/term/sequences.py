@@ -125,6 +125,14 @@ def _utf8(text: str) -> bytes:
 # --- titles -----------------------------------------------------------------------------
 
 
+def is_title(data: bytes) -> bool:
+    """One whole title write of cuewrap's: an OSC 2 from ``set_title``, or the title stack's
+    pop and push (what clearing a mark writes when the child never set a title)."""
+    if data == TITLE_POP + TITLE_PUSH:
+        return True
+    return data.startswith(b"\x1b]2;") and data.endswith(b"\x1b\\") and data.count(b"\x1b") == 2
+
+
 def set_title(text: str, limit: int = _DEFAULT_LIMIT) -> bytes:
     """xterm ctlseqs "OSC Ps ; Pt ST", Ps = 2: set the window title (not the icon name).
 
