@@ -24,6 +24,7 @@ class Where:
     terminal_notifications: bool = True  # notify.terminal is not off (and a protocol chosen)
     desktop: bool = False
     command: bool = False  # notify.command set
+    program: str = "Pi"  # the wrapped program (generic mode: its preset's or command's name)
 
 
 def situation(w: Where) -> list[str]:
@@ -58,11 +59,11 @@ def fixes(w: Where) -> list[str]:
     out: list[str] = []
     if w.tmux and w.focus_events is False:
         out.append(
-            "tmux does not tell Pi's pane when your terminal loses focus (only switches and"
-            f" detaching count as leaving): {FOCUS_EVENTS}"
+            f"tmux does not tell {w.program}'s pane when your terminal loses focus (only"
+            f" switches and detaching count as leaving): {FOCUS_EVENTS}"
         )
     if w.tmux and w.passthrough is False:
-        out.append(f"tmux drops terminal notifications from Pi's pane: {PASSTHROUGH}")
+        out.append(f"tmux drops terminal notifications from {w.program}'s pane: {PASSTHROUGH}")
     focus_possible = not w.tmux or w.focus_events is True
     if focus_possible and w.focus_reported is False:
         out.append(

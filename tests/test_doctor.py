@@ -199,8 +199,9 @@ def tmux(base_env: dict[str, str]) -> Iterator[list[str]]:
         subprocess.run([*base, "kill-server"], capture_output=True, timeout=10)
 
 
-def doctor_in_tmux(base: list[str], out: Path) -> str:
-    cmd = f"{shlex.quote(PY)} -m cuewrap doctor > {out} 2>&1; echo EXIT=$? >> {out}"
+def doctor_in_tmux(base: list[str], out: Path, *args: str) -> str:
+    doctor = shlex.join([PY, "-m", "cuewrap", "doctor", *args])
+    cmd = f"{doctor} > {out} 2>&1; echo EXIT=$? >> {out}"
     subprocess.run([*base, "new-window", "-t", "t:", cmd], check=True, timeout=10)
     wait_until(lambda: out.exists() and "EXIT=" in out.read_text(), 20,
                "doctor to finish in tmux",
@@ -238,6 +239,19 @@ def test_tmux_focus_events_off_is_explained(tmux: list[str], tmp_path: Path) -> 
     subprocess.run([*tmux, "set", "-s", "focus-events", "off"], check=True, timeout=10)
     out = doctor_in_tmux(tmux, tmp_path / "out.txt")
     assert "focus-events: off: tmux sends no focus reports to the pane" in out, out
+
+
+def test_tmux_advice_names_the_program_not_pi(tmux: list[str], tmp_path: Path) -> None:
+    """doctor -- COMMAND in tmux: what to change is about that program's pane."""
+    subprocess.run([*tmux, "set", "-s", "focus-events", "off"], check=True, timeout=10)
+    subprocess.run([*tmux, "set", "-g", "allow-passthrough", "off"], check=True, timeout=10)
+    out = doctor_in_tmux(tmux, tmp_path / "out.txt", "--", "codex")
+    advice = [ln.strip() for ln in out.splitlines() if ln.strip().startswith("to improve:")]
+    assert len(advice) == 2, out
+    assert "tmux does not tell Codex's pane when your terminal loses focus" in advice[0]
+    assert advice[1].startswith("to improve: tmux drops terminal notifications from Codex's pane")
+    out = doctor_in_tmux(tmux, tmp_path / "pi.txt")
+    assert "tmux drops terminal notifications from Pi's pane" in out, out
 
 
 # -- the interactive check ------------------------------------------------------------------------

@@ -194,7 +194,8 @@ def report(
         for name, used, why in _channels(settings, env, choice, extra, program):
             lines.append(f"  {name:<21} {_yes(used):<3}  {why}")
     if term_ok:
-        lines += ["", "Where cuewrap runs", *_where_lines(settings, env, choice, info, extra)]
+        where = _where_lines(settings, env, choice, info, extra, program)
+        lines += ["", "Where cuewrap runs", *where]
     return "\n".join(lines) + "\n", choice
 
 
@@ -204,6 +205,7 @@ def _where_lines(
     choice: Choice,
     info: TmuxInfo | None,
     extra: TmuxExtra | None,
+    program: str,
 ) -> list[str]:
     """The combination (SSH, tmux, terminal): what will happen, and what to change."""
     focus = extra.focus_events if extra is not None else ""
@@ -218,6 +220,7 @@ def _where_lines(
         terminal_notifications=choice.protocol != "off",
         desktop=desktop_available(env, settings.notify.desktop)[0],
         command=settings.notify.command is not None,
+        program=program,
     )
     lines = [f"  {line}" for line in situation(where)]
     found = fixes(where)
