@@ -5,10 +5,12 @@ from __future__ import annotations
 import gc
 import json
 import os
+import shutil
 import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import tracemalloc
 from collections.abc import Callable, Iterator
@@ -123,8 +125,18 @@ class Harness:
 
 
 @pytest.fixture
-def h(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Harness]:
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+def runtime_dir() -> Iterator[str]:
+    """A short XDG_RUNTIME_DIR: pytest's tmp_path (pytest-NNN, the test's name) plus the
+    socket's own directory can pass the socket path limit, and cuewrap then rightly falls
+    back to the temp directory."""
+    d = tempfile.mkdtemp(prefix="cw-rt-")
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def h(runtime_dir: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Harness]:
+    monkeypatch.setenv("XDG_RUNTIME_DIR", runtime_dir)
     harness = Harness().start()
     yield harness
     harness.close()
@@ -134,11 +146,11 @@ def h(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Harness]:
 # -- setup ----------------------------------------------------------------------------------
 
 
-def test_private_dir_socket_env_and_cleanup(h: Harness, tmp_path: Any) -> None:
+def test_private_dir_socket_env_and_cleanup(h: Harness, runtime_dir: str) -> None:
     env = h.server.env()
     assert set(env) == {ENV_SOCKET, ENV_TOKEN}
     path, d = env[ENV_SOCKET], h.server.dir
-    assert d and os.path.dirname(path) == d and os.path.dirname(d) == str(tmp_path)
+    assert d and os.path.dirname(path) == d and os.path.dirname(d) == runtime_dir
     assert stat.S_IMODE(os.stat(d).st_mode) == 0o700
     assert stat.S_ISSOCK(os.stat(path).st_mode)
     assert len(env[ENV_TOKEN]) == 64 and int(env[ENV_TOKEN], 16) >= 0
@@ -227,8 +239,8 @@ def test_other_process_with_right_token_refused(h: Harness) -> None:
     assert h.facts == []
 
 
-def test_no_child_yet_refused(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+def test_no_child_yet_refused(runtime_dir: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_RUNTIME_DIR", runtime_dir)
     h = Harness(child_pid=lambda: None).start()
     try:
         c = h.connect()
