@@ -65,6 +65,11 @@ def resolve(command: str) -> str | None:
 
 def run(args: Args) -> int:
     path = resolve(args.command[0])
+    if path is None and os.sep in args.command[0] and os.path.exists(args.command[0]):
+        # found but not runnable: what a shell says, with its status (126, not 127)
+        why = "Is a directory" if os.path.isdir(args.command[0]) else "Permission denied"
+        err(f"{args.command[0]}: {why}")
+        return 126
     if path is None:
         hint = f"; {PI_INSTALL_HINT}" if args.pi_mode else ""
         err(f"{args.command[0]}: command not found{hint}")

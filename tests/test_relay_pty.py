@@ -84,6 +84,18 @@ def test_missing_command_is_127_with_one_line() -> None:
     assert "pi: command not found" in r.stderr and "npm install" in r.stderr
 
 
+def test_a_file_that_cannot_run_is_126_like_a_shell(tmp_path: Path) -> None:
+    """Found but not runnable: the shell's words and status 126, not "command not found"."""
+    text = tmp_path / "notes.txt"
+    text.write_text("not a program\n")
+    for target, why in ((text, "Permission denied"), (tmp_path, "Is a directory")):
+        for stdin in (subprocess.DEVNULL, None):  # with and without the PTY guard holding
+            r = subprocess.run([PY, "-m", "cuewrap", "--", str(target)], capture_output=True,
+                               text=True, stdin=stdin)  # fmt: skip
+            assert r.returncode == 126, r.stderr
+            assert r.stderr == f"cuewrap: {target}: {why}\n"
+
+
 def test_bad_usage_exits_2() -> None:
     r = subprocess.run([PY, "-m", "cuewrap", "--bogus"], capture_output=True, text=True)
     assert r.returncode == 2 and "--bogus" in r.stderr
