@@ -99,7 +99,9 @@ def _temp_base() -> str:
 def _private_dir(base: str) -> str:
     for _ in range(100):
         # the owner's pid in the name: a later cuewrap removes it once that process is gone
-        d = os.path.join(base, f"{_PREFIX}{os.getpid()}-{os.urandom(6).hex()}")
+        # short (sun_path is ~100 bytes): the pid already keeps processes apart, mkdir refuses
+        # an existing name, and the random part only keeps one process's names apart
+        d = os.path.join(base, f"{_PREFIX}{os.getpid()}-{os.urandom(3).hex()}")
         try:
             os.mkdir(d, 0o700)
         except FileExistsError:
