@@ -157,6 +157,36 @@ def test_consumed_notification_title_and_body_are_capped() -> None:
     assert len(n.title) == 80 and len(n.body) == 200
 
 
+def test_rule2_bell_then_consumed_notification_in_one_wait_is_one_notification() -> None:
+    e = eng()
+    e(AWAY, ChildBell(), notice("osc9", True, body="Build done"))
+    (n,) = e.notifies()
+    assert n.body == "Waiting for your input"  # the BEL's cue, already given
+    assert e.marks() == [MARK_WAITING]
+    (merged,) = [r for r in e.records("no_cue") if str(r["reason"]).startswith("merged")]
+    assert merged["signal"] == "osc9" and merged["merged_chars"] == len("Build done")
+    assert "Build" not in str(merged)  # the log keeps only the length of the child's text
+
+
+def test_rule5_two_consumed_notifications_in_one_wait_merge() -> None:
+    e = eng()
+    e(AWAY, notice("osc9", True, body="first"), notice("osc99", True, body="second"))
+    (n,) = e.notifies()
+    assert n.body == "first"
+
+
+def test_rule2_a_new_wait_after_output_resumed_gets_its_translation() -> None:
+    e = eng()
+    e(AWAY, ChildBell(), OutputActive(), notice("osc9", True, body="Build done"))
+    assert [n.body for n in e.notifies()] == ["Waiting for your input", "Build done"]
+
+
+def test_rule5_merged_notification_still_tells_the_wait_for_the_quiet() -> None:
+    e = eng()
+    e(AWAY, OutputActive(), ChildBell(), notice("osc9", True), OutputQuiet())
+    assert len(e.notifies()) == 1
+
+
 def test_notification_passed_to_a_host_that_shows_it_adds_only_the_mark() -> None:
     e = eng()
     e(AWAY, notice("osc777", False))

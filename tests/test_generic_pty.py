@@ -138,6 +138,24 @@ def test_osc9_while_away_host_osc777_is_translated_exactly_once(tmp_path: Path) 
     s.end()
 
 
+def test_bell_then_own_osc9_in_one_wait_gives_one_notification(tmp_path: Path) -> None:
+    s = start(tmp_path, "ready", "wait", "sleep:0.5", "bell", "osc9:Build done", "hold")
+    s.presence(AWAY, "away")
+    s.go()
+    (note,) = s.wait_notification("the cue for the child's BEL")
+    assert note[1] == b"Wants your attention"
+    wait_until(
+        lambda: any(str(r.get("reason", "")).startswith("merged") for r in s.records("no_cue")),
+        5,
+        "the child's OSC 9 logged as merged",
+    )
+    absence_window(1.0, "a second notification for the same wait")
+    out = s.out()
+    assert len(OSC777.findall(out)) == 1
+    assert b"\x1b]9;" not in out  # consumed, not forwarded either
+    s.end()
+
+
 def test_osc9_while_away_host_osc9_passes_unchanged_and_nothing_is_added(tmp_path: Path) -> None:
     s = start(tmp_path, "ready", "wait", "sleep:0.5", "osc9:Build done", "hold", terminal="osc9")
     s.presence(AWAY, "away")

@@ -96,6 +96,19 @@ def on_child_notice(st: Step, f: ChildNotice) -> None:
     s = st.s
     if f.consumed:
         # taken out of the output by the policy: it reaches the user only through us
+        if CHILD in s.wait_keys:
+            # this wait was already told (the child's BEL or an earlier notification): the
+            # signals of one wait merge into one notification (SPEC 5 rules 2 and 5)
+            st.set(told=True)
+            st.rec(
+                "no_cue",
+                source="child",
+                signal=f.protocol,
+                reason="merged: this wait was already told",
+                merged_chars=len(f.title) + len(f.body),
+            )
+            end_wait(st, QUIET, f"child {f.protocol}")
+            return
         _open_wait(st, CHILD)
         title = wording.clean_text(f.title, TITLE_CAP) or wording.title(
             s.session_name or s.config.label, app_name(s)
