@@ -80,6 +80,8 @@ class FocusFilter:
     def feed(self, data: bytes) -> list[Item]:
         """Filter ``data``; return data segments and reports in stream order."""
         seen = self._seen
+        if not (seen or self._held) and data.find(b"\x1b") < 0:
+            return [data] if data else []  # typing: no ESC, nothing held (every keystroke)
         buf = seen + self._held + data if (seen or self._held) else data
         base = len(seen)  # bytes before base were returned already
         self._held = b""

@@ -57,6 +57,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from operator import itemgetter
+from typing import NamedTuple
 
 from cuewrap.facts import ChildProgress, ProgramStatus
 from cuewrap.term import sequences as seq
@@ -83,6 +84,7 @@ _STR_STOP = re.compile(rb"[\x18\x1a\x1b]")
 _ESCINT_STOP = re.compile(rb"[\x18\x1a\x1b\x30-\x7e\x80-\xff]")
 _OSC_C0 = re.compile(rb"[\x00-\x06\x08-\x17\x19\x1c-\x1f]")
 _PARAMS = re.compile(rb"[0-9;]*")
+_RIS = re.compile(rb"\x1bc")
 _DEC_ONE = re.compile(rb"\x1b\[\?([0-9]{1,5})([hl])")
 # Modes a TUI toggles around every frame (Pi: CSI ?2026 h/l, CSI ?25 l): tracked as state but
 # not reported as events, and their single-mode form is found by C-level searches only — the
@@ -175,12 +177,12 @@ def _mode_event(mode: int, on: bool) -> ModeChange:
     return ev if ev is not None else ModeChange(mode, on)
 
 
-@dataclass(frozen=True, slots=True)
-class Scan:
+class Scan(NamedTuple):
     """Result of :meth:`OutputTracker.feed`.
 
     ``out``: the bytes to write now. ``events``: in stream order. ``safe``: at the end of
-    ``out`` the stream is in ground state and not inside a UTF-8 character.
+    ``out`` the stream is in ground state and not inside a UTF-8 character. A named tuple:
+    one is made per output chunk, and it costs a third of a frozen dataclass.
     """
 
     out: bytes
@@ -628,10 +630,15 @@ class OutputTracker:
     def _resets(self, work: bytes, base: int, events: list[tuple[int, Event]]) -> None:
         """RIS and DECSTR released in this chunk (an ESC always starts a new sequence, so
         every ``ESC c`` is RIS and every ``ESC [ ! p`` DECSTR)."""
-        for needle, event in ((b"\x1bc", _FOCUS_RIS), (b"\x1b[!p", _FOCUS_DECSTR)):
-            i = work.find(needle, base)
+        # on escape-dense output bytes.find of a 2-byte needle is slow (no memchr): the
+        # regex literal search is ~3x faster; DECSTR is looked for only if a "!" is there
+        m = _RIS.search(work, base)
+        if m is not None:
+            events.append((m.start(), _FOCUS_RIS))
+        if work.find(b"!", base) >= 0:
+            i = work.find(b"\x1b[!p", base)
             if i >= 0:
-                events.append((i, event))
+                events.append((i, _FOCUS_DECSTR))
 
     def _set_mode(self, mode: int, on: bool) -> None:
         if mode in TRACKED_MODES:
