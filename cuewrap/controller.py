@@ -256,6 +256,7 @@ class Controller:
             )
         if isinstance(event, relay_events.JobChange) and event.state == "continued":
             self.delivery.reapply_mark()
+            self.delivery.reapply_progress()
         fact = relay_events.to_fact(event)
         if isinstance(fact, F.Presence) and fact.state != "unknown" and self.tmux is not None:
             self.tmux.focus(fact.state)  # merged with tmux's view of the pane

@@ -17,7 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from fakemodel import MODEL_ID, FakeModel, text
+import waiting
+from fakemodel import MODEL_ID, FakeModel, text, tool_call
 from pirig import PiHome, PiSession, _descendants, _proc_stat, pi_argv
 from waiting import wait_until
 
@@ -28,9 +29,9 @@ STOP_LIMIT = 3.0  # seconds from the stop to the shell's prompt (issue 7)
 class Shell:
     """``bash -i`` in a PTY (a PiSession around bash: screen, raw output, log records)."""
 
-    def __init__(self, pi_home: PiHome, tmp_path: Path) -> None:
+    def __init__(self, pi_home: PiHome, tmp_path: Path, **extra_env: str) -> None:
         env = dict(pi_home.env)
-        env.update(PS1=f"{PROMPT} ", HISTFILE="/dev/null", PROMPT_COMMAND="")
+        env.update(PS1=f"{PROMPT} ", HISTFILE="/dev/null", PROMPT_COMMAND="", **extra_env)
         self.before = tmp_path / "stty-before"
         self.log = tmp_path / "cuewrap.log"
         self.s = PiSession(["bash", "--norc", "--noprofile", "-i"], env=env, cwd=pi_home.cwd,
@@ -207,3 +208,44 @@ def test_bg_then_fg_gives_pi_back_with_the_terminal_raw(shell: Shell, fakemodel:
     shell.wait_prompt()
     shell.fg()
     prompt_reaches_model_and_cue_fires(shell, fakemodel, "after bg")
+
+
+# -- the progress indicator (notify.progress) across a stop -----------------------------------
+OURS_ON = b"\x1b]9;4;3\x1b\\"
+OURS_OFF = b"\x1b]9;4;0\x1b\\"
+
+
+def last_progress(raw: bytes) -> bytes | None:
+    found = [m.group() for m in re.finditer(rb"\x1b\]9;4;[0-4]\x1b\\", raw)]
+    return found[-1] if found else None
+
+
+def test_fg_turns_progress_back_on_only_for_a_run_still_active(
+    pi_home: PiHome, tmp_path: Path, fakemodel: FakeModel
+) -> None:
+    """Ctrl-Z clears cuewrap's progress indicator (the shell has the terminal); ``fg`` turns
+    it on again while the run is still active, and not once the run has ended."""
+    sh = Shell(pi_home, tmp_path, CUEWRAP_NOTIFY_PROGRESS="true")
+    try:
+        sh.start_pi()
+        s = sh.s
+        fakemodel.push(tool_call("bash", {"command": "sleep 6"}), text("all done"))
+        s.prompt("run it")
+        wait_until(lambda: last_progress(s.raw_output) == OURS_ON, 10, "progress on", detail=s.dump)
+        sh.stopped(lambda: s.send(b"\x1a"))
+        assert last_progress(s.raw_output) == OURS_OFF  # cleared for the shell
+        mark = len(s.raw_output)
+        sh.fg()
+        wait_until(lambda: last_progress(s.raw_output[mark:]) == OURS_ON, 5,
+                   "progress on again after fg", detail=s.dump)  # fmt: skip
+        s.wait_for_screen(r"all done", timeout=20)
+        wait_until(
+            lambda: last_progress(s.raw_output) == OURS_OFF, 10, "progress off", detail=s.dump
+        )
+        sh.stopped(lambda: s.send(b"\x1a"))
+        mark = len(s.raw_output)
+        sh.fg()
+        waiting.absence_window(1.0, "progress turned on after fg with no run active")
+        assert OURS_ON not in s.raw_output[mark:]
+    finally:
+        sh.close()

@@ -54,6 +54,7 @@ class Delivery:
         self.env = dict(env)
         self.inject = inject
         self.undo_at_restore = undo_at_restore  # bytes the host writes on every exit path
+        self._progress_on = False  # the indicator as cuewrap last set it
         self.titles = TitleMarks()
         self._terminal: TerminalNotifier | None = None  # detected on first use (tmux query)
         self.tmux_info: TmuxInfo | None = None  # what that query said
@@ -234,7 +235,14 @@ class Delivery:
         """The terminal's progress indicator; its clearing is also kept for every exit path."""
         if on:
             self.undo_at_restore(self.terminal.progress(False))
+        self._progress_on = on
         self.inject(self.terminal.progress(on))
+
+    def reapply_progress(self) -> None:
+        """After a stop and ``fg``: the stop cleared the indicator (with every mode); on again
+        exactly when it was on before (the engine turns it off when Pi shows its own)."""
+        if self._progress_on:
+            self.inject(self.terminal.progress(True))
 
     def _run_command(self, n: Notify, session: str, *, escalated: bool = False) -> None:
         """notify.command for one notification (SPEC 12): started now, reaped on the loop."""
