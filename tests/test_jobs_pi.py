@@ -249,3 +249,25 @@ def test_fg_turns_progress_back_on_only_for_a_run_still_active(
         assert OURS_ON not in s.raw_output[mark:]
     finally:
         sh.close()
+
+
+def test_fg_never_turns_progress_on_over_pis_own(
+    pi_home: PiHome, tmp_path: Path, fakemodel: FakeModel
+) -> None:
+    """Pi shows its own progress (``terminal.showTerminalProgress``): cuewrap's stays off, and
+    ``fg`` in the middle of the run does not turn it on either."""
+    pi_home.write_settings(terminal={"showTerminalProgress": True})
+    sh = Shell(pi_home, tmp_path, CUEWRAP_NOTIFY_PROGRESS="true")
+    try:
+        sh.start_pi()
+        s = sh.s
+        fakemodel.push(tool_call("bash", {"command": "sleep 5"}), text("all done"))
+        s.prompt("run it")
+        wait_until(lambda: b"\x1b]9;4;3\x07" in s.raw_output, 10, "Pi's own progress")
+        waiting.absence_window(2.0, "cuewrap's progress (due 1.5 s into a run)")
+        sh.stopped(lambda: s.send(b"\x1a"))
+        sh.fg()
+        s.wait_for_screen(r"all done", timeout=20)
+        assert OURS_ON not in s.raw_output
+    finally:
+        sh.close()
