@@ -212,6 +212,16 @@ def test_policy_consumes_only_when_away_and_host_does_not_show_it() -> None:
     assert not consume_notice(e.s, "osc9", 0.0)
 
 
+def test_rule2_policy_consumes_even_a_host_shown_notification_in_a_told_wait() -> None:
+    e = eng()
+    e(AWAY, ChildBell())
+    assert consume_notice(e.s, "osc777", 0.0)  # the host would show it: a second one
+    e(ChildNotice("osc777", "T", "B", True))
+    assert len(e.notifies()) == 1
+    e(OutputActive())  # a new wait: the host shows it again, nothing taken out
+    assert not consume_notice(e.s, "osc777", 0.0)
+
+
 def test_policy_counts_idle_time_without_a_step() -> None:
     e = eng(idle_after=10.0)
     e(Keystroke(), at=1.0)

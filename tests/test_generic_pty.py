@@ -156,6 +156,24 @@ def test_bell_then_own_osc9_in_one_wait_gives_one_notification(tmp_path: Path) -
     s.end()
 
 
+def test_bell_then_own_host_shown_notification_is_not_a_second_one(tmp_path: Path) -> None:
+    steps = ("ready", "wait", "sleep:0.5", "bell", "sleep:0.5", "osc777:T:B", "hold")
+    s = start(tmp_path, *steps)
+    s.presence(AWAY, "away")
+    s.go()
+    (note,) = s.wait_notification("the cue for the child's BEL")
+    assert note[1] == b"Wants your attention"
+    wait_until(
+        lambda: any(str(r.get("reason", "")).startswith("merged") for r in s.records("no_cue")),
+        5,
+        "the child's OSC 777 logged as merged",
+    )
+    absence_window(1.0, "the child's own notification passed on as a second one")
+    out = s.out()
+    assert len(OSC777.findall(out)) == 1 and b"\x1b]777;notify;T;B" not in out
+    s.end()
+
+
 def test_osc9_while_away_host_osc9_passes_unchanged_and_nothing_is_added(tmp_path: Path) -> None:
     s = start(tmp_path, "ready", "wait", "sleep:0.5", "osc9:Build done", "hold", terminal="osc9")
     s.presence(AWAY, "away")

@@ -42,16 +42,17 @@ def _looking_at(s: EngineState, now: float) -> bool:
 def consume_notice(s: EngineState, protocol: str, now: float) -> bool:
     """The tracker's policy: take this child notification out of the output now?
 
-    Only in generic mode with cues on, the user away, no stronger source live, a channel to
-    re-emit it, and a host terminal that would not show it as it is."""
-    return (
-        s.config.generic
-        and s.cues_active
-        and s.config.reemit
-        and protocol not in s.config.host_native
-        and not stronger_live(s)
-        and not _looking_at(s, now)
-    )
+    Only in generic mode with cues on, the user away, no stronger source live, and either a
+    wait of the child's already told (it merges: shown by the host it would be a second
+    notification for one wait) or a channel to re-emit it and a host terminal that would not
+    show it as it is."""
+    if not (
+        s.config.generic and s.cues_active and not stronger_live(s) and not _looking_at(s, now)
+    ):
+        return False
+    if CHILD in s.wait_keys:
+        return True
+    return s.config.reemit and protocol not in s.config.host_native
 
 
 def _open_wait(st: Step, key: str) -> None:
