@@ -54,6 +54,19 @@ class Shell:
     def wait_prompt(self, timeout: float = 10.0) -> None:
         wait_until(self.at_prompt, timeout, "the shell's prompt", detail=self.s.dump)
 
+    def command(self, line: str, timeout: float = 10.0) -> bytes:
+        """Type ``line`` + Enter and wait for the NEXT prompt: one printed after it, not the
+        one the line was typed at (its echo may not be back yet when a wait starts; and the
+        cursor may have left the new prompt already, for a job report). Returns what the
+        shell wrote up to that prompt."""
+        mark = len(self.s.raw_output)
+        self.s.send(f"{line}\r")
+        prompt = PROMPT.encode()
+        wait_until(lambda: prompt in self.s.raw_output[mark:], timeout,
+                   f"the prompt after {line!r}", detail=self.s.dump)  # fmt: skip
+        out = self.s.raw_output[mark:]
+        return out[: out.index(prompt)]
+
     def start_pi(self) -> None:
         cmd = shlex.join(pi_argv([], wrap=True, log_path=self.log))
         self.s.send(f"stty -g > {shlex.quote(str(self.before))}; {cmd}\r")
@@ -194,17 +207,17 @@ def test_bg_then_fg_gives_pi_back_with_the_terminal_raw(shell: Shell, fakemodel:
     output)") instead of taking it from the background; ``fg`` then works as after a stop."""
     shell.start_pi()
     assert shell.stopped(lambda: shell.s.send(b"\x1a")) < STOP_LIMIT
-    cw = shell.cuewrap_pid()
-    shell.s.send("bg\r")
-    shell.wait_prompt()
-
-    def state() -> str:
-        with open(f"/proc/{cw}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0]
-
-    wait_until(lambda: state() == "T", 10, "cuewrap stopped again after bg")
-    shell.s.send("jobs -l\r")
-    shell.s.wait_for_screen(r"Stopped \(tty output\)")  # as a full-screen program after bg
+    # ``set -b``: bash reports a job's change of state as soon as it learns of it. The test
+    # waits for that report before asking ``jobs -l`` for the reason: asked right after the
+    # stop is seen in /proc, bash may not have handled its SIGCHLD yet and still say
+    # "Running" (and then never print the reason).
+    shell.command("set -b")
+    mark = len(shell.s.raw_output)
+    out = shell.command("bg")  # bash has sent SIGCONT once its next prompt is out
+    assert b"&" in out, out
+    wait_until(lambda: b"Stopped" in shell.s.raw_output[mark:], 10,
+               "bash's report that the job stopped again", detail=shell.s.dump)  # fmt: skip
+    assert b"Stopped (tty output)" in shell.command("jobs -l")  # as a full-screen program
     shell.wait_prompt()
     shell.fg()
     prompt_reaches_model_and_cue_fires(shell, fakemodel, "after bg")
