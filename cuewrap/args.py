@@ -16,6 +16,8 @@ usage: cuewrap [OPTIONS] pi [PI_ARGS...]
        cuewrap [OPTIONS] -- COMMAND [ARGS...]
        cuewrap [OPTIONS] doctor [--check]
        cuewrap [--config PATH] config [list | get KEY | set KEY VALUE | unset KEY | path]
+       cuewrap ls [--json]      every running session and its state
+       cuewrap go PID           take me to that session (inside tmux: switch to its pane)
        cuewrap --version | --help
 
 Run Pi (or any command) in a pseudo-terminal, passing every byte through, and remind you
@@ -25,6 +27,8 @@ were away from the terminal.
 options:
   --config PATH   settings file (default: $XDG_CONFIG_HOME/cuewrap/config.toml)
   --log PATH      decision log, one JSON object per line (also: CUEWRAP_LOG)
+  --events PATH   the session's state changes, one JSON object per line, for scripts
+                  (also: CUEWRAP_EVENTS; docs/scripting.md)
   --no-cues       start with cues off (/cue on in Pi turns them on)
   --no-bridge     do not inject the Pi bridge extension
   --keep-awake    keep the machine awake while Pi works
@@ -42,9 +46,10 @@ class Args:
 
     def __init__(self) -> None:
         self.command: list[str] = []
-        self.subcommand: str | None = None  # "run" | "doctor" | "config"
+        self.subcommand: str | None = None  # "run" | "doctor" | "config" | "ls" | "go"
         self.config: str | None = None
         self.log: str | None = None
+        self.events: str | None = None
         self.no_cues = False
         self.no_bridge = False
         self.keep_awake = False
@@ -55,7 +60,7 @@ def parse_args(argv: list[str]) -> Args | str:
     """Parse; returns Args, or a string to print and exit 0 with (help, version)."""
     args = Args()
     i = 0
-    with_value = {"--config": "config", "--log": "log"}
+    with_value = {"--config": "config", "--log": "log", "--events": "events"}
     flags = {"--no-cues": "no_cues", "--no-bridge": "no_bridge", "--keep-awake": "keep_awake"}
     while i < len(argv):
         a = argv[i]
@@ -90,6 +95,10 @@ def parse_args(argv: list[str]) -> Args | str:
         elif a == "config":
             args.subcommand = "config"
             args.command = argv[i + 1 :]  # list | get KEY | set KEY VALUE | unset KEY | path
+            return args
+        elif a in ("ls", "go"):
+            args.subcommand = a
+            args.command = argv[i + 1 :]  # ls: [--json]; go: PID (cuewrap.overview parses)
             return args
         else:
             raise UsageError(f"unknown command '{a}' (to wrap any command: cuewrap -- {a})")

@@ -1,10 +1,10 @@
 """Command line: ``cuewrap [OPTIONS] pi [PI_ARGS…]`` / ``cuewrap [OPTIONS] -- COMMAND [ARGS…]``.
 
 ``main`` parses the arguments (``args.py``), then hands over: ``doctor`` to the doctor package;
-``config`` to the configure package; a command without a terminal on stdin or stdout to
-``plain.exec_plain`` (exec as it is); any other command to ``session.Session``, which wires
-the parts and starts the child as early as possible (heavy modules — pyte, notify-py,
-prompt_toolkit — are imported only when needed).
+``config`` to the configure package; ``ls`` and ``go`` to ``overview.py``; a command without a
+terminal on stdin or stdout to ``plain.exec_plain`` (exec as it is); any other command to
+``session.Session``, which wires the parts and starts the child as early as possible (heavy
+modules — pyte, notify-py, prompt_toolkit — are imported only when needed).
 """
 
 from __future__ import annotations
@@ -45,6 +45,10 @@ def _main(argv: list[str]) -> int:
         from cuewrap.configure import config_command
 
         return config_command(parsed)
+    if parsed.subcommand in ("ls", "go"):
+        from cuewrap.overview import go_command, ls_command
+
+        return (ls_command if parsed.subcommand == "ls" else go_command)(parsed.command)
     return run(parsed)
 
 

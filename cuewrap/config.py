@@ -10,7 +10,8 @@ Environment: ``CUEWRAP_`` + section + ``_`` + key, upper case (``notify.terminal
 ``CUEWRAP_NOTIFY_TERMINAL``). An empty variable counts as unset. Booleans accept
 true/false/1/0/yes/no/on/off; ``CUEWRAP_KEEP_AWAKE_COMMAND`` is a shell-split string. A
 variable that starts like a section (``CUEWRAP_NOTIFY_…``) but names no key is an error, so a
-typo does not pass silently; other ``CUEWRAP_*`` variables (``CUEWRAP_LOG`` …) are not settings.
+typo does not pass silently; other ``CUEWRAP_*`` variables (``CUEWRAP_LOG``,
+``CUEWRAP_EVENTS`` …) are not settings.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ ENV_PREFIX = "CUEWRAP_"
 # loop's timers can take, so no value that passes here can make a timer raise)
 MAX_SECONDS = 7 * 24 * 3600.0
 LOG_ENV = "CUEWRAP_LOG"
+EVENTS_ENV = "CUEWRAP_EVENTS"
 
 
 class ConfigError(Exception):
@@ -158,6 +160,7 @@ class Settings(NamedTuple):
     keep_awake: KeepAwakeSettings = KeepAwakeSettings()
     generic: GenericSettings = GenericSettings()
     log: str | None = None  # decision log path (--log / CUEWRAP_LOG)
+    events: str | None = None  # state changes for scripts (--events / CUEWRAP_EVENTS)
     config_file: str | None = None  # the TOML file that was read, if any
     # where each non-default value came from: ("notify.bell", "CUEWRAP_NOTIFY_BELL"), …
     origins: tuple[tuple[str, str], ...] = ()
@@ -177,7 +180,8 @@ def default_config_path(env: Mapping[str, str]) -> str:
 
 
 def load_settings(path: str | None, env: Mapping[str, str], flags: Mapping[str, Any]) -> Settings:
-    """Defaults < TOML file < environment < flags (``no_cues``, ``keep_awake``, ``log``).
+    """Defaults < TOML file < environment < flags (``no_cues``, ``keep_awake``, ``log``,
+    ``events``).
 
     ``path`` is ``--config PATH`` (must exist) or None for the default location (may be
     missing). Unknown flag names are ignored, so the CLI may pass its whole namespace.
@@ -197,6 +201,7 @@ def load_settings(path: str | None, env: Mapping[str, str], flags: Mapping[str, 
         origins["keep_awake.enabled"] = "--keep-awake"
     if flags.get("log"):
         log = str(flags["log"])
+    events = str(flags["events"]) if flags.get("events") else env.get(EVENTS_ENV) or None
 
     v = values
     command = v["keep_awake.command"]
@@ -227,6 +232,7 @@ def load_settings(path: str | None, env: Mapping[str, str], flags: Mapping[str, 
             preset=cast(PresetSetting, _value(v, "generic.preset", str)),
         ),
         log=log,
+        events=events,
         config_file=config_file,
         origins=tuple(sorted(origins.items())),
     )

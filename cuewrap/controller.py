@@ -20,9 +20,11 @@ from cuewrap.advice import Where, fixes
 from cuewrap.decisionlog import DecisionLog
 from cuewrap.engine import (
     EngineConfig,
+    EngineState,
     Event,
     Tick,
     consume_notice,
+    glance,
     initial_state,
     is_eligible,
     status,
@@ -75,6 +77,7 @@ class Controller:
         channel: Channel | None = None,
         child_pid: int | None = None,
         command: str = "",
+        events_fd: int | None = None,
     ) -> None:
         self.loop = loop
         self.settings = settings
@@ -108,6 +111,19 @@ class Controller:
         # raw notification from a pane never gets through tmux anyway
         reemit = choice.protocol != "off" or self.delivery.desktop_on or bool(self.env.get("TMUX"))
         self.state = initial_state(self._engine_config(reemit, frozenset({native}) - {"off"}))
+        from cuewrap.publish import Publisher
+
+        # the session's state for `cuewrap ls`, tmux's window option and --events
+        self.publisher = Publisher(
+            loop,
+            self.env,
+            log.write,
+            log.error,
+            program="pi" if pi_mode else os.path.basename(command),
+            events_fd=events_fd,
+        )
+        where = self.publisher.where
+        self.delivery.where = {"pid": where.pid, "tmux_pane": where.tmux_pane, "tty": where.tty}
         self.activity: OutputWatch | None = None  # generic mode: output activity and quiet
         if self.preset is not None:
             from cuewrap.activity import OutputWatch
@@ -217,6 +233,8 @@ class Controller:
         self.log.write("tmux", state="started" if started else "not started", why=side.why)
         if started:
             self.tmux = side
+            self.publisher.start_tmux(reaper, lambda: side.view.window_id if side.view else None)
+            side.refresh(lambda view: self.publisher.refresh())  # its window, once tmux says
 
     def _start_bridge(self, channel: Channel) -> None:
         from cuewrap.bridge.server import BridgeServer
@@ -281,7 +299,8 @@ class Controller:
         """Any fact (or Tick) from any source: one engine step, effects performed."""
         if self._closed:
             return
-        self.state, effects = step(self.state, fact, self.loop.clock())
+        before = self.state
+        self.state, effects = step(before, fact, self.loop.clock())
         for effect in effects:
             try:
                 self._perform(effect)
@@ -289,6 +308,17 @@ class Controller:
                 self.log.error(f"effect:{type(effect).__name__}", exc)
         if self.screen is not None:
             self.screen.check()
+        try:
+            self._publish(before)
+        except Exception as exc:
+            self.log.error("publish", exc)
+
+    def _publish(self, before: EngineState) -> None:
+        """The session's state for the overview: only what changed goes out (publish.py)."""
+        s = self.state
+        mark = s.mark_shown if self.settings.notify.title_marks else None
+        changes = glance.changes(before, s)
+        self.publisher.publish(changes, self._session_label(), glance.presence(s), mark)
 
     def _stronger_source_live(self) -> bool:
         return self.state.bridge_live or "osc7501" in self.state.trusted
@@ -373,7 +403,11 @@ class Controller:
         """After the child is gone: let pending desktop notifications complete, then close."""
         try:
             deadline = self.loop.clock() + grace
-            while self.delivery.pending or (self.tmux is not None and self.tmux.busy):
+            while (
+                self.delivery.pending
+                or (self.tmux is not None and self.tmux.busy)
+                or self.publisher.busy
+            ):
                 left = deadline - self.loop.clock()
                 if left <= 0:
                     break
@@ -384,6 +418,10 @@ class Controller:
 
     def close(self) -> None:
         self._closed = True
+        try:
+            self.publisher.close()  # the entry goes, even if a part below fails
+        except Exception as exc:
+            self.log.error("publisher.close", exc)
         if self.activity is not None:
             self.activity.close()
         self.keys.close()

@@ -65,19 +65,24 @@ class DecisionLog:
             self._fh = None
 
 
-def _open_log(path: str) -> int:
+def open_append(path: str, what: str) -> int:
+    """A regular file opened for appending (the decision log's checks), or LogFileError."""
+    return _open_log(path, what)
+
+
+def _open_log(path: str, what: str = "log file") -> int:
     """Open ``path`` for appending: never blocks (a FIFO without a reader is refused, not
     waited on) and accepts only a regular file (not a device such as /dev/full, a FIFO, a
-    socket or a directory)."""
+    socket or a directory). ``what`` names the file in the error."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY
     try:
         fd = os.open(path, flags, 0o600)
     except OSError as exc:
         if exc.errno == errno.ENXIO:  # a FIFO nobody reads
-            raise LogFileError(f"log file {path}: not a regular file") from None
-        raise LogFileError(f"log file {path}: cannot write: {exc.strerror}") from None
+            raise LogFileError(f"{what} {path}: not a regular file") from None
+        raise LogFileError(f"{what} {path}: cannot write: {exc.strerror}") from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
-        raise LogFileError(f"log file {path}: not a regular file") from None
+        raise LogFileError(f"{what} {path}: not a regular file") from None
     os.set_blocking(fd, True)
     return fd

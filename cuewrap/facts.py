@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Source = Literal["bridge", "osc7501", "child", "screen", "exit", "focus", "keys", "tmux"]
+Source = Literal["bridge", "osc7501", "child", "screen", "exit", "focus", "keys", "tmux", "job"]
 PresenceState = Literal["focused", "away", "unknown"]
 
 
@@ -266,6 +266,17 @@ class ScreenActivity(Fact):
 
     working: bool
     source: Source = "screen"
+
+
+# --- job control (SPEC 10) ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JobState(Fact):
+    """The child and cuewrap stopped together (Ctrl-Z) or were continued (``fg``)."""
+
+    stopped: bool
+    source: Source = "job"
 
 
 # --- exit ---------------------------------------------------------------------------------

@@ -50,6 +50,8 @@ def to_fact(event: RelayEvent) -> F.Fact | None:
         return F.Keystroke()
     if isinstance(event, ChildExited):
         return F.ChildExit(event.code, event.signal)
+    if isinstance(event, JobChange):  # for the session's state (stopped); no cue of its own
+        return F.JobState(event.state == "stopped")
     if isinstance(event, Bell):  # the child source (SPEC 11); Pi mode only records it
         return F.ChildBell()
     if isinstance(event, ChildNotification):

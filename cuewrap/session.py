@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from cuewrap.decisionlog import DecisionLog, LogFileError
+from cuewrap.decisionlog import DecisionLog, LogFileError, open_append
 from cuewrap.host import HostTerminal, get_size, guard_holds
 from cuewrap.loop import Loop
 from cuewrap.term import sequences as seq
@@ -48,7 +48,12 @@ class Session:
             self.settings = load_settings(
                 args.config,
                 self.env,
-                {"no_cues": args.no_cues, "keep_awake": args.keep_awake, "log": args.log},
+                {
+                    "no_cues": args.no_cues,
+                    "keep_awake": args.keep_awake,
+                    "log": args.log,
+                    "events": args.events,
+                },
             )
             check_commands(self.settings, self.env)
         except ConfigError as exc:
@@ -57,6 +62,9 @@ class Session:
         self.guard = guard_holds(self.host, self.env)
         try:
             self.log = DecisionLog(self.settings.log)
+            # the state changes for scripts (docs/scripting.md); O_CLOEXEC: the child has none
+            events = self.settings.events
+            self.events_fd = open_append(events, "events file") if events else None
         except LogFileError as exc:
             raise SessionError(str(exc), 2) from None
         self.loop = Loop(on_error=self.log.error)
@@ -116,6 +124,8 @@ class Session:
                 child.close()
             if self.controller is not None:
                 self.controller.finish(FINISH_GRACE)
+            if self.events_fd is not None:  # no controller took it (no cues: no states)
+                os.close(self.events_fd)
             self.log.close()
 
     # -- the cue side -----------------------------------------------------------------------
@@ -180,7 +190,9 @@ class Session:
                 channel=channel,
                 child_pid=child_pid,
                 command=self.args.command[0],
+                events_fd=self.events_fd,
             )
+            self.events_fd = None  # the controller's now
         except Exception as exc:  # fail open: Pi runs as a plain passthrough
             self.log.error("controller", exc)
             self.controller = None

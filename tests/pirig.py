@@ -327,6 +327,8 @@ class PiSession:
             preexec_fn=default_signals,  # tests signal it and its children
         )
         self.pid: int = self.child.pid
+        # the terminal the process under test runs in (its stdin), as os.ttyname names it
+        self.tty_name = os.readlink(f"/proc/{self.pid}/fd/0")
         self._reader = threading.Thread(
             target=self._read_loop, name="pisession-reader", daemon=True
         )

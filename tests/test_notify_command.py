@@ -27,6 +27,7 @@ from cuewrap.deliver.command import CommandNotifier
 from cuewrap.loop import Loop
 
 FIELDS = {"event", "session", "cwd", "source", "certainty", "id", "time", "escalated"}
+FIELDS |= {"pid", "tmux_pane", "tty"}  # which session: cuewrap's pid, its pane, its terminal
 
 RECORDER = textwrap.dedent(
     """
@@ -238,8 +239,13 @@ def test_one_json_per_notification_none_while_present(
         assert payload["id"].endswith(f"-{cue['cue_id']}")
         assert payload["escalated"] is False
         assert time.strptime(payload["time"], "%Y-%m-%dT%H:%M:%SZ")
+        # which session: cuewrap's own pid and terminal (not Pi's inner PTY); not in tmux
+        assert payload["pid"] == s.pid and isinstance(payload["pid"], int)
+        assert payload["tty"] == s.tty_name and payload["tmux_pane"] is None
         for key, value in payload.items():
             expected = ("true" if value else "false") if isinstance(value, bool) else str(value)
+            if value is None:
+                expected = ""
             assert call["env"][f"CUEWRAP_CUE_{key.upper()}"] == expected
         for word in ("PURPLE", "ELEPHANT", "ZEBRA", "MANGO", "PAPAYA", "Deploy", "confirm"):
             assert word not in json.dumps(call), (word, call)

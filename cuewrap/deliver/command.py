@@ -1,7 +1,9 @@
 """``notify.command``: the user's own notifier, run once per notification (SPEC 12).
 
 The cue goes to the command as ONE JSON object on stdin and as ``CUEWRAP_CUE_*`` variables
-(``cue_fields``): event, session, cwd, source, certainty, id, time, escalated. Never a prompt,
+(``cue_fields``): event, session, cwd, source, certainty, id, time, escalated, and which
+session it came from: pid (cuewrap's), tmux_pane (null outside tmux: the variable is empty),
+tty (cuewrap's own terminal). Never a prompt,
 an answer, tool output or assistant text: the engine's notification carries none, and only
 these fields are passed.
 
@@ -69,7 +71,16 @@ def event_name(n: Notify) -> str:
 
 
 def cue_fields(
-    n: Notify, *, ident: str, session: str, cwd: str, time: str, escalated: bool = False
+    n: Notify,
+    *,
+    ident: str,
+    session: str,
+    cwd: str,
+    time: str,
+    escalated: bool = False,
+    pid: int | None = None,
+    tmux_pane: str | None = None,
+    tty: str | None = None,
 ) -> dict[str, object]:
     """What the command is told: these keys and nothing else."""
     return {
@@ -81,14 +92,20 @@ def cue_fields(
         "id": ident,
         "time": time,
         "escalated": escalated,
+        "pid": pid,
+        "tmux_pane": tmux_pane,
+        "tty": tty,
     }
 
 
 def cue_env(fields: Mapping[str, object]) -> dict[str, str]:
-    """The same fields as ``CUEWRAP_CUE_<NAME>`` variables (booleans as true/false)."""
+    """The same fields as ``CUEWRAP_CUE_<NAME>`` variables (booleans as true/false, null as
+    an empty variable)."""
     out: dict[str, str] = {}
     for key, value in fields.items():
         text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        if value is None:
+            text = ""
         out[ENV_PREFIX + key.upper()] = text
     return out
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from cuewrap.decisionlog import DecisionLog
 from cuewrap.deliver.desktop import desktop_available
@@ -63,6 +63,8 @@ class Delivery:
         self._command: CommandNotifier | None = None
         self._keepawake: KeepAwake | None = None
         self.cwd = os.getcwd()
+        # which session a notification came from (pid, tmux_pane, tty), set by the controller
+        self.where: dict[str, Any] = {}
         # notification ids: unique across cuewrap processes (kitty wants them global)
         self.id_prefix = f"cuewrap-{os.getpid()}-"
         self._terminal_sent: set[int] = set()  # cues whose terminal OSC was written
@@ -266,6 +268,7 @@ class Delivery:
             cwd=self.cwd,
             time=_utc_now(),
             escalated=escalated,
+            **self.where,
         )
         self._command.run(n.cue_id, fields)
 

@@ -79,10 +79,17 @@ def _signal(st: Step, what: str) -> bool:
     return True
 
 
+def _signalled(st: Step) -> None:
+    """For the overview: the program asked for the user, whatever the presence and cues."""
+    if not stronger_live(st.s):
+        st.set(signalled=True)
+
+
 def on_child_bell(st: Step, f: ChildBell) -> None:
     if not st.s.config.generic:
         st.rec("no_cue", source="child", signal="BEL", reason="Pi mode: passed through only")
         return
+    _signalled(st)
     if not _signal(st, "BEL"):
         return
     if CHILD in st.s.wait_keys:
@@ -95,6 +102,8 @@ def on_child_bell(st: Step, f: ChildBell) -> None:
 
 def on_child_notice(st: Step, f: ChildNotice) -> None:
     s = st.s
+    if s.config.generic:
+        _signalled(st)
     if f.consumed:
         # taken out of the output by the policy: it reaches the user only through us
         if CHILD in s.wait_keys:
@@ -149,6 +158,7 @@ def on_output_active(st: Step, f: OutputActive) -> None:
     why = "output after the user's input" if f.echo else "output resumed"
     for key in (CHILD, QUIET):
         end_wait(st, key, why)
+    st.set(signalled=False)
     if not f.echo:
         st.set(busy=True, told=False)
 
@@ -158,6 +168,8 @@ def on_output_quiet(st: Step, f: OutputQuiet) -> None:
     if not s.config.generic:
         return
     st.set(busy=False)
+    if s.busy:
+        _signalled(st)  # "seems to be waiting"
     reason: str | None = None
     if not s.busy:
         reason = "no output activity before (only echo)"

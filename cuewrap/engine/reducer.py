@@ -46,6 +46,7 @@ from cuewrap.facts import (
     ChildProgress,
     CueToggle,
     Fact,
+    JobState,
     Keystroke,
     OutputActive,
     OutputQuiet,
@@ -96,6 +97,8 @@ def step(state: EngineState, event: Event, now: float) -> tuple[EngineState, lis
         st.rec("fact", **_fact_fields(event))
         if state.exited:
             return st.s, st.fx
+        if not state.started and not isinstance(event, _NOT_THE_PROGRAM):
+            st.set(started=True)
     if not isinstance(event, Presence | Keystroke):
         presence.advance_idle(st)
     handler = _HANDLERS.get(type(event))
@@ -104,6 +107,8 @@ def step(state: EngineState, event: Event, now: float) -> tuple[EngineState, lis
     _withdraw_stale(st)
     followup.follow_up(st)
     _reconcile(st)
+    if not st.s.outcome_seen and st.s.looking:
+        st.set(outcome_seen=True)  # the overview's finished/failed/cancelled becomes idle
     return st.s, st.fx
 
 
@@ -117,6 +122,14 @@ def is_eligible(state: EngineState, eligibility: Eligibility) -> bool:
 
 
 # --- dispatch: one handler per fact type ---------------------------------------------------
+
+# facts that say nothing about the program itself: it is still "starting" after them
+_NOT_THE_PROGRAM = (Presence, Keystroke, CueToggle, JobState)
+
+
+def _on_job(st: Step, f: JobState) -> None:
+    st.set(stopped=f.stopped)
+
 
 _HANDLERS: dict[type, Callable[[Step, Any], None]] = {
     Presence: presence.on_presence,
@@ -147,6 +160,7 @@ _HANDLERS: dict[type, Callable[[Step, Any], None]] = {
     OutputActive: generic.on_output_active,
     OutputQuiet: generic.on_output_quiet,
     ChildProgress: followup.on_child_progress,
+    JobState: _on_job,
 }
 
 

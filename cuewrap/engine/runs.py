@@ -54,7 +54,7 @@ def start_run(st: Step, source: RunSource) -> None:
         st.rec("run", run=s.run.id, state="dropped", reason="started before a gap")
     invalidate(st, "new run")
     rid = st.s.run_seq + 1
-    st.set(run=Run(rid, source, st.s.generation), run_seq=rid, last_run=rid)
+    st.set(run=Run(rid, source, st.s.generation), run_seq=rid, last_run=rid, outcome_seen=True)
     st.rec("run", run=rid, state="started", source=source)
 
 
@@ -66,6 +66,7 @@ def settle(st: Step, outcome: Outcome, why: str, seems: bool = False) -> None:
         return
     drop_waits(st, "run settled")
     st.set(run=None, ask_calls=())
+    st.set(outcome=outcome, outcome_seq=s.outcome_seq + 1, outcome_seen=False)
     st.rec("run", run=run.id, state="settled", outcome=outcome, why=why, attempts=run.attempts)
     s = st.s
     block = block_reason(s)
@@ -206,4 +207,7 @@ def on_child_exit(st: Step, f: ChildExit) -> None:
         run = s.run.id if s.run is not None else None
         body = wording.exited(f.code, f.signal)
         new_cue(st, "exited", None, body, run, source="pty", code=f.code, signal=f.signal)
+    if s.config.generic:  # the program's life was its run: its exit status is the outcome
+        outcome = "completed" if f.code == 0 and f.signal is None else "failed"
+        st.set(outcome=outcome, outcome_seq=s.outcome_seq + 1, outcome_seen=False)
     st.set(exited=True, run=None, waits=(), uncovered=frozenset(), ask_calls=(), bg_active=0)

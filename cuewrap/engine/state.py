@@ -196,6 +196,13 @@ class EngineState:
     busy: bool = False  # output active (not only echo) since the last quiet
     told: bool = False  # a BEL, notification or OSC 7501 report came since then
     status_app: str | None = None  # app= of the OSC 7501 reports (generic mode)
+    # the session's state for the overview (``glance``), whatever the presence and the cues
+    started: bool = False  # the program has said anything (a fact other than presence/keys)
+    outcome: str | None = None  # the last run's outcome (an ``Outcome``)
+    outcome_seq: int = 0  # runs settled so far (a new outcome is a new line for scripts)
+    outcome_seen: bool = True  # the user was present after that outcome (or a new run began)
+    stopped: bool = False  # the pair is stopped (Ctrl-Z)
+    signalled: bool = False  # generic: a BEL, notification or quiet since the last output
 
     @property
     def cues_active(self) -> bool:
