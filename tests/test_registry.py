@@ -62,9 +62,14 @@ def runtime(tmp_path: Path) -> Path:
 
 
 def env_for(runtime: Path, **extra: str) -> dict[str, str]:
+    """The environment of the test's own registry: ls reads the runtime directory's and the
+    temp directory's (other cuewraps running on this machine are in the real ones)."""
     e = {k: v for k, v in os.environ.items() if not k.startswith(("CUEWRAP_", "TMUX"))}
+    tmp = runtime.parent / "tmpdir"
+    tmp.mkdir(exist_ok=True)
     e.update(
         XDG_RUNTIME_DIR=str(runtime),
+        TMPDIR=str(tmp),
         TERM="xterm-256color",
         CUEWRAP_NOTIFY_DESKTOP="off",
         CUEWRAP_GENERIC_QUIET_AFTER="0",
