@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cuewrap.args import err
-from cuewrap.engine.glance import URGENCY
 from cuewrap.registry import read_sessions
-from cuewrap.tmux.control import socket_of
+from cuewrap.states import URGENCY
+
+if TYPE_CHECKING:
+    import subprocess
 
 LS_USAGE = "usage: cuewrap ls [--json]"
 GO_USAGE = "usage: cuewrap go PID"
@@ -38,6 +39,28 @@ FIELDS = (
     "tmux_pane",
     "where",
 )
+
+
+def socket_of(env: Mapping[str, str]) -> str:
+    """The tmux server of ``$TMUX`` (as ``cuewrap.tmux.control`` reads it, without its
+    imports: ``ls`` must start fast)."""
+    return env.get("TMUX", "").split(",")[0]
+
+
+def _run(argv: list[str], env: Mapping[str, str]) -> subprocess.CompletedProcess[bytes] | None:
+    import subprocess  # only when a session runs in tmux
+
+    try:
+        return subprocess.run(
+            argv,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=5.0,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
 
 
 def _own_socket(path: str) -> bool:
@@ -58,16 +81,8 @@ def tmux_places(sockets: set[str], env: Mapping[str, str]) -> dict[tuple[str, st
     for socket in sorted(sockets):
         if not _own_socket(socket):
             continue
-        try:
-            done = subprocess.run(
-                ["tmux", "-S", socket, "list-panes", "-a", "-F", fmt],
-                env=_tmux_env(env),
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                timeout=2.0,
-                check=False,
-            )
-        except (OSError, subprocess.SubprocessError):
+        done = _run(["tmux", "-S", socket, "list-panes", "-a", "-F", fmt], _tmux_env(env))
+        if done is None:
             continue
         for line in done.stdout.decode("utf-8", "replace").splitlines():
             pane, _, place = line.partition("\t")
@@ -185,17 +200,9 @@ def go_command(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int
         # the calling client (tmux finds it from $TMUX) to that session, window and pane
         args = ["switch-client", "-t", pane, ";", "select-window", "-t", pane]
         args += [";", "select-pane", "-t", pane]
-        try:
-            done = subprocess.run(
-                ["tmux", *args],
-                env=dict(env),
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                timeout=5.0,
-                check=False,
-            )
-        except (OSError, subprocess.SubprocessError) as exc:
-            err(f"go: tmux could not be run: {exc}")
+        done = _run(["tmux", *args], env)
+        if done is None:
+            err("go: tmux could not be run")
             return 1
         if done.returncode == 0:
             return 0

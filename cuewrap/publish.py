@@ -21,9 +21,10 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from cuewrap.engine.glance import EXITED, URGENCY, Glance
+from cuewrap.engine.glance import Glance
 from cuewrap.loop import Loop
 from cuewrap.registry import Entry, own_directory, read_sessions
+from cuewrap.states import EXITED, URGENCY
 from cuewrap.tmux.control import run_tmux, socket_of
 from cuewrap.workers import Reaper
 

@@ -17,20 +17,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from cuewrap.engine.state import EngineState
+from cuewrap.states import EXITED, STATES, URGENCY
 
-# most urgent first: the order of `cuewrap ls` and of a tmux window with several sessions
-STATES = (
-    "needs-input",
-    "failed",
-    "finished",
-    "cancelled",
-    "working",
-    "starting",
-    "stopped",
-    "idle",
-)
-URGENCY = {name: i for i, name in enumerate(STATES)}
-EXITED = "exited"
+__all__ = ["EXITED", "STATES", "URGENCY", "Glance", "changes", "presence", "session_state"]
+
 
 OUTCOME_STATE = {
     "completed": "finished",
