@@ -10,6 +10,7 @@ the one loop and fails open: an exception is logged and the Pi session goes on.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
@@ -18,6 +19,7 @@ from cuewrap import facts as F
 from cuewrap import relay_events
 from cuewrap.advice import Where, fixes
 from cuewrap.decisionlog import DecisionLog
+from cuewrap.deliver.plan import Answers
 from cuewrap.engine import (
     EngineConfig,
     EngineState,
@@ -46,7 +48,9 @@ from cuewrap.engine.page import BridgeCounts, cue_page, toggle_reply
 from cuewrap.keys import KeyWindow
 from cuewrap.loop import Loop, Timer
 from cuewrap.relay_events import RelayEvent
+from cuewrap.term.answers import TerminalAnswer
 from cuewrap.term.notices import ChildNotification
+from cuewrap.term.sequences import BEL
 from cuewrap.term.tracker import TitleChange
 
 if TYPE_CHECKING:
@@ -153,16 +157,54 @@ class Controller:
         self._reaper: Reaper | None = None  # ends tmux's control client
         if self.env.get("TMUX"):
             self._start_tmux()
-        log.write(
+        self._answers = Answers()  # the host terminal's answers to cuewrap's query so far
+        self._log_channels()
+
+    def _log_channels(self) -> None:
+        """The ``channels`` record: what is on, and the channel plan with its reason."""
+        settings = self.settings
+        d = self.delivery
+        plan = d.plan
+        self.log.write(
             "channels",
-            desktop=self.delivery.desktop_on,
-            desktop_why=self.delivery.desktop_why,
+            terminal=d.terminal_choice.terminal,
+            protocol=d.terminal_choice.protocol,
+            desktop=d.desktop_on,
+            desktop_why=d.desktop_why,
+            popup=plan.path,
+            why=plan.why,
+            terminal_osc=plan.terminal,
+            desktop_notification=plan.desktop,
+            duplicates=plan.duplicates,
+            can_close=plan.can_close,
+            close_why=plan.close_why,
             bell=settings.notify.bell,
             title_marks=settings.notify.title_marks,
             keep_awake=settings.keep_awake.enabled,
             bridge=self.bridge is not None,
             command=settings.notify.command is not None,
         )
+
+    def terminal_answer(self, answer: TerminalAnswer | None) -> None:
+        """An answer of the host terminal to cuewrap's start-up query; None: no more will come
+        (it did not answer in time). The plan is made again once the query is closed."""
+        a = self._answers
+        if a.complete:
+            return
+        if answer is None or answer.kind == "da1":
+            self._answers = a = dataclasses.replace(a, complete=True)
+            self.log.write(
+                "terminal_answers",
+                version=a.version,
+                osc99=a.osc99,
+                state="answered" if answer is not None else "no answer in time",
+            )
+            self.delivery.answered(a)
+            self._log_channels()
+        elif answer.kind == "xtversion":
+            self._answers = dataclasses.replace(a, version=answer.text[:100])
+        elif answer.kind == "osc99":
+            self._answers = dataclasses.replace(a, osc99=answer.text[:500])
 
     # -- set-up -----------------------------------------------------------------------------
     def _engine_config(self, reemit: bool, native: frozenset[str]) -> EngineConfig:
@@ -176,6 +218,7 @@ class Controller:
             keep_awake=settings.keep_awake.enabled,
             escalate_after=settings.notify.escalate_after,
             progress=settings.notify.progress and preset is None,
+            title_marks=settings.notify.title_marks,
             generic=preset is not None,
             app=preset.app if preset is not None else "Pi",
             signal=preset.signal if preset is not None else EngineConfig.signal,
@@ -216,6 +259,9 @@ class Controller:
         info = self.delivery.tmux_info
         choice = passthrough_choice(self.env, self.settings.notify.terminal, info)
         wrapped = TerminalNotifier(choice, bell=self.settings.notify.bell)
+        bell = BEL if self.settings.notify.bell else b""
+        # the channel plan may send the desktop notification instead (one popup per cue)
+        build = wrapped.build if self.delivery.plan.terminal else (lambda n: bell)
         side = TmuxSide(
             self.loop,
             self.env,
@@ -224,7 +270,7 @@ class Controller:
             ),
             inject=lambda data: self.inject(data),
             is_eligible=lambda elig: is_eligible(self.state, elig),
-            build_osc=wrapped.build,
+            build_osc=build,
             record=self.delivery.record,
             log=self.log.write,
             reaper=reaper,
@@ -258,6 +304,9 @@ class Controller:
         """What the relay saw: logged, or translated into a fact (one translator for both)."""
         if event.__class__ is relay_events.Keystroke:  # the frequent one: straight through
             self._typed()
+            return
+        if isinstance(event, TerminalAnswer):
+            self.terminal_answer(event)
             return
         rec = relay_events.record(event)
         if rec is not None:

@@ -37,6 +37,7 @@ from cuewrap.loop import Loop, Timer
 from cuewrap.relay_events import ChildExited, JobChange, Keystroke, RelayEvent
 from cuewrap.signals import TERM_SIGNALS, SignalPipe
 from cuewrap.term import sequences as seq
+from cuewrap.term.answers import AnswerFilter, TerminalAnswer
 from cuewrap.term.focus import FocusFilter, FocusReport, HostStatusReply
 from cuewrap.term.tracker import FocusMayBeOff, OutputTracker
 
@@ -44,6 +45,7 @@ READ_SIZE = 65536
 BATCH_AFTER = 2048  # a read this large means more output is likely waiting
 BATCH_SIZE = READ_SIZE  # take up to this much per wake-up while output streams
 FOCUS_PREFIX_HOLD = 0.005  # seconds a partial ESC / ESC [ is held (Pi's ESC timeout is 10 ms)
+ANSWER_HOLD = 0.5  # seconds more a partial answer to cuewrap's start-up query is held
 OUTPUT_HOLD = 0.02  # seconds a partial OSC 7501 prefix at a chunk end may be held
 INPUT_BACKLOG = 1 << 20  # stop reading stdin while this much input waits for the child
 FATAL_GRACE = 3.0  # after a terminating signal, kill the child if it lingers this long
@@ -193,8 +195,18 @@ class Relay:
         self._focus_timer = None
         if self.focus is not None:
             self._handle_input_items(self.focus.flush())
+            if self.focus.pending:  # the terminal's answer to cuewrap's query, split: wait
+                self._focus_timer = self.loop.call_later(ANSWER_HOLD, self._flush_answer)
 
-    def _handle_input_items(self, items: Iterable[bytes | FocusReport | HostStatusReply]) -> None:
+    def _flush_answer(self) -> None:
+        """A partial answer of the terminal that did not complete in time: it was data."""
+        self._focus_timer = None
+        if isinstance(self.focus, AnswerFilter):
+            self._handle_input_items(self.focus.flush(everything=True))
+
+    def _handle_input_items(
+        self, items: Iterable[bytes | FocusReport | HostStatusReply | TerminalAnswer]
+    ) -> None:
         typed = False
         for item in items:
             if isinstance(item, bytes):
@@ -209,6 +221,8 @@ class Relay:
                 if self.tracker is not None:
                     self.tracker.consume_status = False
                 self._emit(item)
+            elif isinstance(item, TerminalAnswer):
+                self._emit(item)  # to cuewrap, never to the child
         if typed:
             self._emit(_KEYSTROKE)
 

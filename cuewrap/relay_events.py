@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cuewrap import facts as F
+from cuewrap.term.answers import TerminalAnswer
 from cuewrap.term.focus import FocusReport, HostStatusReply
 from cuewrap.term.notices import ChildNotification
 from cuewrap.term.tracker import Bell, FocusMayBeOff, ModeChange, TitleChange
@@ -35,9 +36,17 @@ class JobChange:
     state: str  # "stopped" | "continued"
 
 
-RelayEvent = FocusReport | HostStatusReply | Keystroke | ChildExited | JobChange | OutputEvent
-"""Input (focus filter), typing, the child's exit, job control, and what the output tracker
-reports."""
+RelayEvent = (
+    FocusReport
+    | HostStatusReply
+    | TerminalAnswer
+    | Keystroke
+    | ChildExited
+    | JobChange
+    | OutputEvent
+)
+"""Input (focus filter, the host terminal's answers to cuewrap's query), typing, the child's
+exit, job control, and what the output tracker reports."""
 
 
 def to_fact(event: RelayEvent) -> F.Fact | None:

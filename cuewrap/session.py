@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 
 FINISH_GRACE = 3.0  # seconds to let a last desktop notification (the exited cue) complete
+QUERY_WINDOW = 5.0  # seconds the host terminal has to answer cuewrap's start-up query
 
 
 class SessionError(Exception):
@@ -92,6 +93,8 @@ class Session:
                 host.enable(seq.TITLE_PUSH, seq.TITLE_POP)
                 host.enable(seq.FOCUS_REPORTING_ON, seq.FOCUS_REPORTING_OFF)
             focus, tracker, sink = self._relay_parts(controller)
+            if controller is not None and focus is not None and self._ask_terminal:
+                self._query_terminal(focus, controller)
             relay = self.relay = Relay(
                 self.loop,
                 child,
@@ -221,7 +224,13 @@ class Session:
                 tracker_cls = fault.RaisingTracker
             if "sink" in faults:
                 sink = fault.raising_sink
-        focus = focus_cls() if self.guard else None
+        focus: FocusFilter | None = None
+        if self.guard and focus_cls is FocusFilter and self._ask_terminal:
+            from cuewrap.term.answers import AnswerFilter
+
+            focus = AnswerFilter(self._osc99_query_id())
+        elif self.guard:
+            focus = focus_cls()
         # generic mode: the controller decides which of the child's notifications to take out
         notices = controller if controller is not None and not self.args.pi_mode else None
         tracker = tracker_cls(
@@ -230,6 +239,48 @@ class Session:
             own_focus=self.guard,  # SPEC 4: the host's focus reporting is cuewrap's
         )
         return focus, tracker, sink
+
+    # -- asking the host terminal -------------------------------------------------------------
+    @property
+    def _ask_terminal(self) -> bool:
+        """Ask the host terminal what it is (XTVERSION, kitty's OSC 99 query), not inside tmux
+        (tmux answers for itself; the attached client's type comes from tmux) and not when
+        ``CUEWRAP_DEBUG_NO_QUERY`` is set (a benchmark's comparison)."""
+        return (
+            self.guard
+            and not self.env.get("TMUX")
+            and not self.env.get("CUEWRAP_DEBUG_NO_QUERY")
+            and not self.env.get("CUEWRAP_DEBUG_FAULT")
+        )
+
+    def _osc99_query_id(self) -> str | None:
+        """kitty's OSC 99 query only where the environment says kitty (other terminals ignore
+        an unknown OSC, but there is no point)."""
+        kitty = self.env.get("KITTY_WINDOW_ID") or self.env.get("TERM") == "xterm-kitty"
+        return f"cuewrap-q{os.getpid()}" if kitty else None
+
+    def _query_terminal(self, focus: FocusFilter, controller: Controller) -> None:
+        """Write the query in raw mode (no echo of the answers) and before any output of the
+        child is relayed, so its answers come before those to the child's own queries; the
+        answers are taken out of the input by the filter (``term.answers``). Nothing waits
+        for them: the first frame is not delayed."""
+        from cuewrap.term.answers import AnswerFilter
+
+        if not isinstance(focus, AnswerFilter):
+            return
+        ident = self._osc99_query_id()
+        query = seq.XTVERSION_QUERY
+        if ident is not None:
+            query += seq.osc99_query(ident)
+        self.host.write(query + seq.DA1_QUERY)
+        self.log.write("terminal_query", xtversion=True, osc99=ident is not None, da1=True)
+
+        def too_late() -> None:
+            if focus.active:
+                focus.stop()
+                controller.terminal_answer(None)
+
+        self.loop.call_later(QUERY_WINDOW, too_late)
 
     # -- spawning ---------------------------------------------------------------------------
     def _spawn(self) -> LedChild:

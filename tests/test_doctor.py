@@ -83,6 +83,45 @@ def test_ssh_turns_desktop_off_with_the_reason(base_env: dict[str, str]) -> None
     assert line(r.stdout, "desktop").startswith("desktop yes local graphical session (DISPLAY=:0)")
 
 
+def test_kitty_one_desktop_popup_its_own_with_the_reason(base_env: dict[str, str]) -> None:
+    env = dict(base_env, DISPLAY=":0", TERM="xterm-kitty", KITTY_WINDOW_ID="1")
+    r = doctor(env, "doctor")
+    assert r.returncode == 0, r.stderr
+    assert line(r.stdout, "terminal notification").startswith("terminal notification yes osc99")
+    assert line(r.stdout, "desktop").startswith("desktop no not sent: one popup per cue")
+    popup = line(r.stdout, "desktop popup:")
+    assert popup.startswith("desktop popup: the terminal's own notification:"), popup
+    assert "kitty shows its own notifications on the desktop" in popup
+    closing = line(r.stdout, "closing the terminal's notification")
+    assert closing.startswith("closing the terminal's notification on return: no"), closing
+
+
+def test_xterm_one_desktop_popup_cuewraps_with_the_reason(base_env: dict[str, str]) -> None:
+    env = dict(base_env, DISPLAY=":0", XTERM_VERSION="XTerm(379)")
+    r = doctor(env, "doctor")
+    assert r.returncode == 0, r.stderr
+    assert line(r.stdout, "terminal notification").startswith(
+        "terminal notification no osc777 not sent: one popup per cue"
+    )
+    assert line(r.stdout, "desktop").startswith("desktop yes local graphical session")
+    popup = line(r.stdout, "desktop popup:")
+    assert popup.startswith("desktop popup: cuewrap's desktop notification:"), popup
+    assert "xterm shows no desktop notification of its own" in popup
+
+
+def test_both_set_on_in_kitty_says_it_duplicates(base_env: dict[str, str]) -> None:
+    env = dict(
+        base_env,
+        DISPLAY=":0",
+        KITTY_WINDOW_ID="1",
+        CUEWRAP_NOTIFY_TERMINAL="osc99",
+        CUEWRAP_NOTIFY_DESKTOP="on",
+    )
+    r = doctor(env, "doctor")
+    assert line(r.stdout, "desktop popup:").startswith("desktop popup: both")
+    assert line(r.stdout, "duplicates:").startswith("duplicates: notify.terminal and notify")
+
+
 def test_env_var_origin_is_shown(base_env: dict[str, str]) -> None:
     r = doctor(dict(base_env, CUEWRAP_NOTIFY_TERMINAL="off"), "doctor")
     assert r.returncode == 0, r.stderr

@@ -832,3 +832,14 @@ def test_older_pi_without_mode_and_without_ui_is_guarded() -> None:
     e = Eng(bridge=False)
     e(old_hello(has_ui=False))
     assert e.s.guard is not None and "without UI" in e.s.guard
+
+
+def test_no_mark_record_when_title_marks_are_off() -> None:
+    """The log records a mark only where one is written (notify.title_marks)."""
+    on = Eng()
+    on(FOCUSED, *RUN, AWAY, *settle())
+    assert [r["mark"] for r in on.records("mark")] == [MARK_COMPLETED]
+    off = Eng(title_marks=False)
+    off(FOCUSED, *RUN, AWAY, *settle())
+    assert off.records("mark") == []
+    assert len(off.notifies()) == 1  # the cue itself is unchanged

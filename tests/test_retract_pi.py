@@ -26,15 +26,29 @@ from test_notify_command import RECORDER, calls
 pytestmark = [pytest.mark.pi, pytest.mark.parametrize("pi_version", ["1.4.0"])]
 
 _OSC99 = re.compile(rb"\x1b\]99;([^;\x07\x1b]*);([^\x07\x1b]*)\x1b\\")
-OSC99 = {"CUEWRAP_NOTIFY_TERMINAL": "osc99"}
+OSC99 = {"CUEWRAP_NOTIFY_TERMINAL": "osc99", "TERM": "xterm-kitty"}
+_QUERY = re.compile(rb"\x1b\]99;i=(cuewrap-q\d+):p=\?;\x1b\\")
+
+
+def answer_as_kitty(s: PiSession, version: str = "0.36.0", close: bool = True) -> None:
+    """Play kitty answering cuewrap's start-up query (XTVERSION, OSC 99 p=?, DA1), as kitty
+    0.36+ does (``close``) or as an older kitty, which answers only XTVERSION and DA1."""
+    [ident] = wait_until(lambda: _QUERY.findall(s.raw_output), 10, "the OSC 99 query", s)
+    answer = b"\x1bP>|kitty(" + version.encode() + b")\x1b\\"
+    if close:
+        keys = b"a=focus,report:o=always,unfocused,invisible:p=title,body,?,close,icon"
+        answer += b"\x1b]99;i=" + ident + b":p=?;" + keys + b"\x1b\\"
+    s.send(answer + b"\x1b[?62;22c")
+    wait_until(lambda: s.log_records("terminal_answers"), 5, "the answers taken in", s)
 
 
 def osc99(raw: bytes) -> list[dict[str, str]]:
-    """Every OSC 99 as its metadata (``i``, ``p``, ``d`` …)."""
+    """Every OSC 99 as its metadata (``i``, ``p``, ``d`` …), cuewrap's start-up query aside."""
     out = []
     for m in _OSC99.finditer(raw):
         meta = dict(kv.split("=", 1) for kv in m.group(1).decode().split(":") if "=" in kv)
-        out.append(meta)
+        if meta.get("p") != "?":
+            out.append(meta)
     return out
 
 
@@ -69,6 +83,7 @@ def presence(s: PiSession, direction: str) -> None:
 def test_return_closes_the_notification_it_sent(pi_session: Any, fakemodel: FakeModel) -> None:
     fakemodel.push(tool_call("bash", {"command": "sleep 1"}), text("all done"))
     s: PiSession = pi_session(env=OSC99)
+    answer_as_kitty(s)
     presence(s, "out")
     s.prompt("run the tool")
     [ident] = wait_until(lambda: sent_ids(s.raw_output), 15, "an OSC 99 notification", s)
@@ -92,11 +107,36 @@ def test_return_closes_the_notification_it_sent(pi_session: Any, fakemodel: Fake
     assert closed_ids(s.raw_output) == [ident]
 
 
+def test_kitty_before_0_36_gets_no_close_and_the_log_says_unsupported(
+    pi_session: Any, fakemodel: FakeModel
+) -> None:
+    fakemodel.push(tool_call("bash", {"command": "sleep 1"}), text("all done"))
+    s: PiSession = pi_session(env=OSC99)
+    answer_as_kitty(s, "0.26.5", close=False)
+    [answers] = s.log_records("terminal_answers")
+    assert (answers["version"], answers["osc99"]) == ("kitty(0.26.5)", None)
+    presence(s, "out")
+    s.prompt("run the tool")
+    [_sent] = wait_until(lambda: sent_ids(s.raw_output), 15, "an OSC 99 notification", s)
+    s.wait_idle()
+    presence(s, "in")
+    [rec] = wait_until(lambda: s.log_records("withdrawal"), 5, "the withdrawal record", s)
+    assert (rec["channel"], rec["state"]) == ("terminal", "unsupported")
+    assert "0.36" in rec["reason"] and "kitty(0.26.5)" in rec["reason"], rec
+    assert closed_ids(s.raw_output) == []
+    # the answers never reached Pi: nothing of them in its editor or transcript
+    assert "kitty(" not in s.screen_text and "62;22" not in s.screen_text
+    s.quit()
+    assert s.wait_exit() == 0
+    assert closed_ids(s.raw_output) == []
+
+
 def test_dialog_answered_while_away_withdraws_its_notification(
     pi_session: Any, fakemodel: FakeModel
 ) -> None:
     fakemodel.push(tool_call("test_confirm", {"message": "Deploy now?"}), text("deployed"))
     s: PiSession = pi_session(env=OSC99)
+    answer_as_kitty(s)
     presence(s, "out")
     s.prompt("confirm please")
     s.wait_dialog()

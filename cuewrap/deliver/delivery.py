@@ -20,6 +20,7 @@ from cuewrap.deliver.title import TitleMarks
 from cuewrap.engine.effects import Eligibility, Notify, Withdraw
 from cuewrap.engine.page import Channels
 from cuewrap.loop import Loop
+from cuewrap.term.sequences import BEL
 
 if TYPE_CHECKING:
     from cuewrap.config import Settings
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from cuewrap.deliver.dbus import DBusNotifier
     from cuewrap.deliver.desktop import DesktopNotifier
     from cuewrap.deliver.keepawake import KeepAwake
+    from cuewrap.deliver.plan import Answers, Plan
     from cuewrap.deliver.terminal import Choice, TerminalNotifier, TmuxInfo
 
 
@@ -58,6 +60,9 @@ class Delivery:
         self.titles = TitleMarks()
         self._terminal: TerminalNotifier | None = None  # detected on first use (tmux query)
         self.tmux_info: TmuxInfo | None = None  # what that query said
+        self._tmux_asked = False
+        self._plan: Plan | None = None  # the channel plan (made with the terminal choice)
+        self._answers: Answers | None = None  # what the terminal said about itself
         self.desktop_on, self.desktop_why = desktop_available(self.env, settings.notify.desktop)
         self._desktop: DesktopNotifier | DBusNotifier | None = None
         self._command: CommandNotifier | None = None
@@ -79,12 +84,17 @@ class Delivery:
                 query_tmux,
             )
 
-            def ask_tmux() -> TmuxInfo | None:
-                self.tmux_info = query_tmux(self.env)
+            def ask_tmux() -> TmuxInfo | None:  # once per session
+                if not self._tmux_asked:
+                    self._tmux_asked = True
+                    self.tmux_info = query_tmux(self.env)
                 return self.tmux_info
 
-            choice = detect_terminal_protocol(self.env, self.settings.notify.terminal, ask_tmux)
+            version = self._answers.version if self._answers is not None else ""
+            setting = self.settings.notify.terminal
+            choice = detect_terminal_protocol(self.env, setting, ask_tmux, version)
             self._terminal = TerminalNotifier(choice, bell=self.settings.notify.bell)
+            self._plan = self._make_plan(choice)
             self.log.write(
                 "terminal_protocol",
                 protocol=choice.protocol,
@@ -94,6 +104,37 @@ class Delivery:
             )
         return self._terminal
 
+    def _make_plan(self, choice: Choice) -> Plan:
+        from cuewrap.deliver.plan import make_plan
+
+        notify = self.settings.notify
+        info = self.tmux_info
+        return make_plan(
+            choice,
+            notify.terminal,
+            notify.desktop,
+            self.desktop_on,
+            self.desktop_why,
+            in_tmux=bool(self.env.get("TMUX")),
+            answers=self._answers,
+            tmux_termtype=info.client_termtype if info is not None else "",
+        )
+
+    @property
+    def plan(self) -> Plan:
+        """Which way a cue reaches the desktop, once (``deliver.plan``)."""
+        self.terminal  # noqa: B018 (made with the terminal choice)
+        assert self._plan is not None
+        return self._plan
+
+    def answered(self, answers: Answers) -> None:
+        """The host terminal said what it is and supports: the choice and plan again."""
+        self._answers = answers
+        if self._terminal is None:
+            return  # made on first use, with these answers
+        self._terminal = None
+        self.terminal  # noqa: B018
+
     @property
     def terminal_choice(self) -> Choice:
         return self.terminal.choice
@@ -102,11 +143,18 @@ class Delivery:
         """The channels as set up, for the /cue page."""
         choice = self.terminal_choice
         notify = self.settings.notify
+        plan = self.plan
         return Channels(
-            terminal=choice.protocol,
-            terminal_reason=choice.reason,
-            desktop=self.desktop_on,
-            desktop_why=self.desktop_why,
+            terminal=choice.protocol if plan.terminal else "off",
+            terminal_reason=(
+                choice.reason
+                if plan.terminal or choice.protocol == "off"
+                else "not sent: one popup per cue"
+            ),
+            desktop=plan.desktop,
+            desktop_why=self.desktop_why if not self.desktop_on else "not sent: one popup per cue",
+            path=plan.path,
+            path_why=plan.why,
             bell=notify.bell,
             title_marks=notify.title_marks,
             keep_awake=self.settings.keep_awake.enabled,
@@ -152,21 +200,28 @@ class Delivery:
         self._notify_desktop(n, eligible)
 
     def notify_terminal(self, n: Notify) -> None:
-        data = self.terminal.build(n, self._ident(n.cue_id))
-        if data:
-            self.record(n.cue_id, "terminal", "requested", self.terminal_choice.protocol)
+        plan = self.plan
+        protocol = self.terminal_choice.protocol
+        if plan.terminal and protocol != "off":
+            data = self.terminal.build(n, self._ident(n.cue_id))
+            self.record(n.cue_id, "terminal", "requested", protocol)
             self.inject(data)
-            if self.terminal_choice.protocol != "off":
-                self._terminal_sent.add(n.cue_id)
+            self._terminal_sent.add(n.cue_id)
             self.record(n.cue_id, "terminal", "unconfirmable", "terminal OSC has no receipt")
         else:
-            self.record(n.cue_id, "terminal", "off", self.terminal_choice.reason)
+            why = self.terminal_choice.reason if protocol == "off" else f"not sent: {plan.why}"
+            self.record(n.cue_id, "terminal", "off", why)
+            if self.settings.notify.bell:
+                self.inject(BEL)
         if self.settings.notify.bell:
             self.record(n.cue_id, "bell", "unconfirmable")
 
     def _notify_desktop(self, n: Notify, eligible: Callable[[Eligibility], bool]) -> None:
         if not self.desktop_on:
             self.record(n.cue_id, "desktop", "off", self.desktop_why)
+            return
+        if not self.plan.desktop:
+            self.record(n.cue_id, "desktop", "off", f"not sent: {self.plan.why}")
             return
         if self._desktop is None:
             self._desktop = self._desktop_notifier()
@@ -202,22 +257,22 @@ class Delivery:
         """A stale cue (SPEC 12): withdrawn where its notification went and can be withdrawn."""
         if w.cue_id in self._terminal_sent:
             self._terminal_sent.discard(w.cue_id)
-            data = self.terminal.withdraw(self._ident(w.cue_id))
+            plan = self.plan
+            data = self.terminal.withdraw(self._ident(w.cue_id)) if plan.can_close else b""
             if data:
                 self.inject(data)
                 self._withdrawal(w.cue_id, "terminal", "withdrawn", w.reason)
             else:
-                why = f"{self.terminal_choice.protocol} has no way to close a notification"
-                self._withdrawal(w.cue_id, "terminal", "cannot withdraw", why)
+                self._withdrawal(w.cue_id, "terminal", "unsupported", plan.close_why)
         dbus = self._dbus()
         if dbus is not None:
             dbus.withdraw(w.cue_id, w.reason)
         elif self._desktop is not None:
             why = "the macOS notifier keeps no notification id"
-            self._withdrawal(w.cue_id, "desktop", "cannot withdraw", why)
+            self._withdrawal(w.cue_id, "desktop", "unsupported", why)
         if self.settings.notify.command:
             why = "what notify.command sent is out of cuewrap's reach"
-            self._withdrawal(w.cue_id, "command", "cannot withdraw", why)
+            self._withdrawal(w.cue_id, "command", "unsupported", why)
 
     def escalate(
         self, n: Notify, session: str, eligible: Callable[[Eligibility], bool] | None = None

@@ -58,6 +58,7 @@ from cuewrap.term.sequences import (
 )
 
 Protocol = Literal["osc777", "osc9", "osc99", "off"]
+Shows = Literal["yes", "no", "maybe"]
 PROTOCOLS: tuple[Protocol, ...] = ("osc777", "osc9", "osc99", "off")
 DELIVERY_STATE = "unconfirmable"  # a terminal never acknowledges a notification
 
@@ -92,6 +93,9 @@ class _Rule:
     terms: tuple[str, ...] = ()  # TERM (or tmux client_termname) prefixes
     programs: tuple[str, ...] = ()  # TERM_PROGRAM values
     env: tuple[tuple[str, str | None], ...] = ()  # (variable, value or None = set at all)
+    # does the terminal turn its own notifications into desktop notifications?
+    # "maybe": only in some builds or setups (patched VTE, urxvt's perl extension)
+    desktop: Shows = "yes"
 
 
 TERMINAL_RULES: tuple[_Rule, ...] = (
@@ -109,11 +113,13 @@ TERMINAL_RULES: tuple[_Rule, ...] = (
           env=(("WT_SESSION", None),)),
     _Rule("foot", "osc777", "foot shows OSC 777", termtypes=("foot",), terms=("foot",)),
     _Rule("rxvt-unicode", "osc777", "rxvt-unicode shows OSC 777 (notify extension)",
-          terms=("rxvt",)),
+          terms=("rxvt",), desktop="maybe"),
     _Rule("VTE", "osc777", "VTE shows OSC 777 where patched (Fedora/Ubuntu), else ignores it",
-          env=(("VTE_VERSION", None),)),
+          termtypes=("vte",), env=(("VTE_VERSION", None),), desktop="maybe"),
     _Rule("Terminal.app", "off", "Terminal.app shows no terminal notifications",
-          programs=("Apple_Terminal",)),
+          programs=("Apple_Terminal",), desktop="no"),
+    _Rule("xterm", "osc777", "xterm shows no notification (it ignores OSC 777 silently)",
+          termtypes=("xterm(",), env=(("XTERM_VERSION", None),), desktop="no"),
 )  # fmt: skip
 
 
@@ -133,10 +139,16 @@ def _evidence(
     return None
 
 
-def identify_terminal(env: Mapping[str, str], info: TmuxInfo | None) -> tuple[str, Protocol, str]:
+def identify_terminal(
+    env: Mapping[str, str], info: TmuxInfo | None, version: str = ""
+) -> tuple[str, Protocol, str]:
+    """(terminal, protocol, reason). ``version``: the terminal's own XTVERSION answer, which
+    comes before everything else (the environment can be stale, or inherited)."""
     # (termtype, term, program, env) per pass; inside tmux the attached client comes first,
     # and the environment's TERM is tmux's own, so it is not used.
     passes: list[tuple[str, str, str, Mapping[str, str]]] = []
+    if version:
+        passes.append((version, "", "", {}))
     if info is not None:
         passes.append((info.client_termtype, info.client_termname, "", {}))
     program = env.get("TERM_PROGRAM", "")
@@ -156,17 +168,28 @@ def identify_terminal(env: Mapping[str, str], info: TmuxInfo | None) -> tuple[st
     return "unknown", "osc777", "unrecognised terminal: OSC 777, ignored where unsupported"
 
 
+def terminal_shows(terminal: str) -> Shows:
+    """Does ``terminal`` (a name from ``identify_terminal``) turn its own notifications into
+    desktop notifications? An unrecognised terminal: "maybe"."""
+    for rule in TERMINAL_RULES:
+        if rule.name == terminal:
+            return rule.desktop
+    return "maybe"
+
+
 def detect_terminal_protocol(
     env: Mapping[str, str],
     setting: str,
     tmux_query: Callable[[], TmuxInfo | None],
+    version: str = "",
 ) -> Choice:
-    """Pick the notification OSC for this terminal (``setting``: ``notify.terminal``)."""
-    if setting == "off":
+    """Pick the notification OSC for this terminal (``setting``: ``notify.terminal``;
+    ``version``: the terminal's XTVERSION answer, when it gave one)."""
+    if setting == "off":  # tmux is not asked: nothing will be sent through it
         return Choice("off", False, "notify.terminal is off")
     in_tmux = bool(env.get("TMUX"))
     info = tmux_query() if in_tmux else None
-    terminal, protocol, reason = identify_terminal(env, info)
+    terminal, protocol, reason = identify_terminal(env, info, version)
     if setting != "auto":
         if setting not in PROTOCOLS:
             raise ValueError(f"notify.terminal: unknown protocol {setting!r}")

@@ -79,7 +79,12 @@ def doctor(args: Args, *, env: Mapping[str, str] | None = None) -> int:
     if check and not (is_tty(0) and is_tty(1)):
         err("doctor --check is interactive: stdin and stdout must both be a terminal")
         return 2
-    text, choice = report(settings, environ, log_flag=bool(args.log), command=command)
+    from cuewrap.doctor.ask import ask_terminal
+
+    answers = ask_terminal(environ)
+    text, choice = report(
+        settings, environ, log_flag=bool(args.log), command=command, answers=answers
+    )
     try:
         sys.stdout.write(text)
         sys.stdout.flush()

@@ -25,6 +25,7 @@ from cuewrap.config import (
 )
 from cuewrap.deliver.desktop import desktop_available
 from cuewrap.deliver.keepawake import default_inhibitor
+from cuewrap.deliver.plan import Answers, Plan, make_plan
 from cuewrap.deliver.terminal import (
     TERMINAL_RULES,
     Choice,
@@ -118,9 +119,11 @@ def report(
     *,
     log_flag: bool = False,
     command: list[str] | None = None,
+    answers: Answers | None = None,
 ) -> tuple[str, Choice]:
     """The whole report, and the terminal notification choice (the check sends over it).
-    ``command``: ``cuewrap doctor -- COMMAND`` also says what generic mode would use for it."""
+    ``command``: ``cuewrap doctor -- COMMAND`` also says what generic mode would use for it.
+    ``answers``: what the terminal said when asked (``doctor.ask``); None: not asked."""
     lines = [f"cuewrap doctor {__version__}", ""]
     term = env.get("TERM", "")
     in_tmux = bool(env.get("TMUX"))
@@ -129,8 +132,11 @@ def report(
 
     # the terminal
     lines.append("Terminal")
-    _, _, identified = identify_terminal(env, info)
+    version = answers.version if answers is not None else ""
+    _, _, identified = identify_terminal(env, info, version)
     lines.append(f"  identified: {identified}")
+    if answers is not None:
+        lines.append(f"  asked: {_answers_line(answers)}")
     markers = [  # SSH_*: only whether it is set (the report may be pasted into a bug report)
         var if var.startswith("SSH_") else f"{var}={_show(env[var])}"
         for var in _MARKERS
@@ -168,7 +174,18 @@ def report(
         lines.append("  decision log: off (--log FILE or CUEWRAP_LOG)")
 
     # channels
-    choice = detect_terminal_protocol(env, settings.notify.terminal, lambda: info)
+    choice = detect_terminal_protocol(env, settings.notify.terminal, lambda: info, version)
+    on, desktop_why = desktop_available(env, settings.notify.desktop)
+    plan = make_plan(
+        choice,
+        settings.notify.terminal,
+        settings.notify.desktop,
+        on,
+        desktop_why,
+        in_tmux=in_tmux,
+        answers=answers,
+        tmux_termtype=info.client_termtype if info is not None else "",
+    )
     program = "Pi"  # what the title marks go before: Pi, or the generic-mode program
     if command:
         from cuewrap.doctor.generic import generic_lines
@@ -191,8 +208,9 @@ def report(
     else:
         lines.append("  cues: on")
     if term_ok:
-        for name, used, why in _channels(settings, env, choice, extra, program):
+        for name, used, why in _channels(settings, env, choice, extra, program, plan):
             lines.append(f"  {name:<21} {_yes(used):<3}  {why}")
+        lines += _plan_lines(plan)
     if term_ok:
         where = _where_lines(settings, env, choice, info, extra, program)
         lines += ["", "Where cuewrap runs", *where]
@@ -262,12 +280,42 @@ def _tmux_lines(info: TmuxInfo, extra: TmuxExtra | None) -> list[str]:
     return lines
 
 
+def _answers_line(answers: Answers) -> str:
+    said = f"XTVERSION {answers.version}" if answers.version else "no XTVERSION answer"
+    if answers.osc99 is not None:
+        said += f"; OSC 99 query: {_show(answers.osc99, 120)}"
+    if not answers.complete:
+        said += " (no DA1 answer in time: the terminal may not have answered everything)"
+    return said
+
+
+def _plan_lines(plan: Plan) -> list[str]:
+    """The channel plan: which way a cue reaches the desktop, and why."""
+    path = {
+        "terminal": "the terminal's own notification",
+        "desktop": "cuewrap's desktop notification",
+        "both": "both the terminal's and cuewrap's (two popups per cue)",
+        "none": "none",
+    }[plan.path]
+    lines = [f"  desktop popup: {path}: {plan.why}"]
+    if plan.duplicates:
+        lines.append(
+            "    duplicates: notify.terminal and notify.desktop are both set on; set one of"
+            " them to auto for one popup per cue"
+        )
+    if plan.terminal:
+        state = "yes" if plan.can_close else "no"
+        lines.append(f"  closing the terminal's notification on return: {state} ({plan.close_why})")
+    return lines
+
+
 def _channels(
     settings: Settings,
     env: Mapping[str, str],
     choice: Choice,
     extra: TmuxExtra | None,
     program: str = "Pi",
+    plan: Plan | None = None,
 ) -> Iterator[tuple[str, bool, str]]:
     """(channel, used, why) for each channel."""
     n = settings.notify
@@ -287,6 +335,8 @@ def _channels(
     # terminal notification
     if choice.protocol == "off":
         yield "terminal notification", False, choice.reason
+    elif plan is not None and not plan.terminal:
+        yield "terminal notification", False, f"{choice.protocol} not sent: one popup per cue"
     else:
         wrapped = " in tmux passthrough" if choice.tmux_passthrough else ""
         yield (
@@ -296,7 +346,9 @@ def _channels(
         )
     # desktop
     on, why = desktop_available(env, n.desktop)
-    if on:
+    if on and plan is not None and not plan.desktop:
+        on, why = False, f"not sent: one popup per cue ({why})"
+    elif on:
         problems = []
         if importlib.util.find_spec("notifypy") is None:
             problems.append("notify-py is not installed")

@@ -19,6 +19,13 @@ NAMES = {
     "pi-subagents": "pi-subagents",
 }
 
+PATHS = {
+    "terminal": "the terminal's own",
+    "desktop": "cuewrap's desktop notification",
+    "both": "both (one cue, two popups)",
+    "none": "none",
+}
+
 CUES_ON = "cuewrap: cues on (nothing from before is replayed)"
 CUES_OFF = "cuewrap: cues off (pending reminders dropped)"
 
@@ -60,6 +67,8 @@ class Channels:
     bell: bool
     title_marks: bool
     keep_awake: bool
+    path: str = ""  # which way a cue reaches the desktop: terminal | desktop | both | none
+    path_why: str = ""
 
 
 def toggle_reply(on: bool) -> str:
@@ -102,6 +111,8 @@ def cue_page(status: Status, channels: Channels, bridge: BridgeCounts | None = N
         f"channels: terminal {c.terminal} ({c.terminal_reason}); desktop {desktop};"
         f" bell {_on(c.bell)}; title marks {_on(c.title_marks)}; keep-awake {_on(c.keep_awake)}"
     )
+    if c.path:
+        lines.append(f"desktop popup: {PATHS.get(c.path, c.path)} ({c.path_why})")
     return "\n".join(lines)
 
 

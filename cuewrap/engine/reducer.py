@@ -186,7 +186,8 @@ def _reconcile(st: Step) -> None:
         mark = MARK_WAITING if s.waits else s.cue_mark
     if mark != s.mark_shown:
         st.fx.append(SetMark(mark))
-        st.rec("mark", mark=mark)
+        if s.config.title_marks:  # the log records a mark only where one is written
+            st.rec("mark", mark=mark)
         st.set(mark_shown=mark)
     hold = s.config.keep_awake and s.cues_active and (s.run is not None or s.bg_active > 0)
     if hold != s.awake_held:

@@ -95,6 +95,7 @@ class EngineConfig:
     keep_awake: bool = False  # keep_awake.enabled
     escalate_after: float = 0.0  # notify.escalate_after (seconds; 0 = off)
     progress: bool = False  # notify.progress
+    title_marks: bool = True  # notify.title_marks (off: no mark is written, none recorded)
     capacity: int = CAPACITY  # per structure; only tests lower it
     # generic mode (SPEC 11): any program, facts from the "child" source
     generic: bool = False

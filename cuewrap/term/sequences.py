@@ -210,6 +210,21 @@ def osc99_close(ident: str) -> bytes:
     return b"\x1b]99;i=" + _kitty_ident(ident).encode("ascii") + b":p=close;" + ST
 
 
+def osc99_query(ident: str) -> bytes:
+    """kitty-notify "Querying for support": ``OSC 99 ; i=ID : p=? ; ST``. kitty 0.36 and later
+    answer ``OSC 99 ; i=ID : p=? ; KEY=VALUES:… ST`` with what they support; older ones ignore it
+    (with a "Malformed OSC 99" line on kitty's own stderr)."""
+    return b"\x1b]99;i=" + _kitty_ident(ident).encode("ascii") + b":p=?;" + ST
+
+
+# xterm ctlseqs "CSI > Ps q" (Ps = 0): report the terminal's name and version (XTVERSION),
+# answered ``DCS > | NAME(VERSION) ST`` (kitty, xterm, foot, WezTerm, VTE 0.76+; tmux answers
+# for itself); "CSI c" (Primary DA): every terminal answers it, in order, so its answer says
+# that no answer to an earlier query is still coming.
+XTVERSION_QUERY = b"\x1b[>0q"
+DA1_QUERY = b"\x1b[c"
+
+
 # ConEmu "OSC 9 ; 4 ; st ; pr ST" progress (also Windows Terminal, ghostty): st 3 is
 # indeterminate (busy), st 0 removes the indicator. PI-FACTS: Pi itself writes these when its
 # ``terminal.showTerminalProgress`` is on.

@@ -293,7 +293,8 @@ class TmuxSide:
                 self.inject(data)
                 self.record(cue, "terminal", "unconfirmable", "tmux passthrough (pane shown)")
             else:
-                self.record(cue, "terminal", "off", "notify.terminal is off")
+                why = "notify.terminal is off, or the channel plan sends no terminal OSC"
+                self.record(cue, "terminal", "off", why)
         # tmux's own interface
         if view.state != "active":
             if view.clients:
