@@ -181,6 +181,22 @@ def ls_command(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int
     return 0
 
 
+def _calling_client(env: Mapping[str, str]) -> str | None:
+    """The user's client showing the caller's pane (``$TMUX_PANE``); None: let tmux choose
+    (it could pick a control client of the session, e.g. a cuewrap's own)."""
+    caller = env.get("TMUX_PANE", "")
+    done = _run(
+        ["tmux", "list-clients", "-F", "#{client_control_mode} #{pane_id} #{client_name}"], env
+    )
+    if not caller or done is None or done.returncode != 0:
+        return None
+    for line in done.stdout.decode("utf-8", "replace").splitlines():
+        control, pane, name = [*line.split(" ", 2), "", ""][:3]
+        if control == "0" and pane == caller and name:
+            return name
+    return None
+
+
 def go_command(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int:
     env = os.environ if env is None else env
     if len(argv) == 1 and argv[0] in ("-h", "--help"):
@@ -197,9 +213,10 @@ def go_command(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int
     pane, socket = row.get("tmux_pane"), row.get("tmux_socket")
     inside = bool(env.get("TMUX")) and socket_of(env)
     if isinstance(pane, str) and inside and socket == socket_of(env) and _own_socket(socket):
-        # the calling client (tmux finds it from $TMUX) to that session, window and pane
-        args = ["switch-client", "-t", pane, ";", "select-window", "-t", pane]
-        args += [";", "select-pane", "-t", pane]
+        # the calling client to that session, window and pane
+        client = _calling_client(env)
+        args = ["switch-client", *(["-c", client] if client else []), "-t", pane]
+        args += [";", "select-window", "-t", pane, ";", "select-pane", "-t", pane]
         done = _run(["tmux", *args], env)
         if done is None:
             err("go: tmux could not be run")

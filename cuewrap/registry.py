@@ -67,7 +67,8 @@ def own_directory(env: Mapping[str, str]) -> str | None:
 
 
 def start_time(pid: int) -> int | None:
-    """When the process started (clock ticks after boot, /proc/PID/stat field 22), or None."""
+    """When the process started (clock ticks after boot, /proc/PID/stat field 22), or None
+    when it is gone (or a zombie)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             data = fh.read()
@@ -75,6 +76,8 @@ def start_time(pid: int) -> int | None:
         return None
     # field 2 (the command name) may hold spaces and parentheses: count after the last ')'
     fields = data[data.rfind(b")") + 2 :].split()
+    if fields[:1] in ([b"Z"], [b"X"]):
+        return None  # a zombie: dead, not yet reaped by its parent
     try:
         return int(fields[19])
     except (IndexError, ValueError):

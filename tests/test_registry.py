@@ -291,6 +291,14 @@ def test_dead_reused_malformed_foreign_entries(
     dead_proc = subprocess.Popen(["true"])
     dead_proc.wait()
     dead = fake_entry(directory, dead_proc.pid)
+    # a zombie (dead, its parent has not reaped it yet)
+    zombie = subprocess.Popen(["sleep", "60"])
+    sleepers.append(zombie)
+    started = _start_time(zombie.pid)
+    zombie.kill()
+    stat_path = Path(f"/proc/{zombie.pid}/stat")
+    wait_until(lambda: stat_path.read_text().rpartition(")")[2].split()[0] == "Z", 5, "a zombie")
+    undead = fake_entry(directory, zombie.pid, start_time=started)
     # files that are not entries: left alone, never a crash
     (directory / "77777.json").write_text("{not json")
     (directory / "77778.json").write_text(json.dumps([1, 2]))
@@ -300,7 +308,7 @@ def test_dead_reused_malformed_foreign_entries(
     (directory / "99999.json").mkdir()
     rows = ls(env_for(runtime))
     assert [r["pid"] for r in rows] == [live.pid]
-    assert good.exists() and not reused.exists() and not dead.exists()
+    assert good.exists() and not reused.exists() and not dead.exists() and not undead.exists()
     for name in ("77777.json", "77778.json", "77779.json", "notes.txt", "99999.json"):
         assert (directory / name).exists()
     assert (directory / "88888.json").is_symlink()

@@ -38,8 +38,9 @@ def parent_of(pid: int) -> int:
 
 
 class Scene:
-    def __init__(self, rig: TmuxRig, env: dict[str, str]) -> None:
+    def __init__(self, rig: TmuxRig, env: dict[str, str], root: Path) -> None:
         self.rig = rig
+        self.root = root
         self.env = env  # the user's environment outside tmux (for `cuewrap ls`)
 
     def ls(self) -> list[dict[str, Any]]:
@@ -92,20 +93,25 @@ class Scene:
         self.wait(lambda: words in "\n".join(self.rig.capture(target)), f"'{words}' typed")
         self.rig.tmux("send-keys", "-t", target, "Enter")
 
+    def watching(self, log: str) -> bool:
+        path = self.root / log
+        lines = path.read_text().splitlines() if path.exists() else []
+        return any('"state": "watching"' in line for line in lines)
+
     def pane_text(self, window: int) -> str:
         return "\n".join(self.rig.capture(f"{SESSION}:{window}"))
 
 
-@pytest.fixture
-def scene(pi_home: PiHome, tmp_path: Path) -> Iterator[Scene]:
+@pytest.fixture(params=[{}, {"focus-events": "on"}], ids=["defaults", "focus-events"])
+def scene(pi_home: PiHome, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Scene]:
     run, tmp = tmp_path / "run", tmp_path / "tmp"
     run.mkdir(mode=0o700)
     tmp.mkdir()
     # this test's own registry (ls reads the runtime directory's and the temp directory's)
     pi_home.env.update(XDG_RUNTIME_DIR=str(run), TMPDIR=str(tmp), CUEWRAP_NOTIFY_DESKTOP="off")
-    # focus-events on: cuewrap's control clients only listen (without it they attach to the
-    # session, and attaching to a pane's session makes that pane's window the current one)
-    rig = TmuxRig(pi_home, server_options={"focus-events": "on"})
+    # tmux's defaults (cuewrap's control clients attach to the session) or focus-events on
+    # (they only listen): with both, two cuewraps leave the user's current window alone
+    rig = TmuxRig(pi_home, server_options=request.param)
     exts = ["-e", str(TEST_EXT)]
     b_argv = pi_argv(exts, wrap=True, log_path=pi_home.root / "b.log")
     rig.start(
@@ -118,17 +124,19 @@ def scene(pi_home: PiHome, tmp_path: Path) -> Iterator[Scene]:
     client.wait_ready(timeout=30)  # window 0's Pi on the client's screen
     env = {k: v for k, v in pi_home.env.items() if not k.startswith("TMUX")}
     try:
-        yield Scene(rig, env)
+        yield Scene(rig, env, pi_home.root)
     finally:
         rig.close()
 
 
-@pytest.mark.parametrize("pi_version", ["1.4.0"])
 def test_two_pi_sessions_ls_go_and_window_state(scene: Scene, fakemodel: FakeModel) -> None:
     sc = scene
     sc.wait(lambda: len(sc.ls()) == 2, "two sessions listed")
     sc.wait_state(0, "idle")
     sc.wait_state(1, "idle")
+    for log in ("a.log", "b.log"):  # both watch tmux (their control clients are up) ...
+        sc.wait(lambda log=log: sc.watching(log), f"{log}: cuewrap watching tmux")
+    assert sc.client_window() == "0.0"  # ... and the user's client still shows window 0
     rows = {r["where"]: r for r in sc.ls()}
     a, b = rows[f"{SESSION}:0.0"], rows[f"{SESSION}:1.0"]
     for row, window in ((a, 0), (b, 1)):

@@ -9,7 +9,7 @@
   ``list-clients``, makes no session count as attached, takes no part in sizes or focus.
   But tmux tells only *attached* control clients when a client attaches or switches session
   (``%client-session-changed``).
-- ``attach``: ``tmux -S <socket> -C attach-session -t <pane> -f no-output,ignore-size,read-only``
+- ``attach``: ``tmux -S <socket> -C attach-session -t <session> -f no-output,ignore-size,read-only``
   also gets ``%client-session-changed``. ``no-output`` keeps the panes' output out of the
   pipe, ``ignore-size`` keeps it out of window sizing, ``read-only`` from acting on anything.
   It is still a client of Pi's session: ``tmux ls`` shows the session attached, and tmux
@@ -49,6 +49,14 @@ MAX_OUTPUT = 1 << 20  # bytes of a command's output kept
 def socket_of(env: Mapping[str, str]) -> str:
     """The server of ``$TMUX`` (its socket path is the first field)."""
     return env.get("TMUX", "").split(",")[0]
+
+
+def session_of(env: Mapping[str, str]) -> str | None:
+    """The session of ``$TMUX`` as a target (``$N``: its third field is the session's id).
+    Attaching with a pane or window as the target would make that window the session's
+    current one: a cuewrap in a background window would pull the user's view to it."""
+    fields = env.get("TMUX", "").split(",")
+    return f"${fields[2]}" if len(fields) >= 3 and fields[2].isdigit() else None
 
 
 def _child_env(env: Mapping[str, str]) -> dict[str, str]:
@@ -100,7 +108,8 @@ class ControlClient:
             channel = f"cuewrap-{os.getpid()}-{secrets.token_hex(4)}"  # never signalled
             command = ["wait-for", channel]
         else:
-            command = ["attach-session", "-t", self.target, "-f", ATTACH_FLAGS]
+            target = session_of(self.env) or self.target
+            command = ["attach-session", "-t", target, "-f", ATTACH_FLAGS]
         proc = _spawn(["tmux", "-S", socket, "-C", *command], self.env, subprocess.PIPE)
         if proc is None:
             return False
