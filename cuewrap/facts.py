@@ -6,7 +6,11 @@ child's BEL, own notifications, output activity and quiet: generic mode, SPEC 11
 ``screen`` (a pyte reading), ``exit`` (the child's exit status). Presence facts come from the focus
 filter (``focus``) or from keystrokes (``keys``).
 
-No fact ever holds a prompt, question, answer, tool output or assistant text.
+No fact ever holds a prompt, tool output or assistant text, with one exception the user opts
+into: with ``privacy.body = "summary"`` the bridge adds a short ``summary`` (a dialog's title,
+the Ask questionnaire's first question, the first line of the last answer or the error) to
+``UiPromptStart``, ``ToolStart`` (Ask only) and ``AgentEnd``. It is raw text from Pi, made safe
+by ``cuewrap.engine.summary``; the decision log keeps only its length.
 """
 
 from __future__ import annotations
@@ -99,9 +103,11 @@ class AgentStart(Fact):
 
 @dataclass(frozen=True)
 class AgentEnd(Fact):
-    """One attempt ended (NOT the end of the run). ``stop_reason`` of the last assistant message."""
+    """One attempt ended (NOT the end of the run). ``stop_reason`` of the last assistant message;
+    ``summary`` (only when asked for): the first line of its answer, or its error."""
 
     stop_reason: str | None
+    summary: str | None = None
     source: Source = "bridge"
 
 
@@ -123,6 +129,7 @@ class AgentSettled(Fact):
 class ToolStart(Fact):
     tool_call_id: str
     tool_name: str
+    summary: str | None = None  # Ask only, when asked for: its first question
     source: Source = "bridge"
 
 
@@ -137,6 +144,7 @@ class ToolEnd(Fact):
 @dataclass(frozen=True)
 class UiPromptStart(Fact):
     kind: str  # select | confirm | input | editor | custom
+    summary: str | None = None  # when asked for: the dialog's title
     source: Source = "bridge"
 
 

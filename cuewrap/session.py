@@ -151,7 +151,7 @@ class Session:
         except OSError as exc:  # fail open: OSC 7501 still works
             self.log.write("bridge_unavailable", error=str(exc))
             return None
-        self.env.update(channel.env())
+        self.env.update(channel.env(summary=self.settings.privacy.body == "summary"))
         from cuewrap.bridge import extension_path
 
         self.argv[1:1] = ["-e", extension_path()]

@@ -19,7 +19,9 @@ Steps:
   tool_call(name, args)              one tool call (ids call_1, call_2, ... per server),
                                      finish_reason "tool_calls"
   tool_calls((name, args), ...)      several tool calls in one assistant message
-  http_error(status, message)        HTTP error with an OpenAI-style JSON error body
+  http_error(status, message)        HTTP error with an OpenAI-style JSON error body (type
+                                     "server_error", which Pi retries whatever the status;
+                                     error_type="invalid_request_error" for one it does not)
   delay(seconds, then=text("done"))  wait before the first byte of ``then``
   hang(partial="")                   send headers (and optional partial text), then never
                                      finish until the client disconnects or the server stops
@@ -81,6 +83,7 @@ class Step:
     calls: tuple[tuple[str, str], ...] = ()  # (tool name, JSON arguments)
     status: int = 500
     message: str = ""
+    error_type: str = "server_error"  # http_error: the body's error type
     delay: float = 0.0
     chunk_delay: float | None = None
 
@@ -91,7 +94,7 @@ class Step:
         elif self.type == "tool_calls":
             d["calls"] = [{"name": n, "arguments": json.loads(a)} for n, a in self.calls]
         elif self.type == "http_error":
-            d["status"], d["message"] = self.status, self.message
+            d["status"], d["message"], d["error_type"] = self.status, self.message, self.error_type
         elif self.type == "hang":
             d["partial"] = self.text
         if self.delay:
@@ -112,7 +115,10 @@ class Step:
             return tool_calls(*[(c["name"], c.get("arguments", {})) for c in d["calls"]], **common)
         if kind == "http_error":
             return http_error(
-                int(d.get("status", 500)), str(d.get("message", "fake upstream failure")), **common
+                int(d.get("status", 500)),
+                str(d.get("message", "fake upstream failure")),
+                error_type=str(d.get("error_type", "server_error")),
+                delay=common["delay"],
             )
         if kind == "hang":
             return hang(str(d.get("partial", "")), **common)
@@ -154,10 +160,15 @@ def tool_calls(
 
 
 def http_error(
-    status: int = 500, message: str = "fake upstream failure", *, delay: float = 0.0
+    status: int = 500,
+    message: str = "fake upstream failure",
+    *,
+    error_type: str = "server_error",
+    delay: float = 0.0,
 ) -> Step:
-    """An HTTP error; body ``{"error": {"message": ..., "type": "server_error"}}``."""
-    return Step("http_error", status=status, message=message, delay=delay)
+    """An HTTP error; body ``{"error": {"message": ..., "type": error_type}}``. Pi retries an
+    error whose text matches its retryable patterns (``server_error`` among them)."""
+    return Step("http_error", status=status, message=message, error_type=error_type, delay=delay)
 
 
 def delay(seconds: float, then: Step | None = None) -> Step:
@@ -280,7 +291,7 @@ class _Handler(BaseHTTPRequestHandler):
             served.disconnected = True
             return
         if step.type == "http_error":
-            self._json(step.status, {"error": {"message": step.message, "type": "server_error"}})
+            self._json(step.status, {"error": {"message": step.message, "type": step.error_type}})
             served.completed = True
             return
         self._cid = f"chatcmpl-fake-{served.index + 1}"

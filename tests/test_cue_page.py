@@ -92,3 +92,25 @@ def test_bridge_counts_from_the_servers_stats() -> None:
 def test_toggle_replies() -> None:
     assert toggle_reply(True) == CUES_ON and "cues on" in CUES_ON
     assert toggle_reply(False) == CUES_OFF and "cues off" in CUES_OFF
+
+
+def test_privacy_summary_says_what_this_pi_can_say() -> None:
+    def page(*facts: Fact, summary: bool = True) -> list[str]:
+        s = initial_state(EngineConfig(privacy_summary=summary))
+        for t, fact in enumerate(facts):
+            s, _ = step(s, fact, float(t))
+        return cue_page(status(s), CHANNELS).splitlines()
+
+    new = BridgeHello(1, "1.4.0", "tui", True, "sid-1", "/s.jsonl", 4242,
+                      capabilities=frozenset({"agent_settled", "ui_prompt"}))  # fmt: skip
+    old = BridgeHello(1, "0.74.2", None, True, "sid-1", "/s.jsonl", 4242,
+                      capabilities=frozenset())  # fmt: skip
+    said = "privacy.body summary: notifications say "
+    assert said + "dialog titles, Ask's first question, the answer's first line, the error" in (
+        page(new)
+    )
+    assert said + (
+        "Ask's first question, the answer's first line, the error;"
+        " no dialog titles (they need ui_prompt, Pi ≥ 0.84.4)"
+    ) in page(old)
+    assert not any(line.startswith("privacy.body") for line in page(new, summary=False))

@@ -77,6 +77,9 @@ def test_doctor_with_real_pi_1_4_0_and_its_node(tmp_path: Path) -> None:
     assert pi["cues"] == (
         "full (agent_settled, ui_prompt, agent_before_settle, OSC 7501; Pi ≥ 1.3.0)"
     )
+    assert pi['privacy.body = "summary" can say'] == (
+        "dialog titles, Ask's first question, the answer's first line, the error"
+    )
 
 
 def test_doctor_with_an_older_pi_states_the_degraded_mode(tmp_path: Path) -> None:
@@ -86,6 +89,10 @@ def test_doctor_with_an_older_pi_states_the_degraded_mode(tmp_path: Path) -> Non
     assert pi["node"].endswith(": ok (Pi 0.74.2 needs >=20.6.0)")
     assert pi["cues"].startswith("Pi 0.74.2 has no agent_settled, ui_prompt")
     assert "runs end at agent_end" in pi["cues"]
+    assert pi['privacy.body = "summary" can say'] == (
+        "Ask's first question, the answer's first line, the error;"
+        " no dialog titles (they need ui_prompt, Pi ≥ 0.84.4)"
+    )
 
 
 def test_doctor_without_pi(tmp_path: Path) -> None:

@@ -11,6 +11,8 @@ import socket
 
 ENV_SOCKET = "CUEWRAP_BRIDGE_SOCKET"
 ENV_TOKEN = "CUEWRAP_BRIDGE_TOKEN"
+# privacy.body: "1" lets the extension send summaries (docs/bridge-protocol.md), "0" forbids it
+ENV_SUMMARY = "CUEWRAP_BRIDGE_SUMMARY"
 _MAX_PATH = 100  # sun_path is 104-108 bytes
 
 
@@ -23,8 +25,9 @@ class Channel:
         self.sock = sock
         self.token = token
 
-    def env(self) -> dict[str, str]:
-        return {ENV_SOCKET: self.path, ENV_TOKEN: self.token}
+    def env(self, summary: bool = False) -> dict[str, str]:
+        """The child's variables; ``summary``: privacy.body is "summary"."""
+        return {ENV_SOCKET: self.path, ENV_TOKEN: self.token, ENV_SUMMARY: "1" if summary else "0"}
 
     def close(self) -> None:
         """Close the socket and remove it and its directory. Safe to call twice."""

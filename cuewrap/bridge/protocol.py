@@ -47,6 +47,7 @@ MAX_ID = 512  # session ids, tool call ids, run ids, owner ids, tokens
 MAX_PATH = 4096  # session file paths
 MAX_NAME = 256  # tool names, session names, Pi version
 MAX_CAPABILITIES = 64  # words in a hello's capabilities list
+MAX_SUMMARY = 1000  # characters of a summary kept (the extension sends at most 200)
 
 RejectReason = Literal["too_long", "bad_json", "unknown_type", "bad_field"]
 CueAction = Literal["status", "on", "off"]
@@ -168,6 +169,18 @@ def _words(obj: dict[str, object], key: str, most: int) -> frozenset[str] | None
     return frozenset(v)
 
 
+def _summary(obj: dict[str, object]) -> str | None:
+    """The optional ``summary`` text (privacy.body = "summary"): absent, ``null`` or empty gives
+    None; any string is kept, cut to ``MAX_SUMMARY`` characters. It is Pi's raw text: control
+    characters are allowed here and removed by ``cuewrap.engine.summary`` before any use."""
+    v = _get(obj, "summary")
+    if v is _MISSING or v is None or v == "":
+        return None
+    if not isinstance(v, str):
+        raise _Bad("summary")
+    return v[:MAX_SUMMARY]
+
+
 def _first_id(obj: dict[str, object], *keys: str) -> str:
     """The first of ``keys`` that is present (absent/null are skipped) as an id."""
     for key in keys:
@@ -208,7 +221,9 @@ def _session_start(o: dict[str, object]) -> SessionStart:
 
 
 def _tool_start(o: dict[str, object]) -> ToolStart:
-    return ToolStart(_req_text(o, "toolCallId", MAX_ID), _req_text(o, "toolName", MAX_NAME))
+    return ToolStart(
+        _req_text(o, "toolCallId", MAX_ID), _req_text(o, "toolName", MAX_NAME), _summary(o)
+    )
 
 
 def _tool_end(o: dict[str, object]) -> ToolEnd:
@@ -268,12 +283,12 @@ _BUILDERS: dict[str, Callable[[dict[str, object]], Parsed]] = {
     "session_shutdown": lambda o: SessionShutdown(_req_word(o, "reason")),
     "input": lambda o: UserInput(_req_word(o, "source")),
     "agent_start": lambda o: AgentStart(),
-    "agent_end": lambda o: AgentEnd(_word(o, "stopReason", optional=True)),
+    "agent_end": lambda o: AgentEnd(_word(o, "stopReason", optional=True), _summary(o)),
     "agent_before_settle": lambda o: AgentBeforeSettle(_word(o, "outcome", optional=True)),
     "agent_settled": lambda o: AgentSettled(_bool(o, "aborted")),
     "tool_execution_start": _tool_start,
     "tool_execution_end": _tool_end,
-    "ui_prompt_start": lambda o: UiPromptStart(_req_word(o, "kind")),
+    "ui_prompt_start": lambda o: UiPromptStart(_req_word(o, "kind"), _summary(o)),
     "ui_prompt_end": lambda o: UiPromptEnd(_req_word(o, "kind")),
     "rpiv:ask-user:blocked": _ask_blocked,
     "subagent:async-started": _subagent_started,

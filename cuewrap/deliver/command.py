@@ -3,9 +3,10 @@
 The cue goes to the command as ONE JSON object on stdin and as ``CUEWRAP_CUE_*`` variables
 (``cue_fields``): event, session, cwd, source, certainty, id, time, escalated, and which
 session it came from: pid (cuewrap's), tmux_pane (null outside tmux: the variable is empty),
-tty (cuewrap's own terminal). Never a prompt,
-an answer, tool output or assistant text: the engine's notification carries none, and only
-these fields are passed.
+tty (cuewrap's own terminal); with ``privacy.body = "summary"`` also summary (what says why,
+cleaned, "" when nothing does). Never a prompt, tool output or assistant text, and without
+that setting no question, answer or error either: the engine's notification carries none, and
+only these fields are passed.
 
 Off the relay loop: the command is started with a plain fork/exec and never waited for. It
 runs under a small ``/bin/sh`` watcher in its own process group:
@@ -82,8 +83,8 @@ def cue_fields(
     tmux_pane: str | None = None,
     tty: str | None = None,
 ) -> dict[str, object]:
-    """What the command is told: these keys and nothing else."""
-    return {
+    """What the command is told: these keys and nothing else (``summary`` only when on)."""
+    fields: dict[str, object] = {
         "event": event_name(n),
         "session": session,
         "cwd": cwd,
@@ -96,6 +97,9 @@ def cue_fields(
         "tmux_pane": tmux_pane,
         "tty": tty,
     }
+    if n.summary is not None:
+        fields["summary"] = n.summary
+    return fields
 
 
 def cue_env(fields: Mapping[str, object]) -> dict[str, str]:

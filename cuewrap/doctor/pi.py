@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from cuewrap.engine.pi_support import FULL_SINCE, describe, features_of
+from cuewrap.engine.pi_support import FULL_SINCE, describe, features_of, summaries
 from cuewrap.pi_install import PiInstall, find_pi, node_problem
 
 INSTALL_HINT = "npm install -g @earendil-works/pi-coding-agent"
@@ -29,6 +29,7 @@ def pi_lines(env: Mapping[str, str], install: PiInstall | None = None) -> list[s
         partial = describe(i.version, caps)
         full = f"full (agent_settled, ui_prompt, agent_before_settle, OSC 7501; Pi ≥ {FULL_SINCE})"
         lines.append(f"  cues: {partial or full}")
+        lines.append(f'  privacy.body = "summary" can say: {summaries(caps)}')
     return lines
 
 

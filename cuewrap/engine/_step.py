@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any
 
+from cuewrap.engine import summary as summaries
 from cuewrap.engine import wording
 from cuewrap.engine.effects import (
     Certainty,
@@ -108,18 +109,30 @@ def new_cue(
     certainty: Certainty = "certain",
     title: str | None = None,
     private: bool = False,
+    summary: str | None = None,
     **why: object,
 ) -> Notify:
     """Decide one notification. ``private``: title and body are a child's own text, which the
-    decision log does not keep (only its length)."""
+    decision log does not keep (only its length). ``summary``: what says why (a question, an
+    answer's first line, an error), used only with ``privacy.body = "summary"``: it is added to
+    the body, and the decision log records that one was used and its length, never its text."""
     s = st.s
     cue_id = s.cue_seq + 1
     elig = Eligibility(generation=s.generation, run=run, cue_id=cue_id, epoch=s.epoch)
     if title is None:
         title = wording.title(_label(s), app_name(s))
-    note = Notify(cue_id, kind, outcome, title, body, elig, source, certainty)
-    st.set(cue_seq=cue_id, live_cues=s.live_cues | {cue_id})
     logged = f"(the child's own text, {len(title) + len(body)} characters)" if private else body
+    said: str | None = None
+    if s.config.privacy_summary:
+        if private:  # a program's own text is already its summary (generic mode)
+            said = summaries.clean(body)[: summaries.BODY_MAX]
+        else:
+            status = body
+            body = summaries.body(status, summary)
+            said = body[len(status) + 2 :] if len(body) > len(status) else ""
+        why = {**why, "summary_chars": len(said)}
+    note = Notify(cue_id, kind, outcome, title, body, elig, source, certainty, said)
+    st.set(cue_seq=cue_id, live_cues=s.live_cues | {cue_id})
     st.rec("cue", cue_id=cue_id, cue=kind, outcome=outcome, body=logged, run=run, **why)
     st.fx.append(note)
     return note

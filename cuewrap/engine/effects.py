@@ -40,7 +40,10 @@ class Notify:
     """Send one notification for cue ``cue_id`` on every enabled channel.
 
     ``title`` and ``body`` are already privacy-safe (SPEC 5 rule 12): the app, the session
-    label and the status; never prompt/question/answer/tool/assistant text.
+    label and the status; never prompt/question/answer/tool/assistant text. Except with
+    ``privacy.body = "summary"``: then ``summary`` is the cleaned text that says why (a
+    question, the first line of the answer, the error; "" when there is none) and the body
+    ends with it (``engine/summary.py``). ``summary`` is None when summaries are off.
     """
 
     cue_id: int
@@ -51,6 +54,7 @@ class Notify:
     eligibility: Eligibility
     source: str = ""  # where the deciding fact came from: bridge | osc7501 | screen | pty
     certainty: Certainty = "certain"  # "uncertain": the outcome is unknown or only seen
+    summary: str | None = None  # privacy.body = "summary" only (None: off)
 
 
 @dataclass(frozen=True)

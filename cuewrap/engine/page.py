@@ -89,6 +89,8 @@ def cue_page(status: Status, channels: Channels, bridge: BridgeCounts | None = N
     ]
     if s.pi_version is not None:  # from the bridge's hello: what this Pi gives
         lines.append(s.pi_support or f"Pi {s.pi_version}: full cues")
+    if s.summaries is not None:  # privacy.body = "summary": what the notifications can say
+        lines.append(f"privacy.body summary: notifications say {s.summaries}")
     for info in s.integrations:
         line = f"  {NAMES.get(info.name, info.name)}: {info.status}"
         if info.rejected:

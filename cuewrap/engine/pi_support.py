@@ -93,6 +93,18 @@ def describe(version: str | None, capabilities: frozenset[str] | None) -> str | 
     return f"{pi} has no {lacks} (full cues need Pi ≥ {FULL_SINCE}): {instead}."
 
 
+def summaries(capabilities: frozenset[str] | None) -> str:
+    """What ``privacy.body = "summary"`` can say with a Pi of these features: the Ask
+    questionnaire's first question, the answer's first line and the error come from events
+    every Pi has (the Ask tool's start, ``agent_end``); Pi's own dialog titles need
+    ``ui_prompt``."""
+    said = "Ask's first question, the answer's first line, the error"
+    if capabilities is None or "ui_prompt" in capabilities:
+        return f"dialog titles, {said}"
+    since = next(f.since for f in FEATURES if f.name == "ui_prompt")
+    return f"{said}; no dialog titles (they need ui_prompt, Pi ≥ {since})"
+
+
 def node_requirement(engines: str | None) -> tuple[int, int, int] | None:
     """The minimum Node of an ``engines.node`` range of the simple form ``>=x.y.z``."""
     if not engines:

@@ -80,6 +80,10 @@ def _fact_fields(fact: Fact) -> dict[str, object]:
     if isinstance(fact, ChildNotice):  # the child's own text: its length only
         out["title"] = len(fact.title)
         out["body"] = len(fact.body)
+    if "summary" in out:  # Pi's text (privacy.body = "summary"): its length only, when there
+        said = out.pop("summary")
+        if said is not None:
+            out["summary_chars"] = len(str(said))
     if "kind" in out:
         out["fact_kind"] = out.pop("kind")
     return out

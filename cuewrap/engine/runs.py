@@ -85,10 +85,21 @@ def settle(st: Step, outcome: Outcome, why: str, seems: bool = False) -> None:
         run.id,
         source=run.source,
         certainty=certainty,
+        summary=_run_summary(run, outcome),
         why=why,
         background_running=s.bg_active,
     )
     st.set(cue_mark=MARKS[outcome])
+
+
+def _run_summary(run: Run, outcome: Outcome) -> str | None:
+    """What says why a run ended: the last answer's first line when it completed, the error
+    when it failed (each only when the last attempt's stop reason agrees); else nothing."""
+    if outcome == "completed" and run.stop_reason not in ("error", "aborted"):
+        return run.summary
+    if outcome == "failed" and run.stop_reason == "error":
+        return run.summary
+    return None
 
 
 # --- bridge: runs --------------------------------------------------------------------------
@@ -111,7 +122,8 @@ def on_agent_start(st: Step, f: AgentStart) -> None:
 def on_agent_end(st: Step, f: AgentEnd) -> None:
     s = st.s
     if s.run is not None:
-        st.set(run=replace(s.run, stop_reason=f.stop_reason))
+        said = f.summary if s.config.privacy_summary else None
+        st.set(run=replace(s.run, stop_reason=f.stop_reason, summary=said))
         if s.pi_caps is not None and "agent_settled" not in s.pi_caps:
             # a Pi without agent_settled (before 0.80.4): its agent_end is the end of the run
             outcome = _STOP_REASON.get(f.stop_reason or "", "uncertain")

@@ -91,7 +91,7 @@ class EngineConfig:
     enabled: bool = True  # cues.enabled
     idle_after: float = 60.0  # presence.idle_after (seconds)
     label: str = ""  # session label fallback (cwd basename); Pi's session name wins
-    privacy_summary: bool = False  # privacy.body = "summary" (facts carry no text: no effect)
+    privacy_summary: bool = False  # privacy.body = "summary": say why (engine/summary.py)
     keep_awake: bool = False  # keep_awake.enabled
     escalate_after: float = 0.0  # notify.escalate_after (seconds; 0 = off)
     progress: bool = False  # notify.progress
@@ -125,6 +125,7 @@ class Run:
     generation: int  # session generation it started in
     attempts: int = 1
     stop_reason: str | None = None  # last AgentEnd.stop_reason
+    summary: str | None = None  # last AgentEnd.summary (privacy.body = "summary" only)
     before_settle: str | None = None  # AgentBeforeSettle.outcome
 
 
@@ -181,6 +182,9 @@ class EngineState:
     waits: tuple[tuple[str, int], ...] = ()  # (wait key, wait instance id)
     uncovered: frozenset[int] = frozenset()  # wait instances not yet notified
     wait_cue: int | None = None  # cue id of the notification covering current waits
+    # privacy.body = "summary" only: what pending waits and Ask calls in flight are about
+    wait_says: tuple[tuple[int, str], ...] = ()  # (wait instance id, summary)
+    ask_says: tuple[tuple[str, str], ...] = ()  # (tool call id, its first question)
     # Ask (SPEC 5 "Needs-input facts")
     ask_history: PMap[str, int] = field(default_factory=PMap)  # call id -> generation
     ask_calls: tuple[tuple[str, AskCallState], ...] = ()  # in flight, this generation

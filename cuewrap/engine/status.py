@@ -82,6 +82,7 @@ class Status:
     mark: str | None
     pi_version: str | None = None  # from the bridge's hello
     pi_support: str | None = None  # what this Pi lacks and what cuewrap does instead (None: full)
+    summaries: str | None = None  # privacy.body = "summary": what this Pi lets them say (None: off)
 
     def integration(self, name: str) -> Integration:
         for entry in self.integrations:
@@ -135,4 +136,5 @@ def status(state: EngineState) -> Status:
         mark=s.mark_shown,
         pi_version=s.pi_version,
         pi_support=pi_support.describe(s.pi_version, s.pi_caps),
+        summaries=pi_support.summaries(s.pi_caps) if s.config.privacy_summary else None,
     )

@@ -3,6 +3,9 @@
 A wait is keyed by where it came from: ``"ui"`` (Pi's native prompts), ``"osc"`` (OSC 7501
 ``blocked``, opened by ``runs.on_program_status``) or ``"ask:<toolCallId>"`` (an
 rpiv-ask-user-question call, correlated here). Waits pending together share one cue.
+
+With ``privacy.body = "summary"`` a wait remembers what it is about (the dialog's title, the
+Ask call's first question) and its notification says it: the first uncovered wait that has one.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from cuewrap.facts import AskBlocked, ToolEnd, ToolStart, UiPromptEnd, UiPromptS
 ASK_TOOL = "ask_user_question"
 
 
-def add_wait(st: Step, key: str) -> None:
+def add_wait(st: Step, key: str, summary: str | None = None) -> None:
     s = st.s
     if key in s.wait_keys:
         st.rec("wait", key=key, state="already pending")
@@ -32,6 +35,10 @@ def add_wait(st: Step, key: str) -> None:
     wid = s.wait_seq + 1
     merged = bool(s.waits)
     st.set(waits=(*s.waits, (key, wid)), wait_seq=wid)
+    if summary and s.config.privacy_summary:
+        pending = {w for _, w in s.waits}  # ended waits' summaries go (bounded by the waits)
+        says = tuple(x for x in s.wait_says if x[0] in pending)
+        st.set(wait_says=(*says, (wid, summary)))
     st.rec("wait", key=key, wait=wid, state="pending")
     block = block_reason(s)
     if block is None:
@@ -51,6 +58,9 @@ def notify_wait(st: Step) -> None:
     run = s.run.id if s.run is not None else None
     keys = [k for k, w in s.waits if w in s.uncovered] or list(s.wait_keys)
     source = "osc7501" if keys and keys[0] == "osc" else "bridge"
+    wids = [w for _, w in s.waits if w in s.uncovered] or [w for _, w in s.waits]
+    says = dict(s.wait_says)
+    summary = next((says[w] for w in wids if w in says), None)
     note = new_cue(
         st,
         "needs-input",
@@ -58,6 +68,7 @@ def notify_wait(st: Step) -> None:
         wording.needs_input(),
         run,
         source=source,
+        summary=summary,
         waits=sorted(s.uncovered),
     )
     st.set(uncovered=frozenset(), wait_cue=note.cue_id)
@@ -89,7 +100,7 @@ def on_ui_prompt_start(st: Step, f: UiPromptStart) -> None:
     if not has_run(st.s):
         reject(st, "bridge", "ui_prompt_start outside a run")
         return
-    add_wait(st, "ui")
+    add_wait(st, "ui", f.summary)
 
 
 def on_ui_prompt_end(st: Step, f: UiPromptEnd) -> None:
@@ -113,6 +124,10 @@ def on_tool_start(st: Step, f: ToolStart) -> None:
         ask_history=s.ask_history.set(f.tool_call_id, s.generation),
         ask_calls=(*s.ask_calls, (f.tool_call_id, "fresh")),
     )
+    if f.summary and s.config.privacy_summary:
+        calls = dict(s.ask_calls)  # finished calls' questions go (bounded by the calls)
+        says = tuple(x for x in s.ask_says if x[0] in calls)
+        st.set(ask_says=(*says, (f.tool_call_id, f.summary)))
     st.rec("ask", call=f.tool_call_id, state="in flight")
 
 
@@ -154,7 +169,7 @@ def on_ask_blocked(st: Step, f: AskBlocked) -> None:
     if f.active:
         if state == "fresh":
             _set_call(st, call, "waiting")
-            add_wait(st, f"ask:{call}")
+            add_wait(st, f"ask:{call}", dict(st.s.ask_says).get(call))
         elif state == "done":
             reject(st, "ask", "active:true after the wait ended (replay does not reopen)")
     else:

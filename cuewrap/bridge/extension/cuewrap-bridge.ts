@@ -11,6 +11,11 @@
  *   event, unref'd, ended on session_shutdown. Lines: {"type":"auth","token":…}, then "hello",
  *   then one line per event. Newline-delimited JSON, validated fields only: never a prompt,
  *   question, answer, tool argument or output, or assistant text.
+ * - Except when the user asked for it (privacy.body = "summary": CUEWRAP_BRIDGE_SUMMARY=1, taken
+ *   from process.env like the socket variables): then `ui_prompt_start` carries the dialog's
+ *   title, `tool_execution_start` of ask_user_question its first question, and `agent_end` the
+ *   first line of the last answer or its error, each as one cleaned line of at most 200
+ *   characters in a `summary` field. Never the prompt, and nothing of the kind otherwise.
  * - Handlers never wait for the socket, and every failure is swallowed: if the socket is missing
  *   or fails, this runtime stays silent and Pi is unaffected.
  * - `/cue` asks cuewrap for its status page, `/cue on|off` toggles cues; cuewrap may also push
@@ -25,6 +30,7 @@ import * as path from "node:path";
 const PROTOCOL = 1;
 const ENV_SOCKET = "CUEWRAP_BRIDGE_SOCKET";
 const ENV_TOKEN = "CUEWRAP_BRIDGE_TOKEN";
+const ENV_SUMMARY = "CUEWRAP_BRIDGE_SUMMARY"; // "1": privacy.body = "summary"
 const STASH_KEY = Symbol.for("cuewrap.bridge");
 const OWNER_KEY = Symbol.for("pi-subagents.completion-owner-id");
 
@@ -35,6 +41,9 @@ const MAX_NAME = 256;
 const MAX_PENDING_OUT = 256 * 1024; // bytes queued in the socket before giving up
 const MAX_IN = 256 * 1024; // bytes of an unfinished incoming line before giving up
 const MAX_NOTICE = 8000;
+const MAX_SUMMARY = 200; // code points of a summary (cuewrap's whole notification body: 200)
+const SCAN_SUMMARY = 4096; // UTF-16 units of a text looked at for its first line
+const ASK_TOOL = "ask_user_question";
 const REQUEST_TIMEOUT_MS = 3000;
 
 type Json = Record<string, unknown>;
@@ -42,12 +51,14 @@ type Json = Record<string, unknown>;
 interface Stash {
 	socketPath?: string;
 	token?: string;
+	summary?: boolean;
 	piVersion?: string | null;
 }
 
 interface Config {
 	socketPath: string;
 	token: string;
+	summary: boolean; // send summaries (privacy.body = "summary")
 }
 
 function stash(): Stash {
@@ -66,14 +77,17 @@ function takeConfig(): Config | undefined {
 		const s = stash();
 		const envPath = process.env[ENV_SOCKET];
 		const envToken = process.env[ENV_TOKEN];
+		const envSummary = process.env[ENV_SUMMARY];
 		delete process.env[ENV_SOCKET];
 		delete process.env[ENV_TOKEN];
+		delete process.env[ENV_SUMMARY];
 		if (envPath && envToken) {
 			s.socketPath = envPath;
 			s.token = envToken;
+			s.summary = envSummary === "1";
 		}
 		if (typeof s.socketPath === "string" && typeof s.token === "string") {
-			return { socketPath: s.socketPath, token: s.token };
+			return { socketPath: s.socketPath, token: s.token, summary: s.summary === true };
 		}
 	} catch {
 		// stay inactive
@@ -108,6 +122,69 @@ function int(v: unknown): number | undefined {
 
 function obj(v: unknown): Json {
 	return v !== null && typeof v === "object" ? (v as Json) : {};
+}
+
+// -- summaries (privacy.body = "summary" only; cuewrap/engine/summary.py cleans them again) ----
+
+// Escape sequences, whole: CSI (7- and 8-bit), OSC/DCS/SOS/PM/APC strings, other ESC + byte.
+const ESCAPES =
+	/(?:\u001b\[|\u009b)[0-?]*[ -\/]*[@-~]?|(?:\u001b[\]PX^_]|[\u009d\u0090\u0098\u009e\u009f])[^\u0007\u001b\u009c]*(?:\u0007|\u001b\\|\u009c)?|\u001b[ -\/]*[0-~]?/g;
+// Controls, bidi embeddings/overrides/isolates/marks, other invisible format characters,
+// lone surrogates: dropped.
+const UNSAFE =
+	/[\u0000-\u0008\u000e-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** The first non-empty line of a text, cleaned, at most MAX_SUMMARY code points. */
+function oneLine(v: unknown): string | undefined {
+	if (typeof v !== "string") return undefined;
+	const head = v.slice(0, SCAN_SUMMARY).replace(ESCAPES, "");
+	for (const raw of head.split(/[\n\r\u000b\u000c\u0085\u2028\u2029]/)) {
+		const line = raw.replace(UNSAFE, "").replace(/\s+/g, " ").trim();
+		if (line.length > 0) return Array.from(line).slice(0, MAX_SUMMARY).join("").trimEnd();
+	}
+	return undefined;
+}
+
+/** Pi's error message as "status message": `400: {"message":"x",…}` gives "400 x". */
+function errorText(v: unknown): string | undefined {
+	if (typeof v !== "string") return undefined;
+	const m = /^\s*(\d{3})\s*:?\s*([\s\S]*)$/.exec(v.slice(0, SCAN_SUMMARY));
+	if (m) {
+		let said: unknown;
+		try {
+			const j = obj(JSON.parse(m[2]));
+			said = typeof j.message === "string" ? j.message : obj(j.error).message;
+		} catch {
+			said = undefined;
+		}
+		return oneLine(`${m[1]} ${typeof said === "string" ? said : m[2]}`);
+	}
+	return oneLine(v);
+}
+
+/** The last assistant message's answer (first line) or, when it failed, its error. */
+function endSummary(messages: unknown): string | undefined {
+	if (!Array.isArray(messages)) return undefined;
+	for (let i = messages.length - 1; i >= 0; i--) {
+		const m = obj(messages[i]);
+		if (m.role !== "assistant") continue;
+		if (m.stopReason === "aborted") return undefined;
+		if (m.stopReason === "error") return errorText(m.errorMessage);
+		const content = Array.isArray(m.content) ? m.content : [m.content];
+		for (const part of content) {
+			const p = obj(part);
+			const line = typeof part === "string" ? oneLine(part) : p.type === "text" ? oneLine(p.text) : undefined;
+			if (line) return line;
+		}
+		return undefined;
+	}
+	return undefined;
+}
+
+/** The Ask questionnaire's first question (the tool's arguments). */
+function askQuestion(args: unknown): string | undefined {
+	const questions = obj(args).questions;
+	return Array.isArray(questions) ? oneLine(obj(questions[0]).question) : undefined;
 }
 
 /** The installed Pi version, from the package.json above the running CLI (cached per process). */
@@ -186,6 +263,11 @@ class Channel {
 
 	get active(): boolean {
 		return this.config !== undefined && !this.dead;
+	}
+
+	/** Summaries may be sent (the user chose privacy.body = "summary"). */
+	get summary(): boolean {
+		return this.config?.summary === true;
 	}
 
 	/** Why /cue got no answer, in one line. */
@@ -433,7 +515,12 @@ export default function cuewrapBridge(pi: ExtensionAPI): void {
 	});
 	forward<Json>("input", (e) => ({ type: "input", source: word(e.source) ?? null }));
 	forward<Json>("agent_start", () => ({ type: "agent_start" }));
-	forward<Json>("agent_end", (e) => ({ type: "agent_end", stopReason: lastStopReason(e.messages) }));
+	// the text fields below are built only when summaries are on: otherwise never even read
+	forward<Json>("agent_end", (e) => ({
+		type: "agent_end",
+		stopReason: lastStopReason(e.messages),
+		summary: channel.summary ? endSummary(e.messages) : undefined,
+	}));
 	forward<Json>("agent_before_settle", (e) => ({
 		type: "agent_before_settle",
 		outcome: word(e.outcome) ?? null,
@@ -443,6 +530,7 @@ export default function cuewrapBridge(pi: ExtensionAPI): void {
 		type: "tool_execution_start",
 		toolCallId: text(e.toolCallId, MAX_ID),
 		toolName: text(e.toolName, MAX_NAME),
+		summary: channel.summary && e.toolName === ASK_TOOL ? askQuestion(e.args) : undefined,
 	}));
 	forward<Json>("tool_execution_end", (e) => ({
 		type: "tool_execution_end",
@@ -450,7 +538,11 @@ export default function cuewrapBridge(pi: ExtensionAPI): void {
 		toolName: text(e.toolName, MAX_NAME),
 		isError: bool(e.isError),
 	}));
-	forward<Json>("ui_prompt_start", (e) => ({ type: "ui_prompt_start", kind: word(e.kind) ?? null }));
+	forward<Json>("ui_prompt_start", (e) => ({
+		type: "ui_prompt_start",
+		kind: word(e.kind) ?? null,
+		summary: channel.summary ? oneLine(e.title) : undefined,
+	}));
 	forward<Json>("ui_prompt_end", (e) => ({ type: "ui_prompt_end", kind: word(e.kind) ?? null }));
 
 	// pi.events: exactly these channels. No context comes with them: they use the last one.
