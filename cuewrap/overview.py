@@ -92,7 +92,10 @@ def tmux_places(sockets: set[str], env: Mapping[str, str]) -> dict[tuple[str, st
 
 def sessions(env: Mapping[str, str]) -> list[dict[str, Any]]:
     """The live sessions, most urgent first (then the longest in that state first)."""
-    records = read_sessions(env)
+    dead: list[dict[str, Any]] = []
+    records = read_sessions(env, removed=dead)
+    if dead:
+        forget_windows(dead, records, env)
     sockets = {r["tmux_socket"] for r in records if isinstance(r.get("tmux_socket"), str)}
     places = tmux_places(sockets, env) if sockets else {}
     out: list[dict[str, Any]] = []
@@ -107,6 +110,31 @@ def sessions(env: Mapping[str, str]) -> list[dict[str, Any]]:
         out.append(row)
     out.sort(key=lambda r: (URGENCY.get(str(r["state"]), len(URGENCY)), r["since"], r["pid"]))
     return out
+
+
+def forget_windows(
+    dead: list[dict[str, Any]], live: list[dict[str, Any]], env: Mapping[str, str]
+) -> None:
+    """A killed cuewrap could not unset its window's ``@cuewrap_state``: the reader that
+    removed its entry does (or leaves the window the state of its other cuewrap panes). Only
+    on the user's own tmux servers; a pane that is gone makes tmux fail, which is fine."""
+    for rec in dead:
+        pane, socket, window = rec.get("tmux_pane"), rec.get("tmux_socket"), rec.get("tmux_window")
+        if not (isinstance(pane, str) and isinstance(socket, str) and _own_socket(socket)):
+            continue
+        states = [
+            str(r["state"])
+            for r in live
+            if window and r.get("tmux_socket") == socket and r.get("tmux_window") == window
+        ]
+        states = [s for s in states if s in URGENCY]
+        target = window if isinstance(window, str) and window else pane
+        if states:
+            value = min(states, key=URGENCY.__getitem__)
+            args = ["set-option", "-w", "-t", target, "@cuewrap_state", value]
+        else:
+            args = ["set-option", "-w", "-u", "-t", target, "@cuewrap_state"]
+        _run(["tmux", "-S", socket, *args], _tmux_env(env))
 
 
 def _ago(seconds: float) -> str:

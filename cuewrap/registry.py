@@ -161,8 +161,14 @@ def _valid(record: Mapping[str, Any], pid: int) -> bool:
     )
 
 
-def read_sessions(env: Mapping[str, str], *, clean: bool = True) -> list[dict[str, Any]]:
-    """Every live session's entry (each pid once); entries of dead processes are removed."""
+def read_sessions(
+    env: Mapping[str, str],
+    *,
+    clean: bool = True,
+    removed: list[dict[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
+    """Every live session's entry (each pid once); entries of dead processes are removed (and
+    appended to ``removed``, when given: their tmux window may still show their state)."""
     found: dict[int, dict[str, Any]] = {}
     for directory in dict.fromkeys(directories(env)):
         try:
@@ -183,8 +189,12 @@ def read_sessions(env: Mapping[str, str], *, clean: bool = True) -> list[dict[st
                 continue  # malformed or foreign: skipped, left alone
             if not _alive(pid, record.get("start_time")):
                 if clean:
-                    with contextlib.suppress(OSError):
+                    try:
                         os.unlink(path)
+                    except OSError:
+                        continue  # another reader was first: it tells
+                    if removed is not None:
+                        removed.append(record)
                 continue
             if pid not in found or record["since"] > found[pid]["since"]:
                 found[pid] = record

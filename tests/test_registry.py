@@ -375,3 +375,42 @@ def test_entry_write_is_atomic_and_private(tmp_path: Path) -> None:
     assert sorted(p.name for p in directory.iterdir()) == [path.name]
     entry.remove()
     assert list(directory.iterdir()) == []
+
+
+def test_ctrl_z_is_stopped_until_fg(tmp_path: Path, runtime: Path) -> None:
+    """``cat`` under cuewrap in an interactive bash: Ctrl-Z stops the pair and ls says
+    ``stopped`` (written before cuewrap stopped itself); ``fg`` brings the state back."""
+    env = env_for(runtime, PS1="PROMPT$ ", HISTFILE="/dev/null", PROMPT_COMMAND="")
+    events = tmp_path / "events.jsonl"
+    p = pexpect.spawn(
+        "bash",
+        ["--norc", "--noprofile", "-i"],
+        env=env,
+        timeout=10,
+        preexec_fn=default_signals,
+    )
+    try:
+        p.expect_exact("PROMPT$ ")
+        p.sendline(f"{PY} -m cuewrap --events {events} -- cat")
+        p.sendline("one")
+        p.expect("one\r\n.*one")  # echoed by the terminal, then by cat
+        [row] = wait_until(lambda: ls(env), 10, "the session listed")
+        p.send("\x1a")
+        p.expect("Stopped")
+        p.expect_exact("PROMPT$ ")
+        assert row_of(env, row["pid"])["state"] == "stopped"  # type: ignore[index]
+        p.sendline("fg")
+        wait_until(
+            lambda: (r := row_of(env, row["pid"])) is not None and r["state"] != "stopped",
+            10,
+            "the state after fg",
+        )
+        p.send("\x04")
+        p.expect_exact("PROMPT$ ")
+        p.sendline("exit")
+        p.expect(pexpect.EOF)
+    finally:
+        p.close(force=True)
+    states = [json.loads(line)["state"] for line in events.read_text().splitlines()]
+    # cat answered the typing (idle: no work of its own), stopped, back, ^D: exit status 0
+    assert states == ["starting", "idle", "stopped", "idle", "finished", "exited"], states

@@ -9,7 +9,8 @@ shell where the user types ``cuewrap go PID``. What is checked is read back from
 - a dialog in the hidden window: ``needs-input`` first in ``ls``; ``go`` switches the client
   there (session, window, pane); the answer, the run's end while looked at: ``idle``;
 - a run that ends in the window the user does not look at: ``finished``; coming back: ``idle``;
-- ``/quit``: the entry and the window option go; SIGKILL: never listed again.
+- ``/quit``: the entry and the window option go; SIGKILL: never listed again, and the reader
+  that removed the entry unsets the window option the killed cuewrap left.
 """
 
 from __future__ import annotations
@@ -113,10 +114,10 @@ def scene(pi_home: PiHome, tmp_path: Path, request: pytest.FixtureRequest) -> It
     # (they only listen): with both, two cuewraps leave the user's current window alone
     rig = TmuxRig(pi_home, server_options=request.param)
     exts = ["-e", str(TEST_EXT)]
-    b_argv = pi_argv(exts, wrap=True, log_path=pi_home.root / "b.log")
+    # each under a shell that stays: the windows outlive the sessions (their options go)
+    a_argv, b_argv = (pi_argv(exts, wrap=True, log_path=pi_home.root / f"{n}.log") for n in "ab")
     rig.start(
-        pi_argv(exts, wrap=True, log_path=pi_home.root / "a.log"),
-        # under a shell that stays: window 1 outlives B (its option must be unset)
+        ["/bin/sh", "-c", shlex.join(a_argv) + "; exec sleep 100000"],
         window1=["/bin/sh", "-c", shlex.join(b_argv) + "; exec sleep 100000"],
     )
     rig.tmux("new-window", "-d", "-t", f"{SESSION}:2", "-c", str(pi_home.cwd), "/bin/sh")
@@ -185,6 +186,10 @@ def test_two_pi_sessions_ls_go_and_window_state(scene: Scene, fakemodel: FakeMod
     sc.wait(lambda: sc.option(1) == "", "window 1's option unset")
     assert sc.option(0) == "idle"
 
-    # A killed with SIGKILL: never listed again
+    # A killed with SIGKILL: it could not unset its window's option; the next reader (ls)
+    # removes its entry, never lists it, and unsets the option
     os.kill(a["pid"], signal.SIGKILL)
-    sc.wait(lambda: sc.ls() == [], "no sessions after SIGKILL")
+    sc.wait(lambda: not Path(f"/proc/{a['pid']}").exists(), "A gone")
+    assert sc.option(0) == "idle"
+    assert sc.ls() == []
+    assert sc.option(0) == ""
