@@ -13,12 +13,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cuewrap.facts import ChildProgress, ProgramStatus
+from cuewrap.term.clipboard import ClipboardSequence
 from cuewrap.term.notices import NoticeParser, NoticeProtocol, protocol_of
 from cuewrap.term.tracker import (
     CAP,
     QUIET_MODES,
     Bell,
     Event,
+    FocusMayBeOff,
     ModeChange,
     OutputTracker,
     TitleChange,
@@ -442,9 +444,13 @@ TOKEN = re.compile(rb"[A-Za-z0-9_.+-]{1,64}")
 class Ref:
     """Byte-at-a-time reference of the tracker's model (see tracker module docstring)."""
 
-    def __init__(self, consume: bool = True, notices: Always | None = None) -> None:
+    def __init__(
+        self, consume: bool = True, notices: Always | None = None, clip: Clip | None = None
+    ) -> None:
         self.consume = consume
         self.notices = notices
+        self.clip = clip
+        self.replaced: dict[int, bytes] = {}  # removal start -> bytes put in its place
         self.parser = NoticeParser()
         self.state = GROUND
         self.u8 = 0
@@ -473,7 +479,59 @@ class Ref:
         for i, b in enumerate(data):
             self.step(i, b)
             safe.append(self.safe)
+        if self.clip is not None:
+            self.finish(len(data))
         return safe
+
+    # -- the clipboard guard: any OSC 52, any terminator, removed whole ----------------------
+
+    def clip_kind(self) -> tuple[bool, bool]:
+        """(the open OSC is an OSC 52, it is a read) from its content so far."""
+        ps, semi, rest = bytes(self.content).partition(b";")
+        if not semi or not re.fullmatch(rb"0*52", ps):
+            return False, False
+        _, semi2, pd = rest.partition(b";")
+        return True, bool(semi2) and pd[:1] == b"?"
+
+    def clip_end(self, end: int) -> bool:
+        """The open OSC ended at ``end`` (exclusive): an OSC 52 is decided here."""
+        if self.clip is None:
+            return False
+        clip, read = self.clip_kind()
+        if not clip:
+            return False
+        passed = self.clip.clipboard(read, False)
+        self.events.append(ClipboardSequence(read, passed, end - self.start))
+        if not passed:
+            self.removed.append((self.start, end))
+            if not self.ok_before:
+                self.replaced[self.start] = b"\x1b\x18"
+        return True
+
+    def finish(self, n: int) -> None:
+        """The end of the stream: an open sequence that is, or could still become, an OSC 52
+        is never released undecided."""
+        assert self.clip is not None
+        s = self.state
+        if s == ESCS:
+            self.removed.append((self.start, n))  # ESC [C0…]: could still become one
+        elif s == OSCESC and not self.clip_kind()[0]:
+            self.removed.append((n - 1, n))  # its ESC could still begin one
+        elif s in (OSC, OSCESC):
+            ps, semi, rest = bytes(self.content).partition(b";")
+            clip, read = self.clip_kind()
+            _, semi2, pd = rest.partition(b";")
+            if clip and (s == OSCESC or (semi2 and pd)):  # decided: passed or dropped
+                if not self.clip.clipboard(read, False):
+                    self.removed.append((self.start, n))
+                    if not self.ok_before:
+                        self.replaced[self.start] = b"\x1b\x18"
+                elif s == OSCESC:
+                    self.removed.append((n - 1, n))  # passed; its last ESC is held back
+            elif clip or (
+                not semi and re.fullmatch(rb"[0-9]*", ps) and b"52".startswith(ps.lstrip(b"0"))
+            ):
+                self.removed.append((self.start, n))  # held: not decidable yet
 
     def begin(self, i: int) -> None:
         self.ok_before = self.state == GROUND and self.u8 == 0
@@ -507,7 +565,10 @@ class Ref:
                 self.dispatch_osc(i + 1)
                 self.state = GROUND
                 return
-            self.begin(i - 1)
+            removed = self.clip_end(i - 1) and bool(self.removed) and self.removed[-1][1] == i - 1
+            self.begin(i - 1)  # a bare ESC ends it and begins the next sequence
+            if removed:
+                self.ok_before = True  # an OSC 52 taken out: the host is at a safe point
             self.step(i, b)
             return
         if b == 0x1B:
@@ -517,6 +578,8 @@ class Ref:
                 self.begin(i)
             return
         if b in (0x18, 0x1A):
+            if s == OSC:
+                self.clip_end(i + 1)
             self.state = GROUND
             return
         if s == ESCS:
@@ -600,6 +663,8 @@ class Ref:
             self.depth = max(self.depth, 1)
 
     def dispatch_osc(self, end: int) -> None:
+        if self.clip_end(end):
+            return
         if end - self.start > CAP + 1:
             return
         c = bytes(self.content)
@@ -652,13 +717,29 @@ class Always:
         return self.answer
 
 
-def expected(data: bytes, consume: bool, notices: Always | None = None) -> tuple[bytes, Ref]:
-    ref = Ref(consume, notices)
+class Clip:
+    """A clipboard policy by kind: writes pass or not, reads pass or not."""
+
+    def __init__(self, write: bool = False, read: bool = False) -> None:
+        self.write = write
+        self.read = read
+        self.asked: list[tuple[bool, bool]] = []
+
+    def clipboard(self, read: bool, framed: bool) -> bool:
+        self.asked.append((read, framed))
+        return self.read if read else self.write
+
+
+def expected(
+    data: bytes, consume: bool, notices: Always | None = None, clip: Clip | None = None
+) -> tuple[bytes, Ref]:
+    ref = Ref(consume, notices, clip)
     ref.run(data)
     out = bytearray()
     pos = 0
-    for s, e in ref.removed:
+    for s, e in sorted(ref.removed):
         out += data[pos:s]
+        out += ref.replaced.get(s, b"")
         pos = e
     out += data[pos:]
     return bytes(out), ref
@@ -681,8 +762,10 @@ def osc_token(ps: bytes, body: bytes, term: bytes) -> bytes:
     return b"\x1b]" + ps + b";" + body + term
 
 
-def long_osc(total: int, term: bytes, report: bool) -> bytes:
+def long_osc(total: int, term: bytes, report: bool, clip: bool = False) -> bytes:
     head = b"\x1b]7501;state=idle:msg=" if report else b"\x1b]2;"
+    if clip:
+        head = b"\x1b]52;c;"
     return head + b"x" * (total - len(head) - len(term)) + term
 
 
@@ -708,7 +791,8 @@ CSI_TOKENS = st.builds(
 )
 OSC_TOKENS = st.builds(
     osc_token,
-    st.sampled_from([b"0", b"2", b"1", b"10", b"7501", b"9", b"133", b"x", b"777", b"99"]),
+    st.sampled_from([b"0", b"2", b"1", b"10", b"7501", b"9", b"133", b"x", b"777", b"99"])
+    | st.sampled_from([b"52", b"052", b"5\x002", b"5", b"520"]),
     st.sampled_from(
         [
             b"title",
@@ -729,6 +813,12 @@ OSC_TOKENS = st.builds(
             b";plain",
             b"e=1;aGk=",
             b"4;0",
+            b"c;ZXZpbA==",
+            b"c;?",
+            b";?",
+            b"c;",
+            b"p\x01;\x02?",
+            b"s0;Y3VybA",
         ]
     ),
     st.sampled_from([b"\x07", ST, ST, b"", b"\x1b", b"\x18"]),
@@ -757,6 +847,10 @@ MISC = st.sampled_from(
         b"\x1b]7501;state=idle",
         b"\x1b]9;",
         b"\x1b]99;i=2:d=0;x",
+        b"\x1b]52;c;",
+        b"\x1b]5",
+        b"\x1b\x00]52;c;QQ==\x07",
+        b"\x1bPtmux;\x1b\x1b]52;c;QQ==\x07\x1b\\",
         b"\x1b]777;notify;a;b\x07",
         WORKING,
         DONE,
@@ -769,8 +863,9 @@ MISC = st.sampled_from(
 )
 LONG = st.builds(
     long_osc,
-    st.integers(CAP - 1, CAP + 3),
-    st.sampled_from([b"\x07", ST]),
+    st.integers(CAP - 1, CAP + 3) | st.integers(2 * CAP, 3 * CAP),
+    st.sampled_from([b"\x07", ST, b"\x1b", b"\x18", b""]),
+    st.booleans(),
     st.booleans(),
 )
 TOKENS = st.one_of(TEXT, TEXT, CSI_TOKENS, OSC_TOKENS, MISC, MISC)
@@ -790,12 +885,12 @@ def splits(
 
 
 def check_against_reference(
-    chunks: list[bytes], consume: bool, notices: Always | None = None
+    chunks: list[bytes], consume: bool, notices: Always | None = None, clip: Clip | None = None
 ) -> None:
     data = b"".join(chunks)
-    want_out, ref = expected(data, consume, notices)
+    want_out, ref = expected(data, consume, notices, clip)
     safe_at = Ref(False).run(want_out)  # states the host terminal goes through
-    t = OutputTracker(consume_status=consume, notices=notices)
+    t = OutputTracker(consume_status=consume, notices=notices, clipboard=clip)
     out = bytearray()
     events: list[Event] = []
     for c in chunks:
@@ -814,7 +909,7 @@ def check_against_reference(
     assert t.kitty_keyboard_depth == ref.depth
     assert t.modify_other_keys == ref.mok
     assert t.title == ref.title
-    if not consume and not (notices and notices.answer):
+    if not consume and not (notices and notices.answer) and clip is None:
         assert bytes(out) == data
 
 
@@ -872,3 +967,136 @@ def test_child_progress_reported_on_change_only() -> None:
     scan = t.feed(off + b"\x1b]9;4;x\x07")
     assert scan.events == [ChildProgress(0)]
     assert scan.out == off + b"\x1b]9;4;x\x07"  # passed through unchanged
+
+
+# --- the clipboard guard (OSC 52) ----------------------------------------------------------------
+
+CLIPS = st.builds(Clip, st.booleans(), st.booleans())
+WRITE = b"\x1b]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaA==\x07"
+
+
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(splits(), st.booleans(), CLIPS)
+def test_any_split_matches_reference_with_clipboard(
+    chunks: list[bytes], consume: bool, clip: Clip
+) -> None:
+    check_against_reference(chunks, consume=consume, clip=clip)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(splits(), CLIPS, st.booleans())
+def test_clipboard_with_notices_matches_reference(
+    chunks: list[bytes], clip: Clip, answer: bool
+) -> None:
+    check_against_reference(chunks, consume=False, notices=Always(answer), clip=clip)
+
+
+@settings(
+    max_examples=80,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    splits(st.lists(st.one_of(LONG, TOKENS), min_size=1, max_size=4).map(b"".join), False),
+    CLIPS,
+)
+def test_long_clipboard_sequences_match_reference(chunks: list[bytes], clip: Clip) -> None:
+    check_against_reference(chunks, consume=True, clip=clip)
+
+
+@settings(max_examples=300)
+@given(splits(st.binary(max_size=60)), CLIPS)
+def test_random_bytes_match_reference_with_clipboard(chunks: list[bytes], clip: Clip) -> None:
+    check_against_reference(chunks, consume=True, clip=clip)
+
+
+CLIP_CASES = [
+    b"a" + WRITE + b"b",
+    b"\x1b[1m" + WRITE.replace(b"\x07", ST) + b"\x1b[0m",
+    b"x\x1b]52;c;?\x07y",
+    b"x\x1b]0052;p;QUJD\x1b\x1b[31mred",  # leading zeros, ended by a bare ESC
+    b"x\x1b\x01]5\x002;c;QUJD\x18y",  # C0 inside, ended by CAN
+    b"\xc3" + WRITE + b"\xa9",  # inside a UTF-8 character: ESC CAN in its place
+    b"\x1b]2;t" + WRITE + b"z",  # ends an open OSC
+    b"\x1bPtmux;\x1b" + WRITE + b"\x1b\\",  # tmux passthrough
+    b"\x1b]52;c;" + b"QUFB" * 3000 + b"\x07after",  # longer than CAP
+    PI_FRAME + WRITE + PI_FRAME,
+]
+
+
+@pytest.mark.parametrize("data", CLIP_CASES)
+def test_clipboard_write_split_at_every_byte_boundary_leaks_nothing(data: bytes) -> None:
+    """Split in two at every byte boundary (and byte by byte): the output is the stream with
+    the OSC 52 taken out whole, the same as the reference, and never holds a "52;"."""
+    want, ref = expected(data, True, clip=Clip())
+    assert [type(e) for e in ref.events].count(ClipboardSequence) == 1
+    assert b"52;" not in want and b"5\x002;" not in want
+    for k in [*range(len(data) + 1), -1]:
+        chunks = [data[:k], data[k:]] if k >= 0 else [data[i : i + 1] for i in range(len(data))]
+        if len(data) > 2000 and k not in (-1, 0, 1, 5, 9, 100, 4096, 4100, len(data) - 8):
+            continue  # the long one: a sample of the boundaries
+        t = OutputTracker(clipboard=Clip())
+        out, events = feed_all(t, chunks)
+        assert out == want, k
+        assert [e for e in events if isinstance(e, ClipboardSequence)] == [
+            e for e in ref.events if isinstance(e, ClipboardSequence)
+        ]
+
+
+def test_clipboard_event_says_read_and_size_never_the_payload() -> None:
+    t = OutputTracker(clipboard=Clip(write=True))
+    s = t.feed(b"x" + WRITE + b"\x1b]52;c;?\x1b\\")
+    assert s.out == b"x" + WRITE
+    assert s.events == [
+        ClipboardSequence(read=False, passed=True, size=len(WRITE)),
+        ClipboardSequence(read=True, passed=False, size=10),
+    ]
+
+
+def test_clipboard_policy_is_told_about_frames() -> None:
+    """Drawn content sits inside a synchronized-output frame; Pi's own /copy does not."""
+    clip = Clip(write=True)
+    t = OutputTracker(clipboard=clip)
+    t.feed(b"\x1b[?2026hline" + WRITE + b"\x1b[?2026l" + WRITE)
+    t.feed(b"\x1b[?2026hstart")
+    t.feed(b"more" + WRITE)
+    t.feed(b"\x1b[?2026l")
+    t.feed(WRITE)
+    assert clip.asked == [(False, True), (False, False), (False, True), (False, False)]
+
+
+def test_unfinished_clipboard_sequence_is_never_flushed() -> None:
+    t = OutputTracker(clipboard=Clip())
+    s = t.feed(b"ab\x1b]52;c")
+    assert s.out == b"ab" and t.held and s.safe
+    assert t.flush() == b"" and t.held
+    s = t.feed(b";QQ==\x07cd")
+    assert s.out == b"cd"
+    assert s.events == [ClipboardSequence(False, False, 12)]
+
+
+def test_report_waiting_for_st_keeps_its_esc_when_flushed() -> None:
+    """An OSC 7501 report held for the "\\" of its ST is flushed, but its ESC is kept: it
+    could begin an OSC 52 instead."""
+    t = OutputTracker(clipboard=Clip())
+    t.feed(b"\x1b]7501;state=idle\x1b")
+    assert t.flush() == b"\x1b]7501;state=idle"
+    s = t.feed(b"]52;c;QQ==\x07z")
+    assert s.out == b"\x1b\x18z"  # the OSC ended by ESC (as the host sees it), then ground
+
+
+def test_without_policy_osc52_passes_unseen() -> None:
+    t = OutputTracker()
+    s = t.feed(WRITE)
+    assert s.out == WRITE and s.events == []
+
+
+@pytest.mark.parametrize("own_focus", [False, True])
+def test_control_characters_between_esc_and_bracket_still_found(own_focus: bool) -> None:
+    """ESC, controls, then "]" begins an OSC in terminals: found by the RIS search (focus
+    owned) or a search of its own; a RIS after it is still reported."""
+    t = OutputTracker(own_focus=own_focus, clipboard=Clip())
+    s = t.feed(b"a\x1b\r\x00]52;c;QQ==\x07b\x1bcz")
+    assert s.out == b"ab\x1bcz"
+    assert ClipboardSequence(False, False, 14) in s.events
+    assert (FocusMayBeOff("ris") in s.events) is own_focus

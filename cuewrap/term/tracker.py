@@ -50,6 +50,16 @@ A child's own notifications (OSC 9 / 777 / 99, :mod:`cuewrap.term.notices`) are 
 :class:`ChildNotification` events and removed under the same conditions, but only when the
 ``notices`` policy given at construction says so at that moment (generic mode, user away,
 host terminal does not show that protocol); their unfinished prefixes are held likewise.
+
+Clipboard guard (``clipboard`` policy, :mod:`cuewrap.term.clipboard`, docs/terminal-guard.md):
+every OSC 52 (``ESC [C0…] ] 0…52 ; …`` with any terminator: BEL, ST, a bare ESC, CAN, SUB) is
+reported as a :class:`ClipboardSequence` and reaches the host only when the policy says so when
+it is first known to be one (its header ``52 ; Pc ; `` and the first payload byte, or its
+end). Removal is always whole, of any length: at a safe point the bytes go; elsewhere they are
+replaced by ``ESC CAN`` (what the sequence's ESC did to the host's parser, then ground). One
+whose header is not complete at a chunk end is held (never released undecided, not even by
+:meth:`OutputTracker.flush`); one decided at a chunk end streams on, passed or dropped, until
+its terminator, with no 4 KiB limit.
 """
 
 from __future__ import annotations
@@ -61,6 +71,14 @@ from typing import NamedTuple
 
 from cuewrap.facts import ChildProgress, ProgramStatus
 from cuewrap.term import sequences as seq
+from cuewrap.term.clipboard import (
+    CLIP,
+    NOT_CLIP,
+    ClipboardPolicy,
+    ClipboardSequence,
+    clip_head,
+    is_clip_ps,
+)
 from cuewrap.term.notices import INTROS, ChildNotification, NoticeParser, NoticePolicy, protocol_of
 
 CAP = 4096  # bytes kept of an unfinished sequence (and longest held OSC 7501 prefix)
@@ -85,6 +103,15 @@ _ESCINT_STOP = re.compile(rb"[\x18\x1a\x1b\x30-\x7e\x80-\xff]")
 _OSC_C0 = re.compile(rb"[\x00-\x06\x08-\x17\x19\x1c-\x1f]")
 _PARAMS = re.compile(rb"[0-9;]*")
 _RIS = re.compile(rb"\x1bc")
+# RIS, or an ESC followed by a control character (with the clipboard guard: the rare start of
+# an OSC written ESC C0… ]); one literal-prefix search finds both
+_RIS_C0 = re.compile(rb"\x1b[c\x00-\x17\x19\x1c-\x1f\x7f]")
+_ESC_C0_OSC = re.compile(rb"\x1b[\x00-\x17\x19\x1c-\x1f\x7f]+\]")  # ESC, C0s, then ]
+_NEUTRAL = b"\x1b\x18"  # ESC CAN: what a removed sequence's ESC did, then ground
+_OPEN_OSC = b"\x1b]\x7f"  # stands for an open OSC already released (never an event)
+ST = b"\x1b\\"
+_FRAME_ON = b"\x1b[?2026h"
+_FRAME_OFF = b"\x1b[?2026l"
 _DEC_ONE = re.compile(rb"\x1b\[\?([0-9]{1,5})([hl])")
 # Modes a TUI toggles around every frame (Pi: CSI ?2026 h/l, CSI ?25 l): tracked as state but
 # not reported as events, and their single-mode form is found by C-level searches only — the
@@ -159,6 +186,7 @@ Event = (
     | ChildProgress
     | ChildNotification
     | FocusMayBeOff
+    | ClipboardSequence
 )
 
 # Events are immutable values: share one instance per value for the frequent ones (Pi
@@ -399,6 +427,7 @@ class OutputTracker:
         notices: NoticePolicy | None = None,
         *,
         own_focus: bool = False,
+        clipboard: ClipboardPolicy | None = None,
     ) -> None:
         self.consume_status: bool = consume_status
         # cuewrap owns the host's focus reporting: the child's CSI ? 1004 h/l are tracked
@@ -416,6 +445,17 @@ class OutputTracker:
         self._held = b""  # not released: a possible OSC 7501 report at the end
         self._u8 = b""  # last <= 3 bytes of ground text released (UTF-8 state)
         self._safe = True
+        # the clipboard guard: None passes every OSC 52 unseen
+        self._clip = clipboard
+        self._frame0 = False  # synchronized output was on at the start of this chunk
+        # (ESC, start) of an OSC 52 cut in this chunk that a bare ESC ended
+        self._bare_cut: tuple[int, int] | None = None
+        self._reps: dict[int, bytes] = {}  # cut start -> bytes put in its place
+        # an OSC 52 decided at a chunk end, still open: 0 none, 1 passing, 2 dropping
+        self._stream = 0
+        self._stream_read = False
+        self._stream_size = 0
+        self._stream_esc = False  # its last byte so far is an ESC (ST, or its end)
 
     @property
     def held(self) -> bool:
@@ -431,6 +471,8 @@ class OutputTracker:
 
     def feed(self, data: bytes) -> Scan:
         """Scan the next output chunk; see :class:`Scan` for what comes back."""
+        if self._stream:
+            return self._feed_stream(data)
         pend = self._pend
         held = self._held
         if pend or held:
@@ -457,6 +499,8 @@ class OutputTracker:
         cuts: list[tuple[int, int]] = []
         find = work.find
         if k_last >= 0:
+            self._frame0 = seq.MODE_SYNC_OUTPUT in self.modes
+            self._bare_cut = None
             starts: list[int] = []
             quiet_seen: dict[int, int] = {}  # quiet mode -> position of its last change
             for needle, last in _PRIVATE_CSI:
@@ -472,12 +516,19 @@ class OutputTracker:
                         starts = found
             for j in starts:
                 self._private_csi(work, j, base, events, quiet_seen, cuts)
+            c0 = -1  # the first ESC followed by a control character (clipboard guard only)
             if self.own_focus:
-                self._resets(work, base, events)
+                c0 = self._resets(work, base, events)
+            elif self._clip is not None:
+                c0m = _RIS_C0.search(work, base)
+                c0 = c0m.start() if c0m is not None else -1
             i = find(b"]", 1)
             if i >= 0:
                 for j in _find_all(work, b"\x1b]", i):
                     self._osc(work, j, base, events, cuts)
+                if c0 >= 0:
+                    for m in _ESC_C0_OSC.finditer(work, c0):
+                        self._clip_osc(work, m.start(), m.end(), base, events, cuts)
         b = find(b"\x07", base)
         while b >= 0:
             k = work.rfind(_ESCB, 0, b)
@@ -487,14 +538,19 @@ class OutputTracker:
 
         # the end: ground, inside a sequence, or a possible OSC 7501 report to hold
         out_end = n
+        tail_rep = b""
         e = _seq_end(work, k_last, n) if k_last >= 0 else 0
         if e >= 0:  # ground at the end
             tail = work[max(e, n - 3) :] if k_last >= 0 else (self._u8 + work)[-3:]
             self._u8 = tail
             self._safe = _u8_complete(tail)
         else:
-            hold_from = self._hold_from(work, k_last, base, n)
-            if hold_from >= 0:
+            clip = None
+            if self._clip is not None and k_last >= base:
+                clip = self._clip_end(work, k_last, base, n)
+            if clip is not None:
+                out_end, tail_rep = clip
+            elif (hold_from := self._hold_from(work, k_last, base, n)) >= 0:
                 self._held = work[hold_from:]
                 out_end = hold_from
                 _, tail = self._state_before(work, out_end)  # ground: _hold_from checked
@@ -516,11 +572,17 @@ class OutputTracker:
                 cuts.sort()
             parts = []
             pos = base
+            reps = self._reps
             for s, e in cuts:
                 parts.append(work[pos:s])
+                if reps and s in reps:
+                    parts.append(reps.pop(s))
                 pos = e
             parts.append(work[pos:out_end])
+            parts.append(tail_rep)
             out = b"".join(parts)
+        elif tail_rep:
+            out = work[base:out_end] + tail_rep
         elif base == 0 and out_end == n:
             out = work
         else:
@@ -537,6 +599,18 @@ class OutputTracker:
         held = self._held
         if not held:
             return b""
+        if self._clip is not None:
+            if clip_head(held, False)[0] != NOT_CLIP:
+                return b""  # a possible clipboard sequence is never released undecided
+            if len(held) > 1 and held[-1] == _ESC:
+                # a report waiting for the "\\" of its ST: its last ESC may yet begin an
+                # OSC 52; keep that one byte back
+                self._held = _ESCB
+                head = held[:-1]
+                self._pend = head if len(head) <= CAP else _synthetic(head)
+                self._u8 = b""
+                self._safe = False
+                return head
         self._held = b""
         # held bytes follow a safe point (see _hold_from), so nothing else is pending
         self._pend = held if len(held) <= CAP else _synthetic(held)
@@ -578,6 +652,9 @@ class OutputTracker:
 
     def _state_before(self, work: bytes, pos: int) -> tuple[bool, bytes]:
         """(ground at ``pos``, last <= 3 bytes of ground text before ``pos``)."""
+        cut = self._bare_cut
+        if cut is not None and cut[0] == pos:  # right after an OSC 52 taken out
+            return (True, b"") if cut[1] in self._reps else self._state_before(work, cut[1])
         k = work.rfind(_ESCB, 0, pos)
         if k < 0:  # nothing but text since the previous chunk
             tail = work[pos - 3 : pos] if pos >= 3 else (self._u8 + work[:pos])[-3:]
@@ -586,6 +663,166 @@ class OutputTracker:
         if e < 0:
             return False, b""
         return True, work[max(e, pos - 3) : pos]
+
+    # -- the clipboard guard (OSC 52) ---------------------------------------------------------
+
+    def _framed(self, work: bytes, j: int) -> bool:
+        """Synchronized output (a frame being drawn) is on at ``j`` (single-mode toggles)."""
+        on = work.rfind(_FRAME_ON, 0, j)
+        off = work.rfind(_FRAME_OFF, 0, j)
+        if on < 0 and off < 0:
+            return self._frame0
+        return on > off
+
+    def _clip_osc(
+        self,
+        work: bytes,
+        j: int,
+        c: int,
+        base: int,
+        events: list[tuple[int, Event]],
+        cuts: list[tuple[int, int]],
+    ) -> None:
+        """A complete OSC at ``j`` (content from ``c``): if it is an OSC 52, decide it."""
+        m = _OSC_STOP.search(work, c)
+        if m is None:
+            return
+        t = m.start()
+        if work[t] == _ESC:
+            if t + 1 >= len(work):
+                return  # its ESC is the last byte: decided at the chunk end
+            end = t + 2 if work[t + 1] == 0x5C else t  # a bare ESC begins the next sequence
+        else:
+            end = t + 1  # BEL, CAN, SUB
+        kind, read = clip_head(work[j:t], True)
+        if kind != CLIP:
+            return
+        clip = self._clip
+        passed = j < base or (clip is not None and clip.clipboard(read, self._framed(work, j)))
+        events.append((j, ClipboardSequence(read, passed, end - j)))
+        if not passed:
+            cuts.append((j, end))
+            if not self._removable_at(work, j):
+                self._reps[j] = _NEUTRAL
+            if end == t:
+                self._bare_cut = (t, j)
+
+    def _set_before(self, work: bytes, start: int) -> None:
+        """The tracker's state for output released up to ``start`` (``start`` >= base)."""
+        ground, tail = self._state_before(work, start)
+        if ground:
+            self._u8 = tail
+            self._safe = _u8_complete(tail)
+        else:  # the sequence open before ``start`` was released: it is pending
+            k = work.rfind(_ESCB, 0, start)
+            pend = work[k:start]
+            if clip_head(pend, True)[0] == CLIP:
+                pend = _OPEN_OSC  # an OSC 52 that passed (and was reported): not again
+            self._pend = pend if len(pend) <= CAP else _synthetic(pend)
+            self._u8 = b""
+            self._safe = False
+
+    def _clip_end(self, work: bytes, k_last: int, base: int, n: int) -> tuple[int, bytes] | None:
+        """The unfinished sequence at the end may be an OSC 52: hold it (not decidable yet)
+        or decide it and stream the rest (passed or dropped). None: not one of those.
+        Returns (end of the output, bytes to append)."""
+        start = k_last
+        final = False
+        if k_last == n - 1:  # a lone ESC: it may end an open OSC 52
+            k2 = work.rfind(_ESCB, base, k_last)
+            if (
+                k2 >= 0
+                and _seq_end(work, k2, k_last) < 0
+                and clip_head(work[k2:k_last], True)[0] == CLIP
+            ):
+                start = k2
+                final = True
+        kind, read = clip_head(work[start:k_last] if final else work[start:], final)
+        if kind == NOT_CLIP:
+            return None
+        if kind != CLIP:  # could still become one, or its header is not complete yet
+            if n - start <= CAP:
+                if start == n - 1 and self._hold_from(work, k_last, base, n) >= 0:
+                    return None  # an OSC 7501 report (or notification) waiting for its "\\"
+                self._held = work[start:]
+                self._set_before(work, start)
+                return start, b""
+            if work[start + 1] != 0x5D:
+                # ESC and more than CAP control characters: they act the same before the
+                # ESC as after it; release them and keep holding the ESC alone
+                self._held = _ESCB
+                self._set_before(work, start)
+                if not self._pend:  # a control character ends a pending UTF-8 character
+                    self._u8 = b""
+                    self._safe = True
+                return start, work[start + 1 :]
+            read = True  # waited long enough: the strictest reading
+        clip = self._clip
+        framed = self._framed(work, start)
+        passed = clip is not None and clip.clipboard(read, framed)
+        self._stream = 1 if passed else 2
+        self._stream_read = read
+        self._stream_esc = final
+        self._stream_size = (k_last if final else n) - start
+        if passed:
+            self._u8 = b""
+            self._safe = False
+            return (k_last if final else n), b""  # an ESC at the end: is it ST?
+        if self._removable_at(work, start):
+            self._set_before(work, start)
+            return start, b""
+        self._u8 = b""
+        self._safe = True
+        return start, _NEUTRAL
+
+    def _end_stream(self) -> ClipboardSequence:
+        ev = ClipboardSequence(self._stream_read, self._stream == 1, self._stream_size)
+        if self._stream == 1:  # the host is in ground after it
+            self._u8 = b""
+            self._safe = True
+        self._stream = 0
+        return ev
+
+    def _feed_stream(self, data: bytes) -> Scan:
+        """The rest of an OSC 52 decided at a chunk end: passed or dropped to its end."""
+        if not data:
+            return Scan(b"", [], self._safe)
+        passing = self._stream == 1
+        if self._stream_esc:  # ST, or a bare ESC that ended it
+            self._stream_esc = False
+            if data[0] == 0x5C:
+                self._stream_size += 2
+                ev = self._end_stream()
+                rest = self.feed(data[1:])
+                out = ST + rest.out if passing else rest.out
+                return Scan(out, [ev, *rest.events], rest.safe)
+            ev = self._end_stream()
+            if passing:  # the host is still inside it: a released open OSC stands for it
+                self._pend = _OPEN_OSC
+                self._safe = False
+            rest = self.feed(_ESCB + data)  # the ESC, not released, begins the next one
+            return Scan(rest.out, [ev, *rest.events], rest.safe)
+        m = _OSC_STOP.search(data)
+        if m is None:
+            self._stream_size += len(data)
+            return Scan(data if passing else b"", [], self._safe)
+        t = m.start()
+        if data[t] == _ESC:
+            if t + 1 == len(data):  # held back until it is known to be ST or not
+                self._stream_size += t
+                self._stream_esc = True
+                return Scan(data[:t] if passing else b"", [], self._safe)
+            end = t + 2 if data[t + 1] == 0x5C else t
+        else:
+            end = t + 1
+        self._stream_size += end
+        ev = self._end_stream()
+        if passing and end == t and data[t] == _ESC:  # the host is still inside it
+            self._pend = _OPEN_OSC
+            self._safe = False
+        rest = self.feed(data[end:])
+        out = data[:end] + rest.out if passing else rest.out
+        return Scan(out, [ev, *rest.events], rest.safe)
 
     def _removable_at(self, work: bytes, j: int) -> bool:
         ground, tail = self._state_before(work, j)
@@ -627,18 +864,24 @@ class OutputTracker:
             return -1
         return start
 
-    def _resets(self, work: bytes, base: int, events: list[tuple[int, Event]]) -> None:
+    def _resets(self, work: bytes, base: int, events: list[tuple[int, Event]]) -> int:
         """RIS and DECSTR released in this chunk (an ESC always starts a new sequence, so
-        every ``ESC c`` is RIS and every ``ESC [ ! p`` DECSTR)."""
+        every ``ESC c`` is RIS and every ``ESC [ ! p`` DECSTR). With the clipboard guard, the
+        same search finds the first ESC followed by a control character: returned (or -1)."""
         # on escape-dense output bytes.find of a 2-byte needle is slow (no memchr): the
         # regex literal search is ~3x faster; DECSTR is looked for only if a "!" is there
-        m = _RIS.search(work, base)
+        c0 = -1
+        m = (_RIS if self._clip is None else _RIS_C0).search(work, base)
+        if m is not None and work[m.start() + 1] != 0x63:  # c
+            c0 = m.start()
+            m = _RIS.search(work, m.end())
         if m is not None:
             events.append((m.start(), _FOCUS_RIS))
         if work.find(b"!", base) >= 0:
             i = work.find(b"\x1b[!p", base)
             if i >= 0:
                 events.append((i, _FOCUS_DECSTR))
+        return c0
 
     def _set_mode(self, mode: int, on: bool) -> None:
         if mode in TRACKED_MODES:
@@ -750,8 +993,12 @@ class OutputTracker:
         elif term == _ESC and work[t + 1 : t + 2] == b"\\":
             end = t + 2
         else:
+            if self._clip is not None:  # a terminal may still take it as complete
+                self._clip_osc(work, j, j + 2, base, events, cuts)
             return  # aborted (CAN, SUB, ESC not followed by "\"), or unfinished
         if end - j > CAP + 1:
+            if self._clip is not None:
+                self._clip_osc(work, j, j + 2, base, events, cuts)
             return
         content = work[j + 2 : t]
         if _OSC_C0.search(content) is not None:
@@ -775,6 +1022,8 @@ class OutputTracker:
             events.append((j, status))
             if self.consume_status and j >= base and self._removable_at(work, j):
                 cuts.append((j, end))
+        elif self._clip is not None and is_clip_ps(ps):
+            self._clip_osc(work, j, j + 2, base, events, cuts)
         else:
             proto = protocol_of(ps)
             if proto is None:

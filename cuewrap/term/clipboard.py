@@ -1,0 +1,89 @@
+"""OSC 52 clipboard sequences in the child's output (docs/terminal-guard.md).
+
+``ESC ] 52 ; Pc ; Pd`` sets the clipboard named by ``Pc`` to the base64 text ``Pd`` in most
+terminals (kitty, WezTerm, Ghostty, Alacritty, foot, xterm when allowed); ``Pd = ?`` asks the
+terminal to type the clipboard back into the program's input. A model's answer that carries
+one (prompt injection) would write the user's clipboard: the output tracker recognises them and
+asks a :class:`ClipboardPolicy` whether each one reaches the host terminal.
+
+What counts as one, as strictly as the terminals that accept the most: ``Ps`` with leading
+zeros (``052``), C0 controls anywhere inside (terminals ignore them), and any terminator:
+BEL, ST, an ESC that is not followed by ``\\``, CAN and SUB (terminals built on the DEC
+parser model dispatch an OSC on every one of these). Only this module's pure helpers are here;
+the tracker does the scanning.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Protocol
+
+_ESC_SKIP = re.compile(rb"[\x00-\x17\x19\x1c-\x1f\x7f]*")
+_OSC_C0 = re.compile(rb"[\x00-\x06\x08-\x17\x19\x1c-\x1f]")
+_DIGITS = re.compile(rb"[0-9]*")
+
+# classification of the head of a sequence (see clip_head)
+NOT_CLIP = 0  # cannot be (or become) an OSC 52
+MAYBE = 1  # could still become one, or is one whose header is not complete yet
+CLIP = 2  # an OSC 52 whose header is complete: read or write is known
+
+
+class ClipboardPolicy(Protocol):
+    """Decides, when an OSC 52 from the child is about to reach the host terminal, whether it
+    passes. ``read``: it asks for the clipboard (``Pd = ?``). ``framed``: it sits inside a
+    synchronized-output frame (``CSI ? 2026 h`` … ``l``), i.e. it is part of drawn content,
+    not a write of its own."""
+
+    def clipboard(self, read: bool, framed: bool) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ClipboardSequence:
+    """An OSC 52 from the child ended (or was cut short by the end of the output).
+
+    ``passed``: it reached the host terminal unchanged; else it was removed whole. ``size``:
+    its length in bytes (never its payload)."""
+
+    read: bool
+    passed: bool
+    size: int
+
+
+def is_clip_ps(ps: bytes) -> bool:
+    """``Ps`` of an OSC (C0 already removed) names OSC 52 (leading zeros allowed)."""
+    return ps.lstrip(b"0") == b"52" and _DIGITS.fullmatch(ps) is not None
+
+
+def is_read(rest: bytes) -> bool:
+    """``rest``: what follows ``52 ;`` (C0 removed). A read is ``Pc ; ?``."""
+    _, semi, pd = rest.partition(b";")
+    return bool(semi) and pd[:1] == b"?"
+
+
+def clip_head(s: bytes, final: bool) -> tuple[int, bool]:
+    """Classify ``s``: an ESC-led sequence (``ESC [C0…] ] …``) without its terminator.
+
+    ``final``: its terminator has arrived (its content is complete). Returns (class, read)
+    where class is :data:`NOT_CLIP`, :data:`MAYBE` or :data:`CLIP`; ``read`` is meaningful
+    for :data:`CLIP` only."""
+    m = _ESC_SKIP.match(s, 1)
+    i = m.end() if m is not None else 1
+    if i >= len(s):
+        return (NOT_CLIP if final else MAYBE), False
+    if s[i] != 0x5D:  # ]
+        return NOT_CLIP, False
+    content = s[i + 1 :]
+    if _OSC_C0.search(content) is not None:
+        content = _OSC_C0.sub(b"", content)
+    ps, semi, rest = content.partition(b";")
+    if not semi:
+        if final or _DIGITS.fullmatch(ps) is None:
+            return NOT_CLIP, False
+        return (MAYBE if b"52".startswith(ps.lstrip(b"0")) else NOT_CLIP), False
+    if not is_clip_ps(ps):
+        return NOT_CLIP, False
+    _, semi2, pd = rest.partition(b";")
+    if (semi2 and pd) or final:
+        return CLIP, bool(semi2) and pd[:1] == b"?"
+    return MAYBE, False
