@@ -15,9 +15,15 @@ escape sequences and UTF-8 characters, the point where they may be written.
 Collaborators (the byte filters, the injector, the sink, the screen gate) are given at
 construction; ``session.py`` wires them.
 
-Signals arrive through ``signal.set_wakeup_fd``; there is no periodic timer, so an idle relay
-blocks in ``select`` and uses no CPU. Any failure outside the byte path is reported and the
-relay carries on; a failure of the filters themselves turns them off (plain passthrough).
+While the child streams (and nothing was typed in the last ``ECHO_WINDOW``), its output is left
+to gather in the PTY for ``GATHER`` between relays: one wake-up per screen frame instead of one
+per write of the child. The first output after a pause, the echo of input and a fast flood go
+out as they come; the bytes are the same either way.
+
+Signals arrive through ``signal.set_wakeup_fd``; there is no periodic timer (the gathering
+timer runs only while output streams), so an idle relay blocks in ``select`` and uses no CPU.
+Any failure outside the byte path is reported and the relay carries on; a failure of the
+filters themselves turns them off (plain passthrough).
 """
 
 from __future__ import annotations
@@ -47,6 +53,9 @@ BATCH_SIZE = READ_SIZE  # take up to this much per wake-up while output streams
 FOCUS_PREFIX_HOLD = 0.005  # seconds a partial ESC / ESC [ is held (Pi's ESC timeout is 10 ms)
 ANSWER_HOLD = 0.5  # seconds more a partial answer to cuewrap's start-up query is held
 OUTPUT_HOLD = 0.02  # seconds a partial OSC 7501 prefix at a chunk end may be held
+GATHER = 1 / 60  # seconds a stream's output gathers in the PTY between relays (a 60 Hz frame)
+GATHER_FULL = 32768  # bytes: a gathering this large is a fast stream, relayed as it comes
+ECHO_WINDOW = 0.05  # seconds after input in which output is relayed as it comes (its echo)
 INPUT_BACKLOG = 1 << 20  # stop reading stdin while this much input waits for the child
 FATAL_GRACE = 3.0  # after a terminating signal, kill the child if it lingers this long
 
@@ -114,6 +123,10 @@ class Relay:
         self._stdin_paused = False  # stdin not read: too much input waits for the child
         self._focus_timer: Timer | None = None
         self._output_timer: Timer | None = None
+        self._gather_timer: Timer | None = None  # set: the master is not watched meanwhile
+        self._clock = loop.clock
+        self._last_out = float("-inf")  # when output was last relayed
+        self._echo_until = float("-inf")  # output relayed as it comes until then (input)
         self._stdin_open = True
         self._master_open = True
         self._exit: ChildExited | None = None
@@ -154,7 +167,7 @@ class Relay:
             return self._exit
         finally:
             self.loop.remove_reader(self.host.stdin_fd)  # what is typed now is the shell's
-            for timer in (self._focus_timer, self._output_timer):
+            for timer in (self._focus_timer, self._output_timer, self._gather_timer):
                 if timer is not None:
                     timer.cancel()
             self.injector.close()
@@ -174,6 +187,9 @@ class Relay:
         if not data:
             self._stdin_eof()
             return
+        self._echo_until = self._clock() + ECHO_WINDOW
+        if self._gather_timer is not None:  # the answer to this input is not kept waiting
+            self._stop_gathering()
         if self.focus is None:
             self._queue_child(data)
             return
@@ -293,13 +309,47 @@ class Relay:
         if not data:
             self._master_eof()
             return
+        eof = False
         if len(data) >= BATCH_AFTER:
             data, eof = self._read_more(data)
-            self._output(data)
-            if eof:
-                self._master_eof()
-            return
+        now = self._clock()
+        streaming = now - self._last_out < GATHER
+        self._last_out = now
         self._output(data)
+        if eof:
+            self._master_eof()
+        elif streaming and len(data) < GATHER_FULL and now >= self._echo_until:
+            # the child streams: let its output gather in the PTY for a few milliseconds
+            # (a screen shows one frame per refresh anyway) instead of waking per write
+            if self._master_open:
+                self.loop.remove_reader(self.master_fd)
+                self._gather_timer = self.loop.call_at(now + GATHER, self._gathered, guarded=False)
+
+    def _gathered(self) -> None:
+        """The gathering time is over: relay what came meanwhile; gather again while the
+        stream goes on slowly enough, else watch the master again (the next output after a
+        pause, and a fast stream, are relayed as they come)."""
+        self._gather_timer = None
+        if not self._master_open:
+            return
+        data, eof = self._read_more(b"")
+        now = self._clock()
+        if data:
+            self._last_out = now
+            self._output(data)
+        if eof:
+            self._master_eof()
+        elif data and len(data) < GATHER_FULL and now >= self._echo_until and self._master_open:
+            self._gather_timer = self.loop.call_at(now + GATHER, self._gathered, guarded=False)
+        elif self._master_open:
+            self.loop.add_reader(self.master_fd, self._on_master, guarded=False)
+
+    def _stop_gathering(self) -> None:
+        if self._gather_timer is not None:
+            self._gather_timer.cancel()
+            self._gather_timer = None
+            if self._master_open:
+                self.loop.add_reader(self.master_fd, self._on_master, guarded=False)
 
     def _read_more(self, first: bytes) -> tuple[bytes, bool]:
         """Output is streaming: take what else is already there, so the per-chunk work
@@ -357,6 +407,9 @@ class Relay:
             self.injector.set_safe(self.tracker.safe)
 
     def _master_eof(self) -> None:
+        if self._gather_timer is not None:
+            self._gather_timer.cancel()
+            self._gather_timer = None
         if self.tracker is not None and self.tracker.held:
             self._flush_output()
         self.injector.flush()
@@ -372,6 +425,9 @@ class Relay:
             try:
                 data = os.read(self.master_fd, READ_SIZE)
             except BlockingIOError:
+                if self._gather_timer is not None:
+                    self._gather_timer.cancel()
+                    self._gather_timer = None
                 self.loop.remove_reader(self.master_fd)
                 self.loop.remove_writer(self.master_fd)
                 self._writer_on = False

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PY = sys.executable
@@ -238,19 +239,28 @@ os.write(1, b"\r\nDONE\r\n")
 """
 
 
-def cpu_per_mb(argv: list[str], env: dict[str, str], seconds: float) -> float:
-    """CPU ticks of the relay process itself (not its child) per MB relayed, measured
-    between 1 s after the start and 0.5 s before the child stops writing."""
+def cpu_per_mb(
+    argv: list[str],
+    env: dict[str, str],
+    seconds: float,
+    extra: Callable[[], list[int]] | None = None,
+) -> tuple[float, float]:
+    """CPU time of the relay's own processes (not the child) between 1 s after the start and
+    0.5 s before the child stops writing: (ms per second, ms per MB relayed). ``extra``: more
+    processes of the relay (tmux's server), asked for at the first mark."""
     pid, fd = run_in_pty(argv, env)
     t0 = time.monotonic()
     total = 0
-    marks: list[tuple[int, int]] = []
+    marks: list[tuple[float, int, float]] = []
     plan = [t0 + 1.0, t0 + seconds - 0.5]
+    pids = [pid]
     while True:
         left = (plan[0] - time.monotonic()) if plan else None
         ready = select.select([fd], [], [], max(0.0, left) if left is not None else None)[0]
         if plan and time.monotonic() >= plan[0]:
-            marks.append((cpu_ticks(pid), total))
+            if not marks and extra is not None:
+                pids += extra()
+            marks.append((cpu_ns(pids), total, time.monotonic()))
             plan.pop(0)
         if ready:
             try:
@@ -262,13 +272,31 @@ def cpu_per_mb(argv: list[str], env: dict[str, str], seconds: float) -> float:
             total += len(data)
     os.waitpid(pid, 0)
     os.close(fd)
-    (c0, b0), (c1, b1) = marks
-    return (c1 - c0) / max((b1 - b0) / 1e6, 1e-9)
+    (c0, b0, t0), (c1, b1, t1) = marks
+    ms = (c1 - c0) / 1e6
+    return ms / (t1 - t0), ms / max((b1 - b0) / 1e6, 1e-9)
+
+
+def tmux_relay(child: list[str]) -> tuple[list[str], Callable[[], list[int]], Callable[[], None]]:
+    """tmux (a private server, the client attached in the PTY) running ``child``."""
+    name = f"cuewrap-bench-{os.getpid()}"
+    base = ["tmux", "-L", name, "-f", "/dev/null"]
+
+    def server() -> list[int]:
+        out = subprocess.run([*base, "display", "-p", "#{pid}"], capture_output=True, text=True)
+        return [int(out.stdout)] if out.stdout.strip().isdigit() else []
+
+    def stop() -> None:
+        subprocess.run([*base, "kill-server"], capture_output=True)
+
+    return [*base, "new-session", shlex.join(child)], server, stop
 
 
 def bench_cpu(seconds: float, rounds: int) -> None:
-    """CPU per MB when the child writes like a TUI (~1.5 KB every 2.5 ms, ~0.6 MB/s): the
-    per-chunk overhead (the loop, the filters, timers), side by side, interleaved."""
+    """CPU when the child writes like a TUI (~1.5 KB every 2.5 ms, ~0.6 MB/s): the per-chunk
+    overhead (the loop, the filters, timers), side by side, interleaved. The child writes on
+    a clock, so every wrapper relays the same flood: CPU per second compares them all (tmux
+    re-renders, so its bytes out are not the child's), CPU per MB the pass-through ones."""
     child = [PY, "-c", TUI_CHILD, str(seconds), "0.0025"]
     with tempfile.TemporaryDirectory() as bindir:
         fake = os.path.join(bindir, "pi")  # a stand-in pi that draws like one
@@ -276,21 +304,54 @@ def bench_cpu(seconds: float, rounds: int) -> None:
             fh.write(f"#!/bin/sh\nBENCH_STATUS=1 exec {shlex.join(child)}\n")
         os.chmod(fake, 0o755)
         env = dict(os.environ, TERM="xterm-256color", PATH=f"{bindir}:{os.environ['PATH']}")
-        relays = {
-            "minimal relay": [PY, "-c", MINIMAL_RELAY, *child],
-            "cuewrap --": [*CUEWRAP, *child],
-            "cuewrap pi": [*CUEWRAP[:-1], "pi"],
+        env = {k: v for k, v in env.items() if not k.startswith("TMUX")}
+        relays: dict[str, tuple[list[str], Callable[[], list[int]] | None]] = {
+            "minimal relay": ([PY, "-c", MINIMAL_RELAY, *child], None),
+            "cuewrap --": ([*CUEWRAP, *child], None),
+            "cuewrap pi": ([*CUEWRAP[:-1], "pi"], None),
         }
         if shutil.which("script"):
-            relays["script(1)"] = ["script", "-q", "-c", shlex.join(child), "/dev/null"]
-        results: dict[str, list[float]] = {k: [] for k in relays}
-        for _ in range(rounds):
-            for name, argv in relays.items():
-                results[name].append(cpu_per_mb(argv, env, seconds))
-    med = {k: statistics.median(v) for k, v in results.items()}
-    print(f"CPU per MB, TUI-like writes, {seconds:.0f} s x {rounds} interleaved (ticks/MB):")
-    for name, v in med.items():
-        print(f"  {name:14s} {v:6.2f}   x{v / med['minimal relay']:.2f} of minimal relay")
+            relays["script(1)"] = (["script", "-q", "-c", shlex.join(child), "/dev/null"], None)
+        stop_tmux = None
+        if shutil.which("tmux"):
+            argv, server, stop_tmux = tmux_relay(child)
+            relays["tmux"] = (argv, server)
+        results: dict[str, list[tuple[float, float]]] = {k: [] for k in relays}
+        try:
+            for _ in range(rounds):
+                for name, (argv, extra) in relays.items():
+                    results[name].append(cpu_per_mb(argv, env, seconds, extra))
+        finally:
+            if stop_tmux is not None:
+                stop_tmux()
+    per_s = {k: statistics.median(v[0] for v in vs) for k, vs in results.items()}
+    per_mb = {k: statistics.median(v[1] for v in vs) for k, vs in results.items()}
+    base = per_s["minimal relay"]
+    print(f"CPU, TUI-like writes, {seconds:.0f} s x {rounds} interleaved (CPU ms per s, per MB):")
+    for name, v in per_s.items():
+        mb = f"{per_mb[name]:6.2f}" if name != "tmux" else "     -"
+        print(f"  {name:14s} {v:6.2f} /s {mb} /MB   x{v / base:.2f} of minimal relay")
+    if "tmux" in per_s:
+        for name in ("cuewrap --", "cuewrap pi"):
+            print(f"  {name} / tmux: x{per_s[name] / per_s['tmux']:.2f}")
+
+
+def cpu_ns(pids: list[int]) -> int:
+    """CPU time (ns) of every thread of ``pids`` (/proc/PID/task/*/schedstat: exact, where
+    the utime + stime ticks of /proc/PID/stat count in 10 ms steps)."""
+    total = 0
+    for pid in pids:
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/schedstat") as fh:
+                    total += int(fh.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass
+    return total
 
 
 def cpu_ticks(pid: int) -> int:

@@ -116,6 +116,34 @@ def test_output_all_256_byte_values_unchanged() -> None:
     assert p.exitstatus == 0
 
 
+def test_streamed_output_gathered_arrives_intact_with_the_echo_between_frames() -> None:
+    """A child streaming small frames (the relay lets them gather for a frame's time between
+    relays) and a key typed meanwhile: every frame arrives, byte for byte and in order, and
+    the child's echo of the key sits between two whole frames."""
+    sys.path.insert(0, str(Path(CHILD).parent))
+    from ptychild import stream_frame
+
+    n = 600
+    p = spawn("stream", str(n))
+    p.logfile_read = io.BytesIO()
+    p.expect("READY\r\n")
+    p.expect(re.escape(stream_frame(100)))
+    p.send(b"x")
+    p.expect(rb"END\r\n", timeout=30)
+    data = p.logfile_read.getvalue()
+    body = data[data.index(b"READY\r\n") + 7 : data.rindex(b"END\r\n")]
+    echo = b"E78\r\n"
+    assert body.count(echo) == 1
+    at = body.index(echo)
+    rest = body[:at] + body[at + len(echo) :]
+    assert rest == b"".join(stream_frame(i) for i in range(n))
+    frame_len = len(stream_frame(0))
+    assert at % frame_len == 0 and at >= 101 * frame_len  # between frames, after the key
+    p.expect(pexpect.EOF)
+    p.close()
+    assert p.exitstatus == 0
+
+
 def test_input_all_256_byte_values_unchanged() -> None:
     p = spawn("raw-echo")
     p.expect("READY")

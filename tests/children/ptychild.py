@@ -15,6 +15,9 @@ focus-resets  raw mode, 1004 on, READY; on "a" 1004 off (OFF), on "b" RIS (RESET
               (SOFT), on "d" 1004 on again inside a multi-mode sequence (MULTI); then as raw-echo
 stop-self     print READY, wait for a line, stop its own group as Pi's Ctrl-Z does
               (kill(0, SIGTSTP)), print BACK once continued, wait for a line, exit 0
+stream N      raw mode, READY, then N small escape-dense frames ("S<n>" inside synchronized
+              output and colours) one every 2 ms; every read of input in between is echoed as
+              "E<hex>\r\n" between two frames; then END
 deaf          ignore every catchable terminating signal, print READY, sleep until killed
 """
 
@@ -37,6 +40,10 @@ def report_reads() -> None:
         out("R" + data.hex() + "\r\n")
         if data == b"q":
             return
+
+
+def stream_frame(i: int) -> bytes:
+    return b"\x1b[?2026h\x1b[1;1H\x1b[38;5;2mS%06d\x1b[0m \xe2\xa0\x8b\x1b[?2026l\r\n" % i
 
 
 def main() -> None:
@@ -108,6 +115,16 @@ def main() -> None:
         os.kill(0, signal.SIGTSTP)
         out("BACK\n")
         sys.stdin.readline()
+    elif mode == "stream":
+        import select
+
+        tty.setraw(0)
+        out("READY\r\n")
+        for i in range(int(sys.argv[2])):
+            os.write(1, stream_frame(i))
+            if select.select([0], [], [], 0.002)[0]:
+                out("E" + os.read(0, 4096).hex() + "\r\n")
+        out("END\r\n")
     elif mode == "deaf":
         for sig in range(1, signal.NSIG):
             if sig not in (signal.SIGKILL, signal.SIGSTOP, signal.SIGCHLD, signal.SIGCONT):
