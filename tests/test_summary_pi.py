@@ -24,6 +24,9 @@ from typing import Any
 import pytest
 from fakemodel import FakeModel, http_error, text, tool_call
 from pirig import TESTS, PiSession, ask_question_args
+from test_desktop_daemon import bus, dunst, dunst_history  # noqa: F401  (fixtures)
+from test_tmux_pi import Scene, tmux_scene  # noqa: F401  (fixture)
+from tmuxrig import SESSION
 from waiting import absence_window, wait_until
 
 from cuewrap.engine.summary import BODY_MAX, body, clean
@@ -274,3 +277,56 @@ def test_an_older_pi_says_what_it_can(
     s.quit()
     assert s.wait_exit() == 0
     assert s.log_path is not None and "OLDPI" not in s.log_path.read_text(encoding="utf-8")
+
+
+@pytest.mark.desktop
+@pytest.mark.parametrize("pi_version", ["1.4.0"])
+def test_the_desktop_notification_says_it_as_plain_text(
+    pi_session: Callable[..., PiSession],
+    fakemodel: FakeModel,
+    dunst: Any,  # noqa: F811
+) -> None:
+    """A real notification daemon (dunst, which reads markup in bodies): the summary is the
+    body, and '<', '>', '&' in it are escaped so they stay text (no bold, no link)."""
+    first = 'MARKUP-SECRET a < b & c > d <b>bold</b> <a href="http://x">link</a>'
+    fakemodel.script([text(first + "\nmore")])
+    env = {key: dunst.env[key] for key in ("DISPLAY", "DBUS_SESSION_BUS_ADDRESS",
+                                           "XDG_RUNTIME_DIR")}  # fmt: skip
+    env["CUEWRAP_PRIVACY_BODY"] = "summary"
+    s = pi_session(env=env)
+    s.focus_out()
+    s.prompt("hello")
+    rec = s.wait_log(lambda r: r.get("kind") == "delivery" and r.get("channel") == "desktop"
+                     and r.get("state") in ("delivered", "failed"), 20)  # fmt: skip
+    assert rec["state"] == "delivered", rec
+    [got] = dunst_history(dunst.env)
+    assert got["summary"] == NOTIFY_TITLE
+    # what dunst received (its history keeps the body as sent): escaped, because dunst
+    # announces body-markup; shown, it reads as the answer's text
+    escaped = first.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    assert got["body"] == "Finished: " + escaped, got
+    s.focus_in()
+    s.quit()
+    assert s.wait_exit() == 0
+
+
+@pytest.mark.parametrize("pi_version", ["1.4.0"])
+def test_the_tmux_message_says_it(
+    tmux_scene: Callable[..., Scene],  # noqa: F811
+    fakemodel: FakeModel,
+    pi_home: Any,
+) -> None:
+    """Inside tmux, away in another window: the status-line message carries the summary, with
+    tmux's format characters and separators kept as text."""
+    pi_home.env["CUEWRAP_PRIVACY_BODY"] = "summary"
+    answer = "TMUX-SECRET 100% #{pane_id} done; next"
+    fakemodel.push(tool_call("bash", {"command": "sleep 2"}), text(answer))
+    sc = tmux_scene()
+    sc.client.prompt("go")
+    sc.client.wait_working()
+    sc.select(1)
+    sc.presence("away")
+    msg = sc.wait(lambda: sc.rig.cue_messages(), "a tmux message")
+    assert len(msg) == 1, msg
+    assert f"message: Pi — work: Finished: {answer} (session {SESSION}, window 0" in msg[0], msg
+    sc.select(0)

@@ -42,6 +42,11 @@ REPLY_TIMEOUT = 2.0
 ACTION = ["default", "Show Pi"]
 
 
+def _escape(text: str) -> str:
+    """Plain text for a body-markup server (the markup is a small XML subset)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def _emit(msg: dict[str, object]) -> None:
     os.write(1, (json.dumps(msg) + "\n").encode())
 
@@ -86,6 +91,9 @@ def main() -> int:
         return 1
     caps = list(caps_reply.body[0]) if caps_reply.body else []
     actions = "actions" in caps
+    # a server with body-markup reads '<', '>' and '&' in the body as markup (bold, links):
+    # the body is plain text (a summary may hold any of them), so they are escaped for it
+    markup = "body-markup" in caps
     _emit({"ready": True, "actions": actions})
 
     pending: dict[int, tuple[float, dict[str, Any]]] = {}  # serial -> (deadline, request)
@@ -106,7 +114,7 @@ def main() -> int:
                     int(request.get("replaces", 0)),
                     "",
                     str(request["title"]),
-                    str(request["body"]),
+                    _escape(str(request["body"])) if markup else str(request["body"]),
                     ACTION if actions else [],
                     hints,
                     -1,
