@@ -21,6 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TypeVar
 
+from pirig import pi_environment
 from waiting import wait_until
 
 from cuewrap.bridge.server import BridgeServer
@@ -278,17 +279,11 @@ def make_agent_dir(path: Path, base_url: str) -> Path:
 
 
 def pi_env(bindir: Path, agent_dir: Path, extra: dict[str, str]) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CUEWRAP_")}
-    env.update(
-        {
-            "PATH": f"{bindir}{os.pathsep}{env.get('PATH', '')}",
-            "PI_CODING_AGENT_DIR": str(agent_dir),
-            "PI_OFFLINE": "1",
-            "PI_SKIP_VERSION_CHECK": "1",
-            "PI_TELEMETRY": "0",
-            "TERM": "xterm-256color",
-        }
-    )
+    """The one Pi environment of the tests (``pirig.pi_environment``), home beside
+    ``agent_dir``, plus ``extra``."""
+    home = agent_dir.parent / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    env = pi_environment(bindir, agent_dir, home)
     env.update(extra)
     return env
 

@@ -1,17 +1,73 @@
-"""Shared fixtures: the Pi test rig (see tests/pirig.py and tests/fakemodel.py).
+"""Shared fixtures (the rigs below) and the two rules every test run keeps.
 
-Under CI (``CI=true``) a skipped test is a failed test: every tool a test needs (Pi, tmux,
-sshd, dunst, tic) is installed by the project's own scripts, so a skip there means an install
-step is missing or broken, and a missing install step must not pass unseen.
+Rigs, each a module of its own whose fixtures are registered here (a test module never
+imports fixtures from another test module):
+
+- tests/pirig.py      real Pi against the fake model (``pi_session``, ``pi_home``, …)
+- tests/desktoprig.py a private D-Bus session bus and dunst (``bus``, ``dunst``)
+- tests/screenrig.py  the screen watcher around its worker process (``harness``)
+
+Rule 1, tiers: every test carries exactly one tier marker, saying what it needs to run
+(docs/testing.md): ``unit``, ``pty``, ``pi``, ``tmux``, ``ssh``, ``desktop`` or ``realterm``.
+A test without one, or with two, fails collection with a message saying what to add; a test
+that uses real Pi (the ``pi_bin`` fixture) cannot be ``unit`` or ``pty``, so
+``scripts/test --fast`` (``-m "unit or pty"``) never needs Node or Pi.
+
+Rule 2, under CI (``CI=true``) a skipped test is a failed test: every tool a test needs (Pi,
+tmux, sshd, dunst, tic) is installed by the project's own scripts, so a skip there means an
+install step is missing or broken, and a missing install step must not pass unseen.
 """
 
 import os
 from collections.abc import Iterator
 
 import pytest
+from desktoprig import bus, dunst
 from pirig import ask_ext, fakemodel, pi_bin, pi_home, pi_session, pi_version
+from screenrig import harness
 
-__all__ = ["ask_ext", "fakemodel", "pi_bin", "pi_home", "pi_session", "pi_version"]
+__all__ = [
+    "ask_ext", "bus", "dunst", "fakemodel", "harness", "pi_bin", "pi_home", "pi_session",
+    "pi_version",
+]  # fmt: skip
+
+#: The tiers, from the least a test needs to the most (also registered in pyproject.toml).
+TIERS = ("unit", "pty", "pi", "tmux", "ssh", "desktop", "realterm")
+FAST = ("unit", "pty")  # scripts/test --fast
+
+
+def _tier_problem(item: pytest.Item) -> str | None:
+    tiers = sorted({m.name for m in item.iter_markers() if m.name in TIERS}, key=TIERS.index)
+    where = f"{item.nodeid}"
+    if not tiers:
+        return (
+            f"{where} has no tier marker. Add one line at the top of its module (after the "
+            f"imports), e.g. `pytestmark = pytest.mark.pty`, or mark the test itself, e.g. "
+            f"`@pytest.mark.pi`. Tiers: unit (in one process, no PTY), pty (cuewrap or small "
+            f"programs run as processes, PTYs; no Node/Pi), pi (real Pi or aider), tmux, "
+            f"ssh, desktop (D-Bus + dunst), realterm (real terminal emulators): docs/testing.md."
+        )
+    if len(tiers) > 1:
+        return (
+            f"{where} has {len(tiers)} tier markers ({', '.join(tiers)}); keep exactly one: the "
+            f"environment it needs beyond the others (e.g. real Pi inside tmux is `tmux`). A "
+            f"module-wide `pytestmark` tier plus a tier on a test counts twice: in a module with "
+            f"tests of several tiers, mark each test (docs/testing.md)."
+        )
+    if tiers[0] in FAST and "pi_bin" in getattr(item, "fixturenames", ()):
+        return (
+            f"{where} is marked `{tiers[0]}` but runs real Pi (it uses the pi_bin fixture): "
+            f"mark it `pi` (or tmux, ssh, desktop, realterm), since scripts/test --fast runs "
+            f"{' and '.join(FAST)} without installing Node or Pi."
+        )
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects: an unmarked test must not slip through
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    problems = [p for p in map(_tier_problem, items) if p]
+    if problems:
+        raise pytest.UsageError("test tiers (tests/conftest.py):\n" + "\n".join(problems))
 
 
 @pytest.hookimpl(hookwrapper=True)

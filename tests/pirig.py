@@ -131,6 +131,29 @@ _DROP_ENV = re.compile(
 )
 
 
+def pi_environment(bin_dir: Path, agent_dir: Path, home: Path) -> dict[str, str]:
+    """The environment every Pi of the tests runs in (both rigs: ``make_pi_home`` here and
+    tests/bridge_helpers.py): the test run's own, without what would tell Pi or cuewrap where
+    they run or configure them (tmux, SSH, a display or bus, a terminal's own variables, Pi's
+    and cuewrap's settings), plus an isolated Pi configuration (``agent_dir``), home and XDG
+    directories, no network checks, ``bin_dir`` (``pi`` and ``node``) first on PATH."""
+    env = {k: v for k, v in os.environ.items() if not _DROP_ENV.match(k)}
+    env.update(
+        PI_CODING_AGENT_DIR=str(agent_dir),
+        PI_OFFLINE="1",
+        PI_SKIP_VERSION_CHECK="1",
+        PI_TELEMETRY="0",
+        TERM="xterm-256color",
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        XDG_STATE_HOME=str(home / ".local" / "state"),
+        PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+        LANG="C.UTF-8",
+        LC_ALL="C.UTF-8",
+    )
+    return env
+
+
 @dataclass
 class PiHome:
     """An isolated Pi configuration: ``agent_dir`` is ``PI_CODING_AGENT_DIR``."""
@@ -180,20 +203,7 @@ def make_pi_home(root: Path, base_url: str, bin_dir: Path) -> PiHome:
         }
     }
     (agent_dir / "models.json").write_text(json.dumps(models, indent=2))
-    env = {k: v for k, v in os.environ.items() if not _DROP_ENV.match(k)}
-    env.update(
-        PI_CODING_AGENT_DIR=str(agent_dir),
-        PI_OFFLINE="1",
-        PI_SKIP_VERSION_CHECK="1",
-        PI_TELEMETRY="0",
-        TERM="xterm-256color",
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        XDG_STATE_HOME=str(home / ".local" / "state"),
-        PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
-        LANG="C.UTF-8",
-        LC_ALL="C.UTF-8",
-    )
+    env = pi_environment(bin_dir, agent_dir, home)
     ph = PiHome(
         root=root, agent_dir=agent_dir, home=home, cwd=cwd, bin_dir=bin_dir,
         base_url=base_url, env=env,

@@ -8,6 +8,8 @@ import json
 import random
 from typing import Any
 
+import pytest
+
 from cuewrap.bridge.connection import (
     BridgeConnection,
     Closed,
@@ -21,6 +23,8 @@ from cuewrap.bridge.connection import (
 )
 from cuewrap.bridge.protocol import MAX_LINE, Request
 from cuewrap.facts import AgentEnd, AgentStart, BridgeHello
+
+pytestmark = pytest.mark.unit
 
 TOKEN = "t" * 64
 HELLO: dict[str, Any] = {

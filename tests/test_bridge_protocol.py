@@ -40,6 +40,8 @@ from cuewrap.facts import (
     UserInput,
 )
 
+pytestmark = pytest.mark.unit
+
 SID = "01a2369a-248d-7286-9e3b-473323633d9f"
 SFILE = "/home/u/.pi/agent/sessions/--w--/2026-12-02_x.jsonl"
 

@@ -31,6 +31,8 @@ from cuewrap.facts import (
 )
 from cuewrap.loop import Loop
 
+pytestmark = pytest.mark.unit
+
 HELLO: dict[str, Any] = {
     "type": "hello",
     "protocol": 1,

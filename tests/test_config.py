@@ -6,6 +6,8 @@ import pytest
 
 from cuewrap.config import KEYS, ConfigError, Settings, default_config_path, load_settings
 
+pytestmark = pytest.mark.unit
+
 
 def write(tmp_path: Path, text: str) -> str:
     p = tmp_path / "config.toml"

@@ -12,6 +12,8 @@ import pytest
 
 from cuewrap.config import KEYS, load_settings
 
+pytestmark = pytest.mark.pty
+
 COMMENTED = """\
 # my cuewrap settings
 [notify]

@@ -17,6 +17,8 @@ from waiting import wait_until
 
 from cuewrap.config import KEYS, load_settings
 
+pytestmark = pytest.mark.pty
+
 BEFORE = """\
 # my cuewrap settings: written by hand
 [privacy]

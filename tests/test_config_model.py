@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from cuewrap.config import KEYS
 from cuewrap.configure.model import Model
 from cuewrap.configure.store import ConfigFile
+
+pytestmark = pytest.mark.unit
 
 TEXT = "# mine\n[notify]\nbell = true  # yes, the bell\n"
 

@@ -3,9 +3,13 @@ a session. (tests/test_cue_page_pi.py shows it in real Pi.)"""
 
 from __future__ import annotations
 
+import pytest
+
 from cuewrap.engine import EngineConfig, EngineState, initial_state, status, step
 from cuewrap.engine.page import CUES_OFF, CUES_ON, BridgeCounts, Channels, cue_page, toggle_reply
 from cuewrap.facts import BridgeHello, CueToggle, Fact, Presence, SubagentStarted
+
+pytestmark = pytest.mark.unit
 
 CHANNELS = Channels(
     terminal="osc777",

@@ -25,6 +25,7 @@ def no_tmux() -> TmuxInfo | None:
     raise AssertionError("tmux must not be queried outside tmux")
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("env", "protocol", "terminal"),
     [
@@ -57,6 +58,7 @@ def test_detection_outside_tmux(env: dict[str, str], protocol: str, terminal: st
     assert choice.reason
 
 
+@pytest.mark.unit
 def test_setting_overrides_detection() -> None:
     choice = detect_terminal_protocol({"TERM": "xterm-kitty"}, "osc9", no_tmux)
     assert choice.protocol == "osc9"
@@ -64,6 +66,7 @@ def test_setting_overrides_detection() -> None:
     assert detect_terminal_protocol({"TERM": "xterm-kitty"}, "off", no_tmux).protocol == "off"
 
 
+@pytest.mark.unit
 def test_setting_off_does_not_ask_tmux() -> None:
     choice = detect_terminal_protocol({"TMUX": "/tmp/x,1,0"}, "off", no_tmux)
     assert choice == Choice("off", False, "notify.terminal is off")
@@ -72,6 +75,7 @@ def test_setting_off_does_not_ask_tmux() -> None:
 TMUX_ENV = {"TMUX": "/tmp/tmux-0/default,123,0", "TERM": "tmux-256color", "TERM_PROGRAM": "tmux"}
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("allow", ["on", "all"])
 def test_tmux_with_passthrough_wraps(allow: str) -> None:
     info = TmuxInfo(allow, "xterm-kitty", "kitty(0.35.2)", "3.4")
@@ -80,6 +84,7 @@ def test_tmux_with_passthrough_wraps(allow: str) -> None:
     assert f"allow-passthrough is {allow}" in choice.reason
 
 
+@pytest.mark.unit
 def test_tmux_without_passthrough_sends_nothing() -> None:
     info = TmuxInfo("off", "xterm-ghostty", "ghostty 1.1.3", "3.3a")
     choice = detect_terminal_protocol(TMUX_ENV, "auto", lambda: info)
@@ -90,18 +95,21 @@ def test_tmux_without_passthrough_sends_nothing() -> None:
     assert detect_terminal_protocol(TMUX_ENV, "osc777", lambda: info).protocol == "off"
 
 
+@pytest.mark.unit
 def test_old_tmux_always_passes() -> None:
     info = TmuxInfo(None, "foot", "", "3.2a")
     choice = detect_terminal_protocol(TMUX_ENV, "auto", lambda: info)
     assert (choice.protocol, choice.tmux_passthrough, choice.terminal) == ("osc777", True, "foot")
 
 
+@pytest.mark.unit
 def test_tmux_that_cannot_be_queried_sends_nothing() -> None:
     choice = detect_terminal_protocol(TMUX_ENV, "auto", lambda: None)
     assert choice.protocol == "off"
     assert "could not be queried" in choice.reason
 
 
+@pytest.mark.unit
 def test_tmux_client_wins_over_stale_environment() -> None:
     """The tmux server was started from kitty; the user is now attached from iTerm2."""
     env = dict(TMUX_ENV, KITTY_WINDOW_ID="3")
@@ -113,12 +121,14 @@ def test_tmux_client_wins_over_stale_environment() -> None:
     assert detect_terminal_protocol(env, "auto", lambda: info).terminal == "kitty"
 
 
+@pytest.mark.unit
 def test_tmux_own_term_is_not_used() -> None:
     info = TmuxInfo("on", "", "", "3.4")
     env = dict(TMUX_ENV, TERM="foot")  # cannot be the outer terminal's TERM inside tmux
     assert detect_terminal_protocol(env, "auto", lambda: info).terminal == "unknown"
 
 
+@pytest.mark.unit
 def test_tmux_is_queried_once() -> None:
     calls: list[int] = []
 
@@ -142,6 +152,7 @@ def notify(title: str = "Pi · proj", body: str = "finished", cue_id: int = 5) -
     )
 
 
+@pytest.mark.unit
 def test_build_each_protocol() -> None:
     n = notify()
     assert TerminalNotifier(Choice("osc777", False, "")).build(n) == osc777("Pi · proj", "finished")
@@ -152,6 +163,7 @@ def test_build_each_protocol() -> None:
     assert TerminalNotifier(Choice("off", False, "")).build(n) == b""
 
 
+@pytest.mark.unit
 def test_build_wraps_for_tmux_and_appends_one_bell() -> None:
     n = notify()
     wrapped = TerminalNotifier(Choice("osc777", True, ""), bell=True).build(n)
@@ -160,6 +172,7 @@ def test_build_wraps_for_tmux_and_appends_one_bell() -> None:
     assert TerminalNotifier(Choice("off", False, ""), bell=True).build(n) == BEL
 
 
+@pytest.mark.unit
 def test_build_sanitizes_text() -> None:
     out = TerminalNotifier(Choice("osc777", False, "")).build(
         notify("a;b\x1b]0;evil\x07", "x\ny;z\x9c")
@@ -170,6 +183,7 @@ def test_build_sanitizes_text() -> None:
     assert out.count(b"\x1b") == 2  # the OSC introducer and ST
 
 
+@pytest.mark.unit
 def test_enabled() -> None:
     assert TerminalNotifier(Choice("osc9", False, "")).enabled
     assert TerminalNotifier(Choice("off", False, ""), bell=True).enabled
@@ -210,6 +224,7 @@ def tmux_server(tmp_path: Path) -> Iterator[dict[str, str]]:
         subprocess.run([*base, "kill-server"], capture_output=True, timeout=10)
 
 
+@pytest.mark.tmux
 def test_query_real_tmux(tmux_server: dict[str, str]) -> None:
     env = tmux_server
     base = ["tmux", "-S", env["_SOCK"]]
@@ -232,6 +247,7 @@ def test_query_real_tmux(tmux_server: dict[str, str]) -> None:
     assert choice.tmux_passthrough and choice.protocol == "osc777"
 
 
+@pytest.mark.tmux
 def test_query_tmux_without_a_server(tmp_path: Path) -> None:
     if shutil.which("tmux") is None:
         pytest.skip("tmux is not installed")

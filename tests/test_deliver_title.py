@@ -1,7 +1,11 @@
 from __future__ import annotations
 
+import pytest
+
 from cuewrap.deliver.title import TitleMarks
 from cuewrap.term.sequences import TITLE_POP, TITLE_PUSH, set_title
+
+pytestmark = pytest.mark.unit
 
 
 def test_no_mark_no_bytes() -> None:

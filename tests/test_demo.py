@@ -9,10 +9,13 @@ import os
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pexpect
 import pytest
+from waiting import wait_until
 
 pytestmark = pytest.mark.pi
 REPO = Path(__file__).resolve().parent.parent
@@ -25,6 +28,33 @@ def _node_is_new_enough() -> bool:
     out = subprocess.run([node, "-p", "process.versions.node"], capture_output=True, text=True)
     parts = out.stdout.strip().split(".")
     return out.returncode == 0 and (int(parts[0]), int(parts[1])) >= (22, 19)
+
+
+USER_PAUSE = 0.3  # typing, then Enter a moment later (all in one read, Pi sees a paste)
+
+
+def wait_log(
+    p: pexpect.spawn, log: Path, pred: Callable[[dict[str, Any]], bool], what: str
+) -> None:
+    """Wait for a record of the demo's decision log, draining the terminal meanwhile (Pi
+    blocks on a full PTY)."""
+
+    def found() -> bool:
+        if not log.exists():
+            return False
+        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+        for line in lines:
+            try:
+                if pred(json.loads(line)):
+                    return True
+            except json.JSONDecodeError:
+                continue  # a line being written
+        return False
+
+    def drain(seconds: float) -> None:
+        p.expect([pexpect.TIMEOUT, pexpect.EOF], timeout=seconds)
+
+    wait_until(found, 30, what, sleep=drain)
 
 
 def test_demo_as_a_newcomer_shows_progress_tasks_a_cue_and_keeps_its_log(tmp_path: Path) -> None:
@@ -63,17 +93,18 @@ def test_demo_as_a_newcomer_shows_progress_tasks_a_cue_and_keeps_its_log(tmp_pat
         p.expect("Press Enter to start")
         p.sendline("")
         p.expect("fake-model", timeout=60)  # Pi's footer: the scripted model is in use
-        time.sleep(0.5)
+        wait_log(p, log, lambda r: r.get("type") == "BridgeHello", "Pi's bridge connected")
         p.send("\x1b[O")  # the user switches away
+        wait_log(p, log, lambda r: r.get("presence") == "away", "presence away")
         p.send("1")
-        time.sleep(0.3)
+        time.sleep(USER_PAUSE)
         p.send("\r")
         p.expect("\x1b]777;notify;([^;\x07\x1b]*);([^\x07\x1b]*)", timeout=30)
         assert p.match.group(1) == "Pi — work" and p.match.group(2) == "Finished"
         p.send("\x1b[I")
-        time.sleep(0.5)
+        wait_log(p, log, lambda r: r.get("presence") == "focused", "presence focused")
         p.send("/quit")
-        time.sleep(0.3)
+        time.sleep(USER_PAUSE)
         p.send("\r")
         p.expect(r"cuewrap exited with status (\d+)", timeout=30)
         assert p.match.group(1) == "0"

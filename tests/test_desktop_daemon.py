@@ -1,44 +1,27 @@
 """Desktop notifications against a real notification daemon on a private D-Bus session bus.
 
-The ``desktop`` tests start their own ``dbus-daemon`` (no service activation, so nothing
-starts behind our back), ``Xvfb`` on a free display and ``dunst`` on both, send through
-``DesktopNotifier`` and read the notification back from dunst. ``scripts/install-test-deps``
-installs the binaries; without them these tests skip, saying which one is missing.
+The ``desktop`` tests use the desktop rig (tests/desktoprig.py: their own ``dbus-daemon``,
+``Xvfb`` and ``dunst``), send through ``DesktopNotifier`` and read the notification back from
+dunst; the others check the notifier without a daemon.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from desktoprig import Session, dunst_history
 from waiting import turning, wait_until
 
 from cuewrap.deliver.desktop import DesktopNotifier, desktop_available
 from cuewrap.loop import Loop
 
 FINAL = ("delivered", "failed", "unconfirmable", "dropped-ineligible")
-
-BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path={path}</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-"""
 
 
 class States:
@@ -74,107 +57,6 @@ def send_and_wait(
     result = states.final(cue_id)
     assert result is not None
     return result
-
-
-# -- the private session -------------------------------------------------------------------------
-def need(*binaries: str) -> None:
-    missing = [b for b in binaries if shutil.which(b) is None]
-    if missing:
-        pytest.skip(f"missing {', '.join(missing)} (run scripts/install-test-deps as root)")
-
-
-@dataclass
-class Session:
-    env: dict[str, str]
-    address: str
-    tmp: Path
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-@pytest.fixture
-def bus(tmp_path: Path) -> Iterator[Session]:
-    """A private dbus-daemon, no service activation. Env has only what a session needs."""
-    need("dbus-daemon")
-    sock = tmp_path / "bus"
-    conf = tmp_path / "bus.conf"
-    conf.write_text(BUS_CONFIG.format(path=sock))
-    daemon = subprocess.Popen(
-        ["dbus-daemon", f"--config-file={conf}", "--nofork", "--nopidfile"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_until(sock.exists, 10, "dbus-daemon's socket", interval=0.02)
-        address = f"unix:path={sock}"
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": str(tmp_path),
-            "XDG_CONFIG_HOME": str(tmp_path / "config"),
-            "XDG_RUNTIME_DIR": str(tmp_path),
-            "DBUS_SESSION_BUS_ADDRESS": address,
-        }
-        yield Session(env, address, tmp_path)
-    finally:
-        stop(daemon)
-
-
-@pytest.fixture
-def dunst(bus: Session) -> Iterator[Session]:
-    """Xvfb on a free display and dunst on it, owning org.freedesktop.Notifications."""
-    need("Xvfb", "dunst", "dunstctl")
-    r, w = os.pipe()
-    xvfb = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(w), "-nolisten", "tcp", "-screen", "0", "800x600x24"],
-        pass_fds=(w,),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    os.close(w)
-    daemon: subprocess.Popen[bytes] | None = None
-    try:
-        with os.fdopen(r) as fh:
-            display = fh.readline().strip()
-        assert display.isdigit(), "Xvfb did not report a display"
-        env = dict(bus.env, DISPLAY=f":{display}")
-        daemon = subprocess.Popen(
-            ["dunst"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-
-        def dunst_answers() -> bool:
-            probe = subprocess.run(
-                ["dunstctl", "count", "displayed"], env=env, capture_output=True, timeout=5
-            )
-            assert probe.returncode == 0 or daemon.poll() is None, "dunst exited"
-            return probe.returncode == 0
-
-        wait_until(dunst_answers, 15, "dunst to take org.freedesktop.Notifications")
-        yield Session(env, bus.address, bus.tmp)
-    finally:
-        if daemon is not None:
-            stop(daemon)
-        stop(xvfb)
-
-
-def dunst_history(env: dict[str, str]) -> list[dict[str, str]]:
-    """Everything dunst received: close what is displayed (it moves to history), then read."""
-    subprocess.run(["dunstctl", "close-all"], env=env, check=True, timeout=5)
-    out = subprocess.run(
-        ["dunstctl", "history"], env=env, check=True, capture_output=True, timeout=5
-    ).stdout
-    entries = json.loads(out)["data"][0]
-    return [
-        {key: entries[i][key]["data"] for key in ("summary", "body", "appname")}
-        for i in range(len(entries))
-    ]
 
 
 # -- with a real daemon ----------------------------------------------------------------------------
@@ -254,6 +136,7 @@ def test_daemon_that_never_answers_times_out(
 
 
 # -- without a daemon ---------------------------------------------------------------------------
+@pytest.mark.pty
 def test_no_session_bus_fails_without_noise(
     tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
@@ -270,6 +153,7 @@ def test_no_session_bus_fails_without_noise(
     assert capfd.readouterr() == ("", "")
 
 
+@pytest.mark.unit
 def test_ineligible_at_send_spawns_nothing() -> None:
     loop, states = Loop(), States()
     notifier = DesktopNotifier(loop, states, python="/nonexistent/python")
@@ -278,6 +162,7 @@ def test_ineligible_at_send_spawns_nothing() -> None:
     assert notifier.pending == 0
 
 
+@pytest.mark.unit
 def test_a_raising_eligibility_check_counts_as_ineligible() -> None:
     loop, states = Loop(), States()
     notifier = DesktopNotifier(loop, states)
@@ -289,6 +174,7 @@ def test_a_raising_eligibility_check_counts_as_ineligible() -> None:
     assert states.seen[-1][1] == "dropped-ineligible"
 
 
+@pytest.mark.pty
 def test_hung_worker_is_killed_at_the_timeout(tmp_path: Path) -> None:
     fake = tmp_path / "python"
     fake.write_text("#!/bin/sh\nexec sleep 60\n")
@@ -301,6 +187,7 @@ def test_hung_worker_is_killed_at_the_timeout(tmp_path: Path) -> None:
     wait_until(lambda: notifier.pending == 0, 3, "the worker reaped", sleep=turning(loop))
 
 
+@pytest.mark.pty
 def test_worker_that_dies_is_a_failure(tmp_path: Path) -> None:
     fake = tmp_path / "python"
     fake.write_text("#!/bin/sh\nread -r request\necho garbage-not-json\nexit 3\n")
@@ -311,6 +198,7 @@ def test_worker_that_dies_is_a_failure(tmp_path: Path) -> None:
     assert (state, reason) == ("failed", "worker sent garbage")
 
 
+@pytest.mark.pty
 def test_worker_that_dies_at_once_is_a_failure(tmp_path: Path) -> None:
     fake = tmp_path / "python"
     fake.write_text("#!/bin/sh\nexit 3\n")
@@ -327,6 +215,7 @@ def test_worker_that_dies_at_once_is_a_failure(tmp_path: Path) -> None:
     ), reason
 
 
+@pytest.mark.pty
 def test_close_stops_pending_workers(tmp_path: Path) -> None:
     fake = tmp_path / "python"
     fake.write_text("#!/bin/sh\nexec sleep 60\n")
@@ -339,6 +228,7 @@ def test_close_stops_pending_workers(tmp_path: Path) -> None:
     assert notifier.pending == 0
 
 
+@pytest.mark.pty
 def test_relay_process_does_not_import_notifypy() -> None:
     code = (
         "import sys; import cuewrap.deliver.desktop, cuewrap.deliver.keepawake; "
@@ -347,6 +237,7 @@ def test_relay_process_does_not_import_notifypy() -> None:
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("env", "setting", "platform", "expected"),
     [

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_desktop_daemon import Session, bus, dunst  # noqa: F401  (fixtures)
+from desktoprig import Session
 from waiting import turning, wait_until
 
 from cuewrap.deliver.dbus import DBusNotifier
@@ -60,7 +60,7 @@ def run_until(loop: Loop, pred: Any, what: str, timeout: float = 10) -> Any:
     return wait_until(pred, timeout, what, sleep=turning(loop))
 
 
-def test_withdraw_closes_the_notification_with_its_server_id(dunst: Session) -> None:  # noqa: F811
+def test_withdraw_closes_the_notification_with_its_server_id(dunst: Session) -> None:
     loop, records = Loop(), Records()
     n = DBusNotifier(loop, records, env=dunst.env)
     n.send(1, "Pi — work", "Waiting for you", lambda: True)
@@ -76,7 +76,7 @@ def test_withdraw_closes_the_notification_with_its_server_id(dunst: Session) -> 
     n.close()
 
 
-def test_a_later_cue_replaces_the_earlier(dunst: Session) -> None:  # noqa: F811
+def test_a_later_cue_replaces_the_earlier(dunst: Session) -> None:
     loop, records = Loop(), Records()
     n = DBusNotifier(loop, records, env=dunst.env)
     n.send(1, "Pi — work", "Waiting for you", lambda: True)
@@ -95,7 +95,7 @@ def test_a_later_cue_replaces_the_earlier(dunst: Session) -> None:  # noqa: F811
     n.close()
 
 
-def test_stale_cue_replaced_in_the_same_step_is_not_closed(dunst: Session) -> None:  # noqa: F811
+def test_stale_cue_replaced_in_the_same_step_is_not_closed(dunst: Session) -> None:
     """The engine gives the new cue, then withdraws the old (e.g. a dialog answered and the
     run settled while away): the new one takes the old one's place and stays shown."""
     loop, records = Loop(), Records()
@@ -114,7 +114,7 @@ def test_stale_cue_replaced_in_the_same_step_is_not_closed(dunst: Session) -> No
     n.close()
 
 
-def test_never_withdraws_what_was_not_sent(dunst: Session) -> None:  # noqa: F811
+def test_never_withdraws_what_was_not_sent(dunst: Session) -> None:
     loop, records = Loop(), Records()
     n = DBusNotifier(loop, records, env=dunst.env)
     n.send(3, "Pi", "x", lambda: False)  # ineligible: not sent
@@ -132,7 +132,7 @@ def test_never_withdraws_what_was_not_sent(dunst: Session) -> None:  # noqa: F81
     n.close()
 
 
-def test_a_click_is_logged_as_activated(dunst: Session) -> None:  # noqa: F811
+def test_a_click_is_logged_as_activated(dunst: Session) -> None:
     loop, records = Loop(), Records()
     n = DBusNotifier(loop, records, env=dunst.env)
     n.send(5, "Pi — work", "Finished", lambda: True)
@@ -145,7 +145,7 @@ def test_a_click_is_logged_as_activated(dunst: Session) -> None:  # noqa: F811
     n.close()
 
 
-def test_escalation_raises_it_to_critical_in_place(dunst: Session) -> None:  # noqa: F811
+def test_escalation_raises_it_to_critical_in_place(dunst: Session) -> None:
     loop, records = Loop(), Records()
     n = DBusNotifier(loop, records, env=dunst.env)
     n.send(6, "Pi — work", "Waiting for you", lambda: True)
@@ -190,7 +190,7 @@ FAKE_SERVER = textwrap.dedent(
 
 
 @pytest.fixture
-def plain_server(bus: Session, tmp_path: Path) -> Iterator[Path]:  # noqa: F811
+def plain_server(bus: Session, tmp_path: Path) -> Iterator[Path]:
     calls = tmp_path / "server-calls.jsonl"
     proc = subprocess.Popen(
         [sys.executable, "-c", FAKE_SERVER, bus.address, str(calls)],
@@ -205,7 +205,7 @@ def plain_server(bus: Session, tmp_path: Path) -> Iterator[Path]:  # noqa: F811
         proc.wait()
 
 
-def test_a_server_without_actions_still_works(bus: Session, plain_server: Path) -> None:  # noqa: F811
+def test_a_server_without_actions_still_works(bus: Session, plain_server: Path) -> None:
     loop, records = Loop(), Records()
     n = DBusNotifier(loop, records, env=bus.env)
     n.send(1, "Pi", "Finished", lambda: True)
@@ -218,7 +218,7 @@ def test_a_server_without_actions_still_works(bus: Session, plain_server: Path) 
     n.close()
 
 
-def test_no_server_fails_cleanly(bus: Session) -> None:  # noqa: F811
+def test_no_server_fails_cleanly(bus: Session) -> None:
     loop, records = Loop(), Records()
     n = DBusNotifier(loop, records, env=bus.env)
     n.send(1, "Pi", "Finished", lambda: True)
@@ -230,12 +230,11 @@ def test_no_server_fails_cleanly(bus: Session) -> None:  # noqa: F811
 
 
 # -- real Pi under cuewrap ------------------------------------------------------------------
-@pytest.mark.pi
 @pytest.mark.parametrize("pi_version", ["1.4.0"])
 def test_pi_cue_on_the_desktop_is_closed_on_return(  # type: ignore[no-untyped-def]
     pi_session,
     fakemodel,
-    dunst: Session,  # noqa: F811
+    dunst: Session,
 ) -> None:
     from fakemodel import text, tool_call
 
@@ -272,7 +271,7 @@ def test_pi_cue_on_the_desktop_is_closed_on_return(  # type: ignore[no-untyped-d
     assert s.wait_exit() == 0
 
 
-def test_a_click_selects_pis_tmux_window_and_pane(dunst: Session, tmp_path: Path) -> None:  # noqa: F811
+def test_a_click_selects_pis_tmux_window_and_pane(dunst: Session, tmp_path: Path) -> None:
     """The lead back inside tmux: Pi's pane (window 0) while the user looks at window 1."""
     import shutil
 
@@ -308,7 +307,7 @@ def test_a_click_selects_pis_tmux_window_and_pane(dunst: Session, tmp_path: Path
         subprocess.run([*base, "kill-server"], env=env, capture_output=True, timeout=10)
 
 
-def test_generic_mode_names_its_program_not_pi(dunst: Session, tmp_path: Path) -> None:  # noqa: F811
+def test_generic_mode_names_its_program_not_pi(dunst: Session, tmp_path: Path) -> None:
     """cuewrap -- COMMAND: the desktop notification's application name is the program's
     (here the aider preset's), never "Pi" (SPEC 11)."""
     import pexpect
@@ -344,12 +343,11 @@ def test_generic_mode_names_its_program_not_pi(dunst: Session, tmp_path: Path) -
         p.terminate(force=True)
 
 
-@pytest.mark.pi
 @pytest.mark.parametrize("pi_version", ["1.4.0"])
 def test_pi_killed_while_waiting_leaves_only_the_exited_cue(  # type: ignore[no-untyped-def]
     pi_session,
     fakemodel,
-    dunst: Session,  # noqa: F811
+    dunst: Session,
 ) -> None:
     """A dialog waits while away ([?] on the desktop) and Pi dies: the [?] notification goes
     (its wait ended with Pi's bridge), the exited one stays — one notification visible."""

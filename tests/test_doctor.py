@@ -61,6 +61,7 @@ def line(out: str, start: str) -> str:
 
 
 # -- the report -----------------------------------------------------------------------------------
+@pytest.mark.pty
 def test_kitty_is_identified_and_gets_osc99_with_the_reason(base_env: dict[str, str]) -> None:
     r = doctor(dict(base_env, KITTY_WINDOW_ID="7"), "doctor")
     assert r.returncode == 0, r.stderr
@@ -72,6 +73,7 @@ def test_kitty_is_identified_and_gets_osc99_with_the_reason(base_env: dict[str, 
     assert "OSC 99" in channel
 
 
+@pytest.mark.pty
 def test_ssh_turns_desktop_off_with_the_reason(base_env: dict[str, str]) -> None:
     env = dict(base_env, DISPLAY=":0", SSH_CONNECTION="10.0.0.1 50000 10.0.0.2 22")
     r = doctor(env, "doctor")
@@ -122,6 +124,7 @@ def test_both_set_on_in_kitty_says_it_duplicates(base_env: dict[str, str]) -> No
     assert line(r.stdout, "duplicates:").startswith("duplicates: notify.terminal and notify")
 
 
+@pytest.mark.pty
 def test_env_var_origin_is_shown(base_env: dict[str, str]) -> None:
     r = doctor(dict(base_env, CUEWRAP_NOTIFY_TERMINAL="off"), "doctor")
     assert r.returncode == 0, r.stderr
@@ -132,6 +135,7 @@ def test_env_var_origin_is_shown(base_env: dict[str, str]) -> None:
     )
 
 
+@pytest.mark.pty
 def test_file_and_flag_origins(base_env: dict[str, str], tmp_path: Path) -> None:
     config = tmp_path / "c.toml"
     config.write_text('[notify]\nbell = true\n[keep_awake]\ncommand = ["sleep", "9"]\n')
@@ -147,6 +151,7 @@ def test_file_and_flag_origins(base_env: dict[str, str], tmp_path: Path) -> None
     assert f"Settings (config file: {config})" in r.stdout
 
 
+@pytest.mark.pty
 def test_default_channels_and_dumb_terminal(base_env: dict[str, str]) -> None:
     r = doctor(base_env, "doctor")
     assert line(r.stdout, "title marks").startswith("title marks yes notify.title_marks = true")
@@ -163,6 +168,7 @@ def test_default_channels_and_dumb_terminal(base_env: dict[str, str]) -> None:
     assert "title marks" not in r.stdout
 
 
+@pytest.mark.pty
 @pytest.mark.parametrize(
     ("setup", "message"),
     [
@@ -190,6 +196,7 @@ def test_bad_config_is_one_line_and_exit_2(
     assert message in r.stderr
 
 
+@pytest.mark.pty
 def test_usage(base_env: dict[str, str]) -> None:
     r = doctor(base_env, "doctor", "--help")
     assert r.returncode == 0 and "--check" in r.stdout
@@ -202,6 +209,7 @@ def test_usage(base_env: dict[str, str]) -> None:
     assert r.stderr.count("\n") == 1 and "must both be a terminal" in r.stderr
 
 
+@pytest.mark.pty
 def test_terminfo_capabilities_are_reported(base_env: dict[str, str], tmp_path: Path) -> None:
     if shutil.which("tic") is None:
         pytest.skip("tic (ncurses) is not installed")
@@ -248,6 +256,7 @@ def doctor_in_tmux(base: list[str], out: Path, *args: str) -> str:
     return out.read_text()
 
 
+@pytest.mark.tmux
 @pytest.mark.parametrize("passthrough", ["on", "off"])
 def test_tmux_passthrough_state_is_reported(
     tmux: list[str], tmp_path: Path, passthrough: str
@@ -274,12 +283,14 @@ def test_tmux_passthrough_state_is_reported(
         assert channel.startswith("terminal notification no inside tmux with allow-passthrough off")
 
 
+@pytest.mark.tmux
 def test_tmux_focus_events_off_is_explained(tmux: list[str], tmp_path: Path) -> None:
     subprocess.run([*tmux, "set", "-s", "focus-events", "off"], check=True, timeout=10)
     out = doctor_in_tmux(tmux, tmp_path / "out.txt")
     assert "focus-events: off: tmux sends no focus reports to the pane" in out, out
 
 
+@pytest.mark.tmux
 def test_tmux_advice_names_the_program_not_pi(tmux: list[str], tmp_path: Path) -> None:
     """doctor -- COMMAND in tmux: what to change is about that program's pane."""
     subprocess.run([*tmux, "set", "-s", "focus-events", "off"], check=True, timeout=10)
@@ -322,6 +333,7 @@ def assert_restored(out: bytes) -> None:
     assert b"\x1b[?1004l\x1b[23;0t" in tail, tail
 
 
+@pytest.mark.pty
 def test_check_focus_works_and_notification_seen(base_env: dict[str, str]) -> None:
     p = check_in_shell(dict(base_env, KITTY_WINDOW_ID="1"))
     p.expect("come back")
@@ -346,6 +358,7 @@ def test_check_focus_works_and_notification_seen(base_env: dict[str, str]) -> No
     assert b"terminal notification: seen (osc99)" in out
 
 
+@pytest.mark.pty
 def test_check_no_notification_protocol_and_answer_no(base_env: dict[str, str]) -> None:
     env = dict(base_env, CUEWRAP_NOTIFY_TERMINAL="off")
     p = check_in_shell(env)
@@ -368,6 +381,7 @@ def test_check_no_notification_protocol_and_answer_no(base_env: dict[str, str]) 
     assert_restored(out)
 
 
+@pytest.mark.pty
 @pytest.mark.parametrize("when", ["focus", "question"])
 def test_check_ctrl_c_restores_the_terminal(base_env: dict[str, str], when: str) -> None:
     p = check_in_shell(base_env)
@@ -384,6 +398,7 @@ def test_check_ctrl_c_restores_the_terminal(base_env: dict[str, str], when: str)
     assert_restored(out)
 
 
+@pytest.mark.pty
 @pytest.mark.parametrize("key", ["q", "\x1b"])
 def test_check_q_or_escape_aborts(base_env: dict[str, str], key: str) -> None:
     p = check_in_shell(base_env)
@@ -395,6 +410,7 @@ def test_check_q_or_escape_aborts(base_env: dict[str, str], key: str) -> None:
     assert_restored(out)
 
 
+@pytest.mark.pty
 def test_check_sigterm_restores_the_terminal(base_env: dict[str, str]) -> None:
     p = check_in_shell(base_env)
     p.expect("come back")
@@ -406,6 +422,7 @@ def test_check_sigterm_restores_the_terminal(base_env: dict[str, str]) -> None:
     assert_restored(out)
 
 
+@pytest.mark.pty
 def test_check_internal_error_restores_the_terminal(base_env: dict[str, str]) -> None:
     """An exception inside the check: one line, exit 1, terminal restored."""
     code = (
@@ -426,6 +443,7 @@ def test_check_internal_error_restores_the_terminal(base_env: dict[str, str]) ->
     assert_restored(out)
 
 
+@pytest.mark.pty
 def test_report_into_a_closed_pipe(base_env: dict[str, str]) -> None:
     r = subprocess.run(
         # the reader is gone before the report is written (EPIPE)
@@ -440,6 +458,7 @@ def test_report_into_a_closed_pipe(base_env: dict[str, str]) -> None:
     assert r.stderr == "rc=0\n"
 
 
+@pytest.mark.unit
 def test_tokens() -> None:
     assert _tokens(b"yN\x03") == ["y", "n", CTRL_C]
     assert _tokens(b"\x1b") == [ESCAPE]
@@ -447,6 +466,7 @@ def test_tokens() -> None:
     assert _tokens(b"\x1b[A\x1bOB\x1bq\x1b[1;5Cy") == ["y"]
 
 
+@pytest.mark.tmux
 def test_ssh_and_tmux_combination_says_what_happens_and_what_to_change(
     tmux: list[str], tmp_path: Path
 ) -> None:

@@ -11,12 +11,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from desktoprig import dunst_history
 from fakemodel import text, tool_call
 from pirig import wrapped_pid
-from test_desktop_daemon import bus, dunst, dunst_history  # noqa: F401  (fixtures)
 from waiting import wait_until
-
-pytestmark = pytest.mark.pi
 
 INHIBITOR = textwrap.dedent(
     """
@@ -58,6 +56,7 @@ def pi_child(cuewrap_pid: int) -> int:
     return int(pid)
 
 
+@pytest.mark.pi
 @pytest.mark.parametrize("pi_version", ["1.4.0"])
 def test_keep_awake_follows_runs_and_cue_off(pi_session, fakemodel, inhibitor_env) -> None:  # type: ignore[no-untyped-def]
     env, d = inhibitor_env
@@ -91,6 +90,7 @@ def test_keep_awake_follows_runs_and_cue_off(pi_session, fakemodel, inhibitor_en
     assert s.wait_exit() == 0
 
 
+@pytest.mark.pi
 @pytest.mark.parametrize("pi_version", ["1.4.0"])
 def test_keep_awake_released_on_exit_and_on_kill_9(pi_session, fakemodel, inhibitor_env) -> None:  # type: ignore[no-untyped-def]
     env, d = inhibitor_env
@@ -115,7 +115,7 @@ def test_keep_awake_released_on_exit_and_on_kill_9(pi_session, fakemodel, inhibi
 
 @pytest.mark.desktop
 @pytest.mark.parametrize("pi_version", ["1.4.0"])
-def test_desktop_notification_reaches_the_daemon(pi_session, fakemodel, dunst) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_desktop_notification_reaches_the_daemon(pi_session, fakemodel, dunst) -> None:  # type: ignore[no-untyped-def]
     fakemodel.script([tool_call("bash", {"command": "sleep 1"}), text("SECRET-ANSWER-77")])
     env = {
         "DISPLAY": dunst.env["DISPLAY"],

@@ -3,11 +3,14 @@ wait, the progress indicator. Pure: explicit times, no clock."""
 
 from __future__ import annotations
 
+import pytest
 from test_engine_rules import AWAY, FOCUSED, RUN, Eng, only, settle
 
 from cuewrap.engine import Tick
 from cuewrap.engine.effects import Escalate, Notify, Progress, Wake, Withdraw
 from cuewrap.facts import ChildExit, ChildProgress, CueToggle, UiPromptEnd, UiPromptStart
+
+pytestmark = pytest.mark.unit
 
 
 def withdrawn(e: Eng) -> list[tuple[int, str]]:

@@ -5,6 +5,7 @@ Pure: ``Eng`` (from test_engine_rules) drives ``step`` with an explicit time, no
 
 from __future__ import annotations
 
+import pytest
 from test_engine_rules import AWAY, FOCUSED, Eng
 
 from cuewrap.engine import consume_notice
@@ -19,6 +20,8 @@ from cuewrap.facts import (
     OutputQuiet,
     ProgramStatus,
 )
+
+pytestmark = pytest.mark.unit
 
 GEN = dict(
     generic=True,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
@@ -47,6 +48,8 @@ from cuewrap.facts import (
     UiPromptStart,
     UserInput,
 )
+
+pytestmark = pytest.mark.unit
 
 IDLE = 30.0
 CAP = 3

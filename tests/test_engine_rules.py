@@ -56,6 +56,8 @@ from cuewrap.facts import (
     UserInput,
 )
 
+pytestmark = pytest.mark.unit
+
 SESSION = "/home/u/.pi/sessions/s1.jsonl"
 OWNER = "owner-1"
 AWAY = Presence("away")

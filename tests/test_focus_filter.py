@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cuewrap.term.focus import FocusFilter, FocusReport, HostStatusReply, Item
+
+pytestmark = pytest.mark.unit
 
 ESC = b"\x1b"
 IN = FocusReport("in")

@@ -17,8 +17,11 @@ import sys
 from pathlib import Path
 
 import pexpect
+import pytest
 from fakemodel import FakeModel, text
 from waiting import absence_window, wait_until
+
+pytestmark = pytest.mark.pi
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable

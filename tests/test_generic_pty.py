@@ -15,7 +15,10 @@ import sys
 from pathlib import Path
 
 import pexpect
+import pytest
 from waiting import absence_window, wait_until
+
+pytestmark = pytest.mark.pty
 
 CHILD = str(Path(__file__).parent / "children" / "signals.py")
 PY = sys.executable

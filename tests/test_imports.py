@@ -9,6 +9,9 @@ import sys
 from pathlib import Path
 
 import pexpect
+import pytest
+
+pytestmark = pytest.mark.pty
 
 PACKAGE = Path(__file__).resolve().parent.parent / "cuewrap"
 RECORDER = Path(__file__).resolve().parent / "children" / "spawn_imports.py"

@@ -10,10 +10,13 @@ import sys
 from pathlib import Path
 
 import pexpect
+import pytest
 
 from cuewrap.inject import Injector
 from cuewrap.loop import Loop
 from cuewrap.term.sequences import TITLE_POP, TITLE_PUSH, set_title
+
+pytestmark = pytest.mark.pty
 
 CHILD = str(Path(__file__).parent / "children" / "ptychild.py")
 PY = sys.executable

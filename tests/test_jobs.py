@@ -9,7 +9,10 @@ import sys
 from pathlib import Path
 
 import pexpect
+import pytest
 from waiting import wait_until
+
+pytestmark = pytest.mark.pty
 
 CHILD = str(Path(__file__).parent / "children" / "ptychild.py")
 PY = sys.executable

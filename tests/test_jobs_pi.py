@@ -22,6 +22,8 @@ from fakemodel import MODEL_ID, FakeModel, text, tool_call
 from pirig import PiHome, PiSession, _descendants, _proc_stat, pi_argv
 from waiting import wait_until
 
+pytestmark = pytest.mark.pi
+
 PROMPT = "PROMPT$"
 STOP_LIMIT = 3.0  # seconds from the stop to the shell's prompt (issue 7)
 

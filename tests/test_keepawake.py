@@ -13,7 +13,10 @@ from waiting import absence_window, turning, wait_until
 from cuewrap.deliver.keepawake import KeepAwake, default_inhibitor
 from cuewrap.loop import Loop
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")
+pytestmark = [
+    pytest.mark.pty,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc"),
+]
 
 # A stand-in inhibitor: logs its pid, forks a grandchild (like systemd-inhibit's `sleep`),
 # writes both pids, then sleeps "forever".

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import base64
 
+import pytest
+
 from cuewrap.facts import ChildProgress
 from cuewrap.term.notices import ChildNotification, NoticeParser, NoticeProtocol
 from cuewrap.term.tracker import Bell, OutputTracker
+
+pytestmark = pytest.mark.unit
 
 ST = b"\x1b\\"
 

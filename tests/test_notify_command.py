@@ -55,6 +55,7 @@ def calls(out: Path) -> list[dict[str, Any]]:
 
 
 # -- the effector ---------------------------------------------------------------------------
+@pytest.mark.pty
 def test_command_gets_one_json_object_and_the_same_as_variables(recorder: Any) -> None:
     argv, out = recorder
     loop, states = Loop(), []
@@ -75,6 +76,7 @@ def test_command_gets_one_json_object_and_the_same_as_variables(recorder: Any) -
     assert states == [(1, "requested", Path(argv[0]).name), (1, "delivered", "exit status 0")]
 
 
+@pytest.mark.pty
 def test_exit_status_is_the_delivery_state(tmp_path: Path) -> None:
     loop, states = Loop(), []
     runner = CommandNotifier(loop, ["sh", "-c", "exit 7"], 10, lambda *a: states.append(a))
@@ -83,6 +85,7 @@ def test_exit_status_is_the_delivery_state(tmp_path: Path) -> None:
     assert states[-1] == (2, "failed", "exit status 7")
 
 
+@pytest.mark.pty
 def test_a_hanging_command_is_killed_at_the_timeout(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     script = f"echo $$ > {shlex.quote(str(pids))}; sleep 60 & echo $! >> {pids}; wait"
@@ -96,6 +99,7 @@ def test_a_hanging_command_is_killed_at_the_timeout(tmp_path: Path) -> None:
                "the command's process group killed", sleep=turning(loop))  # fmt: skip
 
 
+@pytest.mark.pty
 def test_the_bridge_secret_is_not_passed_on(recorder: Any) -> None:
     _, out = recorder
     env = {**os.environ, "CUEWRAP_BRIDGE_TOKEN": "s3cret", "CUEWRAP_BRIDGE_SOCKET": "/x"}
@@ -108,6 +112,7 @@ def test_the_bridge_secret_is_not_passed_on(recorder: Any) -> None:
     assert "s3cret" not in Path(str(out) + ".env").read_text()
 
 
+@pytest.mark.pty
 def test_killed_with_cuewrap(tmp_path: Path) -> None:
     """cuewrap SIGKILLed while a command runs: the command's whole group dies with it."""
     pids = tmp_path / "pids"
@@ -144,6 +149,7 @@ def _alive(pid: int) -> bool:
 
 
 # -- configuration --------------------------------------------------------------------------
+@pytest.mark.unit
 def test_settings(tmp_path: Path) -> None:
     env = {"HOME": str(tmp_path), "CUEWRAP_NOTIFY_COMMAND": "ntfy-send --topic 'my pi'"}
     s = load_settings(None, env, {})
@@ -165,6 +171,7 @@ def test_settings(tmp_path: Path) -> None:
         load_settings(str(cfg), {"HOME": str(tmp_path)}, {})
 
 
+@pytest.mark.pty
 def test_a_command_that_does_not_exist_is_a_config_error_at_start(tmp_path: Path) -> None:
     import pexpect
 

@@ -14,6 +14,7 @@ REPO = Path(__file__).resolve().parent.parent
 OLD_PI = "0.74.2"
 
 
+@pytest.mark.unit
 def test_the_bridge_and_pi_support_share_one_feature_table() -> None:
     ts = (REPO / "cuewrap" / "bridge" / "extension" / "cuewrap-bridge.ts").read_text()
     table = ts[ts.index("const SINCE") : ts.index("};", ts.index("const SINCE"))]
@@ -21,6 +22,7 @@ def test_the_bridge_and_pi_support_share_one_feature_table() -> None:
     assert pairs == {f.name: f.since for f in pi_support.FEATURES}
 
 
+@pytest.mark.unit
 def test_features_by_version() -> None:
     assert pi_support.features_of("0.74.2") == frozenset()
     assert pi_support.features_of("0.84.4") == {"agent_settled", "ui_prompt"}

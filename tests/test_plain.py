@@ -57,21 +57,25 @@ def same(argv: list[str], cuewrap_args: list[str], **kw: object) -> tuple[bytes,
     return plain
 
 
+@pytest.mark.pty
 def test_stdout_and_stderr_stay_apart_and_unconverted() -> None:
     out, err, rc = same(["sh", "-c", "printf 'out\\n'; printf 'err\\n' >&2; exit 3"], ["--"])
     assert (out, err, rc) == (b"out\n", b"err\n", 3)  # no \r\n, no merging
 
 
+@pytest.mark.pty
 def test_piped_input_is_not_echoed() -> None:
     out, _, rc = same(["sh", "-c", "cat; exit 5"], ["--"], stdin=b"x\ny\n")
     assert (out, rc) == (b"x\ny\n", 5)
 
 
+@pytest.mark.pty
 def test_stdin_a_terminal_stdout_a_pipe() -> None:
     out, err, rc = same(["sh", "-c", "echo out; echo err >&2"], ["--"], tty_stdin=True)
     assert (out, err, rc) == (b"out\n", b"err\n", 0)
 
 
+@pytest.mark.pty
 def test_same_process_argv_signals_and_descriptors() -> None:
     """exec, not a child: argv[0] as typed, signal dispositions and mask as without cuewrap,
     the same open descriptors, and the same pid (``$$`` is the pid Popen started)."""
@@ -89,12 +93,14 @@ def test_same_process_argv_signals_and_descriptors() -> None:
     assert int(out) == p.pid
 
 
+@pytest.mark.pty
 def test_environment_is_passed_unchanged() -> None:
     env = {"PATH": os.environ["PATH"], "ODD": "x\ny=z", "TERM": "xterm-256color"}
     out, _, _ = same(["env"], ["--"], env=env)
     assert b"ODD=x\ny=z\n" in out
 
 
+@pytest.mark.pty
 def test_closed_stdout_stays_closed() -> None:
     """``cuewrap -- echo hi >&-`` fails like ``echo hi >&-``; nothing lands on fd 1."""
     script = "{cmd} >&-; echo rc=$? >&2"
@@ -108,11 +114,13 @@ def _pi_env(pi_home: PiHome) -> dict[str, str]:
     return dict(pi_home.env)
 
 
+@pytest.mark.pi
 def test_real_pi_version(pi_home: PiHome) -> None:
     out, _, rc = same(["pi", "--version"], [], env=_pi_env(pi_home), cwd=pi_home.cwd)
     assert rc == 0 and out.strip()
 
 
+@pytest.mark.pi
 def test_real_pi_print_mode(pi_home: PiHome) -> None:
     env, cwd = _pi_env(pi_home), pi_home.cwd
     out, err, rc = same(["pi", "-p", "say done"], [], env=env, cwd=cwd)
@@ -146,6 +154,7 @@ sys.exit(p.wait())
 """
 
 
+@pytest.mark.pi
 def test_real_pi_json_mode_to_a_file(pi_home: PiHome, tmp_path: Path) -> None:
     """``cuewrap pi --mode json … > file``: the file holds exactly the bytes the command
     wrote, in the same run (Pi's own stream differs from run to run — the usage numbers

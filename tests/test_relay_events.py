@@ -3,6 +3,8 @@ cuewrap's own bytes at safe points. No terminal needed."""
 
 from __future__ import annotations
 
+import pytest
+
 from cuewrap import facts as F
 from cuewrap.inject import Injector
 from cuewrap.loop import Loop
@@ -10,6 +12,8 @@ from cuewrap.relay_events import ChildExited, Keystroke, record, to_fact
 from cuewrap.term.focus import FocusReport, HostStatusReply
 from cuewrap.term.notices import ChildNotification
 from cuewrap.term.tracker import Bell, ModeChange, TitleChange
+
+pytestmark = pytest.mark.unit
 
 
 def test_facts_from_relay_events() -> None:

@@ -17,6 +17,8 @@ import pexpect
 import pytest
 from launch import default_signals
 
+pytestmark = pytest.mark.pty
+
 CHILD = str(Path(__file__).parent / "children" / "ptychild.py")
 PY = sys.executable
 

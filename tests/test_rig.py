@@ -47,6 +47,7 @@ def _chunks(sse: str) -> list[dict[str, Any]]:
     return out
 
 
+@pytest.mark.unit
 def test_fake_text_and_default() -> None:
     with FakeModel([text("hello world")], chunk_delay=0) as fm:
         sse = _post(fm)
@@ -63,6 +64,7 @@ def test_fake_text_and_default() -> None:
         assert len(fm.requests) == 2
 
 
+@pytest.mark.unit
 def test_fake_tool_calls_delta_format() -> None:
     steps = [
         tool_call("bash", {"command": "sleep 2; echo hi"}),
@@ -89,6 +91,7 @@ def test_fake_tool_calls_delta_format() -> None:
         assert ids == {0: "call_2", 1: "call_3"}
 
 
+@pytest.mark.unit
 def test_fake_error_delay_hang_and_records() -> None:
     with FakeModel([http_error(500), delay(0.5), hang("par")], chunk_delay=0) as fm:
         with pytest.raises(urllib.error.HTTPError) as ei:
@@ -109,6 +112,7 @@ def test_fake_error_delay_hang_and_records() -> None:
             assert json.load(r)["data"][0]["id"] == "fake-model"
 
 
+@pytest.mark.pty
 def test_fake_standalone_demo_process(tmp_path: Path) -> None:
     script = tmp_path / "s.json"
     script.write_text(json.dumps([{"type": "text", "text": "from script"}]))
@@ -342,6 +346,7 @@ def _state(pid: int) -> str:
         return "X"
 
 
+@pytest.mark.unit
 def test_test_extension_exists() -> None:
     src = TEST_EXT.read_text()
     for name in ("test_confirm", "testconfirm", "testbus", "testowner", "test_bus"):

@@ -7,10 +7,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from cuewrap.decisionlog import DecisionLog
 from cuewrap.facts import Fact
 from cuewrap.loop import Loop
 from cuewrap.screen.gate import DECIDE, KEEP, ScreenGate
+
+pytestmark = pytest.mark.unit
 
 
 class FakeWatcher:

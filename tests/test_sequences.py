@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 from cuewrap.term import sequences as seq
 
+pytestmark = pytest.mark.unit
+
 ST = b"\x1b\\"
 HOSTILE = "a\x1b]0;evil\x07b\x9cc\x1b\\d\r\ne\x00f\x7fg\x85h\u2028i;j\ud800k"
 

@@ -26,7 +26,7 @@ from fakemodel import FakeModel, text, tool_call
 from pirig import TEST_EXT, PiHome, PiSession
 from waiting import absence_window, wait_until
 
-pytestmark = pytest.mark.pi
+pytestmark = pytest.mark.ssh
 
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 _OSC777 = re.compile(rb"\x1b\]777;notify;([^;\x07\x1b]*);([^\x07\x1b]*)(?:\x07|\x1b\\)")

@@ -11,6 +11,9 @@ import tempfile
 from pathlib import Path
 
 import pexpect
+import pytest
+
+pytestmark = pytest.mark.pty
 
 PY = sys.executable
 

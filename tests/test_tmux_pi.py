@@ -21,7 +21,7 @@ from pirig import TEST_EXT, PiHome, PiSession, pi_argv
 from tmuxrig import SESSION, TmuxRig
 from waiting import absence_window, wait_until
 
-pytestmark = pytest.mark.pi
+pytestmark = pytest.mark.tmux
 
 _OSC777 = re.compile(rb"\x1b\]777;notify;([^;\x07\x1b]*);([^\x07\x1b]*)(?:\x07|\x1b\\)")
 

@@ -3,9 +3,13 @@ test_tmux_pi.py): the control-mode reader, the pane view, the presence merge, th
 
 from __future__ import annotations
 
+import pytest
+
 from cuewrap.advice import FOCUS_EVENTS, PASSTHROUGH, Where, fixes, situation
 from cuewrap.tmux.protocol import ControlReader, Notification, Reply, literal
 from cuewrap.tmux.view import CLIENT_FORMAT, PANE_FORMAT, Presence, parse_view
+
+pytestmark = pytest.mark.unit
 
 # --- the control-mode reader ----------------------------------------------------------------
 

@@ -26,6 +26,8 @@ from cuewrap.term.tracker import (
     TitleChange,
 )
 
+pytestmark = pytest.mark.unit
+
 ST = b"\x1b\\"
 
 # recorded from Pi 1.4.0 (PI-FACTS.md "Escape sequences Pi writes")

@@ -9,10 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from waiting import turning, wait_until
 
 from cuewrap.loop import Loop
 from cuewrap.workers import Reaper, kill_group, spawn, unwatch, watch_exit
+
+pytestmark = pytest.mark.pty
 
 
 def alive(pid: int) -> bool:
