@@ -36,38 +36,50 @@ TIERS = ("unit", "pty", "pi", "tmux", "ssh", "desktop", "realterm")
 FAST = ("unit", "pty")  # scripts/test --fast
 
 
+_HOW = (
+    "Add one line at the top of the module, after its imports: `pytestmark = pytest.mark.unit` "
+    "(or pty, pi, …) when all its tests need the same; in a module with tests of several "
+    "tiers, mark each test instead (`@pytest.mark.pi`), never both. Tiers: unit (in one "
+    "process), pty (cuewrap or small programs run as processes, PTYs; no Node or Pi), pi "
+    "(real Pi or aider), tmux, ssh, desktop (D-Bus and dunst), realterm (real terminal "
+    "emulators); see docs/testing.md."
+)
+
+
 def _tier_problem(item: pytest.Item) -> str | None:
     tiers = sorted({m.name for m in item.iter_markers() if m.name in TIERS}, key=TIERS.index)
-    where = f"{item.nodeid}"
     if not tiers:
-        return (
-            f"{where} has no tier marker. Add one line at the top of its module (after the "
-            f"imports), e.g. `pytestmark = pytest.mark.pty`, or mark the test itself, e.g. "
-            f"`@pytest.mark.pi`. Tiers: unit (in one process, no PTY), pty (cuewrap or small "
-            f"programs run as processes, PTYs; no Node/Pi), pi (real Pi or aider), tmux, "
-            f"ssh, desktop (D-Bus + dunst), realterm (real terminal emulators): docs/testing.md."
-        )
+        return "no tier marker"
     if len(tiers) > 1:
         return (
-            f"{where} has {len(tiers)} tier markers ({', '.join(tiers)}); keep exactly one: the "
-            f"environment it needs beyond the others (e.g. real Pi inside tmux is `tmux`). A "
-            f"module-wide `pytestmark` tier plus a tier on a test counts twice: in a module with "
-            f"tests of several tiers, mark each test (docs/testing.md)."
+            f"{len(tiers)} tier markers ({', '.join(tiers)}): keep the one naming what it needs "
+            f"beyond the others (real Pi inside tmux is `tmux`)"
         )
     if tiers[0] in FAST and "pi_bin" in getattr(item, "fixturenames", ()):
         return (
-            f"{where} is marked `{tiers[0]}` but runs real Pi (it uses the pi_bin fixture): "
-            f"mark it `pi` (or tmux, ssh, desktop, realterm), since scripts/test --fast runs "
-            f"{' and '.join(FAST)} without installing Node or Pi."
+            f"marked `{tiers[0]}` but runs real Pi (the pi_bin fixture): mark it `pi` (or tmux, "
+            f"ssh, desktop, realterm); scripts/test --fast runs {' and '.join(FAST)} without Pi"
         )
     return None
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects: an unmarked test must not slip through
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    problems = [p for p in map(_tier_problem, items) if p]
-    if problems:
-        raise pytest.UsageError("test tiers (tests/conftest.py):\n" + "\n".join(problems))
+    by_module: dict[str, list[str]] = {}
+    for item in items:
+        problem = _tier_problem(item)
+        if problem:
+            by_module.setdefault(item.nodeid.split("::")[0], []).append(
+                f"  {item.nodeid.split('::', 1)[-1]}: {problem}"
+            )
+    if by_module:
+        lines = [f"{module}:\n" + "\n".join(tests) for module, tests in by_module.items()]
+        raise pytest.UsageError(
+            "every test needs exactly one tier marker (tests/conftest.py).\n"
+            + "\n".join(lines)
+            + "\n"
+            + _HOW
+        )
 
 
 @pytest.hookimpl(hookwrapper=True)

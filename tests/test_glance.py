@@ -7,6 +7,8 @@ presence and the cues, except that an outcome becomes ``idle`` once the user was
 
 from __future__ import annotations
 
+import pytest
+
 from cuewrap.engine import EngineConfig, Event, initial_state, step
 from cuewrap.engine.glance import STATES, URGENCY, Glance, changes, presence, session_state
 from cuewrap.facts import (
@@ -27,6 +29,8 @@ from cuewrap.facts import (
     UiPromptEnd,
     UiPromptStart,
 )
+
+pytestmark = pytest.mark.unit
 
 
 class Run:

@@ -25,6 +25,8 @@ from waiting import wait_until
 
 from cuewrap import registry
 
+pytestmark = pytest.mark.pty
+
 PY = sys.executable
 
 # a program driven from its stdin (no echo: only its own output counts): "work N" is quiet for

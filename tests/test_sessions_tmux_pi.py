@@ -31,7 +31,7 @@ from pirig import TEST_EXT, PiHome, pi_argv
 from tmuxrig import SESSION, TmuxRig
 from waiting import wait_until
 
-pytestmark = [pytest.mark.pi, pytest.mark.tmux]
+pytestmark = pytest.mark.tmux  # real Pi inside a real tmux
 
 
 def parent_of(pid: int) -> int:
