@@ -65,13 +65,12 @@ def _tier_problem(item: pytest.Item) -> str | None:
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects: an unmarked test must not slip through
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    by_module: dict[str, list[str]] = {}
+    by_module: dict[str, dict[str, str]] = {}  # module -> test (parameters aside) -> problem
     for item in items:
         problem = _tier_problem(item)
         if problem:
-            by_module.setdefault(item.nodeid.split("::")[0], []).append(
-                f"  {item.nodeid.split('::', 1)[-1]}: {problem}"
-            )
+            module, _, test = item.nodeid.partition("::")
+            by_module.setdefault(module, {})[f"  {test.split('[')[0]}: {problem}"] = ""
     if by_module:
         lines = [f"{module}:\n" + "\n".join(tests) for module, tests in by_module.items()]
         raise pytest.UsageError(

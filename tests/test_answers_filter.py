@@ -3,11 +3,14 @@ the input (never the child's), however the reads split them."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cuewrap.term.answers import MAX_ANSWER, AnswerFilter, AnyItem, TerminalAnswer
 from cuewrap.term.focus import FocusReport
+
+pytestmark = pytest.mark.unit
 
 IDENT = "cuewrap-q42"
 XTV = b"\x1bP>|kitty(0.26.5)\x1b\\"

@@ -7,6 +7,8 @@ import pytest
 from cuewrap.deliver.plan import Answers, can_close, kitty_version, make_plan
 from cuewrap.deliver.terminal import Choice, TmuxInfo, detect_terminal_protocol
 
+pytestmark = pytest.mark.unit
+
 KITTY = Choice("osc99", False, "kitty", "kitty")
 XTERM = Choice("osc777", False, "xterm", "xterm")
 UNKNOWN = Choice("osc777", False, "unknown", "unknown")

@@ -85,6 +85,7 @@ def test_ssh_turns_desktop_off_with_the_reason(base_env: dict[str, str]) -> None
     assert line(r.stdout, "desktop").startswith("desktop yes local graphical session (DISPLAY=:0)")
 
 
+@pytest.mark.pty
 def test_kitty_one_desktop_popup_its_own_with_the_reason(base_env: dict[str, str]) -> None:
     env = dict(base_env, DISPLAY=":0", TERM="xterm-kitty", KITTY_WINDOW_ID="1")
     r = doctor(env, "doctor")
@@ -98,6 +99,7 @@ def test_kitty_one_desktop_popup_its_own_with_the_reason(base_env: dict[str, str
     assert closing.startswith("closing the terminal's notification on return: no"), closing
 
 
+@pytest.mark.pty
 def test_xterm_one_desktop_popup_cuewraps_with_the_reason(base_env: dict[str, str]) -> None:
     env = dict(base_env, DISPLAY=":0", XTERM_VERSION="XTerm(379)")
     r = doctor(env, "doctor")
@@ -111,6 +113,7 @@ def test_xterm_one_desktop_popup_cuewraps_with_the_reason(base_env: dict[str, st
     assert "xterm shows no desktop notification of its own" in popup
 
 
+@pytest.mark.pty
 def test_both_set_on_in_kitty_says_it_duplicates(base_env: dict[str, str]) -> None:
     env = dict(
         base_env,

@@ -35,6 +35,8 @@ from cuewrap.facts import (
     UserInput,
 )
 
+pytestmark = pytest.mark.unit
+
 BIDI = {*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C}
 
 
