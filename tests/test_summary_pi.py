@@ -22,16 +22,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from desktoprig import dunst_history
 from fakemodel import FakeModel, http_error, text, tool_call
 from pirig import TESTS, PiSession, ask_question_args
-from test_desktop_daemon import bus, dunst, dunst_history  # noqa: F401  (fixtures)
-from test_tmux_pi import Scene, tmux_scene  # noqa: F401  (fixture)
-from tmuxrig import SESSION
+from tmuxrig import SESSION, Scene
 from waiting import absence_window, wait_until
 
 from cuewrap.engine.summary import BODY_MAX, body, clean
-
-pytestmark = pytest.mark.pi
 
 WIRETAP_EXT = TESTS / "pi-ext" / "cuewrap-wiretap-ext.ts"
 NOTIFY_TITLE = "Pi — work"
@@ -109,6 +106,7 @@ class Case:
                    f"cue {n}: {what}", detail=self.s.dump)  # fmt: skip
 
 
+@pytest.mark.pi
 @pytest.mark.parametrize("summary_on", [True, False], ids=["summary", "none"])
 def test_what_each_notification_says(
     pi_session: Callable[..., PiSession],
@@ -250,6 +248,7 @@ def test_what_each_notification_says(
             assert secret in places["notifications"], secret
 
 
+@pytest.mark.pi
 @pytest.mark.parametrize("pi_version", ["0.74.2"])
 def test_an_older_pi_says_what_it_can(
     pi_session: Callable[..., PiSession], fakemodel: FakeModel, tmp_path: Path
@@ -284,7 +283,7 @@ def test_an_older_pi_says_what_it_can(
 def test_the_desktop_notification_says_it_as_plain_text(
     pi_session: Callable[..., PiSession],
     fakemodel: FakeModel,
-    dunst: Any,  # noqa: F811
+    dunst: Any,
 ) -> None:
     """A real notification daemon (dunst, which reads markup in bodies): the summary is the
     body, and '<', '>', '&' in it are escaped so they stay text (no bold, no link)."""
@@ -310,9 +309,10 @@ def test_the_desktop_notification_says_it_as_plain_text(
     assert s.wait_exit() == 0
 
 
+@pytest.mark.tmux
 @pytest.mark.parametrize("pi_version", ["1.4.0"])
 def test_the_tmux_message_says_it(
-    tmux_scene: Callable[..., Scene],  # noqa: F811
+    tmux_scene: Callable[..., Scene],
     fakemodel: FakeModel,
     pi_home: Any,
 ) -> None:

@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable
 
 import pytest
 from fakemodel import FakeModel, text, tool_call
-from pirig import TEST_EXT, PiHome, PiSession, pi_argv
-from tmuxrig import SESSION, TmuxRig
-from waiting import absence_window, wait_until
+from tmuxrig import SESSION, Scene
+from waiting import absence_window
 
 pytestmark = pytest.mark.tmux
 
@@ -28,93 +26,6 @@ _OSC777 = re.compile(rb"\x1b\]777;notify;([^;\x07\x1b]*);([^\x07\x1b]*)(?:\x07|\
 
 def osc_notifications(raw: bytes) -> list[tuple[str, str]]:
     return [(m.group(1).decode(), m.group(2).decode()) for m in _OSC777.finditer(raw)]
-
-
-class Scene:
-    """The rig plus the cuewrap decision log of window 0."""
-
-    def __init__(self, rig: TmuxRig, client: PiSession) -> None:
-        self.rig = rig
-        self.client = client
-
-    def log(self, kind: str | None = None) -> list[dict[str, Any]]:
-        return self.client.log_records(kind)
-
-    def why(self) -> str:
-        kinds = [
-            {
-                k: v
-                for k, v in r.items()
-                if k in ("kind", "type", "state", "presence", "via", "channel", "reason", "cue")
-            }
-            for r in self.log()
-            if r.get("kind") not in ("child_mode", "child_title")
-        ][-40:]
-        return (
-            f"log: {kinds}\nmessages: {self.rig.messages()[-5:]}\n"
-            f"flags: {self.rig.window_flags()}\n{self.client.dump()}"
-        )
-
-    def wait(self, check: Callable[[], Any], what: str, timeout: float = 15.0) -> Any:
-        return wait_until(check, timeout, what, detail=self.why)
-
-    def presence(self, state: str, after: int = 0) -> dict[str, Any]:
-        def check() -> dict[str, Any] | None:
-            recs = [r for r in self.log("presence") if r.get("presence") == state]
-            return recs[-1] if len(recs) > after else None
-
-        return self.wait(check, f"presence {state}")  # type: ignore[no-any-return]
-
-    def settled(self, count: int = 1) -> None:
-        self.wait(
-            lambda: len([r for r in self.log("fact") if r.get("type") == "AgentSettled"]) >= count,
-            f"AgentSettled #{count}",
-        )
-
-    def returned(self, after: int = 0) -> None:
-        """The user counts as back (presence focused or unknown after being away)."""
-        self.wait(
-            lambda: (
-                len([r for r in self.log("invalidated") if r.get("reason") == "user returned"])
-                > after
-            ),
-            "the user's return",
-        )
-
-    def cues(self) -> list[dict[str, Any]]:
-        return self.log("cue")
-
-    def deliveries(self, channel: str) -> list[dict[str, Any]]:
-        return [r for r in self.log("delivery") if r.get("channel") == channel]
-
-    def select(self, window: int) -> None:
-        self.rig.tmux("select-window", "-t", f"{SESSION}:{window}")
-
-
-@pytest.fixture
-def tmux_scene(pi_home: PiHome) -> Iterator[Callable[..., Scene]]:
-    rigs: list[TmuxRig] = []
-
-    def make(
-        server_options: dict[str, str] | None = None,
-        global_options: dict[str, str] | None = None,
-    ) -> Scene:
-        rig = TmuxRig(pi_home, server_options=server_options, global_options=global_options)
-        rigs.append(rig)
-        argv = pi_argv(["-e", str(TEST_EXT)], wrap=True, log_path=rig.log_path)
-        rig.start(argv)
-        client = rig.attach()
-        client.wait_ready(timeout=30)
-        scene = Scene(rig, client)
-        scene.wait(
-            lambda: any(r.get("state") == "watching" for r in scene.log("tmux")),
-            "cuewrap watching tmux",
-        )
-        return scene
-
-    yield make
-    for rig in rigs:
-        rig.close()
 
 
 def run_steps(fakemodel: FakeModel, seconds: int, answer: str) -> None:

@@ -8,6 +8,10 @@ plays the user's terminal (the "outer terminal"), and real Pi under cuewrap in w
     rig.messages()                    # tmux show-messages: the status-line messages shown
 
 Everything is killed at ``close()`` (the server with ``kill-server``, the clients' trees).
+
+Fixture (registered by tests/conftest.py): ``tmux_scene(server_options=None,
+global_options=None) -> Scene``: such a rig running ``cuewrap pi`` with the test extension,
+a client attached and Pi ready, cuewrap watching tmux; closed at teardown.
 """
 
 from __future__ import annotations
@@ -16,10 +20,11 @@ import contextlib
 import shutil
 import subprocess
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import pytest
-from pirig import PiHome, PiSession
+from pirig import TEST_EXT, PiHome, PiSession, pi_argv
 from waiting import wait_until
 
 SESSION = "work"
@@ -140,3 +145,90 @@ class TmuxRig:
             wait_until(lambda: all(c.eof for c in self.clients), 5, "the clients to see EOF")
         for client in self.clients:
             client.close()
+
+
+class Scene:
+    """The rig plus the cuewrap decision log of window 0."""
+
+    def __init__(self, rig: TmuxRig, client: PiSession) -> None:
+        self.rig = rig
+        self.client = client
+
+    def log(self, kind: str | None = None) -> list[dict[str, Any]]:
+        return self.client.log_records(kind)
+
+    def why(self) -> str:
+        kinds = [
+            {
+                k: v
+                for k, v in r.items()
+                if k in ("kind", "type", "state", "presence", "via", "channel", "reason", "cue")
+            }
+            for r in self.log()
+            if r.get("kind") not in ("child_mode", "child_title")
+        ][-40:]
+        return (
+            f"log: {kinds}\nmessages: {self.rig.messages()[-5:]}\n"
+            f"flags: {self.rig.window_flags()}\n{self.client.dump()}"
+        )
+
+    def wait(self, check: Callable[[], Any], what: str, timeout: float = 15.0) -> Any:
+        return wait_until(check, timeout, what, detail=self.why)
+
+    def presence(self, state: str, after: int = 0) -> dict[str, Any]:
+        def check() -> dict[str, Any] | None:
+            recs = [r for r in self.log("presence") if r.get("presence") == state]
+            return recs[-1] if len(recs) > after else None
+
+        return self.wait(check, f"presence {state}")  # type: ignore[no-any-return]
+
+    def settled(self, count: int = 1) -> None:
+        self.wait(
+            lambda: len([r for r in self.log("fact") if r.get("type") == "AgentSettled"]) >= count,
+            f"AgentSettled #{count}",
+        )
+
+    def returned(self, after: int = 0) -> None:
+        """The user counts as back (presence focused or unknown after being away)."""
+        self.wait(
+            lambda: (
+                len([r for r in self.log("invalidated") if r.get("reason") == "user returned"])
+                > after
+            ),
+            "the user's return",
+        )
+
+    def cues(self) -> list[dict[str, Any]]:
+        return self.log("cue")
+
+    def deliveries(self, channel: str) -> list[dict[str, Any]]:
+        return [r for r in self.log("delivery") if r.get("channel") == channel]
+
+    def select(self, window: int) -> None:
+        self.rig.tmux("select-window", "-t", f"{SESSION}:{window}")
+
+
+@pytest.fixture
+def tmux_scene(pi_home: PiHome) -> Iterator[Callable[..., Scene]]:
+    rigs: list[TmuxRig] = []
+
+    def make(
+        server_options: dict[str, str] | None = None,
+        global_options: dict[str, str] | None = None,
+    ) -> Scene:
+        rig = TmuxRig(pi_home, server_options=server_options, global_options=global_options)
+        rigs.append(rig)
+        argv = pi_argv(["-e", str(TEST_EXT)], wrap=True, log_path=rig.log_path)
+        rig.start(argv)
+        client = rig.attach()
+        client.wait_ready(timeout=30)
+        scene = Scene(rig, client)
+        scene.wait(
+            lambda: any(r.get("state") == "watching" for r in scene.log("tmux")),
+            "cuewrap watching tmux",
+        )
+        return scene
+
+    yield make
+    for rig in rigs:
+        rig.close()
