@@ -90,6 +90,7 @@ class Publisher:
         self._tmux_busy = False
         self._tmux_again = False
         self._closed = False
+        self.log("session_state", state=self.state, outcome=None)
         self._event(Glance(self.state))
         self._write()
 
@@ -168,6 +169,7 @@ class Publisher:
             if g.state == self.state and g.outcome is None:
                 continue
             self.state, self.outcome, self.since = g.state, g.outcome, time.time()
+            self.log("session_state", state=g.state, outcome=g.outcome)
             self._event(g)
             changed = True
         self._details = (session, presence, mark)
@@ -231,6 +233,7 @@ class Publisher:
             return
         if self.state != EXITED:
             self.state, self.outcome, self.since = EXITED, None, time.time()
+            self.log("session_state", state=EXITED, outcome=None)
             self._event(Glance(EXITED))
         self._closed = True
         if self.entry is not None:

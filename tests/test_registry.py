@@ -104,7 +104,9 @@ class Generic:
         script = tmp_path / "child.py"
         script.write_text(CHILD)
         self.events = tmp_path / "events.jsonl"
-        inner = [PY, "-m", "cuewrap", "--events", str(self.events), "--", PY, str(script)]
+        self.log = tmp_path / "log.jsonl"
+        inner = [PY, "-m", "cuewrap", "--events", str(self.events), "--log", str(self.log)]
+        inner += ["--", PY, str(script)]
         cmd = f"umask {umask:03o}; exec " + " ".join(map(_quote, inner))
         self.p = pexpect.spawn(
             "/bin/sh", ["-c", cmd], env=env, timeout=15, preexec_fn=default_signals
@@ -196,6 +198,10 @@ def test_a_generic_session_through_its_states(generic: Generic, runtime: Path) -
     assert all("outcome" not in line for line in lines[:-2] + lines[-1:])
     sinces = [line["since"] for line in lines]
     assert sinces == sorted(sinces)
+    # the decision log says the same changes
+    records = [json.loads(line) for line in generic.log.read_text().splitlines()]
+    logged = [r["state"] for r in records if r["kind"] == "session_state"]
+    assert logged == [line["state"] for line in lines]
 
 
 def test_sigkill_leaves_an_entry_no_reader_lists(generic: Generic, runtime: Path) -> None:
