@@ -146,7 +146,7 @@ def test_consumed_notification_is_delivered_once_with_the_childs_text() -> None:
     e = eng()
     e(AWAY, notice("osc9", True, body="Build \x1b[31mdone\x07\n now"))
     (n,) = e.notifies()
-    assert n.body == "Build [31mdone now"  # controls gone, one line
+    assert n.body == "Build done now"  # escape sequences and controls gone, one line
     assert n.title == "aider — proj"  # OSC 9 has no title: the app's
     assert e.marks() == [MARK_WAITING]
     (cue,) = e.records("cue")
@@ -308,3 +308,22 @@ def test_pi_mode_records_child_signals_only() -> None:
     e = Eng(bridge=False)
     e(AWAY, ChildBell(), OutputActive(), OutputQuiet())
     assert e.notifies() == []
+
+
+def test_privacy_summary_the_programs_own_text_is_its_summary() -> None:
+    """Generic mode with privacy.body = "summary": the body is unchanged (the program's own
+    text), and it is also what notify.command gets as ``summary``; the log keeps lengths."""
+    e = eng(privacy_summary=True)
+    e(AWAY, notice("osc9", True, body="Build \x1b[31mdone\x07 \u202e now"))
+    (n,) = e.notifies()
+    off = eng()
+    off(AWAY, notice("osc9", True, body="Build \x1b[31mdone\x07 \u202e now"))
+    (plain,) = off.notifies()
+    assert n.body == plain.body and plain.summary is None
+    assert n.summary == "Build done now"
+    (cue,) = e.records("cue")
+    assert cue["summary_chars"] == len("Build done now") and "Build" not in str(cue)
+    bell = eng(privacy_summary=True)
+    bell(AWAY, ChildBell())  # a BEL: the preset's words, no text of the program's own
+    (n,) = bell.notifies()
+    assert n.body == "Waiting for your input" and n.summary == ""

@@ -8,6 +8,7 @@ output or assistant text, so there is none to leak.
 
 from __future__ import annotations
 
+from cuewrap.engine import summary
 from cuewrap.engine.effects import Outcome
 
 APP = "Pi"
@@ -31,9 +32,9 @@ def clean_label(label: str | None) -> str:
 
 
 def clean_text(text: str, cap: int) -> str:
-    """A child's own notification text: printable, single line, at most ``cap`` characters."""
-    out = "".join(ch if ch.isprintable() else " " for ch in text)
-    return " ".join(out.split())[:cap].rstrip()
+    """A child's own notification text: one safe line (``summary.clean``: no escape sequences,
+    controls or bidi overrides), at most ``cap`` characters."""
+    return summary.clean(text)[:cap].rstrip()
 
 
 def title(label: str | None, app: str = APP) -> str:
