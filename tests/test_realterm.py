@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from desktoprig import Session, need, stop
 from fakemodel import FakeModel, text, tool_call
 from pirig import TEST_EXT, PiHome
-from test_desktop_daemon import Session, bus, dunst, need, stop  # noqa: F401
 from waiting import absence_window, wait_until
 
 pytestmark = [pytest.mark.realterm, pytest.mark.parametrize("pi_version", ["1.4.0"])]
@@ -134,7 +134,7 @@ def _window(env: dict[str, str], cls: str, proc: subprocess.Popen[bytes]) -> str
 
 
 @pytest.fixture
-def xdesk(dunst: Session) -> Session:  # noqa: F811
+def xdesk(dunst: Session) -> Session:
     need("xterm", "kitty", "xdotool", "xprop", "script")
     return dunst
 
