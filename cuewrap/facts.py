@@ -209,12 +209,15 @@ class CueToggle(Fact):
 
 @dataclass(frozen=True)
 class ProgramStatus(Fact):
-    """``ESC ] 7501 ; state=…:app=…[:kind=…][:msg=…] ST``. ``msg`` is private: not kept."""
+    """``ESC ] 7501 ; state=…:app=…[:kind=…][:msg=…] ST``. ``msg`` is private: only an
+    ``error`` report's is kept, decoded, as ``summary`` (Pi's first line of the error), used only
+    with ``privacy.body = "summary"``; the decision log keeps its length."""
 
     state: str  # working | done | error | idle | blocked | clear
     app: str | None = None
     kind: str | None = None
     has_msg: bool = False
+    summary: str | None = None
     source: Source = "osc7501"
 
 

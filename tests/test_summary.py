@@ -16,7 +16,7 @@ from cuewrap.bridge.protocol import MAX_SUMMARY, Rejection, parse_line
 from cuewrap.deliver.command import cue_env, cue_fields
 from cuewrap.engine import EngineConfig, initial_state, step
 from cuewrap.engine.effects import Notify, Record
-from cuewrap.engine.summary import BODY_MAX, body, clean
+from cuewrap.engine.summary import BODY_MAX, body, clean, error_text
 from cuewrap.facts import (
     AgentBeforeSettle,
     AgentEnd,
@@ -27,6 +27,7 @@ from cuewrap.facts import (
     ChildExit,
     Fact,
     Presence,
+    ProgramStatus,
     SessionStart,
     ToolEnd,
     ToolStart,
@@ -282,3 +283,44 @@ def test_command_summary_field_only_when_on() -> None:
     off(AgentBeforeSettle("completed"), AgentSettled(False))
     fields = cue_fields(off.notes()[0], ident="i", session="s", cwd="/", time="t")
     assert "summary" not in fields and "the answer" not in json.dumps(fields)
+
+
+# -- OSC 7501: the error report's message, when the bridge is not there ------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "want"),
+    [
+        ('400: {"message":"fake bad request","type":"x"}', "400 fake bad request"),
+        ('503 {"error":{"message":"overloaded"}}', "503 overloaded"),
+        ("500: not json at all", "500 not json at all"),
+        ("Connection error.", "Connection error."),
+        ('429: {"message": 7}', '429 {"message": 7}'),
+    ],
+)
+def test_error_text(raw: str, want: str) -> None:
+    assert error_text(raw) == want
+
+
+def test_osc7501_error_message_is_the_failed_summary() -> None:
+    import base64
+
+    from cuewrap.term.tracker import _parse_status
+
+    msg = base64.b64encode(b'400: {"message":"OSC-SECRET bad"}\x1b[0m').decode()
+    error = _parse_status(f"state=error:app=pi:msg={msg}".encode())
+    assert error == ProgramStatus(
+        "error", "pi", None, True, '400: {"message":"OSC-SECRET bad"}\x1b[0m'
+    )
+    done = _parse_status(f"state=done:app=pi:msg={msg}".encode())
+    assert done is not None and done.summary is None  # a done report's msg is the session name
+    for on in (True, False):
+        s = initial_state(EngineConfig(privacy_summary=on))
+        fx: list[object] = []
+        for f in (Presence("away"), ProgramStatus("working", "pi"), error):
+            s, more = step(s, f, 0.0)
+            fx += more
+        [n] = [e for e in fx if isinstance(e, Notify)]
+        assert n.body == ("Failed: 400 OSC-SECRET bad" if on else "Failed")
+        log = json.dumps([e.fields for e in fx if isinstance(e, Record)])
+        assert "OSC-SECRET" not in log and '"summary_chars": 37' in log

@@ -330,3 +330,30 @@ def test_the_tmux_message_says_it(
     assert len(msg) == 1, msg
     assert f"message: Pi — work: Finished: {answer} (session {SESSION}, window 0" in msg[0], msg
     sc.select(0)
+
+
+@pytest.mark.pi
+@pytest.mark.parametrize("summary_on", [True, False], ids=["summary", "none"])
+def test_without_the_bridge_pi_s_error_report_says_why(
+    pi_session: Callable[..., PiSession], fakemodel: FakeModel, summary_on: bool
+) -> None:
+    """``--no-bridge``: OSC 7501 drives the cues, and Pi's ``error`` report carries the first
+    line of the error; with summaries on the failed notification says it, else nothing."""
+    fakemodel.script([http_error(400, E400, error_type="invalid_request_error")])
+    env = {"CUEWRAP_PRIVACY_BODY": "summary"} if summary_on else {}
+    s = pi_session(cuewrap_args=["--no-bridge"], env=env)
+    s.focus_out()
+    s.wait_log(lambda r: r.get("kind") == "presence" and r.get("presence") == "away")
+    s.prompt("PROMPT-SECRET fail")
+    wait_until(lambda: notifications(s.raw_output), 20, "the failed notification",
+               detail=s.dump)  # fmt: skip
+    absence_window(0.3, "a second notification")
+    assert notifications(s.raw_output) == [
+        (NOTIFY_TITLE, "Failed: 400 " + E400 if summary_on else "Failed")
+    ]
+    [cue] = s.log_records("cue")
+    assert cue["body"] == "Failed" and cue["why"] == "osc7501 error"
+    s.focus_in()
+    s.quit()
+    assert s.wait_exit() == 0
+    assert s.log_path is not None and "E400" not in s.log_path.read_text(encoding="utf-8")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from cuewrap.engine import summary as summaries
 from cuewrap.engine import wording
 from cuewrap.engine._step import Step, block_reason, has_run, invalidate, new_cue, observe, reject
 from cuewrap.engine.effects import (
@@ -58,7 +59,11 @@ def start_run(st: Step, source: RunSource) -> None:
     st.rec("run", run=rid, state="started", source=source)
 
 
-def settle(st: Step, outcome: Outcome, why: str, seems: bool = False) -> None:
+def settle(
+    st: Step, outcome: Outcome, why: str, seems: bool = False, summary: str | None = None
+) -> None:
+    """End the active run with ``outcome`` and decide its finished cue. ``summary``: what says
+    why when it is not the run's own (OSC 7501's error message); else ``_run_summary``."""
     s = st.s
     run = s.run
     if run is None:
@@ -85,7 +90,7 @@ def settle(st: Step, outcome: Outcome, why: str, seems: bool = False) -> None:
         run.id,
         source=run.source,
         certainty=certainty,
-        summary=_run_summary(run, outcome),
+        summary=summary if summary is not None else _run_summary(run, outcome),
         why=why,
         background_running=s.bg_active,
     )
@@ -188,7 +193,9 @@ def on_program_status(st: Step, f: ProgramStatus) -> None:
             start_run(st, "osc7501")
     elif f.state in _OSC_SETTLE:
         if s.run is not None:
-            settle(st, _OSC_SETTLE[f.state], f"osc7501 {f.state}")
+            said = f.summary if f.state == "error" and s.config.privacy_summary else None
+            error = summaries.error_text(summaries.clean(said)) if said else None
+            settle(st, _OSC_SETTLE[f.state], f"osc7501 {f.state}", summary=error)
     elif f.state == "blocked":
         add_wait(st, "osc")
 

@@ -16,6 +16,7 @@ summary together in at most ``BODY_MAX`` characters, status words included.
 
 from __future__ import annotations
 
+import json
 import re
 
 BODY_MAX = 200  # characters of a notification body with a summary, status words included
@@ -47,6 +48,30 @@ def clean(text: str) -> str:
             # surrogates, private use, unassigned code points
             out.append(ch)
     return " ".join("".join(out).split())
+
+
+_STATUS = re.compile(r"\s*(\d{3})\s*:?\s*(.*)", re.S)
+
+
+def error_text(text: str) -> str:
+    """Pi's error message as ``<status> <message>``: ``400: {"message":"x",…}`` (or
+    ``{"error":{"message":"x"}}``) gives ``400 x``; other texts stay as they are. The bridge
+    extension does the same before it sends an error (its ``errorText``)."""
+    m = _STATUS.fullmatch(text[:4096])
+    if m is None:
+        return text
+    status, rest = m.group(1), m.group(2)
+    try:
+        data = json.loads(rest)
+    except ValueError:
+        data = None
+    said: object = None
+    if isinstance(data, dict):
+        inner = data.get("error")
+        said = data.get("message")
+        if not isinstance(said, str) and isinstance(inner, dict):
+            said = inner.get("message")
+    return f"{status} {said if isinstance(said, str) else rest}"
 
 
 def body(status: str, summary: str | None, cap: int = BODY_MAX) -> str:

@@ -376,12 +376,25 @@ def _parse_status(body: bytes) -> ProgramStatus | None:
         return None
     app = fields.get(b"app")
     kind = fields.get(b"kind")
+    msg = fields.get(b"msg")
     return ProgramStatus(
         state=state.decode("ascii"),
         app=app.decode("ascii") if app is not None and _TOKEN.fullmatch(app) else None,
         kind=kind.decode("ascii") if kind is not None and _TOKEN.fullmatch(kind) else None,
-        has_msg=bool(fields.get(b"msg")),
+        has_msg=bool(msg),
+        summary=_error_msg(msg) if msg and state == b"error" else None,
     )
+
+
+def _error_msg(msg: bytes) -> str | None:
+    """An ``error`` report's base64 ``msg`` (the first line of the error), decoded, at most
+    1000 characters; None when it is not base64. Raw text: the engine cleans it before use."""
+    import binascii
+
+    try:
+        return binascii.a2b_base64(msg[:1400]).decode("utf-8", "replace")[:1000] or None
+    except (binascii.Error, ValueError):
+        return None
 
 
 def _synthetic(pend: bytes) -> bytes:
