@@ -27,6 +27,7 @@ TerminalSetting = Literal["auto", "osc777", "osc9", "osc99", "off"]
 DesktopSetting = Literal["auto", "on", "off"]
 BodySetting = Literal["none", "summary"]
 # generic mode: which known program's signals to read (cuewrap.presets; "auto": by command name)
+ClipboardSetting = Literal["user", "allow", "block"]
 PresetSetting = Literal["auto", "none", "claude", "codex", "aider", "opencode"]
 
 ENV_PREFIX = "CUEWRAP_"
@@ -95,6 +96,14 @@ KEYS: tuple[KeySpec, ...] = (
     KeySpec("keep_awake", "enabled", "bool", False, help="keep the machine awake while Pi works"),
     KeySpec("keep_awake", "command", "argv", None, help="inhibitor that runs until killed"),
     KeySpec(
+        "guard",
+        "clipboard",
+        "choice",
+        "user",
+        get_args(ClipboardSetting),
+        "OSC 52 clipboard writes from the program: only right after your own action (user)",
+    ),
+    KeySpec(
         "generic",
         "quiet_after",
         "seconds",
@@ -147,6 +156,10 @@ class KeepAwakeSettings(NamedTuple):
     command: tuple[str, ...] | None = None  # None: the platform default
 
 
+class GuardSettings(NamedTuple):
+    clipboard: ClipboardSetting = "user"  # OSC 52 from the child (docs/terminal-guard.md)
+
+
 class GenericSettings(NamedTuple):
     quiet_after: float = 15.0  # 0 = off
     preset: PresetSetting = "auto"
@@ -159,6 +172,7 @@ class Settings(NamedTuple):
     privacy: PrivacySettings = PrivacySettings()
     keep_awake: KeepAwakeSettings = KeepAwakeSettings()
     generic: GenericSettings = GenericSettings()
+    guard: GuardSettings = GuardSettings()
     log: str | None = None  # decision log path (--log / CUEWRAP_LOG)
     events: str | None = None  # state changes for scripts (--events / CUEWRAP_EVENTS)
     config_file: str | None = None  # the TOML file that was read, if any
@@ -231,6 +245,7 @@ def load_settings(path: str | None, env: Mapping[str, str], flags: Mapping[str, 
             quiet_after=_value(v, "generic.quiet_after", float),
             preset=cast(PresetSetting, _value(v, "generic.preset", str)),
         ),
+        guard=GuardSettings(clipboard=cast(ClipboardSetting, _value(v, "guard.clipboard", str))),
         log=log,
         events=events,
         config_file=config_file,

@@ -44,11 +44,12 @@ from cuewrap.engine.effects import (
     Wake,
     Withdraw,
 )
-from cuewrap.engine.page import BridgeCounts, cue_page, toggle_reply
+from cuewrap.engine.page import BridgeCounts, GuardCounts, cue_page, toggle_reply
 from cuewrap.keys import KeyWindow
 from cuewrap.loop import Loop, Timer
 from cuewrap.relay_events import RelayEvent
 from cuewrap.term.answers import TerminalAnswer
+from cuewrap.term.clipboard import ClipboardSequence
 from cuewrap.term.notices import ChildNotification
 from cuewrap.term.sequences import BEL
 from cuewrap.term.tracker import TitleChange
@@ -64,6 +65,9 @@ if TYPE_CHECKING:
     from cuewrap.term.notices import NoticeProtocol
     from cuewrap.tmux.side import TmuxSide
     from cuewrap.workers import Reaper
+
+
+CLIPBOARD_AFTER_KEY = 2.0  # seconds after a keystroke a clipboard write counts as asked for
 
 
 class Controller:
@@ -97,6 +101,10 @@ class Controller:
             self.preset, preset_why = choose(command, settings.generic.preset)
         self._wake: Timer | None = None
         self.keys = KeyWindow(loop, lambda: self.fact(F.Keystroke()))
+        self._last_key = float("-inf")  # the user's last keystroke (the clipboard guard)
+        self._clip_why: list[str] = []  # reasons of the guard's decisions not yet logged
+        self._clip = GuardCounts(settings.guard.clipboard)
+        self._clip_told = False  # the first removal was said inside Pi
         self._closed = False
         self.child_pid = child_pid
 
@@ -240,6 +248,63 @@ class Controller:
             self.log.error("consume_notice", exc)
             return False
 
+    def clipboard(self, read: bool, framed: bool) -> bool:
+        """The tracker's clipboard policy (docs/terminal-guard.md): does this OSC 52 from the
+        child reach the host terminal? ``user``: a write right after the user's own keystroke
+        (Pi: and no run streaming, not inside a drawn frame); a read never. An error here
+        removes it (a missed copy is harmless, a leaked one is not)."""
+        try:
+            passed, why = self._clip_decide(read, framed)
+        except Exception as exc:
+            self.log.error("clipboard", exc)
+            passed, why = False, "error"
+        self._clip_why.append(why)
+        return passed
+
+    def _clip_decide(self, read: bool, framed: bool) -> tuple[bool, str]:
+        setting = self.settings.guard.clipboard
+        if setting == "allow":
+            return True, "guard.clipboard = allow"
+        if setting == "block":
+            return False, "guard.clipboard = block"
+        if read:
+            return False, "a clipboard read (passes only with guard.clipboard = allow)"
+        if self.loop.clock() - self._last_key > CLIPBOARD_AFTER_KEY:
+            return False, f"no keystroke in the last {CLIPBOARD_AFTER_KEY:g} s"
+        if self.pi_mode and self.state.run is not None:
+            return False, "a run is streaming"
+        if self.pi_mode and framed:
+            return False, "inside a frame Pi draws (part of the transcript)"
+        return True, "right after your keystroke"
+
+    def _clipboard_seen(self, event: ClipboardSequence) -> None:
+        why = self._clip_why.pop(0) if self._clip_why else "already on its way (not asked)"
+        self.log.write(
+            "clipboard",
+            passed=event.passed,
+            read=event.read,
+            bytes=event.size,
+            setting=self.settings.guard.clipboard,
+            why=why,
+        )
+        if event.passed:
+            return
+        import time
+
+        c = self._clip
+        at = time.strftime("%H:%M:%S", time.localtime())
+        self._clip = GuardCounts(c.setting, c.removed + 1, at, event.size)
+        if not self._clip_told and self.bridge is not None:
+            what = "clipboard read" if event.read else "clipboard write"
+            text = (
+                f"removed a {what} (OSC 52, {event.size} bytes) from Pi's output:"
+                f" {why}. Your clipboard is unchanged; /cue counts them,"
+                " guard.clipboard = allow lets them through."
+            )
+            if self.bridge.push_notice(f"cuewrap: {text}"):
+                self._clip_told = True
+                self.log.write("diagnostic", text=text)
+
     def _child_fact(self, fact: Event) -> None:
         """A fact from the output watch (called from the relay's hot path): never raises."""
         try:
@@ -311,8 +376,11 @@ class Controller:
         rec = relay_events.record(event)
         if rec is not None:
             self.log.write(rec[0], **rec[1])
+        if isinstance(event, ClipboardSequence):
+            self._clipboard_seen(event)
+            return
         if isinstance(event, TitleChange):
-            self.delivery.child_title(event.title)
+            self.delivery.child_title(event.title, event.controls)
         if isinstance(event, ChildNotification) and event.consumed:
             self.log.write(
                 "translation",
@@ -340,6 +408,7 @@ class Controller:
         """The user typed (one ``Keystroke`` event per read of their input)."""
         if self.activity is not None:
             self.activity.input()  # output right after this is its echo
+        self._last_key = self.loop.clock()
         self.keys.key()
         if self.tmux is not None:
             self.tmux.keystroke()
@@ -424,7 +493,7 @@ class Controller:
     def status_page(self) -> str:
         """The /cue page (SPEC 8), from the engine's status and the channels set up here."""
         bridge = BridgeCounts.from_stats(self.bridge.stats()) if self.bridge is not None else None
-        page = cue_page(status(self.state), self.delivery.channels(), bridge)
+        page = cue_page(status(self.state), self.delivery.channels(), bridge, self._clip)
         if self.tmux is not None:
             page += "\n" + self.tmux.status_line()
         return page + "".join(f"\nto improve: {fix}" for fix in fixes(self._where()))

@@ -237,6 +237,12 @@ class Session:
             consume_status=self.guard and self.args.pi_mode,
             notices=notices,
             own_focus=self.guard,  # SPEC 4: the host's focus reporting is cuewrap's
+            # docs/terminal-guard.md: the child's OSC 52 pass only when the controller says
+            clipboard=(
+                controller
+                if controller is not None and self.settings.guard.clipboard != "allow"
+                else None
+            ),
         )
         return focus, tracker, sink
 

@@ -226,6 +226,7 @@ def test_every_key_has_its_env_name() -> None:
         "privacy.body": "CUEWRAP_PRIVACY_BODY",
         "keep_awake.enabled": "CUEWRAP_KEEP_AWAKE_ENABLED",
         "keep_awake.command": "CUEWRAP_KEEP_AWAKE_COMMAND",
+        "guard.clipboard": "CUEWRAP_GUARD_CLIPBOARD",
         "generic.quiet_after": "CUEWRAP_GENERIC_QUIET_AFTER",
         "generic.preset": "CUEWRAP_GENERIC_PRESET",
     }
@@ -262,3 +263,11 @@ def test_presets_match_the_setting_choices() -> None:
 
     spec = next(k for k in KEYS if k.name == "generic.preset")
     assert set(spec.choices) == {"auto", "none", *(p.name for p in PRESETS)}
+
+
+def test_guard_clipboard_choices(tmp_path: Path) -> None:
+    assert load_settings(None, env_home(tmp_path), {}).guard.clipboard == "user"
+    env = {**env_home(tmp_path), "CUEWRAP_GUARD_CLIPBOARD": "block"}
+    assert load_settings(None, env, {}).guard.clipboard == "block"
+    with pytest.raises(ConfigError, match="CUEWRAP_GUARD_CLIPBOARD must be one of user, allow"):
+        load_settings(None, {**env_home(tmp_path), "CUEWRAP_GUARD_CLIPBOARD": "sometimes"}, {})

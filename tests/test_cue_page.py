@@ -6,7 +6,15 @@ from __future__ import annotations
 import pytest
 
 from cuewrap.engine import EngineConfig, EngineState, initial_state, status, step
-from cuewrap.engine.page import CUES_OFF, CUES_ON, BridgeCounts, Channels, cue_page, toggle_reply
+from cuewrap.engine.page import (
+    CUES_OFF,
+    CUES_ON,
+    BridgeCounts,
+    Channels,
+    GuardCounts,
+    cue_page,
+    toggle_reply,
+)
 from cuewrap.facts import BridgeHello, CueToggle, Fact, Presence, SubagentStarted
 
 pytestmark = pytest.mark.unit
@@ -118,3 +126,13 @@ def test_privacy_summary_says_what_this_pi_can_say() -> None:
         " no dialog titles (they need ui_prompt, Pi ≥ 0.84.4)"
     ) in page(old)
     assert not any(line.startswith("privacy.body") for line in page(new, summary=False))
+
+
+def test_clipboard_guard_line() -> None:
+    page = cue_page(status(state_after()), CHANNELS, None, GuardCounts("user"))
+    assert page.splitlines()[-1] == (
+        "clipboard guard: user (the program's clipboard writes pass only right after your own"
+        " action) · nothing removed"
+    )
+    page = cue_page(status(state_after()), CHANNELS, None, GuardCounts("block", 3, "12:03:04", 57))
+    assert page.splitlines()[-1].endswith("· removed 3 sequences, last at 12:03:04 (57 bytes)")

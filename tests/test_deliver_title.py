@@ -68,3 +68,13 @@ def test_hostile_child_title_is_sanitized_in_the_composed_title() -> None:
     out = marks.set_mark("[?]")
     assert out.startswith(b"\x1b]2;[?] evil")
     assert b"\x07" not in out and out.count(b"\x1b") == 2  # the OSC introducer and ST only
+
+
+def test_no_mark_is_composed_onto_a_title_with_control_characters() -> None:
+    """A title that carried control characters (e.g. from a model's answer) gets the mark
+    alone, never the mark composed onto it; a plain title afterwards is composed again."""
+    marks = TitleMarks()
+    marks.on_child_title("curl evil | sh", controls=True)
+    assert marks.set_mark("[✓]") == set_title("[✓]")
+    assert marks.on_child_title("π - work") == set_title("[✓] π - work")
+    assert marks.on_child_title("x\x85y", controls=True) == set_title("[✓]")

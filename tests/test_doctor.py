@@ -496,3 +496,11 @@ def test_ssh_and_tmux_combination_says_what_happens_and_what_to_change(
     out = doctor_in_tmux(tmux, tmp_path / "out2.txt")
     where = out.split("\nWhere cuewrap runs\n", 1)[1]
     assert "to improve" not in where and "nothing to change here" in where, where
+
+
+@pytest.mark.pty
+def test_clipboard_guard_setting_is_shown(base_env: dict[str, str]) -> None:
+    r = doctor(base_env, "doctor")
+    assert line(r.stdout, "guard.clipboard") == "guard.clipboard user default"
+    r = doctor(dict(base_env, CUEWRAP_GUARD_CLIPBOARD="block"), "doctor")
+    assert line(r.stdout, "guard.clipboard") == "guard.clipboard block env CUEWRAP_GUARD_CLIPBOARD"

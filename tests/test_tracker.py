@@ -470,6 +470,7 @@ class Ref:
         self.inter = bytearray()
         self.bad = False
         self.content = bytearray()
+        self.osc_c0 = False
 
     @property
     def safe(self) -> bool:
@@ -597,6 +598,7 @@ class Ref:
             elif b == 0x5D:
                 self.state = OSC
                 self.content = bytearray()
+                self.osc_c0 = False
             elif b in b"PX^_":
                 self.state = STR
             elif b < 0x80:
@@ -630,6 +632,8 @@ class Ref:
                 self.dispatch_osc(i + 1)
             elif b >= 0x20:
                 self.content.append(b)
+            else:
+                self.osc_c0 = True
 
     @staticmethod
     def ints(p: bytes) -> list[int | None]:
@@ -675,7 +679,8 @@ class Ref:
             return
         if ps in (b"0", b"2"):
             self.title = rest.decode("utf-8", "replace")
-            self.events.append(TitleChange(self.title))
+            controls = self.osc_c0 or re.search("[\x7f-\x9f]", self.title) is not None
+            self.events.append(TitleChange(self.title, controls))
         elif ps == b"9" and rest[:2] == b"4;":
             if rest[2:3] in (b"0", b"1", b"2", b"3", b"4") and int(rest[2:3]) != self.progress:
                 self.progress = int(rest[2:3])
@@ -1102,3 +1107,13 @@ def test_control_characters_between_esc_and_bracket_still_found(own_focus: bool)
     assert s.out == b"ab\x1bcz"
     assert ClipboardSequence(False, False, 14) in s.events
     assert (FocusMayBeOff("ris") in s.events) is own_focus
+
+
+def test_title_with_control_characters_is_flagged() -> None:
+    t = OutputTracker()
+    s = t.feed(b"\x1b]2;a\rb\x07\x1b]0;c\xc2\x85d\x07\x1b]2;plain\x1b\\")
+    assert s.events == [
+        TitleChange("ab", controls=True),
+        TitleChange("c\x85d", controls=True),
+        TitleChange("plain"),
+    ]

@@ -161,10 +161,11 @@ class Delivery:
         )
 
     # -- title marks ----------------------------------------------------------------------
-    def child_title(self, title: str) -> None:
-        """The child set its title: the mark, if one is shown, is composed onto it."""
+    def child_title(self, title: str, controls: bool = False) -> None:
+        """The child set its title: the mark, if one is shown, is composed onto it (not onto
+        one that carried control characters)."""
         if self.settings.notify.title_marks:
-            self.inject(self.titles.on_child_title(title))
+            self.inject(self.titles.on_child_title(title, controls))
 
     def reapply_mark(self) -> None:
         """After a stop and ``fg``: the shell had the title meanwhile; the mark again."""

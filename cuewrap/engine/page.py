@@ -71,12 +71,44 @@ class Channels:
     path_why: str = ""
 
 
+@dataclass(frozen=True)
+class GuardCounts:
+    """The clipboard guard for ``/cue`` (docs/terminal-guard.md): the setting, how many of
+    the program's OSC 52 sequences were removed, the last one's wall-clock time (``HH:MM:SS``)
+    and size in bytes."""
+
+    setting: str
+    removed: int = 0
+    last_at: str = ""
+    last_size: int = 0
+
+
+def guard_line(g: GuardCounts) -> str:
+    words = {
+        "user": "the program's clipboard writes pass only right after your own action",
+        "allow": "the program's clipboard writes and reads pass",
+        "block": "the program's clipboard writes are all removed",
+    }
+    line = f"clipboard guard: {g.setting} ({words.get(g.setting, g.setting)})"
+    if g.removed:
+        noun = "sequence" if g.removed == 1 else "sequences"
+        line += f" · removed {g.removed} {noun}, last at {g.last_at} ({g.last_size} bytes)"
+    else:
+        line += " · nothing removed"
+    return line
+
+
 def toggle_reply(on: bool) -> str:
     """The reply to ``/cue on`` / ``/cue off``."""
     return CUES_ON if on else CUES_OFF
 
 
-def cue_page(status: Status, channels: Channels, bridge: BridgeCounts | None = None) -> str:
+def cue_page(
+    status: Status,
+    channels: Channels,
+    bridge: BridgeCounts | None = None,
+    guard: GuardCounts | None = None,
+) -> str:
     """The text of ``/cue``: on/off and the driving source, presence, each integration's
     evidence, the bridge channel (when there is one), capacity, the delivery channels."""
     s = status
@@ -115,6 +147,8 @@ def cue_page(status: Status, channels: Channels, bridge: BridgeCounts | None = N
     )
     if c.path:
         lines.append(f"desktop popup: {PATHS.get(c.path, c.path)} ({c.path_why})")
+    if guard is not None:
+        lines.append(guard_line(guard))
     return "\n".join(lines)
 
 

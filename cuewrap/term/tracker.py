@@ -108,6 +108,7 @@ _RIS = re.compile(rb"\x1bc")
 _RIS_C0 = re.compile(rb"\x1b[c\x00-\x17\x19\x1c-\x1f\x7f]")
 _ESC_C0_OSC = re.compile(rb"\x1b[\x00-\x17\x19\x1c-\x1f\x7f]+\]")  # ESC, C0s, then ]
 _NEUTRAL = b"\x1b\x18"  # ESC CAN: what a removed sequence's ESC did, then ground
+_TITLE_CONTROLS = re.compile("[\x7f-\x9f]")  # DEL and C1 in a decoded title
 _OPEN_OSC = b"\x1b]\x7f"  # stands for an open OSC already released (never an event)
 ST = b"\x1b\\"
 _FRAME_ON = b"\x1b[?2026h"
@@ -159,9 +160,12 @@ class ModeChange:
 
 @dataclass(frozen=True)
 class TitleChange:
-    """``OSC 0`` / ``OSC 2`` from the child (UTF-8 decoded with replacement)."""
+    """``OSC 0`` / ``OSC 2`` from the child (UTF-8 decoded with replacement, C0 controls
+    left out as terminals do). ``controls``: it carried control characters (C0, DEL or C1):
+    not a title a program writes for itself; cuewrap composes no mark onto it."""
 
     title: str
+    controls: bool = False
 
 
 @dataclass(frozen=True)
@@ -1014,7 +1018,8 @@ class OutputTracker:
                 self._clip_osc(work, j, j + 2, base, events, cuts)
             return
         content = work[j + 2 : t]
-        if _OSC_C0.search(content) is not None:
+        had_c0 = _OSC_C0.search(content) is not None
+        if had_c0:
             content = _OSC_C0.sub(b"", content)
         ps, semi, rest = content.partition(b";")
         if not semi:
@@ -1022,7 +1027,8 @@ class OutputTracker:
         if ps == b"0" or ps == b"2":
             title = rest.decode("utf-8", "replace")
             self.title = title
-            events.append((j, TitleChange(title)))
+            controls = had_c0 or _TITLE_CONTROLS.search(title) is not None
+            events.append((j, TitleChange(title, controls) if controls else TitleChange(title)))
         elif ps == b"9" and rest[:2] == b"4;":
             state = _PROGRESS.match(rest, 2)
             if state is not None and int(state.group()) != self.progress:

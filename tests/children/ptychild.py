@@ -19,8 +19,11 @@ stream N      raw mode, READY, then N small escape-dense frames ("S<n>" inside s
               output and colours) one every 2 ms; every read of input in between is echoed as
               "E<hex>\r\n" between two frames; then END
 deaf          ignore every catchable terminating signal, print READY, sleep until killed
+clipboard     raw mode, write an OSC 52 clipboard write on its own ("unasked"), print READY;
+              then for every read, an OSC 52 write of what was read and COPIED, until 'q'
 """
 
+import base64
 import os
 import signal
 import sys
@@ -56,6 +59,18 @@ def main() -> None:
         tty.setraw(0)
         out("\x1b[?1004hREADY\r\n")
         report_reads()
+    elif mode == "clipboard":
+        tty.setraw(0)
+
+        def osc52(text: bytes) -> str:
+            return "\x1b]52;c;" + base64.b64encode(text).decode() + "\x07"
+
+        out(osc52(b"unasked") + "READY\r\n")
+        while True:
+            data = os.read(0, 4096)
+            if not data or data == b"q":
+                return
+            out(osc52(data) + "COPIED\r\n")
     elif mode == "dump-bytes":
         tty.setraw(0)
         n = int(sys.argv[2])
