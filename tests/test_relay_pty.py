@@ -103,6 +103,8 @@ def test_bad_usage_exits_2() -> None:
     assert r.returncode == 2 and "--bogus" in r.stderr
     r = subprocess.run([PY, "-m", "cuewrap", "cat"], capture_output=True, text=True)
     assert r.returncode == 2 and "cuewrap -- cat" in r.stderr  # (ls is cuewrap's own now)
+    r = subprocess.run([PY, "-m", "cuewrap", "ls", "--bogus"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--bogus" in r.stderr
 
 
 def test_output_all_256_byte_values_unchanged() -> None:
