@@ -422,3 +422,35 @@ def test_ctrl_z_is_stopped_until_fg(tmp_path: Path, runtime: Path) -> None:
     states = [json.loads(line)["state"] for line in events.read_text().splitlines()]
     # cat answered the typing (idle: no work of its own), stopped, back, ^D: exit status 0
     assert states == ["starting", "idle", "stopped", "idle", "finished", "exited"], states
+
+
+def test_an_events_path_that_cannot_be_written_exits_2(tmp_path: Path, runtime: Path) -> None:
+    """Checked before anything is spawned, like the decision log: one line, status 2."""
+    for path, why in (
+        (tmp_path / "missing" / "events.jsonl", "cannot write"),
+        (tmp_path, "cannot write"),  # a directory
+    ):
+        p = pexpect.spawn(
+            PY, ["-m", "cuewrap", "--events", str(path), "--", "true"], env=env_for(runtime)
+        )
+        p.expect(pexpect.EOF)
+        p.close()
+        assert p.exitstatus == 2
+        assert f"cuewrap: events file {path}: {why}" in p.before.decode()
+
+
+def test_cuewrap_events_variable(tmp_path: Path, runtime: Path) -> None:
+    """``CUEWRAP_EVENTS`` as ``--events``: a program that exits 0 at once finished."""
+    events = tmp_path / "events.jsonl"
+    p = pexpect.spawn(
+        PY, ["-m", "cuewrap", "--", "true"], env=env_for(runtime, CUEWRAP_EVENTS=str(events))
+    )
+    p.expect(pexpect.EOF)
+    p.close()
+    assert p.exitstatus == 0
+    lines = [json.loads(line) for line in events.read_text().splitlines()]
+    assert [(line["state"], line.get("outcome")) for line in lines] == [
+        ("starting", None),
+        ("finished", "completed"),
+        ("exited", None),
+    ]
