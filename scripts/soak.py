@@ -23,7 +23,6 @@ import re
 import shlex
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
