@@ -1,4 +1,5 @@
-"""The child's output activity and quiet, for generic mode (SPEC 11): facts from timing.
+"""The child's output activity and quiet, for generic mode (docs/design.md#generic-mode): facts from
+timing.
 
 The relay hands every output chunk to :meth:`OutputWatch.feed` (it is the relay's output tap in
 generic mode) and the controller calls :meth:`OutputWatch.input` for every keystroke event;

@@ -1,6 +1,6 @@
-"""What will happen where cuewrap runs (SSH, tmux, the terminal), and the one setting that
-would fix each weakness (SPEC 10, issue: "doctor and /cue say what to change"). Pure: the
-caller gathers the facts, ``cuewrap doctor`` and Pi's ``/cue`` print the lines.
+"""What will happen where cuewrap runs (SSH, tmux, the terminal), and the one setting that would fix
+each weakness (docs/design.md#real-environments, issue: "doctor and /cue say what to change"). Pure:
+the caller gathers the facts, ``cuewrap doctor`` and Pi's ``/cue`` print the lines.
 """
 
 from __future__ import annotations

@@ -80,7 +80,8 @@ def run(args: Args) -> int:
         return 127
     from cuewrap.host import is_tty
 
-    if not (is_tty(0) and is_tty(1)):  # SPEC 3: pipes and scripts get the command as it is
+    # docs/design.md#guard: pipes and scripts get the command as it is
+    if not (is_tty(0) and is_tty(1)):
         from cuewrap.plain import exec_plain
 
         try:

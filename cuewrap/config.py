@@ -1,4 +1,5 @@
-"""Settings: TOML file, then ``CUEWRAP_*`` environment variables, then flags (SPEC 9).
+"""Settings: TOML file, then ``CUEWRAP_*`` environment variables, then flags
+(docs/design.md#command-line-and-settings).
 
 ``load_settings(path, env, flags)`` is pure apart from reading the one TOML file. Every
 problem is a ``ConfigError`` whose ``str`` is one line naming the key (the CLI prints it after

@@ -240,8 +240,8 @@ class Controller:
         return self.screen if self.screen is not None else self.activity
 
     def consume(self, protocol: NoticeProtocol) -> bool:
-        """The tracker's policy for a child's notification (SPEC 11: translate, never
-        duplicate): take it out of the output now? Decided by the pure engine."""
+        """The tracker's policy for a child's notification (docs/design.md#generic-mode: translate,
+        never duplicate): take it out of the output now? Decided by the pure engine."""
         try:
             return consume_notice(self.state, protocol, self.loop.clock())
         except Exception as exc:  # fail open: the notification passes through
@@ -491,7 +491,8 @@ class Controller:
         return self.status_page()
 
     def status_page(self) -> str:
-        """The /cue page (SPEC 8), from the engine's status and the channels set up here."""
+        """The /cue page (docs/design.md#what-the-user-sees), from the engine's status and the
+        channels set up here."""
         bridge = BridgeCounts.from_stats(self.bridge.stats()) if self.bridge is not None else None
         page = cue_page(status(self.state), self.delivery.channels(), bridge, self._clip)
         if self.tmux is not None:

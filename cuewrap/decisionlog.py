@@ -1,4 +1,5 @@
-"""The decision log: one JSON object per line, each with a ``kind`` (SPEC 8).
+"""The decision log: one JSON object per line, each with a ``kind``
+(docs/design.md#what-the-user-sees).
 
 Answers "why did (or didn't) I get a cue?". Opening checks the path (a regular file that can
 be written, or :class:`LogFileError` with the one line to show: the session then exits 2

@@ -1,8 +1,9 @@
-"""Typed facts: what the sources tell the cue engine (SPEC sections 2, 4, 6).
+"""Typed facts: what the sources tell the cue engine (docs/design.md#fact-sources, #presence,
+#the-bridge).
 
 Every fact is a frozen dataclass carrying the source it came from. Sources, strongest first:
-``bridge`` (the Pi extension), ``osc7501`` (a program status in the output), ``child`` (any
-child's BEL, own notifications, output activity and quiet: generic mode, SPEC 11),
+``bridge`` (the Pi extension), ``osc7501`` (a program status in the output), ``child`` (any child's
+BEL, own notifications, output activity and quiet: generic mode, docs/design.md#generic-mode),
 ``screen`` (a pyte reading), ``exit`` (the child's exit status). Presence facts come from the focus
 filter (``focus``) or from keystrokes (``keys``).
 
@@ -27,7 +28,8 @@ class Fact:
     """Base class of all facts (carries no fields of its own)."""
 
 
-# --- presence (SPEC 4) -------------------------------------------------------------------
+# --- presence (docs/design.md#presence)
+# -------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,8 @@ class Keystroke(Fact):
     source: Source = "keys"
 
 
-# --- bridge facts (SPEC 6); each maps one Pi event ---------------------------------------
+# --- bridge facts (docs/design.md#the-bridge); each maps one Pi event
+# ---------------------------------------
 
 
 @dataclass(frozen=True)
@@ -204,7 +207,8 @@ class CueToggle(Fact):
     source: Source = "bridge"
 
 
-# --- OSC 7501 (SPEC 2) --------------------------------------------------------------------
+# --- OSC 7501 (docs/design.md#fact-sources)
+# --------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -221,7 +225,8 @@ class ProgramStatus(Fact):
     source: Source = "osc7501"
 
 
-# --- any child (generic mode, SPEC 11) ------------------------------------------------------
+# --- any child (generic mode, docs/design.md#generic-mode)
+# ------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -268,7 +273,8 @@ class ChildProgress(Fact):
     source: Source = "child"
 
 
-# --- screen heuristics (SPEC 2) -----------------------------------------------------------
+# --- screen heuristics (docs/design.md#fact-sources)
+# -----------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -279,7 +285,8 @@ class ScreenActivity(Fact):
     source: Source = "screen"
 
 
-# --- job control (SPEC 10) ------------------------------------------------------------------
+# --- job control (docs/design.md#real-environments)
+# ------------------------------------------------------------------
 
 
 @dataclass(frozen=True)

@@ -89,7 +89,8 @@ class HostTerminal:
         self._undo.insert(0, off)
         self._redo.append(on)
 
-    # -- job control (SPEC 10) --------------------------------------------------------------
+    # -- job control (docs/design.md#real-environments)
+    # --------------------------------------------------------------
     def suspend(self, extra: bytes = b"") -> None:
         """Give the terminal back as the user had it (before a stop): like ``restore`` but
         every mode is remembered for ``resume``."""
@@ -165,11 +166,11 @@ def _is_stack_push(data: bytes) -> bool:
 
 
 def term_allows_cues(env: Mapping[str, str]) -> bool:
-    """SPEC 3, the part about the terminal type: TERM is set and not ``dumb``."""
+    """docs/design.md#guard, the part about the terminal type: TERM is set and not ``dumb``."""
     term = env.get("TERM", "")
     return bool(term) and term != "dumb"
 
 
 def guard_holds(host: HostTerminal, env: Mapping[str, str]) -> bool:
-    """SPEC 3: cues only with a TTY on both sides and a real TERM."""
+    """docs/design.md#guard: cues only with a TTY on both sides and a real TERM."""
     return host.stdin_tty and host.stdout_tty and term_allows_cues(env)

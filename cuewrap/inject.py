@@ -1,13 +1,13 @@
 """cuewrap's own bytes for the host terminal (title marks, terminal notifications).
 
 They are written only where the child's output stream is between escape sequences and UTF-8
-characters (``safe``, which the relay sets after each chunk it writes: ``set_safe``), however
-long that takes (SPEC 7): never inside a UTF-8 character or an open DCS/OSC string, not even
-after a quiet time. How long the bytes waited is told to ``on_waited`` (the decision log).
-The child's output ending (``flush``) releases them: nothing of the child's can follow. While
-they wait, a title replaces the title still waiting (only the last one counts: a child that
-sets its title in every frame while a mark is up would otherwise queue one per frame). The
-controller injects; the relay says where the stream stands. Neither knows the other.
+characters (``safe``, which the relay sets after each chunk it writes: ``set_safe``), however long
+that takes (docs/design.md#delivery): never inside a UTF-8 character or an open DCS/OSC string, not
+even after a quiet time. How long the bytes waited is told to ``on_waited`` (the decision log). The
+child's output ending (``flush``) releases them: nothing of the child's can follow. While they wait,
+a title replaces the title still waiting (only the last one counts: a child that sets its title in
+every frame while a mark is up would otherwise queue one per frame). The controller injects; the
+relay says where the stream stands. Neither knows the other.
 """
 
 from __future__ import annotations

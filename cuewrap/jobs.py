@@ -1,4 +1,5 @@
-"""Job control (SPEC 10): the child and cuewrap stop together and continue together.
+"""Job control (docs/design.md#real-environments): the child and cuewrap stop together and continue
+together.
 
 The child runs under cuewrap's own session leader (``leader.py``), so its stops are real and
 reported. Three ways in:

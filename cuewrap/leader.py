@@ -1,4 +1,5 @@
-"""The child under a session leader of cuewrap's own, so job control works (SPEC 10).
+"""The child under a session leader of cuewrap's own, so job control works
+(docs/design.md#real-environments).
 
 A shell keeps job control working by being the parent of its jobs inside their session. cuewrap
 does the same with a small process, the *leader* (a fork of cuewrap, no exec): it starts a new

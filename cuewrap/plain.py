@@ -5,8 +5,8 @@ so that nothing cuewrap opens later (the decision log, a pipe, the PTY) lands on
 then mistaken for a standard stream. The placeholders are close-on-exec, so a command that
 cuewrap execs as it is sees the descriptor closed, as it would without cuewrap.
 
-``exec_plain()`` is SPEC 3 for pipes and scripts: when stdin or stdout is not a terminal
-cuewrap replaces itself with the command (same argv, environment, streams and process, so
+``exec_plain()`` is docs/design.md#guard for pipes and scripts: when stdin or stdout is not a
+terminal cuewrap replaces itself with the command (same argv, environment, streams and process, so
 the same exit status) and says nothing.
 """
 

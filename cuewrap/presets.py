@@ -1,4 +1,5 @@
-"""Presets for known terminal programs in generic mode (SPEC 11): what their signals mean.
+"""Presets for known terminal programs in generic mode (docs/design.md#generic-mode): what their
+signals mean.
 
 A preset names the program in notifications and says, in the user's words, what its bell or
 text-less notification means. It never claims more than the program's signal supports: where

@@ -2,8 +2,8 @@
 
 Bytes pass unchanged in both directions, except the two things cuewrap owns:
 - focus reports (``CSI I`` / ``CSI O``) are taken out of the input and handed to the child only
-  while the child itself enabled mode 1004, each report in ONE write (PI-FACTS: a split
-  ``ESC [O`` reads as the Escape key and aborts Pi's run);
+  while the child itself enabled mode 1004, each report in ONE write
+  (docs/pi-facts.md#focus-reports: a split ``ESC [O`` reads as the Escape key and aborts Pi's run);
 - Pi's OSC 7501 status reports are consumed unless the host terminal itself answered Pi's query.
 
 Everything else cuewrap learns (modes, title, bell, status, keystrokes, the exit) is passed to
@@ -393,7 +393,8 @@ class Relay:
         self.injector.set_safe(scan.safe)
         for event in scan.events:
             if isinstance(event, FocusMayBeOff) and self.focus is not None:
-                self.injector.inject(seq.FOCUS_REPORTING_ON)  # SPEC 4: cuewrap owns the mode
+                # docs/design.md#presence: cuewrap owns the mode
+                self.injector.inject(seq.FOCUS_REPORTING_ON)
             self._emit(event)
         self.injector.flush_if_safe()
         if tracker.held:

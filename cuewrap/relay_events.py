@@ -31,7 +31,7 @@ class ChildExited:
 
 @dataclass(frozen=True)
 class JobChange:
-    """The pair stopped (to the user's shell) or continued (SPEC 10)."""
+    """The pair stopped (to the user's shell) or continued (docs/design.md#real-environments)."""
 
     state: str  # "stopped" | "continued"
 
@@ -61,7 +61,8 @@ def to_fact(event: RelayEvent) -> F.Fact | None:
         return F.ChildExit(event.code, event.signal)
     if isinstance(event, JobChange):  # for the session's state (stopped); no cue of its own
         return F.JobState(event.state == "stopped")
-    if isinstance(event, Bell):  # the child source (SPEC 11); Pi mode only records it
+    # the child source (docs/design.md#generic-mode); Pi mode only records it
+    if isinstance(event, Bell):
         return F.ChildBell()
     if isinstance(event, ChildNotification):
         return F.ChildNotice(event.protocol, event.title, event.body, event.consumed)

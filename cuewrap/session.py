@@ -109,7 +109,8 @@ class Session:
             relay.resize()
             exit = relay.run()
             self.log.write("child_exit", code=exit.code, signal=exit.signal)
-            if relay.fatal_signal is not None:  # SPEC 10: a signal to cuewrap ends it 128+N
+            # docs/design.md#real-environments: a signal to cuewrap ends it 128+N
+            if relay.fatal_signal is not None:
                 self.log.write("fatal_signal", signal=relay.fatal_signal)
                 return 128 + relay.fatal_signal
             return exit_status(exit)
@@ -158,7 +159,8 @@ class Session:
         return channel
 
     def _injection_waited(self, seconds: float) -> None:
-        """cuewrap's bytes waited for the child's output to reach a safe point (SPEC 7)."""
+        """cuewrap's bytes waited for the child's output to reach a safe point
+        (docs/design.md#delivery)."""
         self.log.write("inject_waited", seconds=round(seconds, 3))
 
     def _remove_stale_channels(self) -> None:
@@ -236,7 +238,7 @@ class Session:
         tracker = tracker_cls(
             consume_status=self.guard and self.args.pi_mode,
             notices=notices,
-            own_focus=self.guard,  # SPEC 4: the host's focus reporting is cuewrap's
+            own_focus=self.guard,  # the host's focus reporting is cuewrap's: design.md#presence
             # docs/terminal-guard.md: the child's OSC 52 pass only when the controller says
             clipboard=(
                 controller

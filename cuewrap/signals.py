@@ -14,10 +14,10 @@ from collections.abc import Iterable
 
 
 def _terminating_signals() -> tuple[int, ...]:
-    """Every catchable signal whose default action ends the process (SPEC 10), except:
-    SIGPIPE and SIGXFSZ (Python ignores them so that writes fail with an error instead),
-    and the fault signals SIGSEGV, SIGBUS, SIGILL, SIGFPE (a Python handler cannot run for
-    a real fault). SIGKILL cannot be caught."""
+    """Every catchable signal whose default action ends the process
+    (docs/design.md#real-environments), except: SIGPIPE and SIGXFSZ (Python ignores them so that
+    writes fail with an error instead), and the fault signals SIGSEGV, SIGBUS, SIGILL, SIGFPE (a
+    Python handler cannot run for a real fault). SIGKILL cannot be caught."""
     names = (
         "SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGABRT",
         "SIGTRAP", "SIGSYS", "SIGVTALRM", "SIGPROF", "SIGXCPU", "SIGIO", "SIGPWR", "SIGSTKFLT",

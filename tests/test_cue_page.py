@@ -1,5 +1,6 @@
-"""The /cue page as a pure function of the engine's status and the channels (SPEC 8), without
-a session. (tests/test_cue_page_pi.py shows it in real Pi.)"""
+"""The /cue page as a pure function of the engine's status and the channels
+(docs/design.md#what-the-user-sees), without a session. (tests/test_cue_page_pi.py shows it in real
+Pi.)"""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The /cue page in real Pi under cuewrap (SPEC 8): what cuewrap sees, shown in Pi."""
+"""The /cue page in real Pi under cuewrap (docs/design.md#what-the-user-sees): what cuewrap sees,
+shown in Pi."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ rig drops DISPLAY/WAYLAND_DISPLAY) and cross-checked with the decision log's ``c
 ``delivery`` records; title marks by parsing the OSC 0/2 title sequences (Pi writes its own
 title as ``OSC 0;π - work BEL``, cuewrap composes marks as ``OSC 2;[✓] π - work ST``).
 
-SPEC section 5 (cue rules) and 7 (delivery) are the reference; PI-FACTS.md the Pi side.
+docs/design.md#cue-rules and #delivery are the reference; docs/pi-facts.md the Pi side.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ from waiting import absence_window, wait_until
 
 pytestmark = pytest.mark.pi
 
-TITLE = "π - work"  # Pi's own title for cwd ``work`` (PI-FACTS: OSC 0;π - <cwd basename>)
-NOTIFY_TITLE = "Pi — work"  # SPEC 5 rule 12: the app and the cwd basename
+# Pi's own title for cwd ``work`` (docs/pi-facts.md#escape-sequences: OSC 0;π - <cwd basename>)
+TITLE = "π - work"
+NOTIFY_TITLE = "Pi — work"  # docs/design.md#privacy: the app and the cwd basename
 MARK_WAITING, MARK_DONE, MARK_FAILED = "[?]", "[✓]", "[!]"
 
 _OSC = re.compile(rb"\x1b\](\d+);([^\x07\x1b]*)(?:\x07|\x1b\\)")
@@ -117,7 +118,7 @@ def cues(s: PiSession, kind: str | None = None) -> list[dict[str, Any]]:
 
 def check_deliveries(s: PiSession) -> None:
     """Cross-check: one OSC 777 per ``cue`` record, each with terminal delivery records
-    requested → unconfirmable (SPEC 5 rule 13: a terminal OSC has no receipt)."""
+    requested → unconfirmable (docs/design.md#cue-rules rule 13: a terminal OSC has no receipt)."""
     records = cues(s)
     assert len(notifications(s.raw_output)) == len(records), records
     deliveries = s.log_records("delivery")
@@ -268,11 +269,11 @@ def test_dialog_while_away(pi_session: Any, fakemodel: FakeModel) -> None:
     wait_title(s, marked(MARK_WAITING))
     assert_quiet(s, 0.8, 1, marked(MARK_WAITING))
     assert len(cues(s)) == 1
-    # Answer the dialog. The last focus report said "away", and with focus reports a
-    # keystroke says nothing about presence (SPEC 4: keys count only without any focus
-    # report), so by SPEC 5 rule 6 the run settles while away: one finished cue follows —
-    # a new cue for a new fact (the run's end), not a second one for the wait (rule 4
-    # covers only the wait). Had the user focused the window first, nothing would follow.
+    # Answer the dialog. The last focus report said "away", and with focus reports a keystroke says
+    # nothing about presence (docs/design.md#presence: keys count only without any focus report), so
+    # by docs/design.md#cue-rules rule 6 the run settles while away: one finished cue follows — a
+    # new cue for a new fact (the run's end), not a second one for the wait (rule 4 covers only the
+    # wait). Had the user focused the window first, nothing would follow.
     s.enter()
     s.wait_for_screen(r"confirmed: yes")
     s.wait_for_screen(r"^ deployed$")

@@ -1,5 +1,6 @@
-"""Desktop notifications that are withdrawn, replaced and clicked (SPEC 12), against a real
-notification server (dunst) on a private D-Bus, and a minimal server without actions."""
+"""Desktop notifications that are withdrawn, replaced and clicked (docs/design.md#follow-ups),
+against a real notification server (dunst) on a private D-Bus, and a minimal server without
+actions."""
 
 from __future__ import annotations
 
@@ -309,7 +310,7 @@ def test_a_click_selects_pis_tmux_window_and_pane(dunst: Session, tmp_path: Path
 
 def test_generic_mode_names_its_program_not_pi(dunst: Session, tmp_path: Path) -> None:
     """cuewrap -- COMMAND: the desktop notification's application name is the program's
-    (here the aider preset's), never "Pi" (SPEC 11)."""
+    (here the aider preset's), never "Pi" (docs/design.md#generic-mode)."""
     import pexpect
 
     child = str(Path(__file__).parent / "children" / "signals.py")

@@ -1,5 +1,5 @@
-"""The engine's follow-ups (SPEC 12): withdrawing stale notifications, escalating an unanswered
-wait, the progress indicator. Pure: explicit times, no clock."""
+"""The engine's follow-ups (docs/design.md#follow-ups): withdrawing stale notifications, escalating
+an unanswered wait, the progress indicator. Pure: explicit times, no clock."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The cue engine in generic mode (SPEC 11 with the rules of SPEC 5), rule by rule.
+"""The cue engine in generic mode (docs/design.md#generic-mode with the rules of
+docs/design.md#cue-rules), rule by rule.
 
 Pure: ``Eng`` (from test_engine_rules) drives ``step`` with an explicit time, no bridge.
 """

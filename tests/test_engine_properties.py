@@ -1,4 +1,5 @@
-"""Property tests of the cue engine: random facts, focus changes and ticks (SPEC section 5).
+"""Property tests of the cue engine: random facts, focus changes and ticks
+(docs/design.md#cue-rules).
 
 A ``Checker`` feeds events and checks invariants after every step, against its own simple
 model of presence and gaps (not the engine's):

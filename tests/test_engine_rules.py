@@ -1,4 +1,4 @@
-"""The cue engine, rule by rule (SPEC section 5, plus presence 4, guard 3, sources 2).
+"""The cue engine, rule by rule (docs/design.md#cue-rules, plus #presence, #guard, #fact-sources).
 
 Pure tests: no fds, no clock. ``Eng`` drives ``step`` with an explicit time.
 """
@@ -615,7 +615,8 @@ def test_capacity_background_records_8192() -> None:
     assert e.notifies() == []
 
 
-# --- presence (SPEC 4) ----------------------------------------------------------------------
+# --- presence (docs/design.md#presence)
+# ----------------------------------------------------------------------
 
 
 def test_presence_unknown_idle_counts_as_away_and_wakes_only_when_pending() -> None:
@@ -664,7 +665,8 @@ def test_presence_focus_reports_override_keystrokes_and_idle() -> None:
     assert status(e.s).integration("focus").status == TRUSTED
 
 
-# --- guard (SPEC 3) and sources (SPEC 2) -----------------------------------------------------
+# --- guard (docs/design.md#guard) and sources (docs/design.md#fact-sources)
+# -----------------------------------------------------
 
 
 def test_guard_non_tui_mode_disables_cues_for_that_runtime() -> None:

@@ -1,9 +1,9 @@
 """Normalized fact sequences in cuewrap's decision log, over real Pi (1.4.0 and latest).
 
-Each test runs ONE real Pi under ``python -m cuewrap --log LOG`` (the rig's default) against
-the fake model, drives it like a user, and compares the ordered ``type`` values of the bridge
-facts (``{"kind": "fact", "source": "bridge"}``) with the event order in PI-FACTS.md, plus key
-fields; OSC 7501 facts (``source: "osc7501"``) are checked as a cross-check.
+Each test runs ONE real Pi under ``python -m cuewrap --log LOG`` (the rig's default) against the
+fake model, drives it like a user, and compares the ordered ``type`` values of the bridge facts
+(``{"kind": "fact", "source": "bridge"}``) with the event order of docs/pi-facts.md#event-order,
+plus key fields; OSC 7501 facts (``source: "osc7501"``) are checked as a cross-check.
 
 In a log line a fact's own ``kind`` (UiPromptStart, ProgramStatus) is spelled ``fact_kind``.
 """

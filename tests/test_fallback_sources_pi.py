@@ -1,4 +1,5 @@
-"""Weaker sources drive cues only when the stronger ones are absent (SPEC 2), over real Pi."""
+"""Weaker sources drive cues only when the stronger ones are absent (docs/design.md#fact-sources),
+over real Pi."""
 
 from __future__ import annotations
 

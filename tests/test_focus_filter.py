@@ -1,4 +1,4 @@
-"""cuewrap.term.focus: the incremental focus-report input filter (SPEC 4)."""
+"""cuewrap.term.focus: the incremental focus-report input filter (docs/design.md#presence)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""SPEC 4 / issue 7 item 4: cuewrap owns the host's focus reporting. The child's own
-``CSI ? 1004 h/l`` never reach the host (they only decide what is forwarded to the child), and
+"""docs/design.md#presence / issue 7 item 4: cuewrap owns the host's focus reporting. The child's
+own ``CSI ? 1004 h/l`` never reach the host (they only decide what is forwarded to the child), and
 after the child resets the terminal (RIS, DECSTR) cuewrap turns focus reporting on again."""
 
 from __future__ import annotations

@@ -59,7 +59,7 @@ SPAWN_BUDGET = frozenset(
         "typing",
     }
 )
-# Never before the spawn, not even pulled in by something else (PERF-BASELINES, STYLE).
+# Never before the spawn, not even pulled in by something else (docs/architecture.md#choices).
 HEAVY = frozenset(
     {
         "argparse",

@@ -1,5 +1,6 @@
-"""SPEC 7 / issue 7 item 7: cuewrap's bytes never land inside the child's unfinished UTF-8
-character or DCS string, however long the child pauses there; the wait is logged."""
+"""docs/design.md#delivery / issue 7 item 7: cuewrap's bytes never land inside the child's
+unfinished UTF-8 character or DCS string, however long the child pauses there; the wait is
+logged."""
 
 from __future__ import annotations
 

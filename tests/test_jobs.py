@@ -1,4 +1,5 @@
-"""SPEC 10 job control with small children (the real-Pi walk is tests/test_jobs_pi.py)."""
+"""docs/design.md#real-environments job control with small children (the real-Pi walk is
+tests/test_jobs_pi.py)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
-"""SPEC 10 job control with real Pi: the host terminal is an interactive ``bash -i`` (job
-control on), cuewrap runs Pi in it, and the pair is stopped and continued the ways a user
-does: Ctrl-Z in Pi, ``kill -TSTP`` of cuewrap and of Pi, SIGSTOP of cuewrap. Each time:
-"Stopped" and the prompt within 3 s, the terminal settings as before (``stty -g``), focus
-reporting off and the title restored; ``fg`` brings Pi's screen back, and a prompt typed then
-reaches the model and a cue still fires while the user is away.
+"""docs/design.md#real-environments job control with real Pi: the host terminal is an interactive
+``bash -i`` (job control on), cuewrap runs Pi in it, and the pair is stopped and continued the ways
+a user does: Ctrl-Z in Pi, ``kill -TSTP`` of cuewrap and of Pi, SIGSTOP of cuewrap. Each time:
+"Stopped" and the prompt within 3 s, the terminal settings as before (``stty -g``), focus reporting
+off and the title restored; ``fg`` brings Pi's screen back, and a prompt typed then reaches the
+model and a cue still fires while the user is away.
 """
 
 from __future__ import annotations

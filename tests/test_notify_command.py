@@ -1,4 +1,5 @@
-"""``notify.command`` (SPEC 12): the user's own notifier, one run per notification.
+"""``notify.command`` (docs/design.md#follow-ups): the user's own notifier, one run per
+notification.
 
 A recording script (real process) appends what it received — stdin and the CUEWRAP_CUE_*
 variables — to a file; real Pi under cuewrap drives it end to end.

@@ -1,4 +1,4 @@
-"""SPEC 3: when stdin or stdout is not a terminal, cuewrap runs the command as it is.
+"""docs/design.md#guard: when stdin or stdout is not a terminal, cuewrap runs the command as it is.
 
 Every check runs the same command with and without cuewrap and compares stdout, stderr and
 the exit status byte for byte (issue 7 item 3), including real Pi against the fake model —

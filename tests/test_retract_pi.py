@@ -1,4 +1,5 @@
-"""Retraction, escalation and the progress indicator (SPEC 12) with real Pi under cuewrap.
+"""Retraction, escalation and the progress indicator (docs/design.md#follow-ups) with real Pi under
+cuewrap.
 
 The rig plays the host terminal (``raw_output`` is everything cuewrap wrote to it). With
 ``notify.terminal = osc99`` every notification carries ``i=<id>`` and a withdrawal is

@@ -58,7 +58,7 @@ def test_sanitize_limit() -> None:
     assert seq.sanitize("abc def", 4) == "abc"  # no trailing space after the cut
     assert seq.sanitize("abc", 0) == ""
     assert seq.sanitize("", 5) == ""
-    assert len(seq.sanitize("é" * 500)) == 200  # default limit (SPEC 5 rule 12)
+    assert len(seq.sanitize("é" * 500)) == 200  # default limit (docs/design.md#privacy)
 
 
 @given(st.text(), st.integers(min_value=0, max_value=300))

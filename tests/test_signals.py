@@ -1,6 +1,6 @@
-"""SPEC 10 signals and issue 7 items 2, 5, 6: every terminating signal to cuewrap restores the
-terminal, tells the child and ends 128+N; files and values that cannot work end at once with
-one line and exit 2, nothing spawned."""
+"""docs/design.md#real-environments signals and issue 7 items 2, 5, 6: every terminating signal to
+cuewrap restores the terminal, tells the child and ends 128+N; files and values that cannot work end
+at once with one line and exit 2, nothing spawned."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Over SSH (SPEC 10): a real ``sshd`` from Debian's openssh-server, started by the test on
-127.0.0.1 with a throwaway host key and user key, and ``ssh -tt`` from a pexpect PTY that plays
-the user's local terminal. On the remote side (this same machine) real Pi runs under
-``python -m cuewrap``, directly or inside a tmux started there. The terminal notification
+"""Over SSH (docs/design.md#real-environments): a real ``sshd`` from Debian's openssh-server,
+started by the test on 127.0.0.1 with a throwaway host key and user key, and ``ssh -tt`` from a
+pexpect PTY that plays the user's local terminal. On the remote side (this same machine) real Pi
+runs under ``python -m cuewrap``, directly or inside a tmux started there. The terminal notification
 must arrive in-band at the local terminal; the desktop must not be used (the remote side has a
 ``DISPLAY`` on purpose: only the SSH rule keeps the desktop off).
 """

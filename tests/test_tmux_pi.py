@@ -1,6 +1,6 @@
-"""Cues inside a real tmux (SPEC 10): real Pi under ``python -m cuewrap`` in window 0 of a
-private tmux server (``tmux -L … -f /dev/null``), a user's client attached through a pexpect
-PTY that plays the outer terminal (tests/tmuxrig.py).
+"""Cues inside a real tmux (docs/design.md#real-environments): real Pi under ``python -m cuewrap``
+in window 0 of a private tmux server (``tmux -L … -f /dev/null``), a user's client attached through
+a pexpect PTY that plays the outer terminal (tests/tmuxrig.py).
 
 What the user sees is read back from tmux itself: ``show-messages`` (status-line messages per
 client), ``list-windows`` (the bell flag), the client's screen (pyte over the client's PTY)

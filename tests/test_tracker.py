@@ -30,7 +30,7 @@ pytestmark = pytest.mark.unit
 
 ST = b"\x1b\\"
 
-# recorded from Pi 1.4.0 (PI-FACTS.md "Escape sequences Pi writes")
+# recorded from Pi 1.4.0 (docs/pi-facts.md#escape-sequences)
 PI_STARTUP = (
     b"\x1b[?1049h\x1b[?7l\x1b[?1000h\x1b[?1002h\x1b[?1003h\x1b[?1006h\x1b[?1004h"
     b"\x1b[?2004h\x1b[>7u\x1b[?u\x1b]7501;?\x1b\\\x1b[c\x1b[c\x1b[?2031h"

@@ -1,4 +1,5 @@
-"""The bridge channel: a private Unix socket served on the relay's ``Loop`` (SPEC 6).
+"""The bridge channel: a private Unix socket served on the relay's ``Loop``
+(docs/design.md#the-bridge).
 
 ``BridgeServer.start()`` makes a private directory (mode 0700) with a listening socket in it and
 a random token; ``env()`` gives the two variables that carry them to Pi. A connection is kept

@@ -1,4 +1,5 @@
-"""``cuewrap config``: the settings (SPEC 8, 9), shown and changed.
+"""``cuewrap config``: the settings (docs/design.md#what-the-user-sees, #command-line-and-settings),
+shown and changed.
 
 Without an argument, the interactive editor (``editor.py``, prompt-toolkit, terminals only).
 Scripted, git-config style::

@@ -1,4 +1,4 @@
-"""Effectors: what performs the engine's effects at the edge (SPEC 7).
+"""Effectors: what performs the engine's effects at the edge (docs/design.md#delivery).
 
 - ``title``: title marks composed onto the child's own title (pure: returns bytes).
 - ``terminal``: terminal notifications (OSC 777 / 9 / 99, tmux passthrough; pure build).

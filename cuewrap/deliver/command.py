@@ -1,4 +1,5 @@
-"""``notify.command``: the user's own notifier, run once per notification (SPEC 12).
+"""``notify.command``: the user's own notifier, run once per notification
+(docs/design.md#follow-ups).
 
 The cue goes to the command as ONE JSON object on stdin and as ``CUEWRAP_CUE_*`` variables
 (``cue_fields``): event, session, cwd, source, certainty, id, time, escalated, and which

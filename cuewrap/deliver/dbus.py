@@ -1,4 +1,5 @@
-"""Desktop notifications over D-Bus that can be withdrawn, replaced and clicked (SPEC 7, 12).
+"""Desktop notifications over D-Bus that can be withdrawn, replaced and clicked
+(docs/design.md#delivery, #follow-ups).
 
 The parent side of ``dbus_worker.py``: one long-lived worker per session, started at the first
 notification, fed JSON lines, read on the loop. What it keeps:

@@ -1,4 +1,5 @@
-"""The D-Bus desktop worker: one long-lived process per cuewrap session (SPEC 7, 12).
+"""The D-Bus desktop worker: one long-lived process per cuewrap session (docs/design.md#delivery,
+#follow-ups).
 
 Started by ``dbus.DBusNotifier`` (the parent side) with stderr on /dev/null; it dies with
 cuewrap (its stdin reaches EOF, and PR_SET_PDEATHSIG on Linux). It talks to

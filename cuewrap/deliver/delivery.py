@@ -255,7 +255,8 @@ class Delivery:
         self.log.write("withdrawal", cue=cue_id, channel=channel, state=state, reason=reason)
 
     def withdraw(self, w: Withdraw) -> None:
-        """A stale cue (SPEC 12): withdrawn where its notification went and can be withdrawn."""
+        """A stale cue (docs/design.md#follow-ups): withdrawn where its notification went and can be
+        withdrawn."""
         if w.cue_id in self._terminal_sent:
             self._terminal_sent.discard(w.cue_id)
             plan = self.plan
@@ -278,8 +279,8 @@ class Delivery:
     def escalate(
         self, n: Notify, session: str, eligible: Callable[[Eligibility], bool] | None = None
     ) -> None:
-        """Still unanswered and away after notify.escalate_after (SPEC 12): once more, and the
-        desktop notification raised to critical in place."""
+        """Still unanswered and away after notify.escalate_after (docs/design.md#follow-ups): once
+        more, and the desktop notification raised to critical in place."""
         try:
             self._run_command(n, session, escalated=True)
         except Exception as exc:
@@ -303,7 +304,8 @@ class Delivery:
             self.inject(self.terminal.progress(True))
 
     def _run_command(self, n: Notify, session: str, *, escalated: bool = False) -> None:
-        """notify.command for one notification (SPEC 12): started now, reaped on the loop."""
+        """notify.command for one notification (docs/design.md#follow-ups): started now, reaped on
+        the loop."""
         argv = self.settings.notify.command
         if not argv:
             return

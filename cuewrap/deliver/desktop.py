@@ -1,4 +1,4 @@
-"""Desktop notifications through notify-py, off the relay loop (SPEC 7).
+"""Desktop notifications through notify-py, off the relay loop (docs/design.md#delivery).
 
 Each notification runs in a short-lived worker process (``desktop_worker.py``, started as
 ``python -c _BOOT``, which imports it from cuewrap's own root) with stderr on /dev/null, so

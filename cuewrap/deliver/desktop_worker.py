@@ -57,7 +57,8 @@ def _why(exc: BaseException) -> str:
 
 
 def _send_silent(notify: Any, title: str, body: str) -> bool:
-    """One notify-py call: our app name, no icon, no sound (SPEC 5 rule 2: silent)."""
+    """One notify-py call: our app name, no icon, no sound (docs/design.md#cue-rules rule 2:
+    silent)."""
     return bool(
         notify.send_notification(
             supplied_title=title,

@@ -1,4 +1,4 @@
-"""Keep-awake: hold an idle/sleep inhibitor while Pi works (SPEC 7, opt-in).
+"""Keep-awake: hold an idle/sleep inhibitor while Pi works (docs/design.md#delivery, opt-in).
 
 ``KeepAwake.hold()`` starts an inhibitor process that runs until killed; ``release()`` kills
 its whole process group. Nothing here blocks the loop: spawning, noticing the exit (a pidfd on

@@ -1,4 +1,5 @@
-"""Terminal notifications: which OSC the host terminal shows, and the bytes to send (SPEC 7).
+"""Terminal notifications: which OSC the host terminal shows, and the bytes to send
+(docs/design.md#delivery).
 
 ``detect_terminal_protocol`` is pure given its inputs (the environment, ``notify.terminal``,
 and a callable that asks tmux once); ``query_tmux`` is that callable's default. Run it once

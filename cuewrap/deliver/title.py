@@ -1,9 +1,10 @@
-"""Title marks: ``<mark> <child title>`` composed onto the child's own title (SPEC 7).
+"""Title marks: ``<mark> <child title>`` composed onto the child's own title
+(docs/design.md#delivery).
 
-Pure: every method returns the bytes to inject (b"" for nothing); the relay writes them at a
-safe point, after the child's own title sequence when there is one. The child's title is
-learned from its OSC 0 / OSC 2 (the tracker reports the text; OSC 1, the icon name, is not a
-title) and passed through untouched (SPEC 5 rule 11): cuewrap only re-composes after it.
+Pure: every method returns the bytes to inject (b"" for nothing); the relay writes them at a safe
+point, after the child's own title sequence when there is one. The child's title is learned from its
+OSC 0 / OSC 2 (the tracker reports the text; OSC 1, the icon name, is not a title) and passed
+through untouched (docs/design.md#cue-rules rule 11): cuewrap only re-composes after it.
 
 Clearing a mark restores exactly the child's last title. If the child never set one, there
 is nothing of the child's to restore, so the title the user had before cuewrap started comes

@@ -1,5 +1,5 @@
 """``cuewrap doctor [--check]``: what this terminal supports, which channels cuewrap would use
-and why (SPEC 8), and an interactive check.
+and why (docs/design.md#what-the-user-sees), and an interactive check.
 
 The report (``report.py``) reuses the deciders the session uses (``load_settings``,
 ``detect_terminal_protocol``, ``desktop_available``, ``default_inhibitor``, and

@@ -195,7 +195,7 @@ def report(
         if os.path.basename(command[0]) != "pi":
             program = choose(command[0], settings.generic.preset)[0].app
     lines += ["", "Channels"]
-    term_ok = term_allows_cues(env)  # SPEC 3, the part that is not about this process
+    term_ok = term_allows_cues(env)  # docs/design.md#guard, the part that is not about this process
     if not term_ok:
         lines.append(
             f"  cues: off: TERM is {'dumb' if term else 'not set'}; cuewrap is a pure passthrough"

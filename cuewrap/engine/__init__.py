@@ -1,4 +1,5 @@
-"""The pure cue engine: facts and presence in, effects out (SPEC section 5). No clock, no I/O.
+"""The pure cue engine: facts and presence in, effects out (docs/design.md#cue-rules). No clock, no
+I/O.
 
 state = initial_state(EngineConfig(...))
 state, effects = step(state, fact_or_tick, now)

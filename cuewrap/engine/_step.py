@@ -1,9 +1,9 @@
 """One step in progress (``Step``) and the cue bookkeeping every rule module shares.
 
 Private to the engine: ``reducer.step`` builds a ``Step``, the rule modules (``presence``,
-``waits``, ``runs``, ``sessions``, ``background``) update it, and these helpers keep the
-decision log, the cue ids and the rejection counts consistent across them (SPEC section 5).
-Imports nothing from the rule modules, so none of them can form a cycle through it.
+``waits``, ``runs``, ``sessions``, ``background``) update it, and these helpers keep the decision
+log, the cue ids and the rejection counts consistent across them (docs/design.md#cue-rules). Imports
+nothing from the rule modules, so none of them can form a cycle through it.
 """
 
 from __future__ import annotations

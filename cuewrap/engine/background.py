@@ -1,4 +1,5 @@
-"""Background work: pi-subagents lifecycle records and the background cue (SPEC 5).
+"""Background work: pi-subagents lifecycle records and the background cue
+(docs/design.md#cue-rules).
 
 A start is tracked only if it belongs to this parent session and this process's completion
 owner; a completion must match a tracked, still-active start. Records from before a gap stay

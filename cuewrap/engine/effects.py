@@ -20,7 +20,7 @@ MARK_CANCELLED = "[-]"
 
 @dataclass(frozen=True)
 class Eligibility:
-    """What must still hold for a pending cue to be delivered (SPEC 5 rule 8)."""
+    """What must still hold for a pending cue to be delivered (docs/design.md#cue-rules rule 8)."""
 
     generation: int  # session generation (bumped at every gap: reload, /new, …)
     run: int | None  # the run the cue is about (None for waits not tied to a run)
@@ -39,7 +39,7 @@ class SetMark:
 class Notify:
     """Send one notification for cue ``cue_id`` on every enabled channel.
 
-    ``title`` and ``body`` are already privacy-safe (SPEC 5 rule 12): the app, the session
+    ``title`` and ``body`` are already privacy-safe (docs/design.md#privacy): the app, the session
     label and the status; never prompt/question/answer/tool/assistant text. Except with
     ``privacy.body = "summary"``: then ``summary`` is the cleaned text that says why (a
     question, the first line of the answer, the error; "" when there is none) and the body
@@ -60,7 +60,8 @@ class Notify:
 @dataclass(frozen=True)
 class Withdraw:
     """Cue ``cue_id`` went stale (return, wait answered, new run, /cue off, exit): withdraw its
-    notification where the channel can (SPEC 12). Only for cues whose ``Notify`` was given."""
+    notification where the channel can (docs/design.md#follow-ups). Only for cues whose ``Notify``
+    was given."""
 
     cue_id: int
     reason: str
@@ -69,7 +70,7 @@ class Withdraw:
 @dataclass(frozen=True)
 class Escalate:
     """A needs-input wait is still unanswered ``notify.escalate_after`` seconds after its
-    notification, the user still away: remind once more, louder (SPEC 12)."""
+    notification, the user still away: remind once more, louder (docs/design.md#follow-ups)."""
 
     note: Notify
 

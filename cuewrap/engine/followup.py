@@ -1,6 +1,7 @@
 """After the rules: stale notifications withdrawn, an unanswered wait escalated, the progress
-indicator (SPEC 12). ``reducer.step`` calls ``follow_up`` after the fact's handler; pure like
-the rest of the engine (the escalation's due time is returned through the wake-up time).
+indicator (docs/design.md#follow-ups). ``reducer.step`` calls ``follow_up`` after the fact's
+handler; pure like the rest of the engine (the escalation's due time is returned through the wake-up
+time).
 """
 
 from __future__ import annotations

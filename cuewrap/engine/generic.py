@@ -1,10 +1,11 @@
-"""Generic mode: cues for any terminal program from the ``child`` source (SPEC 11).
+"""Generic mode: cues for any terminal program from the ``child`` source
+(docs/design.md#generic-mode).
 
-The child's BEL and its own notifications (OSC 9 / 777 / 99) open the wait ``"child"``; its
-output going quiet after activity opens the weaker wait ``"quiet"`` ("seems to be waiting").
-Output resuming ends both. The rules of SPEC 5 hold: nothing while the user looks (the
-child's BEL or notification passes through and nothing more, then or later); one cue per
-event; marks hidden on return; ``--no-cues`` and exit invalidate.
+The child's BEL and its own notifications (OSC 9 / 777 / 99) open the wait ``"child"``; its output
+going quiet after activity opens the weaker wait ``"quiet"`` ("seems to be waiting"). Output
+resuming ends both. The rules of docs/design.md#cue-rules hold: nothing while the user looks (the
+child's BEL or notification passes through and nothing more, then or later); one cue per event;
+marks hidden on return; ``--no-cues`` and exit invalidate.
 
 Translate, never duplicate: :func:`consume_notice` is the tracker's policy. While the user is
 away, a child's notification in a protocol the host terminal does not show is taken out of the
@@ -107,8 +108,8 @@ def on_child_notice(st: Step, f: ChildNotice) -> None:
     if f.consumed:
         # taken out of the output by the policy: it reaches the user only through us
         if CHILD in s.wait_keys:
-            # this wait was already told (the child's BEL or an earlier notification): the
-            # signals of one wait merge into one notification (SPEC 5 rules 2 and 5)
+            # this wait was already told (the child's BEL or an earlier notification): the signals
+            # of one wait merge into one notification (docs/design.md#cue-rules rules 2 and 5)
             st.set(told=True)
             st.rec(
                 "no_cue",

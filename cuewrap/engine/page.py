@@ -1,4 +1,5 @@
-"""The ``/cue`` page (SPEC section 8): evidence of this session, not a version guarantee.
+"""The ``/cue`` page (docs/design.md#what-the-user-sees): evidence of this session, not a version
+guarantee.
 
 A pure function of the engine's ``Status`` (``status.py``) and what the shell knows besides:
 the bridge channel's counters and the delivery channels. No I/O, no clock.

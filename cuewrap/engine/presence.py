@@ -1,4 +1,5 @@
-"""Presence: focus reports, keystrokes and idle time (SPEC 4; SPEC 5 rules 2, 3 and 7).
+"""Presence: focus reports, keystrokes and idle time (docs/design.md#presence;
+docs/design.md#cue-rules rules 2, 3 and 7).
 
 Focus reports, once seen, are the only source; until then a keystroke means "present" and
 ``idle_after`` seconds without one mean "away". Leaving with a wait pending gives its cue;

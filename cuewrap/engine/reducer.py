@@ -1,4 +1,4 @@
-"""The pure cue engine: ``step(state, event, now) -> (state, effects)`` (SPEC section 5).
+"""The pure cue engine: ``step(state, event, now) -> (state, effects)`` (docs/design.md#cue-rules).
 
 No clock, no I/O. Each fact goes to one handler (``_HANDLERS``, a table by fact type); the
 handler updates the state and decides cues; ``_reconcile`` then derives what the shell must be

@@ -1,4 +1,5 @@
-"""Runs: start, settle with an outcome, the finished cue; /cue; the child's exit (SPEC 5).
+"""Runs: start, settle with an outcome, the finished cue; /cue; the child's exit
+(docs/design.md#cue-rules).
 
 A run is seen by the strongest live source: the bridge (``agent_*`` facts), else OSC 7501
 program status, else the screen's "Working" line. ``settle`` decides the finished cue.
@@ -173,7 +174,7 @@ def on_program_status(st: Step, f: ProgramStatus) -> None:
     if f.state == "clear" and f.app is None and "osc7501" in st.s.trusted:
         st.rec("status_cleared", source="osc7501")  # Pi's exit report carries no app field
         return
-    if st.s.config.generic:  # any program may speak it; app= names it (SPEC 11)
+    if st.s.config.generic:  # any program may speak it; app= names it (docs/design.md#generic-mode)
         if f.app is None or f.state not in OSC_STATES:
             reject(st, "osc7501", "no app= or an unknown state", app=f.app, state=f.state)
             return

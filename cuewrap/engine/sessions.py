@@ -1,4 +1,5 @@
-"""Pi's session lifecycle over the bridge: hello, start, shutdown, gaps (SPEC 5, rule 10).
+"""Pi's session lifecycle over the bridge: hello, start, shutdown, gaps (docs/design.md#cue-rules
+rule 10).
 
 A gap (shutdown, bridge gone, a new session without a shutdown) bumps the generation: cues,
 waits, Ask calls and background counts from before it can no longer fire.

@@ -1,4 +1,4 @@
-"""The cue engine's state: frozen values only, no I/O, no clock (SPEC section 5).
+"""The cue engine's state: frozen values only, no I/O, no clock (docs/design.md#cue-rules).
 
 ``EngineState`` is replaced, never mutated: ``reducer.step`` returns a new one. The two
 structures that can grow to the capacity limit (Ask call-id history, background records) are
@@ -14,7 +14,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from cuewrap.engine.effects import Notify
 
-CAPACITY = 8192  # SPEC 5 "Capacity": Ask call ids and background records, each
+CAPACITY = 8192  # docs/design.md#capacity: Ask call ids and background records, each
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -97,7 +97,7 @@ class EngineConfig:
     progress: bool = False  # notify.progress
     title_marks: bool = True  # notify.title_marks (off: no mark is written, none recorded)
     capacity: int = CAPACITY  # per structure; only tests lower it
-    # generic mode (SPEC 11): any program, facts from the "child" source
+    # generic mode (docs/design.md#generic-mode): any program, facts from the "child" source
     generic: bool = False
     app: str = "Pi"  # how notifications name the program (a preset's app or the command)
     signal: str = "Wants your attention"  # what its BEL / a text-less notification means
@@ -144,7 +144,7 @@ class EngineState:
     enabled: bool  # /cue on|off (starts as config.enabled)
     guard: str | None = None  # why cues are off for this Pi runtime (e.g. mode "rpc")
     exited: bool = False
-    # presence (SPEC 4)
+    # presence (docs/design.md#presence)
     focus_seen: bool = False  # a real focus report arrived: keystrokes/idle no longer count
     focus_state: Literal["focused", "away"] = "focused"
     presence_via: str = "focus"  # the source of focus_state: "focus" (reports) or "tmux"
@@ -169,7 +169,8 @@ class EngineState:
     epoch: int = 0
     cue_seq: int = 0
     live_cues: frozenset[int] = frozenset()
-    notified: frozenset[int] = frozenset()  # cues notified and not yet withdrawn (SPEC 12)
+    # cues notified and not yet withdrawn (docs/design.md#follow-ups)
+    notified: frozenset[int] = frozenset()
     escalation: tuple[float, Notify] | None = None  # (due, the wait's notification)
     child_progress: bool = False  # Pi writes its own OSC 9;4 (terminal.showTerminalProgress)
     progress_shown: bool = False
@@ -185,7 +186,7 @@ class EngineState:
     # privacy.body = "summary" only: what pending waits and Ask calls in flight are about
     wait_says: tuple[tuple[int, str], ...] = ()  # (wait instance id, summary)
     ask_says: tuple[tuple[str, str], ...] = ()  # (tool call id, its first question)
-    # Ask (SPEC 5 "Needs-input facts")
+    # Ask (docs/design.md#needs-input-facts)
     ask_history: PMap[str, int] = field(default_factory=PMap)  # call id -> generation
     ask_calls: tuple[tuple[str, AskCallState], ...] = ()  # in flight, this generation
     # background (pi-subagents)

@@ -1,4 +1,5 @@
-"""Data for the ``/cue`` page (SPEC section 8): evidence of this session, not a guarantee.
+"""Data for the ``/cue`` page (docs/design.md#what-the-user-sees): evidence of this session, not a
+guarantee.
 
 Per integration: "not yet observed", "unrecognized" (events seen, none matched the protocol)
 or "trusted protocol observed"; rejection counts and reasons; capacity use; presence; on/off.
@@ -27,7 +28,7 @@ def integration_status(state: EngineState, name: str) -> str:
 
 
 def driving_source(state: EngineState) -> str:
-    """The strongest live source: the one whose facts make cues (SPEC section 2)."""
+    """The strongest live source: the one whose facts make cues (docs/design.md#fact-sources)."""
     if state.bridge_live:
         return "bridge"
     if "osc7501" in state.trusted:

@@ -1,4 +1,4 @@
-"""Needs-input: waits and their cue (SPEC 5, rules 2 and 4).
+"""Needs-input: waits and their cue (docs/design.md#cue-rules rules 2 and 4).
 
 A wait is keyed by where it came from: ``"ui"`` (Pi's native prompts), ``"osc"`` (OSC 7501
 ``blocked``, opened by ``runs.on_program_status``) or ``"ask:<toolCallId>"`` (an

@@ -1,4 +1,4 @@
-"""Notification text (SPEC 5 rules 9 and 12).
+"""Notification text (docs/design.md#cue-rules rules 9 and 12).
 
 A notification names the app ("Pi", or in generic mode the program: a preset's name, the
 command, or the ``app=`` of its OSC 7501 reports), the session label (Pi's session name or the cwd

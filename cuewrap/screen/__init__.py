@@ -1,5 +1,5 @@
-"""The screen source (SPEC 2, source 3): a pyte reading of the child's output, kept off the
-relay path.
+"""The screen source (docs/design.md#fact-sources (the screen)): a pyte reading of the child's
+output, kept off the relay path.
 
 - ``pi_screen``: pure — given screen lines, is Pi working, idle, in a dialog, or unknown?
 - ``worker``: the subprocess (``python -m cuewrap.screen.worker COLS ROWS``) that runs pyte.

@@ -1,4 +1,5 @@
-"""The gate of the screen source (SPEC 2, source 3): pyte runs only while nothing stronger does.
+"""The gate of the screen source (docs/design.md#fact-sources (the screen)): pyte runs only while
+nothing stronger does.
 
 The relay hands the gate every output chunk (``feed``) and every new size (``resize``). For
 the first ``DECIDE`` seconds the gate keeps the child's output (at most ``KEEP`` bytes); then,

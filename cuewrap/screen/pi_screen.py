@@ -1,6 +1,6 @@
 """Is Pi working? Read from the bottom lines of a screen (pure: no pyte, no I/O).
 
-Pi 1.4.0's layout, bottom of the screen, top to bottom (PI-FACTS "Screen: working vs idle")::
+Pi 1.4.0's layout, bottom of the screen, top to bottom (docs/pi-facts.md#screen)::
 
     ── ⠋ Working ──────────────────────   editor top border: the run status while working
                                            editor line(s)

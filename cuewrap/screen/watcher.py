@@ -2,8 +2,8 @@
 ``ScreenActivity`` facts. Runs on the relay's ``Loop`` and never blocks it.
 
 pyte is too slow for the relay path and, under the GIL, for a thread of the relay process
-(PERF-BASELINES), so it runs in ``python -m cuewrap.screen.worker`` (see its docstring for the
-wire format). This module imports no pyte.
+(docs/architecture.md#measured-baselines), so it runs in ``python -m cuewrap.screen.worker`` (see
+its docstring for the wire format). This module imports no pyte.
 
 ``feed(data)`` is called by the relay for every output chunk. The common case is ONE
 ``writev`` of a 5-byte frame header plus the chunk into the worker's non-blocking stdin pipe,

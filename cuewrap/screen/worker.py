@@ -1,8 +1,8 @@
 """The screen worker: ``python -m cuewrap.screen.worker COLS ROWS``.
 
-pyte parses about 1 MB/s (PERF-BASELINES), far slower than the relay, so it runs here, in a
-subprocess of its own, never on the relay path. The parent (``watcher.py``) writes framed
-messages to our stdin; we answer on stdout with one line per change of state. Our stderr is
+pyte parses about 1 MB/s (docs/architecture.md#measured-baselines), far slower than the relay, so it
+runs here, in a subprocess of its own, never on the relay path. The parent (``watcher.py``) writes
+framed messages to our stdin; we answer on stdout with one line per change of state. Our stderr is
 /dev/null (the parent's terminal is the user's screen).
 
 stdin, frames of ``kind (1 byte) + payload length (4 bytes, big endian) + payload``:

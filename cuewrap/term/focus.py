@@ -4,7 +4,7 @@ Modelled on prompt_toolkit's vt100 parser: :meth:`FocusFilter.feed` is pure and
 incremental, and the timeout that releases a held prefix lives outside (the relay calls
 :meth:`FocusFilter.flush` a few ms after ``feed`` left :attr:`FocusFilter.pending` set).
 
-What it recognizes (SPEC 4):
+What it recognizes (docs/design.md#presence):
 
 - ``ESC [ I`` / ``ESC [ O`` (xterm focus in/out, mode 1004): removed from the data and
   returned as :class:`FocusReport` items, in stream order.

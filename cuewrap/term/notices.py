@@ -1,4 +1,5 @@
-"""A child's own notifications in its output: OSC 9, OSC 777 and OSC 99 (SPEC 11).
+"""A child's own notifications in its output: OSC 9, OSC 777 and OSC 99
+(docs/design.md#generic-mode).
 
 Pure and incremental: the tracker hands every complete ``OSC 9|777|99 ; …`` to
 :meth:`NoticeParser.osc` and gets back the notification it completes (if any) and whether
@@ -10,8 +11,9 @@ at all.
 What is a notification (and what is not):
 
 - ``OSC 9 ; text`` (iTerm2 "Post a notification"). NOT ``OSC 9 ; <digits>`` or
-  ``OSC 9 ; <digits> ; …``: those are ConEmu / Windows Terminal commands (``9;4`` is the
-  progress bar Pi and others use, PI-FACTS); they are never events and never removed.
+  ``OSC 9 ; <digits> ; …``: those are ConEmu / Windows Terminal commands (``9;4`` is the progress
+  bar Pi and others use, docs/pi-facts.md#escape-sequences); they are never events and never
+  removed.
 - ``OSC 777 ; notify ; title ; body`` (rxvt-unicode notify extension, VTE, foot). Other
   ``OSC 777`` commands (VTE's ``preexec`` / ``precmd`` shell integration) are not.
 - ``OSC 99 ; metadata ; payload`` (kitty "Desktop notifications"): colon-separated ``k=v``

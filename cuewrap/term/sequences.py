@@ -34,7 +34,7 @@ FOCUS_IN = b"\x1b[I"
 FOCUS_OUT = b"\x1b[O"
 
 # xterm ctlseqs, "CSI Ps ; Ps ; Ps t" window ops, Ps = 22 ; 0 save icon and window title on
-# the stack, Ps = 23 ; 0 restore them (SPEC 7: saved at start, restored at exit).
+# the stack, Ps = 23 ; 0 restore them (docs/design.md#delivery: saved at start, restored at exit).
 TITLE_PUSH = b"\x1b[22;0t"
 TITLE_POP = b"\x1b[23;0t"
 
@@ -90,7 +90,7 @@ def kitty_keyboard_pop(count: int) -> bytes:
 
 # --- text sanitizing --------------------------------------------------------------------
 
-_DEFAULT_LIMIT = 200  # SPEC 5 rule 12: a summary body is at most 200 characters
+_DEFAULT_LIMIT = 200  # docs/design.md#privacy: a summary body is at most 200 characters
 
 
 def sanitize(text: str, limit: int = _DEFAULT_LIMIT) -> str:
@@ -225,9 +225,9 @@ XTVERSION_QUERY = b"\x1b[>0q"
 DA1_QUERY = b"\x1b[c"
 
 
-# ConEmu "OSC 9 ; 4 ; st ; pr ST" progress (also Windows Terminal, ghostty): st 3 is
-# indeterminate (busy), st 0 removes the indicator. PI-FACTS: Pi itself writes these when its
-# ``terminal.showTerminalProgress`` is on.
+# ConEmu "OSC 9 ; 4 ; st ; pr ST" progress (also Windows Terminal, ghostty): st 3 is indeterminate
+# (busy), st 0 removes the indicator. docs/pi-facts.md#escape-sequences: Pi itself writes these when
+# its ``terminal.showTerminalProgress`` is on.
 PROGRESS_BUSY = b"\x1b]9;4;3\x1b\\"
 PROGRESS_OFF = b"\x1b]9;4;0\x1b\\"
 
@@ -236,7 +236,7 @@ def tmux_passthrough(payload: bytes) -> bytes:
     """tmux(1) "allow-passthrough": ``ESC P tmux; <payload, every ESC doubled> ESC \\``.
 
     tmux forwards the payload to the outer terminal only when ``allow-passthrough`` is on
-    (off by default, PI-FACTS "tmux 3.3a"). The payload must itself be a complete sequence
+    (off by default, docs/pi-facts.md#tmux). The payload must itself be a complete sequence
     built by this module; an ESC in it is doubled so that tmux does not read it as the end.
     """
     return b"\x1bPtmux;" + payload.replace(ESC, ESC + ESC) + ST

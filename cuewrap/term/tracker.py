@@ -4,7 +4,7 @@ It reports what the child did to the terminal (DEC private modes, kitty keyboard
 modifyOtherKeys, title, bare BEL, OSC 7501 program status, changes of the OSC 9;4 progress
 state), optionally removes Pi's OSC 7501 reports from the output, and tells the relay whether
 the end of each output chunk is a safe point to inject bytes (ground state, not inside a UTF-8
-character; SPEC 7).
+character; docs/design.md#delivery).
 
 Speed: plain text and uninteresting sequences (SGR, cursor moves) are skipped in C with
 ``bytes.find``/``rfind`` (memchr on a rare byte first); Python only looks at the few
@@ -34,11 +34,11 @@ controls between ESC and their second byte give no event (their effect on safety
 tracked). RIS (``ESC c``) and DECSTR do not reset the tracked modes: restore_sequence may
 then undo modes that are already off, which is harmless.
 
-Focus ownership (``own_focus``, SPEC 4): the child's ``CSI ? 1004 h|l`` still set the tracked
-mode 1004 (it decides whether focus reports are forwarded to the child) but a complete one at
-a safe point is removed from the output; one that cannot be removed and turns the mode off, a
-RIS and a DECSTR are reported as :class:`FocusMayBeOff` (cuewrap then turns reporting on
-again at the next safe point).
+Focus ownership (``own_focus``, docs/design.md#presence): the child's ``CSI ? 1004 h|l`` still set
+the tracked mode 1004 (it decides whether focus reports are forwarded to the child) but a complete
+one at a safe point is removed from the output; one that cannot be removed and turns the mode off, a
+RIS and a DECSTR are reported as :class:`FocusMayBeOff` (cuewrap then turns reporting on again at
+the next safe point).
 
 OSC 7501 consumption: a complete report is removed only when the stream right before it is
 at a safe point, so removing it never changes what the host terminal's parser sees around
@@ -175,8 +175,8 @@ class Bell:
 
 @dataclass(frozen=True)
 class FocusMayBeOff:
-    """With ``own_focus``: the host's focus reporting may be off now (SPEC 4): the child
-    reset the terminal (``ris``: ``ESC c``, ``decstr``: ``CSI ! p``), or turned mode 1004 off
+    """With ``own_focus``: the host's focus reporting may be off now (docs/design.md#presence): the
+    child reset the terminal (``ris``: ``ESC c``, ``decstr``: ``CSI ! p``), or turned mode 1004 off
     in a way that could not be taken out of the stream (``1004``). cuewrap turns it on again."""
 
     why: str

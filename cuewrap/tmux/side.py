@@ -1,4 +1,5 @@
-"""cuewrap inside tmux: presence from tmux's own events, cues the user sees in tmux (SPEC 10).
+"""cuewrap inside tmux: presence from tmux's own events, cues the user sees in tmux
+(docs/design.md#real-environments).
 
 ``TmuxSide`` owns one control-mode client (``control.ControlClient``) on the relay loop. Every
 notification that can change who looks at Pi's pane (window, pane and session switches,

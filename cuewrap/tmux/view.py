@@ -1,6 +1,6 @@
 """What tmux says about Pi's pane, and what that means for presence (pure, no I/O).
 
-Definitions (SPEC 10), for Pi's pane P in window W:
+Definitions (docs/design.md#real-environments), for Pi's pane P in window W:
 
 - *active*: some attached user client (not a control client) shows W as its session's current
   window and P as W's active pane: the user is looking at Pi unless their terminal lost focus.
