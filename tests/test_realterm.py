@@ -350,3 +350,24 @@ def test_xterm_ctrl_z_and_fg_from_an_interactive_bash(
     quit_pi(t)
     wait_until(lambda: t.title() == "my-shell", 10, "the shell's title after Pi exits",
                detail=t.title)  # fmt: skip
+
+
+@pytest.mark.parametrize("terminal", ["kitty", "xterm"])
+def test_a_click_on_the_popup_brings_the_user_back_to_pi(
+    launch: Any, fakemodel: FakeModel, xdesk: Session, terminal: str
+) -> None:
+    """kitty's own popup: kitty focuses its window. cuewrap's (xterm): its D-Bus worker gives
+    the terminal window the focus (``xdotool``; here with no window manager to activate it).
+    Either way the terminal reports the focus and cuewrap counts the user as back."""
+    t: Term = launch(terminal, cuewrap_pi())
+    ready(t)
+    run_one_cue(t, fakemodel)
+    wait_until(lambda: displayed(xdesk.env) == 1, 15, "the popup")
+    x(xdesk.env, "dunstctl", "action", "0")  # the popup's default action: a click
+    wait_until(lambda: t.presence()[-1:] == ["focused"], 10, "the user back in the terminal",
+               detail=lambda: str(t.records()[-10:]))  # fmt: skip
+    if terminal == "xterm":
+        [clicked] = wait_until(lambda: t.records("activated"), 10, "the activated record")
+        assert "xdotool" in clicked["lead_back"] and "ok" in clicked["lead_back"], clicked
+    else:
+        assert t.records("activated") == []  # kitty's popup: cuewrap sent none of its own

@@ -73,6 +73,7 @@ class DBusNotifier:
         self._in_flight: dict[int, dict[str, Any]] = {}  # cue -> notify request, no reply yet
         self._texts: dict[int, tuple[str, str]] = {}  # cue -> (title, body) while shown
         self._shown: dict[int, int] = {}  # cue -> server id, still shown
+        self._sent: dict[int, int] = {}  # server id -> the latest cue shown with it
         self._latest: int | None = None  # cue of the session's latest shown notification
         self._withdraw_on_reply: dict[int, str] = {}  # cue -> reason
         self._reaper = Reaper(loop)
@@ -227,7 +228,11 @@ class DBusNotifier:
             state = "withdrawn" if msg.get("state") == "withdrawn" else "failed"
             self._withdrawal(int(msg.get("cue", 0)), state, str(msg.get("reason", ""))[:300])
         elif msg.get("event") == "activated":
+            # a click may come after the notification was closed (the focus it gave back
+            # already withdrew it): still one of ours
             cue = self._cue_of(msg.get("id"))
+            if cue is None and isinstance(msg.get("id"), int):
+                cue = self._sent.get(msg["id"])
             if cue is not None:
                 self.record("activated", cue=cue, channel="desktop", action=msg.get("action"),
                             lead_back=msg.get("lead_back"))  # fmt: skip
@@ -254,6 +259,9 @@ class DBusNotifier:
                 self._texts.pop(other, None)
                 self._withdrawal(other, "replaced", f"by cue {cue}")
         self._shown[cue] = server_id
+        self._sent[server_id] = cue
+        while len(self._sent) > 64:  # ids are reused in place (replaces_id): few stay
+            del self._sent[next(iter(self._sent))]
         self._latest = cue
         self._delivery(cue, "delivered", f"notification id {server_id}")
         reason = self._withdraw_on_reply.pop(cue, None)

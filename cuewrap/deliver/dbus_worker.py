@@ -22,7 +22,8 @@ matched by serial, each bounded by REPLY_TIMEOUT), so the server's signals —
 ``ActionInvoked`` (a click) and ``NotificationClosed`` — are never missed. A click on a
 notification of ours leads back to Pi: inside tmux the pane's window and pane are selected
 (and the client switched to its session); where ``WINDOWID`` and ``xdotool`` exist the
-terminal window is raised. What was done is reported (``lead_back``).
+terminal window is raised (given the focus directly where no window manager activates it).
+What was done is reported (``lead_back``).
 """
 
 from __future__ import annotations
@@ -212,6 +213,9 @@ def lead_back() -> str:
     if window.isdigit() and shutil.which("xdotool"):
         ok = _run(["xdotool", "windowactivate", window])
         done.append(f"xdotool windowactivate {'ok' if ok else 'failed'}")
+        if not ok:  # no window manager that activates windows: give it the focus directly
+            ok = _run(["xdotool", "windowfocus", window])
+            done.append(f"xdotool windowfocus {'ok' if ok else 'failed'}")
     return "; ".join(done) or "nothing to select (not in tmux, no WINDOWID with xdotool)"
 
 
