@@ -533,13 +533,16 @@ class OutputTracker:
                         starts = found
             for j in starts:
                 self._private_csi(work, j, base, events, quiet_seen, cuts)
-            c0 = -1  # the first ESC followed by a control character (clipboard guard only)
+            # an OSC can begin only where there is a "]"; with the clipboard guard, the first ESC
+            # followed by a control character (an OSC written ESC C0… ]) is looked for then
+            i = find(b"]", 1)
+            c0_needed = i >= 0 and self._clip is not None
+            c0 = -1
             if self.own_focus:
-                c0 = self._resets(work, base, events)
-            elif self._clip is not None:
+                c0 = self._resets(work, base, events, c0_needed)
+            elif c0_needed:
                 c0m = _RIS_C0.search(work, base)
                 c0 = c0m.start() if c0m is not None else -1
-            i = find(b"]", 1)
             if i >= 0:
                 for j in _find_all(work, b"\x1b]", i):
                     self._osc(work, j, base, events, cuts)
@@ -881,14 +884,16 @@ class OutputTracker:
             return -1
         return start
 
-    def _resets(self, work: bytes, base: int, events: list[tuple[int, Event]]) -> int:
+    def _resets(
+        self, work: bytes, base: int, events: list[tuple[int, Event]], c0_needed: bool
+    ) -> int:
         """RIS and DECSTR released in this chunk (an ESC always starts a new sequence, so
-        every ``ESC c`` is RIS and every ``ESC [ ! p`` DECSTR). With the clipboard guard, the
-        same search finds the first ESC followed by a control character: returned (or -1)."""
+        every ``ESC c`` is RIS and every ``ESC [ ! p`` DECSTR). ``c0_needed``: the same search
+        finds the first ESC followed by a control character: returned (or -1)."""
         # on escape-dense output bytes.find of a 2-byte needle is slow (no memchr): the
         # regex literal search is ~3x faster; DECSTR is looked for only if a "!" is there
         c0 = -1
-        m = (_RIS if self._clip is None else _RIS_C0).search(work, base)
+        m = (_RIS_C0 if c0_needed else _RIS).search(work, base)
         if m is not None and work[m.start() + 1] != 0x63:  # c
             c0 = m.start()
             m = _RIS.search(work, m.end())
