@@ -45,7 +45,7 @@ class OutputWatch:
         """The relay's output tap: one more chunk of the child's output."""
         self.output()
 
-    def resize(self, rows: int, cols: int) -> None:
+    def resize(self, *, rows: int, cols: int) -> None:
         """The relay's output tap: sizes do not matter here."""
 
     def input(self) -> None:

@@ -1,8 +1,11 @@
 """The one event loop: file descriptors and timers over ``selectors``, no asyncio.
 
-The relay owns one ``Loop``; other parts (bridge server, desktop-notification results,
-focus-prefix flush) register readers and timers on it. There is no periodic timer: ``select``
-blocks without a timeout unless a timer is pending, so an idle cuewrap uses no CPU.
+``session.py`` makes one ``Loop`` per session and hands it to the relay and the controller;
+every part registers its readers, writers and timers on it: the relay (the child's PTY,
+stdin, the signal pipe, the focus-prefix flush, output gathering), the bridge server, the
+tmux control client, the screen watcher's pipes, worker processes' exits (pidfds), the
+engine's wake-ups. There is no periodic timer: ``select`` blocks without a timeout unless a
+timer is pending, so an idle cuewrap uses no CPU.
 
 Every callback other than the relay's own runs under ``guard``: an exception is reported to
 ``on_error`` (the decision log) and the loop continues — cuewrap fails open.
@@ -69,9 +72,6 @@ class Loop:
 
     def remove_writer(self, fd: int) -> None:
         self._set(fd, 1, None)
-
-    def has_reader(self, fd: int) -> bool:
-        return self._get(fd)[0] is not None
 
     def has_writer(self, fd: int) -> bool:
         return self._get(fd)[1] is not None

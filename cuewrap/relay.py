@@ -69,7 +69,7 @@ class OutputTap(Protocol):
     the output watch (generic mode, ``activity.py``)."""
 
     def feed(self, data: bytes) -> None: ...
-    def resize(self, rows: int, cols: int) -> None: ...
+    def resize(self, *, rows: int, cols: int) -> None: ...
 
 
 class ChildProcess(Protocol):
@@ -464,7 +464,7 @@ class Relay:
                 pass
             if self.screen is not None:
                 try:
-                    self.screen.resize(*size)
+                    self.screen.resize(rows=size[0], cols=size[1])
                 except Exception as exc:
                     self.screen = None
                     self._report("screen", exc)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from screenrig import pi_frames
 
-from cuewrap.screen.pi_screen import SPINNER_FRAMES, classify, is_working
+from cuewrap.screen.pi_screen import SPINNER_FRAMES, classify
 from cuewrap.screen.worker import DATA, RESYNC, FrameDecoder, ScreenReader, encode, size_payload
 
 pytestmark = pytest.mark.unit
@@ -50,7 +50,6 @@ def test_working_with_every_spinner_frame(frame: str) -> None:
 )
 def test_working_variants(msg: str) -> None:
     assert classify(pi_bottom(status_border(msg, "⠴"))) == "working"
-    assert is_working(pi_bottom(status_border(msg, "⠴"))) is True
 
 
 def test_working_message_cut_at_a_narrow_edge() -> None:
@@ -59,7 +58,6 @@ def test_working_message_cut_at_a_narrow_edge() -> None:
 
 def test_idle() -> None:
     assert classify(pi_bottom(BORDER)) == "idle"
-    assert is_working(pi_bottom(BORDER)) is False
 
 
 def test_idle_with_text_in_the_editor() -> None:
@@ -88,7 +86,6 @@ def test_dialog_is_neither_working_nor_idle() -> None:
         STATS,
     ]
     assert classify(screen) == "dialog"
-    assert is_working(screen) is None
 
 
 def test_ask_questionnaire_hints_are_a_dialog() -> None:
@@ -247,7 +244,7 @@ def test_worker_resize_and_deccolm() -> None:
     r = ScreenReader(100, 30)
     r.data(b"\x1b[?3h", 0.0)  # DECCOLM: a real terminal ignores it; so do we
     assert r.screen.columns == 100
-    r.resize(80, 24)
+    r.resize(rows=24, cols=80)
     assert (r.screen.columns, r.screen.lines) == (80, 24)
 
 

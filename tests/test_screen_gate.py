@@ -83,7 +83,7 @@ def test_nothing_starts_before_the_decision(tmp_path: Path) -> None:
 def test_starts_after_decide_with_the_kept_output_and_current_size(tmp_path: Path) -> None:
     rig = Rig(tmp_path)
     rig.gate.feed(b"one")
-    rig.gate.resize(30, 100)
+    rig.gate.resize(rows=30, cols=100)
     rig.gate.feed(b"two")
     rig.advance(DECIDE)
     (w,) = rig.watchers
@@ -91,7 +91,7 @@ def test_starts_after_decide_with_the_kept_output_and_current_size(tmp_path: Pat
     assert w.size == (100, 30)
     assert w.fed == [b"one", b"two"]
     rig.gate.feed(b"three")  # from now on straight through
-    rig.gate.resize(40, 120)
+    rig.gate.resize(rows=40, cols=120)
     assert w.fed[-1] == b"three" and w.size == (120, 40)
     assert rig.screen_records()[-1]["state"] == "started"
 

@@ -84,7 +84,7 @@ def test_watcher_flood_then_real_state(harness: Callable[..., Harness]) -> None:
 def test_watcher_resize_reaches_the_worker(harness: Callable[..., Harness]) -> None:
     h = harness(cols=80, rows=24)
     assert h.w.start()
-    h.w.resize(100, 30)  # Pi redraws in full after a resize
+    h.w.resize(rows=30, cols=100)  # Pi redraws in full after a resize
     for f in pi_frames():
         h.w.feed(f)
         h.pump(0.08)

@@ -1,9 +1,13 @@
 """The Pi bridge: a Pi extension (package data) and the socket server that receives its facts.
 
 - ``extension_path()``: the file to pass to Pi as ``pi -e <path>``.
-- ``channel.py``: the listening socket, opened before the child is spawned (light imports).
-- ``BridgeServer`` (``server.py``): the private socket on the relay's loop; ``env()`` gives the
-  ``CUEWRAP_BRIDGE_SOCKET`` / ``CUEWRAP_BRIDGE_TOKEN`` variables for Pi's environment.
+- ``channel.py``: the listening socket, opened before the child is spawned (light imports);
+  ``Channel.env()`` gives Pi's variables (``CUEWRAP_BRIDGE_SOCKET``, ``CUEWRAP_BRIDGE_TOKEN``,
+  and whether summaries are wanted).
+- ``BridgeServer`` (``server.py``): serves that socket on the session's loop and keeps only
+  the child's own connection (peer credentials, token).
+- ``connection.py``: one connection's bytes to events (framing, line budget, auth, hello); no
+  sockets.
 - ``protocol.py``: pure validation of one line into a fact, request or rejection.
 
 See ``docs/bridge-protocol.md``. Names are loaded on first use: this package is imported on

@@ -1,8 +1,16 @@
 """Effectors: what performs the engine's effects at the edge (docs/design.md#delivery).
 
+- ``delivery``: the session's channels, built on first use; the controller hands them the
+  engine's effects, every delivery state becomes a ``delivery`` record.
+- ``plan``: which one way a cue reaches the desktop (the terminal's own notification or
+  cuewrap's), pure.
 - ``title``: title marks composed onto the child's own title (pure: returns bytes).
 - ``terminal``: terminal notifications (OSC 777 / 9 / 99, tmux passthrough; pure build).
-- ``desktop``: desktop notifications through notify-py, off the loop, results via a pipe.
+- ``dbus`` + ``dbus_worker``: desktop notifications over D-Bus (Linux) from one long-lived
+  worker per session: withdrawn, replaced in place, clicked.
+- ``desktop`` + ``desktop_worker``: desktop notifications through notify-py where there is no
+  D-Bus (macOS), one
+  short-lived worker per cue.
 - ``keepawake``: the idle/sleep inhibitor process.
 - ``command``: ``notify.command``, the user's own notifier.
 

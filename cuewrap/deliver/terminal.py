@@ -58,10 +58,9 @@ from cuewrap.term.sequences import (
     tmux_passthrough,
 )
 
-Protocol = Literal["osc777", "osc9", "osc99", "off"]
+TerminalProtocol = Literal["osc777", "osc9", "osc99", "off"]
 Shows = Literal["yes", "no", "maybe"]
-PROTOCOLS: tuple[Protocol, ...] = ("osc777", "osc9", "osc99", "off")
-DELIVERY_STATE = "unconfirmable"  # a terminal never acknowledges a notification
+PROTOCOLS: tuple[TerminalProtocol, ...] = ("osc777", "osc9", "osc99", "off")
 
 
 @dataclass(frozen=True)
@@ -78,7 +77,7 @@ class TmuxInfo:
 
 @dataclass(frozen=True)
 class Choice:
-    protocol: Protocol
+    protocol: TerminalProtocol
     tmux_passthrough: bool  # wrap in tmux DCS passthrough
     reason: str  # for `cuewrap doctor` and the decision log
     terminal: str = "unknown"  # the terminal that was recognised
@@ -88,7 +87,7 @@ class Choice:
 @dataclass(frozen=True)
 class _Rule:
     name: str
-    protocol: Protocol
+    protocol: TerminalProtocol
     why: str
     termtypes: tuple[str, ...] = ()  # XTVERSION answer (tmux client_termtype) prefixes
     terms: tuple[str, ...] = ()  # TERM (or tmux client_termname) prefixes
@@ -142,7 +141,7 @@ def _evidence(
 
 def identify_terminal(
     env: Mapping[str, str], info: TmuxInfo | None, version: str = ""
-) -> tuple[str, Protocol, str]:
+) -> tuple[str, TerminalProtocol, str]:
     """(terminal, protocol, reason). ``version``: the terminal's own XTVERSION answer, which
     comes before everything else (the environment can be stale, or inherited)."""
     # (termtype, term, program, env) per pass; inside tmux the attached client comes first,

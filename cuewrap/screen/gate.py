@@ -29,7 +29,7 @@ class Watcher(Protocol):
 
     def start(self) -> bool: ...
     def feed(self, data: bytes) -> None: ...
-    def resize(self, cols: int, rows: int) -> None: ...
+    def resize(self, *, rows: int, cols: int) -> None: ...
     def stop(self) -> None: ...
 
 
@@ -72,10 +72,10 @@ class ScreenGate:
             self._kept.append(data)
             self._kept_len += len(data)
 
-    def resize(self, rows: int, cols: int) -> None:
+    def resize(self, *, rows: int, cols: int) -> None:
         self._size = (rows, cols)
         if self._watcher is not None:
-            self._watcher.resize(cols, rows)
+            self._watcher.resize(rows=rows, cols=cols)
 
     # -- from the controller ----------------------------------------------------------------
     def check(self) -> None:

@@ -54,13 +54,3 @@ def classify(lines: Sequence[str]) -> Verdict:
     if len(borders) >= 2 and borders[-1] - borders[-2] >= 2:
         return "idle"
     return "unknown"
-
-
-def is_working(lines: Sequence[str]) -> bool | None:
-    """True (working), False (idle) or None (a dialog, or not readable)."""
-    verdict = classify(lines)
-    if verdict == "working":
-        return True
-    if verdict == "idle":
-        return False
-    return None

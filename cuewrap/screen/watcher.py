@@ -178,7 +178,7 @@ class ScreenWatcher:
             return
         self._enqueue(header + bytes(data))
 
-    def resize(self, cols: int, rows: int) -> None:
+    def resize(self, *, rows: int, cols: int) -> None:
         if (cols, rows) == (self.cols, self.rows):
             return
         self.cols, self.rows = cols, rows

@@ -174,7 +174,7 @@ class ScreenReader:
                 self._resync_mark = None
         return []
 
-    def resize(self, cols: int, rows: int) -> None:
+    def resize(self, *, rows: int, cols: int) -> None:
         if (cols, rows) != (self.screen.columns, self.screen.lines):
             self.screen.resize(lines=rows, columns=cols)
         self._dirty = True
@@ -182,7 +182,7 @@ class ScreenReader:
     def resync(self, cols: int, rows: int, now: float) -> list[str]:
         """Output was dropped before this point: reset the parser, keep the cells. Returns
         the report to send at once (``unknown``), if any."""
-        self.resize(cols, rows)
+        self.resize(rows=rows, cols=cols)
         self._stream = self._pyte.ByteStream(self.screen)
         self.screen.sync_open = False
         self._resync_mark = (self.screen.sync_frames, self.screen.clears)
@@ -273,7 +273,8 @@ def run(in_fd: int, out_fd: int, cols: int, rows: int) -> int:
                 if kind == DATA:
                     emit(reader.data(payload, now))
                 elif kind == SIZE:
-                    reader.resize(*parse_size(payload))
+                    cols, rows = parse_size(payload)
+                    reader.resize(rows=rows, cols=cols)
                 else:
                     emit(reader.resync(*parse_size(payload), now))
                 emit(reader.tick(time.monotonic()))  # a long backlog still gets read
