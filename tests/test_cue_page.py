@@ -137,3 +137,13 @@ def test_clipboard_guard_line() -> None:
     )
     page = cue_page(status(state_after()), CHANNELS, None, GuardCounts("block", 3, "12:03:04", 57))
     assert page.splitlines()[-1].endswith("· removed 3 sequences, last at 12:03:04 (57 bytes)")
+
+
+def test_the_page_names_the_desktop_popup_path_and_why() -> None:
+    import dataclasses
+
+    why = "the terminal's own (a click raises its window): kitty shows its own notifications"
+    channels = dataclasses.replace(CHANNELS, path="terminal", path_why=why)
+    page = cue_page(status(state_after()), channels)
+    assert f"desktop popup: the terminal's own ({why})" in page.splitlines()
+    assert "desktop popup" not in cue_page(status(state_after()), CHANNELS)

@@ -22,6 +22,7 @@ def test_cue_page_shows_sources_presence_and_channels(pi_session) -> None:  # ty
     s.wait_for_screen(r"Pi 1\.4\.0: full cues")
     s.wait_for_screen(r"capacity: Ask ids 0/8192, background 0/8192")
     s.wait_for_screen(r"channels: terminal osc9")
+    s.wait_for_screen(r"desktop popup: the terminal.s own")
     s.submit("/cue off")
     s.wait_for_screen(r"cuewrap: cues off")
     s.submit("/cue")
