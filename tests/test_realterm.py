@@ -407,3 +407,23 @@ def test_kitty_with_pi_in_tmux_one_popup_cuewraps_its_click_selects_the_pane(
     wait_until(lambda: displayed(xdesk.env) == 0, 10, "the notification closed on return")
     got = notifications_now(xdesk.env)
     assert [n["appname"] for n in got] == ["Pi"], got
+
+
+def test_kitty_with_both_set_on_gets_both_as_asked(
+    launch: Any, fakemodel: FakeModel, xdesk: Session
+) -> None:
+    """notify.terminal and notify.desktop set on explicitly: both popups (the user asked), and
+    the channels record says it duplicates."""
+    both = {"CUEWRAP_NOTIFY_TERMINAL": "osc99", "CUEWRAP_NOTIFY_DESKTOP": "on"}
+    t: Term = launch("kitty", cuewrap_pi(), env=both)
+    ready(t)
+    channels = t.records("channels")[-1]
+    assert (channels["popup"], channels["duplicates"]) == ("both", True), channels
+    run_one_cue(t, fakemodel)
+    wait_until(lambda: received(xdesk.env) >= 2, 15, "both popups")
+    absence_window(1.5, "a third popup")
+    assert received(xdesk.env) == 2
+    t.focus(True)
+    wait_until(lambda: displayed(xdesk.env) == 1, 10, "cuewrap's own closed (kitty's stays)")
+    got = notifications_now(xdesk.env)
+    assert sorted(n["appname"] for n in got) == ["Pi", "kitty"], got
