@@ -21,8 +21,8 @@ import math
 import os
 import shlex
 import stat
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal, NamedTuple, TypeVar, cast, get_args
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, NamedTuple, TypeVar, get_args
 
 TerminalSetting = Literal["auto", "osc777", "osc9", "osc99", "off"]
 DesktopSetting = Literal["auto", "on", "off"]
@@ -129,51 +129,70 @@ _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
 
 
+# The sections: the types of the values, by key. Each section's fields are exactly the keys of
+# that section in KEYS, and their values (defaults included) come from KEYS only (``_section``;
+# tests/test_config.py checks the fields against KEYS).
 class CuesSettings(NamedTuple):
-    enabled: bool = True
+    enabled: bool
 
 
 class NotifySettings(NamedTuple):
-    terminal: TerminalSetting = "auto"
-    desktop: DesktopSetting = "auto"
-    bell: bool = False
-    title_marks: bool = True
-    command: tuple[str, ...] | None = None  # notify.command: argv, run per notification
-    command_timeout: float = 10.0
-    escalate_after: float = 0.0  # 0: off
-    progress: bool = False
+    terminal: TerminalSetting
+    desktop: DesktopSetting
+    bell: bool
+    title_marks: bool
+    command: tuple[str, ...] | None  # notify.command: argv, run per notification
+    command_timeout: float
+    escalate_after: float  # 0: off
+    progress: bool
 
 
 class PresenceSettings(NamedTuple):
-    idle_after: float = 60.0
+    idle_after: float
 
 
 class PrivacySettings(NamedTuple):
-    body: BodySetting = "none"
+    body: BodySetting
 
 
 class KeepAwakeSettings(NamedTuple):
-    enabled: bool = False
-    command: tuple[str, ...] | None = None  # None: the platform default
+    enabled: bool
+    command: tuple[str, ...] | None  # None: the platform default
 
 
 class GuardSettings(NamedTuple):
-    clipboard: ClipboardSetting = "user"  # OSC 52 from the child (docs/terminal-guard.md)
+    clipboard: ClipboardSetting  # OSC 52 from the child (docs/terminal-guard.md)
 
 
 class GenericSettings(NamedTuple):
-    quiet_after: float = 15.0  # 0 = off
-    preset: PresetSetting = "auto"
+    quiet_after: float  # 0 = off
+    preset: PresetSetting
+
+
+_S = TypeVar("_S", bound=tuple[Any, ...])
+_DEFAULTS: dict[str, object] = {spec.name: spec.default for spec in KEYS}
+
+
+def _section(cls: type[_S], section: str, values: Mapping[str, object]) -> _S:
+    """The section ``cls`` from the values of its keys (checked against KEYS on the way in; an
+    argv list becomes a tuple)."""
+    fields: tuple[str, ...] = getattr(cls, "_fields")  # noqa: B009  (a NamedTuple's)
+    make: Callable[..., _S] = cls
+    return make(**{f: _held(values[f"{section}.{f}"]) for f in fields})
+
+
+def _held(value: object) -> object:
+    return tuple(str(a) for a in value) if isinstance(value, list) else value
 
 
 class Settings(NamedTuple):
-    cues: CuesSettings = CuesSettings()
-    notify: NotifySettings = NotifySettings()
-    presence: PresenceSettings = PresenceSettings()
-    privacy: PrivacySettings = PrivacySettings()
-    keep_awake: KeepAwakeSettings = KeepAwakeSettings()
-    generic: GenericSettings = GenericSettings()
-    guard: GuardSettings = GuardSettings()
+    cues: CuesSettings = _section(CuesSettings, "cues", _DEFAULTS)
+    notify: NotifySettings = _section(NotifySettings, "notify", _DEFAULTS)
+    presence: PresenceSettings = _section(PresenceSettings, "presence", _DEFAULTS)
+    privacy: PrivacySettings = _section(PrivacySettings, "privacy", _DEFAULTS)
+    keep_awake: KeepAwakeSettings = _section(KeepAwakeSettings, "keep_awake", _DEFAULTS)
+    generic: GenericSettings = _section(GenericSettings, "generic", _DEFAULTS)
+    guard: GuardSettings = _section(GuardSettings, "guard", _DEFAULTS)
     log: str | None = None  # decision log path (--log / CUEWRAP_LOG)
     events: str | None = None  # state changes for scripts (--events / CUEWRAP_EVENTS)
     config_file: str | None = None  # the TOML file that was read, if any
@@ -219,34 +238,14 @@ def load_settings(path: str | None, env: Mapping[str, str], flags: Mapping[str, 
     events = str(flags["events"]) if flags.get("events") else env.get(EVENTS_ENV) or None
 
     v = values
-    command = v["keep_awake.command"]
-    notify_command = v["notify.command"]
     return Settings(
-        cues=CuesSettings(enabled=bool(v["cues.enabled"])),
-        notify=NotifySettings(
-            # choices were checked against KEYS on the way in; KEYS lists the Literal's values
-            terminal=cast(TerminalSetting, _value(v, "notify.terminal", str)),
-            desktop=cast(DesktopSetting, _value(v, "notify.desktop", str)),
-            bell=bool(v["notify.bell"]),
-            title_marks=bool(v["notify.title_marks"]),
-            command=(
-                tuple(str(a) for a in notify_command) if isinstance(notify_command, list) else None
-            ),
-            command_timeout=_value(v, "notify.command_timeout", float),
-            escalate_after=_value(v, "notify.escalate_after", float),
-            progress=bool(v["notify.progress"]),
-        ),
-        presence=PresenceSettings(idle_after=_value(v, "presence.idle_after", float)),
-        privacy=PrivacySettings(body=cast(BodySetting, _value(v, "privacy.body", str))),
-        keep_awake=KeepAwakeSettings(
-            enabled=bool(v["keep_awake.enabled"]),
-            command=tuple(str(a) for a in command) if isinstance(command, list) else None,
-        ),
-        generic=GenericSettings(
-            quiet_after=_value(v, "generic.quiet_after", float),
-            preset=cast(PresetSetting, _value(v, "generic.preset", str)),
-        ),
-        guard=GuardSettings(clipboard=cast(ClipboardSetting, _value(v, "guard.clipboard", str))),
+        cues=_section(CuesSettings, "cues", v),
+        notify=_section(NotifySettings, "notify", v),
+        presence=_section(PresenceSettings, "presence", v),
+        privacy=_section(PrivacySettings, "privacy", v),
+        keep_awake=_section(KeepAwakeSettings, "keep_awake", v),
+        generic=_section(GenericSettings, "generic", v),
+        guard=_section(GuardSettings, "guard", v),
         log=log,
         events=events,
         config_file=config_file,
@@ -376,17 +375,6 @@ def _from_env(spec: KeySpec, var: str, raw: str) -> object:
 
 
 # -- shared -------------------------------------------------------------------------------------
-_T = TypeVar("_T")
-
-
-def _value(values: Mapping[str, object], name: str, kind: type[_T]) -> _T:
-    """``values[name]``, which was checked on the way in, as the type the settings hold."""
-    value = values[name]
-    if not isinstance(value, kind):
-        raise TypeError(f"{name}: {type(value).__name__} where {kind.__name__} belongs")
-    return value
-
-
 def _choice_message(label: str, spec: KeySpec, raw: object) -> str:
     return f"{label} must be one of {', '.join(spec.choices)} (got {raw!r})"
 
@@ -421,36 +409,6 @@ def effective_value(settings: Settings, name: str) -> object:
     """The value in effect for ``section.key`` (tuples for argv lists)."""
     section, key = name.split(".", 1)
     return getattr(getattr(settings, section, None), key, None)
-
-
-def show_value(value: object, none: str = "(platform default)") -> str:
-    """A value as the user types it: ``true``, ``60``, ``osc9``, a shell-quoted argv."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return f"{value:g}"
-    if isinstance(value, tuple | list):
-        return shlex.join(str(a) for a in value)
-    if value is None:
-        return none
-    return str(value)
-
-
-def unset_text(name: str) -> str:
-    """How an unset optional value reads: only the keep-awake command has a platform default
-    (``notify.command`` has none)."""
-    return "(platform default)" if name == "keep_awake.command" else "(none)"
-
-
-def show_origin(origin: str) -> str:
-    """``Settings.origin(name)`` in words: default, file PATH, env VAR or flag --FLAG."""
-    if origin == "default":
-        return "default"
-    if origin.startswith("--"):
-        return f"flag {origin}"
-    if origin.startswith(ENV_PREFIX):
-        return f"env {origin}"
-    return f"file {origin}"
 
 
 def check_commands(settings: Settings, env: Mapping[str, str]) -> None:

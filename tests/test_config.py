@@ -19,6 +19,31 @@ def env_home(tmp_path: Path, **extra: str) -> dict[str, str]:
     return {"HOME": str(tmp_path / "home"), **extra}
 
 
+def test_each_section_holds_exactly_its_keys() -> None:
+    """The sections of Settings are declared by KEYS: one field per key of the section, the
+    value as KEYS gives it (argv lists as tuples), no other field."""
+    sections = {spec.section for spec in KEYS}
+    defaults = Settings()
+    assert sections == {f for f in Settings._fields if hasattr(getattr(defaults, f), "_fields")}
+    for section in sections:
+        held = getattr(defaults, section)
+        assert set(held._fields) == {spec.key for spec in KEYS if spec.section == section}
+        for spec in KEYS:
+            if spec.section == section:
+                value = getattr(held, spec.key)
+                assert value == (tuple(spec.default) if isinstance(spec.default, list) else
+                                 spec.default), spec.name  # fmt: skip
+
+
+def test_values_have_the_types_the_settings_declare(tmp_path: Path) -> None:
+    env = env_home(tmp_path, CUEWRAP_NOTIFY_COMMAND="notify-me --urgent",
+                   CUEWRAP_PRESENCE_IDLE_AFTER="5", CUEWRAP_NOTIFY_BELL="yes")  # fmt: skip
+    s = load_settings(None, env, {})
+    assert s.notify.command == ("notify-me", "--urgent")
+    assert s.presence.idle_after == 5.0 and isinstance(s.presence.idle_after, float)
+    assert s.notify.bell is True
+
+
 def test_defaults_when_no_file(tmp_path: Path) -> None:
     s = load_settings(None, env_home(tmp_path), {})
     assert s == Settings()
