@@ -281,6 +281,7 @@ class Controller:
         why = self._clip_why.pop(0) if self._clip_why else "already on its way (not asked)"
         self.log.write(
             "clipboard",
+            sequence=event.what,
             passed=event.passed,
             read=event.read,
             bytes=event.size,
@@ -295,9 +296,13 @@ class Controller:
         at = time.strftime("%H:%M:%S", time.localtime())
         self._clip = GuardCounts(c.setting, c.removed + 1, at, event.size)
         if not self._clip_told and self.bridge is not None:
-            what = "clipboard read" if event.read else "clipboard write"
+            what = {
+                "osc52": "clipboard read (OSC 52" if event.read else "clipboard write (OSC 52",
+                "osc1337 Copy": "clipboard write (iTerm2 OSC 1337 Copy=",
+                "osc1337 File": "file download (iTerm2 OSC 1337 File=",
+            }.get(event.what, f"clipboard sequence ({event.what}")
             text = (
-                f"removed a {what} (OSC 52, {event.size} bytes) from Pi's output:"
+                f"removed a {what}, {event.size} bytes) from Pi's output:"
                 f" {why}. Your clipboard is unchanged; /cue counts them,"
                 " guard.clipboard = allow lets them through."
             )

@@ -22,6 +22,9 @@ CHILD = str(Path(__file__).parent / "children" / "ptychild.py")
 PY = sys.executable
 
 
+DOWNLOAD = b"\x1b]1337;File=name=ZXZpbA==;size=4:ZXZpbA==\x07"
+
+
 def osc52(text: bytes) -> bytes:
     return b"\x1b]52;c;" + base64.b64encode(text) + b"\x07"
 
@@ -52,11 +55,13 @@ def run(tmp_path: Path, setting: str | None) -> tuple[bytes, Path]:
 def test_user_default_removes_the_unasked_write_and_passes_the_asked_one(tmp_path: Path) -> None:
     raw, log = run(tmp_path, None)
     assert osc52(b"unasked") not in raw and b"]52;" not in raw[: raw.index(b"READY")]
+    assert b"]1337;" not in raw
     assert raw.count(osc52(b"x")) == 1  # right after the keystroke: passed, unchanged
     got = records(log, "clipboard")
-    assert [(r["passed"], r["read"], r["bytes"]) for r in got] == [
-        (False, False, len(osc52(b"unasked"))),
-        (True, False, len(osc52(b"x"))),
+    assert [(r["sequence"], r["passed"], r["read"], r["bytes"]) for r in got] == [
+        ("osc52", False, False, len(osc52(b"unasked"))),
+        ("osc1337 File", False, False, len(DOWNLOAD)),
+        ("osc52", True, False, len(osc52(b"x"))),
     ]
     assert got[0]["why"] == "no keystroke in the last 2 s" and got[0]["setting"] == "user"
     assert "unasked" not in log.read_text() and base64.b64encode(b"unasked").decode() not in (
@@ -68,6 +73,7 @@ def test_user_default_removes_the_unasked_write_and_passes_the_asked_one(tmp_pat
 def test_allow_and_block(tmp_path: Path, setting: str, unasked: int, asked: int) -> None:
     raw, log = run(tmp_path, setting)
     assert raw.count(osc52(b"unasked")) == unasked
+    assert raw.count(DOWNLOAD) == unasked
     assert raw.count(osc52(b"x")) == asked
     removed = [r for r in records(log, "clipboard") if not r["passed"]]
-    assert len(removed) == 2 - unasked - asked
+    assert len(removed) == 3 - 2 * unasked - asked

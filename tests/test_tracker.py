@@ -488,23 +488,49 @@ class Ref:
 
     # -- the clipboard guard: any OSC 52, any terminator, removed whole ----------------------
 
-    def clip_kind(self) -> tuple[bool, bool]:
-        """(the open OSC is an OSC 52, it is a read) from its content so far."""
+    def classify(self, final: bool) -> tuple[str, bool, str]:
+        """The open OSC's content so far: ("clip" | "maybe" | "no", read, what)."""
         ps, semi, rest = bytes(self.content).partition(b";")
-        if not semi or not re.fullmatch(rb"0*52", ps):
-            return False, False
-        _, semi2, pd = rest.partition(b";")
-        return True, bool(semi2) and pd[:1] == b"?"
+        if not semi:
+            short = ps.lstrip(b"0")
+            digits = re.fullmatch(rb"[0-9]*", ps) is not None
+            if not final and digits and (b"52".startswith(short) or b"1337".startswith(short)):
+                return "maybe", False, ""
+            return "no", False, ""
+        if re.fullmatch(rb"0*52", ps):
+            _, semi2, pd = rest.partition(b";")
+            if final or (semi2 and pd):
+                return "clip", bool(semi2) and pd[:1] == b"?", "osc52"
+            return "maybe", False, ""
+        if not re.fullmatch(rb"0*1337", ps):
+            return "no", False, ""
+        if rest.startswith(b"Copy="):
+            return "clip", False, "osc1337 Copy"
+        if rest.startswith(b"File="):
+            args, colon, _ = rest[5:].partition(b":")
+            if not colon and not final:
+                return "maybe", False, ""
+        elif rest.startswith(b"MultipartFile="):
+            args = rest[14:]
+            if not final:
+                return "maybe", False, ""
+        else:
+            keys = (b"Copy=", b"File=", b"MultipartFile=")
+            maybe = not final and any(k.startswith(rest) for k in keys)
+            return ("maybe" if maybe else "no"), False, ""
+        if b"inline=1" in args.split(b";"):
+            return "no", False, ""
+        return "clip", False, "osc1337 File"
 
     def clip_end(self, end: int) -> bool:
-        """The open OSC ended at ``end`` (exclusive): an OSC 52 is decided here."""
+        """The open OSC ended at ``end`` (exclusive): a clipboard sequence is decided here."""
         if self.clip is None:
             return False
-        clip, read = self.clip_kind()
-        if not clip:
+        cls, read, what = self.classify(True)
+        if cls != "clip":
             return False
         passed = self.clip.clipboard(read, False)
-        self.events.append(ClipboardSequence(read, passed, end - self.start))
+        self.events.append(ClipboardSequence(read, passed, end - self.start, what))
         if not passed:
             self.removed.append((self.start, end))
             if not self.ok_before:
@@ -512,29 +538,25 @@ class Ref:
         return True
 
     def finish(self, n: int) -> None:
-        """The end of the stream: an open sequence that is, or could still become, an OSC 52
-        is never released undecided."""
+        """The end of the stream: an open sequence that is, or could still become, a
+        clipboard sequence is never released undecided."""
         assert self.clip is not None
         s = self.state
         if s == ESCS:
             self.removed.append((self.start, n))  # ESC [C0…]: could still become one
-        elif s == OSCESC and not self.clip_kind()[0]:
-            self.removed.append((n - 1, n))  # its ESC could still begin one
         elif s in (OSC, OSCESC):
-            ps, semi, rest = bytes(self.content).partition(b";")
-            clip, read = self.clip_kind()
-            _, semi2, pd = rest.partition(b";")
-            if clip and (s == OSCESC or (semi2 and pd)):  # decided: passed or dropped
+            cls, read, _ = self.classify(s == OSCESC)
+            if cls == "clip":  # decided: passed or dropped
                 if not self.clip.clipboard(read, False):
                     self.removed.append((self.start, n))
                     if not self.ok_before:
                         self.replaced[self.start] = b"\x1b\x18"
                 elif s == OSCESC:
                     self.removed.append((n - 1, n))  # passed; its last ESC is held back
-            elif clip or (
-                not semi and re.fullmatch(rb"[0-9]*", ps) and b"52".startswith(ps.lstrip(b"0"))
-            ):
+            elif cls == "maybe":
                 self.removed.append((self.start, n))  # held: not decidable yet
+            elif s == OSCESC:
+                self.removed.append((n - 1, n))  # its ESC could still begin one
 
     def begin(self, i: int) -> None:
         self.ok_before = self.state == GROUND and self.u8 == 0
@@ -799,7 +821,7 @@ CSI_TOKENS = st.builds(
 OSC_TOKENS = st.builds(
     osc_token,
     st.sampled_from([b"0", b"2", b"1", b"10", b"7501", b"9", b"133", b"x", b"777", b"99"])
-    | st.sampled_from([b"52", b"052", b"5\x002", b"5", b"520"]),
+    | st.sampled_from([b"52", b"052", b"5\x002", b"5", b"520", b"1337", b"01337", b"133"]),
     st.sampled_from(
         [
             b"title",
@@ -826,6 +848,14 @@ OSC_TOKENS = st.builds(
             b"c;",
             b"p\x01;\x02?",
             b"s0;Y3VybA",
+            b"Copy=:QUJD",
+            b"File=name=eA==;size=3:QUJD",
+            b"File=inline=1:QUJD",
+            b"File=inline=1;size=3",
+            b"MultipartFile=name=eA==;size=3",
+            b"MultipartFile=inline=1",
+            b"FilePart=QUJD",
+            b"SetUserVar=a=Yg==",
         ]
     ),
     st.sampled_from([b"\x07", ST, ST, b"", b"\x1b", b"\x18"]),
@@ -855,6 +885,9 @@ MISC = st.sampled_from(
         b"\x1b]9;",
         b"\x1b]99;i=2:d=0;x",
         b"\x1b]52;c;",
+        b"\x1b]1337;Fi",
+        b"\x1b]1337;File=size=1",
+        b"\x1b]13",
         b"\x1b]5",
         b"\x1b\x00]52;c;QQ==\x07",
         b"\x1bPtmux;\x1b\x1b]52;c;QQ==\x07\x1b\\",
@@ -1117,3 +1150,29 @@ def test_title_with_control_characters_is_flagged() -> None:
         TitleChange("c\x85d", controls=True),
         TitleChange("plain"),
     ]
+
+
+ITERM_CASES = [
+    (b"\x1b]1337;Copy=:Y3VybA==\x07", "osc1337 Copy"),
+    (b"\x1b]1337;File=name=ZXZpbA==;size=4:ZXZpbA==\x07", "osc1337 File"),
+    (b"\x1b]1337;File=inline=0:" + b"QUFB" * 2000 + b"\x1b\\", "osc1337 File"),
+    (b"\x1b]1337;MultipartFile=name=ZXZpbA==;size=4\x07", "osc1337 File"),
+]
+
+
+@pytest.mark.parametrize(("seq", "what"), ITERM_CASES)
+def test_iterm_copy_and_downloads_are_guarded_at_every_boundary(seq: bytes, what: str) -> None:
+    data = b"a" + seq + b"b"
+    for k in [*range(0, len(data) + 1, 1 if len(data) < 200 else 97), len(data) - 2]:
+        t = OutputTracker(clipboard=Clip())
+        out, events = feed_all(t, [data[:k], data[k:]])
+        assert out == b"ab", k
+        assert events == [ClipboardSequence(False, False, len(seq), what)]
+
+
+def test_iterm_inline_images_pass_unseen() -> None:
+    clip = Clip()
+    t = OutputTracker(clipboard=clip)
+    image = b"\x1b]1337;File=name=eA==;inline=1:" + b"QUFB" * 3000 + b"\x07"
+    out, events = feed_all(t, [image[:10], image[10:5000], image[5000:]])
+    assert out == image and events == [] and clip.asked == []

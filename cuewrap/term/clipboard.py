@@ -1,4 +1,6 @@
-"""OSC 52 clipboard sequences in the child's output (docs/terminal-guard.md).
+"""Clipboard sequences in the child's output (docs/terminal-guard.md): OSC 52, and iTerm2's
+``OSC 1337 ; Copy=`` and file downloads (``OSC 1337 ; File=`` / ``MultipartFile=`` without
+``inline=1``; inline images are not guarded).
 
 ``ESC ] 52 ; Pc ; Pd`` sets the clipboard named by ``Pc`` to the base64 text ``Pd`` in most
 terminals (kitty, WezTerm, Ghostty, Alacritty, foot, xterm when allowed); ``Pd = ?`` asks the
@@ -48,11 +50,40 @@ class ClipboardSequence:
     read: bool
     passed: bool
     size: int
+    what: str = "osc52"  # "osc52", "osc1337 Copy" or "osc1337 File" (a download)
+
+
+_PS = (b"52", b"1337")
+_ITERM_KEYS = (b"Copy=", b"File=", b"MultipartFile=")
+_HEAD_MAX = 8192  # bytes of a sequence looked at to classify it
 
 
 def is_clip_ps(ps: bytes) -> bool:
-    """``Ps`` of an OSC (C0 already removed) names OSC 52 (leading zeros allowed)."""
-    return ps.lstrip(b"0") == b"52" and _DIGITS.fullmatch(ps) is not None
+    """``Ps`` of an OSC (C0 already removed) is 52 or 1337 (leading zeros allowed)."""
+    return ps.lstrip(b"0") in _PS and _DIGITS.fullmatch(ps) is not None
+
+
+def _iterm(rest: bytes, final: bool) -> tuple[int, bool, str]:
+    """What follows ``1337 ;``: a clipboard write or a download (CLIP), or not."""
+    for key in _ITERM_KEYS:
+        if rest.startswith(key):
+            break
+    else:
+        if not final and any(k.startswith(rest) for k in _ITERM_KEYS):
+            return MAYBE, False, "osc1337"
+        return NOT_CLIP, False, "osc1337"
+    if key == b"Copy=":
+        return CLIP, False, "osc1337 Copy"
+    args = rest[len(key) :]
+    if key == b"File=":
+        args, colon, _ = args.partition(b":")
+        if not colon and not final:
+            return MAYBE, False, "osc1337 File"
+    elif not final:  # MultipartFile=args: its arguments end with it
+        return MAYBE, False, "osc1337 File"
+    if b"inline=1" in args.split(b";"):
+        return NOT_CLIP, False, "osc1337 File"  # an image drawn in the window
+    return CLIP, False, "osc1337 File"
 
 
 def is_read(rest: bytes) -> bool:
@@ -61,29 +92,36 @@ def is_read(rest: bytes) -> bool:
     return bool(semi) and pd[:1] == b"?"
 
 
-def clip_head(s: bytes, final: bool) -> tuple[int, bool]:
+def clip_head(s: bytes, final: bool) -> tuple[int, bool, str]:
     """Classify ``s``: an ESC-led sequence (``ESC [C0…] ] …``) without its terminator.
 
-    ``final``: its terminator has arrived (its content is complete). Returns (class, read)
-    where class is :data:`NOT_CLIP`, :data:`MAYBE` or :data:`CLIP`; ``read`` is meaningful
-    for :data:`CLIP` only."""
+    ``final``: its terminator has arrived (its content is complete). Returns (class, read,
+    what) where class is :data:`NOT_CLIP`, :data:`MAYBE` or :data:`CLIP`; ``read`` and
+    ``what`` (see :class:`ClipboardSequence`) are meaningful for :data:`CLIP`. Only the first
+    8 KiB are looked at (a header longer than that is not complete: :data:`MAYBE`)."""
+    if len(s) > _HEAD_MAX:
+        s = s[:_HEAD_MAX]
+        final = False
     m = _ESC_SKIP.match(s, 1)
     i = m.end() if m is not None else 1
     if i >= len(s):
-        return (NOT_CLIP if final else MAYBE), False
+        return (NOT_CLIP if final else MAYBE), False, "osc52"
     if s[i] != 0x5D:  # ]
-        return NOT_CLIP, False
+        return NOT_CLIP, False, "osc52"
     content = s[i + 1 :]
     if _OSC_C0.search(content) is not None:
         content = _OSC_C0.sub(b"", content)
     ps, semi, rest = content.partition(b";")
     if not semi:
         if final or _DIGITS.fullmatch(ps) is None:
-            return NOT_CLIP, False
-        return (MAYBE if b"52".startswith(ps.lstrip(b"0")) else NOT_CLIP), False
+            return NOT_CLIP, False, "osc52"
+        short = ps.lstrip(b"0")
+        return (MAYBE if any(p.startswith(short) for p in _PS) else NOT_CLIP), False, "osc52"
     if not is_clip_ps(ps):
-        return NOT_CLIP, False
+        return NOT_CLIP, False, "osc52"
+    if ps.lstrip(b"0") == b"1337":
+        return _iterm(rest, final)
     _, semi2, pd = rest.partition(b";")
     if (semi2 and pd) or final:
-        return CLIP, bool(semi2) and pd[:1] == b"?"
-    return MAYBE, False
+        return CLIP, bool(semi2) and pd[:1] == b"?", "osc52"
+    return MAYBE, False, "osc52"

@@ -52,14 +52,15 @@ A child's own notifications (OSC 9 / 777 / 99, :mod:`cuewrap.term.notices`) are 
 host terminal does not show that protocol); their unfinished prefixes are held likewise.
 
 Clipboard guard (``clipboard`` policy, :mod:`cuewrap.term.clipboard`, docs/terminal-guard.md):
-every OSC 52 (``ESC [C0…] ] 0…52 ; …`` with any terminator: BEL, ST, a bare ESC, CAN, SUB) is
-reported as a :class:`ClipboardSequence` and reaches the host only when the policy says so when
-it is first known to be one (its header ``52 ; Pc ; `` and the first payload byte, or its
-end). Removal is always whole, of any length: at a safe point the bytes go; elsewhere they are
-replaced by ``ESC CAN`` (what the sequence's ESC did to the host's parser, then ground). One
-whose header is not complete at a chunk end is held (never released undecided, not even by
-:meth:`OutputTracker.flush`); one decided at a chunk end streams on, passed or dropped, until
-its terminator, with no 4 KiB limit.
+every clipboard sequence — OSC 52, iTerm2's ``OSC 1337 ; Copy=`` and file downloads (not inline
+images) — in any spelling terminals accept (``ESC [C0…] ] 0…52 ; …``, any terminator: BEL, ST, a
+bare ESC, CAN, SUB) is reported as a :class:`ClipboardSequence` and reaches the host only when
+the policy says so when it is first known to be one (its header, e.g. ``52 ; Pc ;`` and the
+first payload byte, or its end). Removal is always whole, of any length: at a safe point the
+bytes go; elsewhere they are replaced by ``ESC CAN`` (what the sequence's ESC did to the host's
+parser, then ground). One whose header is not complete at a chunk end is held (never released
+undecided, not even by :meth:`OutputTracker.flush`); one decided at a chunk end streams on,
+passed or dropped, until its terminator, with no 4 KiB limit.
 """
 
 from __future__ import annotations
@@ -471,6 +472,7 @@ class OutputTracker:
         # an OSC 52 decided at a chunk end, still open: 0 none, 1 passing, 2 dropping
         self._stream = 0
         self._stream_read = False
+        self._stream_what = "osc52"
         self._stream_size = 0
         self._stream_esc = False  # its last byte so far is an ESC (ST, or its end)
 
@@ -714,12 +716,14 @@ class OutputTracker:
             end = t + 2 if work[t + 1] == 0x5C else t  # a bare ESC begins the next sequence
         else:
             end = t + 1  # BEL, CAN, SUB
-        kind, read = clip_head(work[j:t], True)
-        if kind != CLIP:
+        kind, read, what = clip_head(work[j:t], True)
+        if kind == NOT_CLIP:
             return
+        if kind != CLIP:  # a header longer than 8 KiB: the strictest reading
+            read = True
         clip = self._clip
         passed = j < base or (clip is not None and clip.clipboard(read, self._framed(work, j)))
-        events.append((j, ClipboardSequence(read, passed, end - j)))
+        events.append((j, ClipboardSequence(read, passed, end - j, what)))
         if not passed:
             cuts.append((j, end))
             if not self._removable_at(work, j):
@@ -757,7 +761,7 @@ class OutputTracker:
             ):
                 start = k2
                 final = True
-        kind, read = clip_head(work[start:k_last] if final else work[start:], final)
+        kind, read, what = clip_head(work[start:k_last] if final else work[start:], final)
         if kind == NOT_CLIP:
             return None
         if kind != CLIP:  # could still become one, or its header is not complete yet
@@ -782,6 +786,7 @@ class OutputTracker:
         passed = clip is not None and clip.clipboard(read, framed)
         self._stream = 1 if passed else 2
         self._stream_read = read
+        self._stream_what = what
         self._stream_esc = final
         self._stream_size = (k_last if final else n) - start
         if passed:
@@ -796,7 +801,9 @@ class OutputTracker:
         return start, _NEUTRAL
 
     def _end_stream(self) -> ClipboardSequence:
-        ev = ClipboardSequence(self._stream_read, self._stream == 1, self._stream_size)
+        ev = ClipboardSequence(
+            self._stream_read, self._stream == 1, self._stream_size, self._stream_what
+        )
         if self._stream == 1:  # the host is in ground after it
             self._u8 = b""
             self._safe = True

@@ -19,7 +19,8 @@ stream N      raw mode, READY, then N small escape-dense frames ("S<n>" inside s
               output and colours) one every 2 ms; every read of input in between is echoed as
               "E<hex>\r\n" between two frames; then END
 deaf          ignore every catchable terminating signal, print READY, sleep until killed
-clipboard     raw mode, write an OSC 52 clipboard write on its own ("unasked"), print READY;
+clipboard     raw mode, write an OSC 52 clipboard write on its own ("unasked") and an iTerm2
+              file download (OSC 1337 File=), print READY;
               then for every read, an OSC 52 write of what was read and COPIED, until 'q'
 """
 
@@ -29,6 +30,8 @@ import signal
 import sys
 import time
 import tty
+
+DOWNLOAD = "\x1b]1337;File=name=ZXZpbA==;size=4:ZXZpbA==\x07"
 
 
 def out(s: str) -> None:
@@ -65,7 +68,7 @@ def main() -> None:
         def osc52(text: bytes) -> str:
             return "\x1b]52;c;" + base64.b64encode(text).decode() + "\x07"
 
-        out(osc52(b"unasked") + "READY\r\n")
+        out(osc52(b"unasked") + DOWNLOAD + "READY\r\n")
         while True:
             data = os.read(0, 4096)
             if not data or data == b"q":
