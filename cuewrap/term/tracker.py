@@ -750,6 +750,10 @@ class OutputTracker:
         """The unfinished sequence at the end may be an OSC 52: hold it (not decidable yet)
         or decide it and stream the rest (passed or dropped). None: not one of those.
         Returns (end of the output, bytes to append)."""
+        if k_last + 1 < n:  # the common case, a chunk cut inside a CSI: not one
+            c = work[k_last + 1]
+            if c != 0x5D and 0x20 <= c != 0x7F:
+                return None
         start = k_last
         final = False
         if k_last == n - 1:  # a lone ESC: it may end an open OSC 52
