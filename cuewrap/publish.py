@@ -25,7 +25,8 @@ from cuewrap.engine.glance import Glance
 from cuewrap.loop import Loop
 from cuewrap.registry import Entry, own_directory, read_sessions
 from cuewrap.states import EXITED, URGENCY
-from cuewrap.tmux.control import run_tmux, socket_of
+from cuewrap.tmux.command import socket_of
+from cuewrap.tmux.control import run_tmux
 from cuewrap.workers import Reaper
 
 OPTION = "@cuewrap_state"

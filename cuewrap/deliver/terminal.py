@@ -40,8 +40,6 @@ it). With it off, tmux drops the sequence either way, so none is sent and the re
 from __future__ import annotations
 
 import dataclasses
-import re
-import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -57,6 +55,7 @@ from cuewrap.term.sequences import (
     osc777,
     tmux_passthrough,
 )
+from cuewrap.tmux.command import older_than_3_3, passthrough_allowed, run_blocking
 
 TerminalProtocol = Literal["osc777", "osc9", "osc99", "off"]
 Shows = Literal["yes", "no", "maybe"]
@@ -199,11 +198,11 @@ def detect_terminal_protocol(
         return Choice(protocol, False, reason, terminal)
     if info is None:
         return Choice("off", False, "inside tmux, but tmux could not be queried", terminal)
-    if info.allow_passthrough is None:
-        why = f"{reason}; tmux {info.version or '< 3.3'} passes DCS through: wrapped"
-        return Choice(protocol, True, why, terminal)
-    if info.allow_passthrough in ("on", "all"):
-        why = f"{reason}; tmux allow-passthrough is {info.allow_passthrough}: wrapped"
+    if passthrough_allowed(info.allow_passthrough, info.version):
+        if info.allow_passthrough is None or older_than_3_3(info.version):
+            why = f"{reason}; tmux {info.version or '< 3.3'} passes DCS through: wrapped"
+        else:
+            why = f"{reason}; tmux allow-passthrough is {info.allow_passthrough}: wrapped"
         return Choice(protocol, True, why, terminal)
     return Choice(
         "off",
@@ -236,43 +235,20 @@ def query_tmux(env: Mapping[str, str], timeout: float = 1.0) -> TmuxInfo | None:
     """
     pane = env.get("TMUX_PANE", "")
     target = ["-t", pane] if pane else []
-    shown = run_tmux(["display-message", "-p", *target, _FORMAT], env, timeout)
+    shown = run_blocking(env, ["display-message", "-p", *target, _FORMAT], timeout)
     if shown is None or shown[0] != 0:
         return None
     version, termname, termtype = [*shown[1].rstrip("\n").split("\t"), "", "", ""][:3]
-    option = run_tmux(["show-options", "-Apv", *target, "allow-passthrough"], env, timeout)
+    option = run_blocking(env, ["show-options", "-Apv", *target, "allow-passthrough"], timeout)
     if option is None:
         return None
     if option[0] == 0:
         allow: str | None = option[1].strip().lower() or "off"
-    elif _older_than_3_3(version) or "invalid option" in option[2] or "unknown" in option[2]:
+    elif older_than_3_3(version) or "invalid option" in option[2] or "unknown" in option[2]:
         allow = None  # no such option: this tmux always passes DCS through
     else:
         return None
     return TmuxInfo(allow, termname, termtype, version)
-
-
-def run_tmux(
-    args: list[str], env: Mapping[str, str], timeout: float
-) -> tuple[int, str, str] | None:
-    try:
-        done = subprocess.run(
-            ["tmux", *args],
-            env=dict(env),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=timeout,
-            text=True,
-            errors="replace",
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.returncode, done.stdout, done.stderr
-
-
-def _older_than_3_3(version: str) -> bool:
-    m = re.search(r"(\d+)\.(\d+)", version)
-    return m is not None and (int(m.group(1)), int(m.group(2))) < (3, 3)
 
 
 # -- building ------------------------------------------------------------------------------------

@@ -31,12 +31,12 @@ from cuewrap.deliver.terminal import (
     detect_terminal_protocol,
     identify_terminal,
     query_tmux,
-    run_tmux,
 )
 from cuewrap.doctor.pi import pi_lines
 from cuewrap.doctor.terminfo import terminfo_facts
 from cuewrap.host import is_tty, term_allows_cues
 from cuewrap.term import sequences as seq
+from cuewrap.tmux.command import run_blocking
 
 # environment markers shown in the report: those the detection reads, and a few more
 _MARKERS = tuple(
@@ -70,7 +70,7 @@ def query_tmux_extra(env: Mapping[str, str], timeout: float = 1.0) -> TmuxExtra:
     pane = env.get("TMUX_PANE", "")
     target = ["-t", pane] if pane else []
     fmt = "#{focus-events}\t#{set-titles}\t#{client_termfeatures}"
-    shown = run_tmux(["display-message", "-p", *target, fmt], env, timeout)
+    shown = run_blocking(env, ["display-message", "-p", *target, fmt], timeout)
     fields = ["", "", ""]
     if shown is not None and shown[0] == 0:
         fields = [*shown[1].rstrip("\n").split("\t"), "", "", ""][:3]

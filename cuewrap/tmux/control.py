@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping
 from typing import Literal
 
 from cuewrap.loop import Loop
+from cuewrap.tmux.command import socket_of, tmux_argv
 from cuewrap.tmux.protocol import ControlReader, Notification
 from cuewrap.workers import Reaper, spawn
 
@@ -44,11 +45,6 @@ ATTACH_FLAGS = "no-output,ignore-size,read-only"
 READ_SIZE = 65536
 RUN_TIMEOUT = 5.0  # seconds a tmux command may take before it is killed
 MAX_OUTPUT = 1 << 20  # bytes of a command's output kept
-
-
-def socket_of(env: Mapping[str, str]) -> str:
-    """The server of ``$TMUX`` (its socket path is the first field)."""
-    return env.get("TMUX", "").split(",")[0]
 
 
 def session_of(env: Mapping[str, str]) -> str | None:
@@ -210,10 +206,10 @@ def run_tmux(
 ) -> bool:
     """Run ``tmux -S <socket> ARGS…`` off the loop; ``done(status, stdout)`` when it ended.
     False when it could not be started (then ``done`` is never called)."""
-    socket = socket_of(env)
-    if not socket:
+    argv = tmux_argv(env, args)
+    if argv is None:
         return False
-    proc = _spawn(["tmux", "-S", socket, *args], env, subprocess.DEVNULL)
+    proc = _spawn(argv, env, subprocess.DEVNULL)
     if proc is None:
         return False
     _Run(loop, proc, reaper, done)

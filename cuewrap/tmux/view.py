@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from cuewrap.tmux.command import passthrough_allowed
+
 # What cuewrap asks (one display-message for the pane, one list-clients); tab-separated.
 PANE_FORMAT = "\t".join(
     (
@@ -135,7 +137,7 @@ def parse_view(pane_lines: tuple[str, ...], client_lines: tuple[str, ...]) -> Pa
         window_name=f[4],
         window_active=_on(f[5]),
         pane_id=f[6],
-        passthrough=_on(f[7]),
+        passthrough=passthrough_allowed(f[7], f[10]),
         focus_events=_on(f[8]),
         monitor_bell=_on(f[9]),
         version=f[10],
