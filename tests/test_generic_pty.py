@@ -237,7 +237,8 @@ def test_osc7501_from_another_program_names_it_never_pi(tmp_path: Path) -> None:
     (note,) = s.wait_notification("the finished cue for build")
     assert note[0].startswith(b"build") and note[1] == b"Finished"
     assert b"Pi" not in note[0] + note[1]
-    assert b"\x1b]2;[\xe2\x9c\x93]" in s.out()  # [✓]
+    # [✓]: written right after the notification, in a write of its own
+    wait_until(lambda: b"\x1b]2;[\xe2\x9c\x93]" in s.out(), 5, "the [✓] title mark")
     s.end()
 
 
