@@ -466,8 +466,8 @@ class OutputTracker:
         # the clipboard guard: None passes every OSC 52 unseen
         self._clip = clipboard
         self._frame0 = False  # synchronized output was on at the start of this chunk
-        # (ESC, start) of an OSC 52 cut in this chunk that a bare ESC ended
-        self._bare_cut: tuple[int, int] | None = None
+        # clipboard sequences cut in this chunk that a bare ESC ended
+        self._bare_cuts: dict[int, int] = {}  # its ESC -> its start, for each one
         self._reps: dict[int, bytes] = {}  # cut start -> bytes put in its place
         # an OSC 52 decided at a chunk end, still open: 0 none, 1 passing, 2 dropping
         self._stream = 0
@@ -519,7 +519,8 @@ class OutputTracker:
         find = work.find
         if k_last >= 0:
             self._frame0 = seq.MODE_SYNC_OUTPUT in self.modes
-            self._bare_cut = None
+            if self._bare_cuts:
+                self._bare_cuts = {}
             starts: list[int] = []
             quiet_seen: dict[int, int] = {}  # quiet mode -> position of its last change
             for needle, last in _PRIVATE_CSI:
@@ -674,9 +675,10 @@ class OutputTracker:
 
     def _state_before(self, work: bytes, pos: int) -> tuple[bool, bytes]:
         """(ground at ``pos``, last <= 3 bytes of ground text before ``pos``)."""
-        cut = self._bare_cut
-        if cut is not None and cut[0] == pos:  # right after an OSC 52 taken out
-            return (True, b"") if cut[1] in self._reps else self._state_before(work, cut[1])
+        cuts = self._bare_cuts
+        if cuts and pos in cuts:  # right after a clipboard sequence taken out
+            start = cuts[pos]
+            return (True, b"") if start in self._reps else self._state_before(work, start)
         k = work.rfind(_ESCB, 0, pos)
         if k < 0:  # nothing but text since the previous chunk
             tail = work[pos - 3 : pos] if pos >= 3 else (self._u8 + work[:pos])[-3:]
@@ -729,7 +731,7 @@ class OutputTracker:
             if not self._removable_at(work, j):
                 self._reps[j] = _NEUTRAL
             if end == t:
-                self._bare_cut = (t, j)
+                self._bare_cuts[t] = j
 
     def _set_before(self, work: bytes, start: int) -> None:
         """The tracker's state for output released up to ``start`` (``start`` >= base)."""
