@@ -258,6 +258,8 @@ class Controller:
         except Exception as exc:
             self.log.error("clipboard", exc)
             passed, why = False, "error"
+        if len(self._clip_why) >= 16:  # a sequence that never ended: its reason goes
+            del self._clip_why[0]
         self._clip_why.append(why)
         return passed
 
@@ -303,7 +305,7 @@ class Controller:
             }.get(event.what, f"clipboard sequence ({event.what}")
             text = (
                 f"removed a {what}, {event.size} bytes) from Pi's output:"
-                f" {why}. Your clipboard is unchanged; /cue counts them,"
+                f" {why}. It never reached your terminal; /cue counts them,"
                 " guard.clipboard = allow lets them through."
             )
             if self.bridge.push_notice(f"cuewrap: {text}"):
