@@ -13,6 +13,7 @@ import concurrent.futures
 import json
 import os
 import queue
+import select
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -316,6 +317,7 @@ class Drained:
         self._text = ""
         self._pos = 0
         self._lock = threading.Lock()
+        self._proc = threading.Lock()  # every call into the child
         self.eof = threading.Event()
         self._log = log.open("w", encoding="utf-8") if log else None
         self._thread = threading.Thread(target=self._drain, daemon=True)
@@ -327,8 +329,10 @@ class Drained:
 
     def _drain(self) -> None:
         while True:
-            try:
-                data = self.child.read_nonblocking(65536, timeout=0.1)
+            try:  # wait without the lock (pexpect's isalive() reaps: one thread at a time)
+                select.select([self.child.child_fd], [], [], 0.1)
+                with self._proc:
+                    data = self.child.read_nonblocking(65536, timeout=0)
             except self._timeout_type:
                 continue
             except (self._eof_type, OSError, ValueError):
@@ -364,8 +368,9 @@ class Drained:
         self.child.send(data)
 
     def close(self) -> None:
-        if self.child.isalive():
-            self.child.terminate(force=True)
+        with self._proc:
+            if self.child.isalive():
+                self.child.terminate(force=True)
         self._thread.join(timeout=5)
         self.child.close()
         if self._log is not None:

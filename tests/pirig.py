@@ -24,6 +24,7 @@ import functools
 import json
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -337,6 +338,10 @@ class PiSession:
             preexec_fn=default_signals,  # tests signal it and its children
         )
         self.pid: int = self.child.pid
+        # pexpect reaps the child in isalive(), which read_nonblocking() also calls: from two
+        # threads, one of them reaps it and the other gets ECHILD ("no child process. Did
+        # someone else call waitpid()?"). Every call into the child holds this lock.
+        self._proc = threading.Lock()
         # the terminal the process under test runs in (its stdin), as os.ttyname names it
         self.tty_name = os.readlink(f"/proc/{self.pid}/fd/0")
         self._reader = threading.Thread(
@@ -347,8 +352,10 @@ class PiSession:
     # -- reading ---------------------------------------------------------------------------
     def _read_loop(self) -> None:
         while True:
-            try:
-                data = self.child.read_nonblocking(65536, timeout=0.1)
+            try:  # wait for output without the lock; then read, or see the end, with it
+                select.select([self.child.child_fd], [], [], 0.1)
+                with self._proc:
+                    data = self.child.read_nonblocking(65536, timeout=0)
             except pexpect.TIMEOUT:
                 continue
             except (pexpect.EOF, OSError, ValueError):
@@ -517,11 +524,12 @@ class PiSession:
 
     # -- process ---------------------------------------------------------------------------
     def isalive(self) -> bool:
-        return bool(self.child.isalive())
+        with self._proc:
+            return bool(self.child.isalive())
 
     def wait_exit(self, timeout: float = 10.0) -> int | None:
         """Wait for the process to exit; return its exit status (None if killed by a signal)."""
-        wait_until(lambda: not self.child.isalive(), timeout, "the process to exit",
+        wait_until(lambda: not self.isalive(), timeout, "the process to exit",
                    detail=self.dump)  # fmt: skip
         self._reader.join(timeout=2)
         self._collect_status()
@@ -529,20 +537,21 @@ class PiSession:
 
     def _collect_status(self) -> None:
         if self._exitstatus is None and self._signalstatus is None:
-            self._exitstatus = self.child.exitstatus
-            self._signalstatus = self.child.signalstatus
+            with self._proc:
+                self._exitstatus = self.child.exitstatus
+                self._signalstatus = self.child.signalstatus
 
     @property
     def exitstatus(self) -> int | None:
         """Exit status once the process has exited (None while alive or if signalled)."""
-        if self.child.isalive():
+        if self.isalive():
             return None
         self._collect_status()
         return self._exitstatus
 
     @property
     def signalstatus(self) -> int | None:
-        if self.child.isalive():
+        if self.isalive():
             return None
         self._collect_status()
         return self._signalstatus
@@ -552,14 +561,14 @@ class PiSession:
         tree = _descendants(self.pid)
         root_st = _proc_stat(self.pid)
         everything = ([(self.pid, root_st[1])] if root_st else []) + tree
-        if self.child.isalive():
+        if self.isalive():
             _kill_exact(everything[:1], signal.SIGTERM)
             with contextlib.suppress(TimeoutError):  # then SIGKILL below
-                wait_until(lambda: not self.child.isalive(), grace, "SIGTERM to end it")
+                wait_until(lambda: not self.isalive(), grace, "SIGTERM to end it")
         # Late children (spawned while shutting down) too.
         everything += [p for p in _descendants(self.pid) if p not in everything]
         _kill_exact(everything, signal.SIGKILL)
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(Exception), self._proc:
             self.child.close(force=True)
         self._reader.join(timeout=2)
         self._collect_status()
