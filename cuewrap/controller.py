@@ -280,6 +280,8 @@ class Controller:
         return True, "right after your keystroke"
 
     def _clipboard_seen(self, event: ClipboardSequence) -> None:
+        if event.what in ("osc5522 data", "osc5522 end"):
+            return  # a kitty write's data: its start was asked, logged and counted
         why = self._clip_why.pop(0) if self._clip_why else "already on its way (not asked)"
         self.log.write(
             "clipboard",
@@ -302,6 +304,11 @@ class Controller:
                 "osc52": "clipboard read (OSC 52" if event.read else "clipboard write (OSC 52",
                 "osc1337 Copy": "clipboard write (iTerm2 OSC 1337 Copy=",
                 "osc1337 File": "file download (iTerm2 OSC 1337 File=",
+                "osc5522": (
+                    "clipboard read (kitty OSC 5522"
+                    if event.read
+                    else "clipboard write (kitty OSC 5522"
+                ),
             }.get(event.what, f"clipboard sequence ({event.what}")
             text = (
                 f"removed a {what}, {event.size} bytes) from Pi's output:"

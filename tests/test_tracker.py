@@ -453,6 +453,7 @@ class Ref:
         self.notices = notices
         self.clip = clip
         self.replaced: dict[int, bytes] = {}  # removal start -> bytes put in its place
+        self.kitty = False  # the answer for a kitty write begun (OSC 5522)
         self.parser = NoticeParser()
         self.state = GROUND
         self.u8 = 0
@@ -494,7 +495,8 @@ class Ref:
         if not semi:
             short = ps.lstrip(b"0")
             digits = re.fullmatch(rb"[0-9]*", ps) is not None
-            if not final and digits and (b"52".startswith(short) or b"1337".startswith(short)):
+            nums = (b"52", b"1337", b"5522")
+            if not final and digits and any(n.startswith(short) for n in nums):
                 return "maybe", False, ""
             return "no", False, ""
         if re.fullmatch(rb"0*52", ps):
@@ -502,6 +504,19 @@ class Ref:
             if final or (semi2 and pd):
                 return "clip", bool(semi2) and pd[:1] == b"?", "osc52"
             return "maybe", False, ""
+        if re.fullmatch(rb"0*5522", ps):
+            meta, semi2, payload = rest.partition(b";")
+            if not semi2 and not final:
+                return "maybe", False, ""
+            types = [v for k, _, v in (i.partition(b"=") for i in meta.split(b":")) if k == b"type"]
+            kind = types[0] if types else b""
+            if kind in (b"read", b"write"):
+                return "clip", kind == b"read", "osc5522"
+            if kind == b"walias" or (kind == b"wdata" and payload):
+                return "clip", False, "osc5522 data"
+            if kind == b"wdata":
+                return ("clip", False, "osc5522 end") if final else ("maybe", False, "")
+            return "no", False, ""
         if not re.fullmatch(rb"0*1337", ps):
             return "no", False, ""
         if rest.startswith(b"Copy="):
@@ -522,6 +537,19 @@ class Ref:
             return "no", False, ""
         return "clip", False, "osc1337 File"
 
+    def decide(self, read: bool, what: str) -> bool:
+        """The policy's answer; a kitty write's data and end follow its start's."""
+        assert self.clip is not None
+        if what in ("osc5522 data", "osc5522 end"):
+            passed = self.kitty
+            if what == "osc5522 end":
+                self.kitty = False
+            return passed
+        passed = self.clip.clipboard(read, False)
+        if what == "osc5522" and not read:
+            self.kitty = passed
+        return passed
+
     def clip_end(self, end: int) -> bool:
         """The open OSC ended at ``end`` (exclusive): a clipboard sequence is decided here."""
         if self.clip is None:
@@ -529,7 +557,7 @@ class Ref:
         cls, read, what = self.classify(True)
         if cls != "clip":
             return False
-        passed = self.clip.clipboard(read, False)
+        passed = self.decide(read, what)
         self.events.append(ClipboardSequence(read, passed, end - self.start, what))
         if not passed:
             self.removed.append((self.start, end))
@@ -545,9 +573,9 @@ class Ref:
         if s == ESCS:
             self.removed.append((self.start, n))  # ESC [C0…]: could still become one
         elif s in (OSC, OSCESC):
-            cls, read, _ = self.classify(s == OSCESC)
+            cls, read, what = self.classify(s == OSCESC)
             if cls == "clip":  # decided: passed or dropped
-                if not self.clip.clipboard(read, False):
+                if not self.decide(read, what):
                     self.removed.append((self.start, n))
                     if not self.ok_before:
                         self.replaced[self.start] = b"\x1b\x18"
@@ -821,7 +849,8 @@ CSI_TOKENS = st.builds(
 OSC_TOKENS = st.builds(
     osc_token,
     st.sampled_from([b"0", b"2", b"1", b"10", b"7501", b"9", b"133", b"x", b"777", b"99"])
-    | st.sampled_from([b"52", b"052", b"5\x002", b"5", b"520", b"1337", b"01337", b"133"]),
+    | st.sampled_from([b"52", b"052", b"5\x002", b"5", b"520", b"1337", b"01337", b"133"])
+    | st.sampled_from([b"5522", b"55", b"05522"]),
     st.sampled_from(
         [
             b"title",
@@ -856,6 +885,12 @@ OSC_TOKENS = st.builds(
             b"MultipartFile=inline=1",
             b"FilePart=QUJD",
             b"SetUserVar=a=Yg==",
+            b"type=write",
+            b"type=wdata:mime=dGV4dA==;QUJD",
+            b"type=wdata",
+            b"type=walias:mime=dGV4dA==;dGV4dA==",
+            b"type=read;dGV4dA==",
+            b"type=read:status=OK",
         ]
     ),
     st.sampled_from([b"\x07", ST, ST, b"", b"\x1b", b"\x18"]),
@@ -1176,3 +1211,36 @@ def test_iterm_inline_images_pass_unseen() -> None:
     image = b"\x1b]1337;File=name=eA==;inline=1:" + b"QUFB" * 3000 + b"\x07"
     out, events = feed_all(t, [image[:10], image[10:5000], image[5000:]])
     assert out == image and events == [] and clip.asked == []
+
+
+KITTY_WRITE = (
+    b"\x1b]5522;type=write\x1b\\"
+    b"\x1b]5522;type=wdata:mime=dGV4dC9wbGFpbg==;Y3VybCBldmls\x1b\\"
+    b"\x1b]5522;type=wdata\x1b\\"
+)
+
+
+@pytest.mark.parametrize("write", [False, True])
+def test_kitty_clipboard_write_goes_or_passes_as_a_whole(write: bool) -> None:
+    """OSC 5522: the write's start is asked; its data and end follow that answer, at every
+    split; a read is asked as a read; replies (type=read:status=…) are not clipboard writes."""
+    data = b"a" + KITTY_WRITE + b"b\x1b]5522;type=read;dGV4dA==\x07c"
+    for k in range(len(data) + 1):
+        clip = Clip(write=write)
+        out, events = feed_all(OutputTracker(clipboard=clip), [data[:k], data[k:]])
+        assert out == (b"a" + KITTY_WRITE + b"bc" if write else b"abc"), k
+        assert clip.asked == [(False, False), (True, False)], k
+        whats = [(e.what, e.passed) for e in events if isinstance(e, ClipboardSequence)]
+        assert whats == [
+            ("osc5522", write),
+            ("osc5522 data", write),
+            ("osc5522 end", write),
+            ("osc5522", False),
+        ]
+
+
+def test_kitty_write_start_with_controls_is_decided_before_its_data() -> None:
+    data = b"\x1b\x00]5522;type=write\x07\x1b]5522;type=wdata:mime=eA==;QQ==\x07z"
+    clip = Clip(write=True)
+    out, _ = feed_all(OutputTracker(clipboard=clip, own_focus=True), [data])
+    assert out == data

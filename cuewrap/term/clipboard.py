@@ -50,10 +50,12 @@ class ClipboardSequence:
     read: bool
     passed: bool
     size: int
-    what: str = "osc52"  # "osc52", "osc1337 Copy" or "osc1337 File" (a download)
+    # "osc52", "osc1337 Copy", "osc1337 File" (a download), "osc5522" (kitty: a read or the
+    # start of a write), "osc5522 data" / "osc5522 end" (a write's data: its start's decision)
+    what: str = "osc52"
 
 
-_PS = (b"52", b"1337")
+_PS = (b"52", b"1337", b"5522")
 _ITERM_KEYS = (b"Copy=", b"File=", b"MultipartFile=")
 _HEAD_MAX = 8192  # bytes of a sequence looked at to classify it
 
@@ -61,6 +63,32 @@ _HEAD_MAX = 8192  # bytes of a sequence looked at to classify it
 def is_clip_ps(ps: bytes) -> bool:
     """``Ps`` of an OSC (C0 already removed) is 52 or 1337 (leading zeros allowed)."""
     return ps.lstrip(b"0") in _PS and _DIGITS.fullmatch(ps) is not None
+
+
+def _kitty(rest: bytes, final: bool) -> tuple[int, bool, str]:
+    """What follows ``5522 ;`` (kitty's clipboard protocol): ``type=read`` (a read),
+    ``type=write`` (a write begins: "osc5522"), ``type=wdata`` / ``walias`` (its data: "osc5522
+    data"; a ``wdata`` without payload ends it: "osc5522 end"). Other types are replies."""
+    meta, semi, payload = rest.partition(b";")
+    if not semi and not final:
+        return MAYBE, False, "osc5522"
+    kind = b""
+    for item in meta.split(b":"):
+        key, _, value = item.partition(b"=")
+        if key == b"type":
+            kind = value
+            break
+    if kind == b"read":
+        return CLIP, True, "osc5522"
+    if kind == b"write":
+        return CLIP, False, "osc5522"
+    if kind == b"walias":
+        return CLIP, False, "osc5522 data"
+    if kind == b"wdata":
+        if payload:
+            return CLIP, False, "osc5522 data"
+        return (CLIP, False, "osc5522 end") if final else (MAYBE, False, "osc5522")
+    return NOT_CLIP, False, "osc5522"
 
 
 def _iterm(rest: bytes, final: bool) -> tuple[int, bool, str]:
@@ -119,8 +147,11 @@ def clip_head(s: bytes, final: bool) -> tuple[int, bool, str]:
         return (MAYBE if any(p.startswith(short) for p in _PS) else NOT_CLIP), False, "osc52"
     if not is_clip_ps(ps):
         return NOT_CLIP, False, "osc52"
-    if ps.lstrip(b"0") == b"1337":
+    short = ps.lstrip(b"0")
+    if short == b"1337":
         return _iterm(rest, final)
+    if short == b"5522":
+        return _kitty(rest, final)
     _, semi2, pd = rest.partition(b";")
     if (semi2 and pd) or final:
         return CLIP, bool(semi2) and pd[:1] == b"?", "osc52"

@@ -474,6 +474,7 @@ class OutputTracker:
         self._stream_read = False
         self._stream_what = "osc52"
         self._stream_size = 0
+        self._kitty_write = False  # the answer for a kitty write begun (OSC 5522)
         self._stream_esc = False  # its last byte so far is an ESC (ST, or its end)
 
     @property
@@ -547,11 +548,19 @@ class OutputTracker:
                 c0m = _RIS_C0.search(work, base)
                 c0 = c0m.start() if c0m is not None else -1
             if i >= 0:
-                for j in _find_all(work, b"\x1b]", i):
-                    self._osc(work, j, base, events, cuts)
-                if c0 >= 0:
-                    for m in _ESC_C0_OSC.finditer(work, c0):
-                        self._clip_osc(work, m.start(), m.end(), base, events, cuts)
+                found = _find_all(work, b"\x1b]", i)
+                c0s = (
+                    [] if c0 < 0 else [(m.start(), m.end()) for m in _ESC_C0_OSC.finditer(work, c0)]
+                )
+                if not c0s:
+                    for j in found:
+                        self._osc(work, j, base, events, cuts)
+                else:  # in stream order: a kitty write's data follows its start's decision
+                    for j, c in sorted([(j, -1) for j in found] + c0s):
+                        if c < 0:
+                            self._osc(work, j, base, events, cuts)
+                        else:
+                            self._clip_osc(work, j, c, base, events, cuts)
         b = find(b"\x07", base)
         while b >= 0:
             k = work.rfind(_ESCB, 0, b)
@@ -723,8 +732,7 @@ class OutputTracker:
             return
         if kind != CLIP:  # a header longer than 8 KiB: the strictest reading
             read = True
-        clip = self._clip
-        passed = j < base or (clip is not None and clip.clipboard(read, self._framed(work, j)))
+        passed = j < base or self._decide(work, j, read, what)
         events.append((j, ClipboardSequence(read, passed, end - j, what)))
         if not passed:
             cuts.append((j, end))
@@ -732,6 +740,20 @@ class OutputTracker:
                 self._reps[j] = _NEUTRAL
             if end == t:
                 self._bare_cuts[t] = j
+
+    def _decide(self, work: bytes, j: int, read: bool, what: str) -> bool:
+        """Ask the policy about the clipboard sequence at ``j``. A kitty write's data and end
+        get its start's answer (never asked: the write passes or goes as a whole)."""
+        if what == "osc5522 data" or what == "osc5522 end":
+            passed = self._kitty_write
+            if what == "osc5522 end":
+                self._kitty_write = False
+            return passed
+        clip = self._clip
+        passed = clip is not None and clip.clipboard(read, self._framed(work, j))
+        if what == "osc5522" and not read:
+            self._kitty_write = passed
+        return passed
 
     def _set_before(self, work: bytes, start: int) -> None:
         """The tracker's state for output released up to ``start`` (``start`` >= base)."""
@@ -787,9 +809,7 @@ class OutputTracker:
                     self._safe = True
                 return start, work[start + 1 :]
             read = True  # waited long enough: the strictest reading
-        clip = self._clip
-        framed = self._framed(work, start)
-        passed = clip is not None and clip.clipboard(read, framed)
+        passed = self._decide(work, start, read, what)
         self._stream = 1 if passed else 2
         self._stream_read = read
         self._stream_what = what
