@@ -578,7 +578,8 @@ class OutputTracker:
             self._safe = _u8_complete(tail)
         else:
             clip = None
-            if self._clip is not None and k_last >= base:
+            # a chunk cut inside a CSI (the common case) is never a clipboard sequence
+            if self._clip is not None and k_last >= base and work[k_last + 1 : k_last + 2] != b"[":
                 clip = self._clip_end(work, k_last, base, n)
             if clip is not None:
                 out_end, tail_rep = clip
