@@ -11,10 +11,13 @@ cuewrap's start-up query itself.
   ``p=close`` (0.26.5 rejects it) and the log says ``unsupported``.
 - xterm: exactly one popup per cue, cuewrap's D-Bus notification, closed on return; the
   ``[✓]`` mark in the window title; Ctrl-Z / ``fg`` from an interactive bash.
+- foot (Debian's 1.13, a Wayland terminal, inside weston's X11 backend): one popup per cue,
+  foot's own (it runs ``notify-send`` for OSC 777); OSC 777 cannot be closed: ``unsupported``.
 - ``cuewrap doctor`` inside each names the desktop path and why.
 
-``scripts/install-test-deps`` installs xterm, kitty, xdotool, x11-utils and Mesa; under CI a
-missing one fails the run (``conftest.py``), elsewhere these tests skip saying which.
+``scripts/install-test-deps`` installs xterm, kitty, foot, weston, xdotool, x11-utils and
+Mesa; under CI a missing one fails the run (``conftest.py``), elsewhere these tests skip
+saying which.
 """
 
 from __future__ import annotations
@@ -82,6 +85,7 @@ class Term:
     wid: str
     log: Path
     sink: str  # another window, to move the focus away to
+    wayland: bool = False  # foot in weston: ``wid`` is weston's window
 
     def records(self, kind: str | None = None) -> list[dict[str, Any]]:
         if not self.log.exists():
@@ -135,7 +139,7 @@ def _window(env: dict[str, str], cls: str, proc: subprocess.Popen[bytes]) -> str
 
 @pytest.fixture
 def xdesk(dunst: Session) -> Session:
-    need("xterm", "kitty", "xdotool", "xprop", "script")
+    need("xterm", "kitty", "foot", "weston", "xdotool", "xprop", "script")
     return dunst
 
 
@@ -163,14 +167,29 @@ def launch(xdesk: Session, pi_home: PiHome, tmp_path: Path) -> Iterator[Any]:
         name = f"cw{terminal}{len(started)}"
         if terminal == "xterm":
             argv = ["xterm", "-name", name, "-geometry", "120x40", "-e", "bash", "-c", inner]
-        else:
+        elif terminal == "kitty":
             full["LIBGL_ALWAYS_SOFTWARE"] = "1"
             argv = [*KITTY, "--name", name, "--class", name, "bash", "-c", inner]
+        else:  # foot, a Wayland terminal: in weston, which runs as a window of the X display
+            runtime = tmp_path / "xdg-runtime"
+            runtime.mkdir(mode=0o700, exist_ok=True)
+            full.update(XDG_RUNTIME_DIR=str(runtime), WAYLAND_DISPLAY="wl-cuewrap")
+            weston = subprocess.Popen(
+                ["weston", "--backend=x11-backend.so", "--shell=kiosk-shell.so",
+                 "--socket=wl-cuewrap", "--idle-time=0",
+                 "--width=1000", "--height=700"],
+                env=full, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )  # fmt: skip
+            started.append(weston)
+            wait_until((runtime / "wl-cuewrap").exists, 20, "weston's socket")
+            argv = ["foot", "--app-id", name, "bash", "-c", inner]
+            wid = _window(full, "weston-1", weston)
         with open(tmp_path / f"{name}.stderr", "wb") as err:  # the terminal's own messages
             proc = subprocess.Popen(argv, env=full, stdout=subprocess.DEVNULL, stderr=err)
         started.append(proc)
-        wid = _window(full, name, proc)
-        return Term(full, proc, wid, log, sink_wid)
+        if terminal != "foot":
+            wid = _window(full, name, proc)
+        return Term(full, proc, wid, log, sink_wid, wayland=terminal == "foot")
 
     yield make
     for p in reversed(started):
@@ -189,11 +208,20 @@ def ready(t: Term) -> dict[str, Any]:
         detail=lambda: str([r.get("kind") for r in t.records()]))  # fmt: skip
     wait_until(lambda: any(r.get("type") == "BridgeHello" for r in t.records("fact")),
                30, "Pi's bridge hello")  # fmt: skip
+
     # a new window may have the focus already (no window manager): away, then back, so the
-    # terminal reports a change whichever it was
-    x(t.env, "xdotool", "windowfocus", "--sync", t.sink)
-    x(t.env, "xdotool", "windowfocus", "--sync", t.wid)
-    wait_until(lambda: t.presence()[-1:] == ["focused"], 10, "the terminal's focus report",
+    # terminal reports a change whichever it was (again each second until it has: weston may
+    # take a quick away-and-back as no change)
+    def focused() -> bool:
+        if t.presence()[-1:] == ["focused"]:
+            return True
+        x(t.env, "xdotool", "windowfocus", "--sync", t.sink)
+        x(t.env, "xdotool", "windowfocus", "--sync", t.wid)
+        if t.wayland:  # weston gives its keyboard to the surface clicked
+            x(t.env, "xdotool", "mousemove", "--window", t.wid, "200", "200", "click", "1")
+        return False
+
+    wait_until(focused, 15, "the terminal's focus report", interval=1.0,
                detail=lambda: f"presence facts: {t.presence()}")  # fmt: skip
     return answers
 
@@ -427,3 +455,27 @@ def test_kitty_with_both_set_on_gets_both_as_asked(
     wait_until(lambda: displayed(xdesk.env) == 1, 10, "cuewrap's own closed (kitty's stays)")
     got = notifications_now(xdesk.env)
     assert sorted(n["appname"] for n in got) == ["Pi", "kitty"], got
+
+
+def test_foot_one_popup_per_cue_its_own(launch: Any, fakemodel: FakeModel, xdesk: Session) -> None:
+    """foot (in weston) runs notify-send for OSC 777 itself: that is the one popup."""
+    t: Term = launch("foot", cuewrap_pi())
+    answers = ready(t)
+    assert answers["version"].startswith("foot("), answers
+    channels = t.records("channels")[-1]
+    assert (channels["popup"], channels["terminal_osc"], channels["desktop_notification"]) == (
+        "terminal",
+        True,
+        False,
+    ), channels
+    run_one_cue(t, fakemodel)
+    wait_until(lambda: received(xdesk.env) >= 1, 15, "foot's desktop notification")
+    absence_window(2.0, "a second popup for the same cue")
+    assert received(xdesk.env) == 1
+    t.focus(True)
+    [w] = wait_until(lambda: t.records("withdrawal"), 10, "the withdrawal record")
+    assert (w["channel"], w["state"]) == ("terminal", "unsupported"), w
+    quit_pi(t)
+    got = notifications_now(xdesk.env)
+    # foot's own notify-send names foot's app-id (set to the window's name here), not "Pi"
+    assert [n["appname"] for n in got] == ["cwfoot1"], got
