@@ -319,6 +319,7 @@ def test_xterm_one_popup_per_cue_cuewraps_closed_on_return(
     [
         ("kitty", "the terminal's own notification", "kitty shows its own notifications"),
         ("xterm", "cuewrap's desktop notification", "xterm shows no desktop notification"),
+        ("foot", "the terminal's own notification", "foot shows its own notifications"),
     ],
 )
 def test_doctor_in_the_terminal_names_the_desktop_path_and_why(
@@ -338,7 +339,8 @@ def test_doctor_in_the_terminal_names_the_desktop_path_and_why(
     text: str = wait_until(report, 30, "doctor's report")
     lines = [" ".join(line.split()) for line in text.splitlines()]
     asked = next(line for line in lines if line.startswith("asked:"))
-    assert asked.startswith("asked: XTVERSION " + ("kitty(" if terminal == "kitty" else "XTerm("))
+    version = {"kitty": "kitty(", "xterm": "XTerm(", "foot": "foot("}[terminal]
+    assert asked.startswith("asked: XTVERSION " + version), asked
     found = next(line for line in lines if line.startswith("desktop popup:"))
     assert found.startswith(f"desktop popup: {popup}:") and why in found, found
     assert t.proc.poll() is None
