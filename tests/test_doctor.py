@@ -93,7 +93,7 @@ def test_kitty_one_desktop_popup_its_own_with_the_reason(base_env: dict[str, str
     assert line(r.stdout, "terminal notification").startswith("terminal notification yes osc99")
     assert line(r.stdout, "desktop").startswith("desktop no not sent: one popup per cue")
     popup = line(r.stdout, "desktop popup:")
-    assert popup.startswith("desktop popup: the terminal's own notification:"), popup
+    assert popup.startswith("desktop popup: the terminal's own (a click raises"), popup
     assert "kitty shows its own notifications on the desktop" in popup
     closing = line(r.stdout, "closing the terminal's notification")
     assert closing.startswith("closing the terminal's notification on return: no"), closing

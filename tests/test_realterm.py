@@ -317,9 +317,9 @@ def test_xterm_one_popup_per_cue_cuewraps_closed_on_return(
 @pytest.mark.parametrize(
     ("terminal", "popup", "why"),
     [
-        ("kitty", "the terminal's own notification", "kitty shows its own notifications"),
+        ("kitty", "the terminal's own", "kitty shows its own notifications"),
         ("xterm", "cuewrap's desktop notification", "xterm shows no desktop notification"),
-        ("foot", "the terminal's own notification", "foot shows its own notifications"),
+        ("foot", "the terminal's own", "foot shows its own notifications"),
     ],
 )
 def test_doctor_in_the_terminal_names_the_desktop_path_and_why(
@@ -342,7 +342,7 @@ def test_doctor_in_the_terminal_names_the_desktop_path_and_why(
     version = {"kitty": "kitty(", "xterm": "XTerm(", "foot": "foot("}[terminal]
     assert asked.startswith("asked: XTVERSION " + version), asked
     found = next(line for line in lines if line.startswith("desktop popup:"))
-    assert found.startswith(f"desktop popup: {popup}:") and why in found, found
+    assert found.startswith(f"desktop popup: {popup}") and why in found, found
     assert t.proc.poll() is None
 
 

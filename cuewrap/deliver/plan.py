@@ -133,14 +133,14 @@ def make_plan(
         if desktop_on:
             why = f"cuewrap's desktop notification (no terminal OSC: {choice.reason})"
             return plan(False, True, why)
-        return plan(False, False, f"no desktop path: {desktop_why}; {choice.reason}")
+        return plan(False, False, f"none: {desktop_why}; {choice.reason}")
     if not desktop_on:
         where = "the terminal's own" if shows != "no" else "none"
         return plan(True, False, f"{where}: cuewrap's desktop notification is off ({desktop_why})")
     term_explicit = terminal_setting != "auto"
     desk_explicit = desktop_setting == "on"
     if term_explicit and desk_explicit:
-        return plan(True, True, "notify.terminal and notify.desktop both set: both are sent")
+        return plan(True, True, "both: notify.terminal and notify.desktop are both set on")
     if shows == "no":
         why = f"cuewrap's desktop notification: {own}"
         return plan(term_explicit, True, why)

@@ -289,13 +289,7 @@ def _answers_line(answers: Answers) -> str:
 
 def _plan_lines(plan: Plan) -> list[str]:
     """The channel plan: which way a cue reaches the desktop, and why."""
-    path = {
-        "terminal": "the terminal's own notification",
-        "desktop": "cuewrap's desktop notification",
-        "both": "both the terminal's and cuewrap's (two popups per cue)",
-        "none": "none",
-    }[plan.path]
-    lines = [f"  desktop popup: {path}: {plan.why}"]
+    lines = [f"  desktop popup: {plan.why}"]  # the reason begins with the path
     if plan.duplicates:
         lines.append(
             "    duplicates: notify.terminal and notify.desktop are both set on; set one of"

@@ -20,13 +20,6 @@ NAMES = {
     "pi-subagents": "pi-subagents",
 }
 
-PATHS = {
-    "terminal": "the terminal's own",
-    "desktop": "cuewrap's desktop notification",
-    "both": "both (one cue, two popups)",
-    "none": "none",
-}
-
 CUES_ON = "cuewrap: cues on (nothing from before is replayed)"
 CUES_OFF = "cuewrap: cues off (pending reminders dropped)"
 
@@ -147,7 +140,7 @@ def cue_page(
         f" bell {_on(c.bell)}; title marks {_on(c.title_marks)}; keep-awake {_on(c.keep_awake)}"
     )
     if c.path:
-        lines.append(f"desktop popup: {PATHS.get(c.path, c.path)} ({c.path_why})")
+        lines.append(f"desktop popup: {c.path_why}")  # the reason begins with the path
     if guard is not None:
         lines.append(guard_line(guard))
     return "\n".join(lines)
