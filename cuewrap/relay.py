@@ -48,13 +48,15 @@ from cuewrap.term.focus import FocusFilter, FocusReport, HostStatusReply
 from cuewrap.term.tracker import FocusMayBeOff, OutputTracker
 
 READ_SIZE = 65536
-BATCH_AFTER = 2048  # a read this large means more output is likely waiting
+BATCH_AFTER = 4000  # a read this large (Linux's PTY hands out 4095 at most) may have more behind
 BATCH_SIZE = READ_SIZE  # take up to this much per wake-up while output streams
 FOCUS_PREFIX_HOLD = 0.005  # seconds a partial ESC / ESC [ is held (Pi's ESC timeout is 10 ms)
 ANSWER_HOLD = 0.5  # seconds more a partial answer to cuewrap's start-up query is held
 OUTPUT_HOLD = 0.02  # seconds a partial OSC 7501 prefix at a chunk end may be held
 GATHER = 1 / 60  # seconds a stream's output gathers in the PTY between relays (a 60 Hz frame)
-GATHER_FULL = 32768  # bytes: a gathering this large is a fast stream, relayed as it comes
+GATHER_TARGET = 8192  # bytes a gathering aims at: a Linux PTY holds ~14 KB before its writer waits
+GATHER_MIN = 0.003  # seconds: a stream that would need shorter gatherings is relayed as it comes
+GATHER_GAP = 0.001  # seconds: a chunk after a shorter pause is a flood's (relayed as it comes)
 ECHO_WINDOW = 0.05  # seconds after input in which output is relayed as it comes (its echo)
 INPUT_BACKLOG = 1 << 20  # stop reading stdin while this much input waits for the child
 FATAL_GRACE = 3.0  # after a terminating signal, kill the child if it lingers this long
@@ -125,7 +127,7 @@ class Relay:
         self._output_timer: Timer | None = None
         self._gather_timer: Timer | None = None  # set: the master is not watched meanwhile
         self._clock = loop.clock
-        self._last_out = float("-inf")  # when output was last relayed
+        self._last_out = float("-inf")  # when the last output relayed was written
         self._echo_until = float("-inf")  # output relayed as it comes until then (input)
         self._stdin_open = True
         self._master_open = True
@@ -312,36 +314,61 @@ class Relay:
         eof = False
         if len(data) >= BATCH_AFTER:
             data, eof = self._read_more(data)
-        now = self._clock()
-        streaming = now - self._last_out < GATHER
-        self._last_out = now
+        elapsed = self._clock() - self._last_out  # the time the child had to write this
         self._output(data)
+        self._last_out = now = self._clock()  # after the write: it may have waited for the host
         if eof:
             self._master_eof()
-        elif streaming and len(data) < GATHER_FULL and now >= self._echo_until:
-            # the child streams: let its output gather in the PTY for a few milliseconds
-            # (a screen shows one frame per refresh anyway) instead of waking per write
-            if self._master_open:
+        elif GATHER_GAP <= elapsed < GATHER and now >= self._echo_until and self._master_open:
+            # the child streams: let its output gather in the PTY for up to a screen frame's
+            # time instead of waking per write (a screen shows one frame per refresh anyway)
+            wait = self._gather_wait(len(data), elapsed)
+            if wait:
                 self.loop.remove_reader(self.master_fd)
-                self._gather_timer = self.loop.call_at(now + GATHER, self._gathered, guarded=False)
+                self._gather_timer = self.loop.call_at(now + wait, self._gathered, guarded=False)
+
+    @staticmethod
+    def _gather_wait(size: int, elapsed: float) -> float:
+        """How long to let a stream that brought ``size`` bytes in ``elapsed`` seconds gather:
+        a frame's time, shorter when the PTY would fill meanwhile (its writer would wait), not
+        at all (0) for a flood."""
+        if size * GATHER <= GATHER_TARGET * elapsed:
+            return GATHER
+        wait = GATHER_TARGET * elapsed / size
+        return wait if wait >= GATHER_MIN else 0.0
 
     def _gathered(self) -> None:
         """The gathering time is over: relay what came meanwhile; gather again while the
-        stream goes on slowly enough, else watch the master again (the next output after a
-        pause, and a fast stream, are relayed as they come)."""
+        stream goes on, else watch the master again (the next output after a pause, and a
+        flood, are relayed as they come)."""
         self._gather_timer = None
         if not self._master_open:
             return
-        data, eof = self._read_more(b"")
+        try:
+            data = os.read(self.master_fd, READ_SIZE)
+            eof = not data
+        except (BlockingIOError, InterruptedError):
+            data, eof = b"", False  # nothing came: the stream paused
+        except OSError as exc:
+            if exc.errno != errno.EIO:
+                self._report("read_master", exc)
+            data, eof = b"", True
+        if len(data) >= BATCH_AFTER:
+            data, eof = self._read_more(data)
         now = self._clock()
+        elapsed = now - self._last_out
         if data:
-            self._last_out = now
             self._output(data)
+            self._last_out = now = self._clock()
         if eof:
             self._master_eof()
-        elif data and len(data) < GATHER_FULL and now >= self._echo_until and self._master_open:
-            self._gather_timer = self.loop.call_at(now + GATHER, self._gathered, guarded=False)
-        elif self._master_open:
+            return
+        if not self._master_open:
+            return
+        wait = self._gather_wait(len(data), elapsed) if data and now >= self._echo_until else 0.0
+        if wait:
+            self._gather_timer = self.loop.call_at(now + wait, self._gathered, guarded=False)
+        else:
             self.loop.add_reader(self.master_fd, self._on_master, guarded=False)
 
     def _stop_gathering(self) -> None:

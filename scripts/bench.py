@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import pathlib
 import pty
 import select
 import shlex
@@ -336,6 +337,54 @@ def bench_cpu(seconds: float, rounds: int) -> None:
             print(f"  {name} / tmux: x{per_s[name] / per_s['tmux']:.2f}")
 
 
+def bench_pi(rounds: int, pi_version: str = "1.4.0") -> None:
+    """Real Pi under ``cuewrap pi`` answering from the local fake model (long streamed answers
+    and tool output): cuewrap's CPU as a share of Pi's over the stretch the answer streams."""
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
+    import re
+
+    from fakemodel import FakeModel, text, tool_call
+    from pirig import PiSession, install_pi, make_pi_home, wrapped_pid
+
+    shares: list[float] = []
+    rss: list[int] = []
+    with FakeModel() as fm, tempfile.TemporaryDirectory() as tmp:
+        home = make_pi_home(pathlib.Path(tmp), fm.base_url, install_pi(pi_version))
+        argv = [*CUEWRAP[:-1], "pi"]
+        s = PiSession(argv, env=home.env, cwd=home.cwd, dimensions=(50, 160))
+        try:
+            s.wait_ready(timeout=60)
+            pi = wrapped_pid(s.pid)
+            assert pi is not None
+            for n in range(rounds):
+                words = " ".join(f"word{i % 97}" for i in range(60))
+                answer = "\n".join(f"{i}: {words}" for i in range(120)) + f"\nEND{n}X"
+                fm.push(
+                    tool_call("bash", {"command": f"seq 1 20000; echo TOOL{n}"}),
+                    text(answer, chunk_delay=0.002),
+                )
+                s.prompt(f"bench {n}")
+                s.wait_working(timeout=30)
+                c0, p0, t0 = cpu_ns([s.pid]), cpu_ns([pi]), time.monotonic()
+                s.wait_for_screen(re.escape(f"END{n}X"), timeout=120)
+                c1, p1, t1 = cpu_ns([s.pid]), cpu_ns([pi]), time.monotonic()
+                s.wait_idle(timeout=60)
+                shares.append((c1 - c0) / max(p1 - p0, 1))
+                with open(f"/proc/{s.pid}/status") as fh:
+                    rss.append(int(re.search(r"VmRSS:\s+(\d+)", fh.read()).group(1)))  # type: ignore[union-attr]
+                print(
+                    f"  answer {n}: {t1 - t0:4.1f} s, Pi {(p1 - p0) / 1e6:6.0f} ms CPU,"
+                    f" cuewrap {(c1 - c0) / 1e6:5.1f} ms ({shares[-1] * 100:.2f} %)"
+                )
+        finally:
+            s.close()
+    print(
+        f"Pi {pi_version} streaming under cuewrap pi, {rounds} answers: cuewrap's CPU is"
+        f" {statistics.median(shares) * 100:.2f} % of Pi's (median; range"
+        f" {min(shares) * 100:.2f}-{max(shares) * 100:.2f} %); cuewrap RSS {max(rss) / 1024:.1f} MB"
+    )
+
+
 def cpu_ns(pids: list[int]) -> int:
     """CPU time (ns) of every thread of ``pids`` (/proc/PID/task/*/schedstat: exact, where
     the utime + stime ticks of /proc/PID/stat count in 10 ms steps)."""
@@ -438,7 +487,8 @@ def main() -> None:
     ap.add_argument("--samples", type=int, default=2000)
     ap.add_argument("--idle", type=float, default=10.0)
     ap.add_argument("--cpu-seconds", type=float, default=8.0)
-    ap.add_argument("--only", choices=["throughput", "latency", "idle", "startup", "cpu"])
+    ap.add_argument("--pi-answers", type=int, default=3)
+    ap.add_argument("--only", choices=["throughput", "latency", "idle", "startup", "cpu", "pi"])
     a = ap.parse_args()
     os.environ.pop("CUEWRAP_LOG", None)
     # an installed package has its bytecode compiled (pip does it); so should the one measured,
@@ -458,6 +508,8 @@ def main() -> None:
         bench_cpu(a.cpu_seconds, a.rounds)
     if a.only in (None, "throughput"):
         bench_throughput(a.mb, a.rounds)
+    if a.only in (None, "pi"):
+        bench_pi(a.pi_answers)
 
 
 if __name__ == "__main__":

@@ -548,7 +548,10 @@ class OutputTracker:
                 c0m = _RIS_C0.search(work, base)
                 c0 = c0m.start() if c0m is not None else -1
             if i >= 0:
-                found = _find_all(work, b"\x1b]", i)
+                # hyperlinks (OSC 8; Pi writes ~10 a frame) say nothing to cuewrap
+                found = [
+                    j for j in _find_all(work, b"\x1b]", i) if not work.startswith(b"8;", j + 2)
+                ]
                 c0s = (
                     [] if c0 < 0 else [(m.start(), m.end()) for m in _ESC_C0_OSC.finditer(work, c0)]
                 )
@@ -564,7 +567,12 @@ class OutputTracker:
         b = find(b"\x07", base)
         while b >= 0:
             k = work.rfind(_ESCB, 0, b)
-            if k < 0 or _seq_end(work, k, b) >= 0:
+            if k < 0:
+                events.append((b, _BELL))
+            elif work[k + 1] == 0x5D:  # ESC ]: the BEL ends that OSC unless it ended before
+                if _OSC_STOP.search(work, k + 2, b) is not None:
+                    events.append((b, _BELL))
+            elif _seq_end(work, k, b) >= 0:
                 events.append((b, _BELL))
             b = find(b"\x07", b + 1)
 
