@@ -338,50 +338,58 @@ def bench_cpu(seconds: float, rounds: int) -> None:
 
 
 def bench_pi(rounds: int, pi_version: str = "1.4.0") -> None:
-    """Real Pi under ``cuewrap pi`` answering from the local fake model (long streamed answers
-    and tool output): cuewrap's CPU as a share of Pi's over the stretch the answer streams."""
+    """Real Pi answering from the local fake model (a tool's long output, then a long
+    streamed answer), under the minimal relay and under ``cuewrap pi``: the relay's CPU as a
+    share of Pi's over the stretch the answer streams, ``rounds`` answers each."""
     sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
     import re
 
     from fakemodel import FakeModel, text, tool_call
-    from pirig import PiSession, install_pi, make_pi_home, wrapped_pid
+    from pirig import PiSession, child_pids, install_pi, make_pi_home, wrapped_pid
 
-    shares: list[float] = []
-    rss: list[int] = []
+    relays = {
+        "minimal relay": [PY, "-c", MINIMAL_RELAY, "pi"],
+        "cuewrap pi": [*CUEWRAP[:-1], "pi"],
+    }
+    shares: dict[str, list[float]] = {k: [] for k in relays}
+    rss = 0
     with FakeModel() as fm, tempfile.TemporaryDirectory() as tmp:
         home = make_pi_home(pathlib.Path(tmp), fm.base_url, install_pi(pi_version))
-        argv = [*CUEWRAP[:-1], "pi"]
-        s = PiSession(argv, env=home.env, cwd=home.cwd, dimensions=(50, 160))
-        try:
-            s.wait_ready(timeout=60)
-            pi = wrapped_pid(s.pid)
-            assert pi is not None
-            for n in range(rounds):
-                words = " ".join(f"word{i % 97}" for i in range(60))
-                answer = "\n".join(f"{i}: {words}" for i in range(120)) + f"\nEND{n}X"
-                fm.push(
-                    tool_call("bash", {"command": f"seq 1 20000; echo TOOL{n}"}),
-                    text(answer, chunk_delay=0.002),
-                )
-                s.prompt(f"bench {n}")
-                s.wait_working(timeout=30)
-                c0, p0, t0 = cpu_ns([s.pid]), cpu_ns([pi]), time.monotonic()
-                s.wait_for_screen(re.escape(f"END{n}X"), timeout=120)
-                c1, p1, t1 = cpu_ns([s.pid]), cpu_ns([pi]), time.monotonic()
-                s.wait_idle(timeout=60)
-                shares.append((c1 - c0) / max(p1 - p0, 1))
-                with open(f"/proc/{s.pid}/status") as fh:
-                    rss.append(int(re.search(r"VmRSS:\s+(\d+)", fh.read()).group(1)))  # type: ignore[union-attr]
-                print(
-                    f"  answer {n}: {t1 - t0:4.1f} s, Pi {(p1 - p0) / 1e6:6.0f} ms CPU,"
-                    f" cuewrap {(c1 - c0) / 1e6:5.1f} ms ({shares[-1] * 100:.2f} %)"
-                )
-        finally:
-            s.close()
+        for name, argv in relays.items():
+            s = PiSession(argv, env=home.env, cwd=home.cwd, dimensions=(50, 160))
+            try:
+                s.wait_ready(timeout=60)
+                pi = wrapped_pid(s.pid) if name == "cuewrap pi" else child_pids(s.pid)[0]
+                assert pi is not None
+                for n in range(rounds):
+                    words = " ".join(f"word{i % 97}" for i in range(60))
+                    answer = "\n".join(f"{i}: {words}" for i in range(120)) + f"\nEND{n}X"
+                    fm.push(
+                        tool_call("bash", {"command": f"seq 1 20000; echo TOOL{n}"}),
+                        text(answer, chunk_delay=0.002),
+                    )
+                    s.prompt(f"bench {n}")
+                    s.wait_working(timeout=30)
+                    c0, p0 = cpu_ns([s.pid]), cpu_ns([pi])
+                    s.wait_for_screen(re.escape(f"END{n}X"), timeout=120)
+                    c1, p1 = cpu_ns([s.pid]), cpu_ns([pi])
+                    s.wait_idle(timeout=60)
+                    shares[name].append((c1 - c0) / max(p1 - p0, 1))
+                    if name == "cuewrap pi":
+                        with open(f"/proc/{s.pid}/status") as fh:
+                            found = re.search(r"VmRSS:\s+(\d+)", fh.read())
+                        rss = max(rss, int(found.group(1)) if found else 0)
+            finally:
+                s.close()
+    print(f"Pi {pi_version} streaming a tool's output and an answer, {rounds} answers each:")
+    for name, v in shares.items():
+        print(
+            f"  {name:14s} CPU {statistics.median(v) * 100:5.2f} % of Pi's"
+            f" (range {min(v) * 100:.2f}-{max(v) * 100:.2f} %)"
+        )
+    ratio = statistics.median(shares["cuewrap pi"]) / statistics.median(shares["minimal relay"])
     print(
-        f"Pi {pi_version} streaming under cuewrap pi, {rounds} answers: cuewrap's CPU is"
-        f" {statistics.median(shares) * 100:.2f} % of Pi's (median; range"
-        f" {min(shares) * 100:.2f}-{max(shares) * 100:.2f} %); cuewrap RSS {max(rss) / 1024:.1f} MB"
+        f"  cuewrap pi x{ratio:.2f} of the minimal relay's share; cuewrap RSS {rss / 1024:.1f} MB"
     )
 
 
