@@ -21,3 +21,20 @@ the output's safe points; every state goes to a callback for the decision log.
 """
 
 from __future__ import annotations
+
+from typing import Literal
+
+#: Every state a cue's delivery on one channel goes through (docs/design.md#cue-rules, rule
+#: 13): the ``state`` of each ``delivery`` record of the decision log.
+DeliveryState = Literal[
+    "requested",  # the call was made (a worker started, a command run)
+    "delivered",  # the channel confirmed it
+    "unconfirmable",  # sent where nothing can confirm it (a terminal OSC, tmux)
+    "failed",
+    "dropped-ineligible",  # no longer eligible right before the call: not made
+    "off",  # the channel is off for this cue, with the reason
+    "withdrawn",  # a stale cue's notification closed
+    "unsupported",  # the channel cannot withdraw (or do) what was asked
+    "replaced",  # a later cue's notification took its place
+    "waiting",  # held for later (tmux: no client attached, shown at the next attach)
+]

@@ -35,11 +35,12 @@ import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from cuewrap.deliver import DeliveryState
 from cuewrap.engine.effects import Notify
 from cuewrap.loop import Loop, Timer
 from cuewrap.workers import Reaper, kill_group, spawn
 
-OnState = Callable[[int, str, str], None]
+OnState = Callable[[int, DeliveryState, str], None]
 """``on_state(cue_id, state, reason)``."""
 
 MAX_RUNNING = 8  # more at once: failed, not queued (a hung notifier must not pile up)
@@ -215,7 +216,7 @@ class CommandNotifier:
         run.timer = None
         self._finish(run, "failed", f"killed at the timeout ({self.timeout:g} s)", kill=True)
 
-    def _finish(self, run: _Run, state: str, reason: str, *, kill: bool = False) -> None:
+    def _finish(self, run: _Run, state: DeliveryState, reason: str, *, kill: bool = False) -> None:
         self._runs.pop(run.fd, None)
         self.loop.remove_reader(run.fd)
         if run.timer is not None:

@@ -30,6 +30,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from cuewrap.deliver import DeliveryState
 from cuewrap.loop import Loop, Timer
 from cuewrap.workers import Reaper, kill_group, spawn
 
@@ -305,7 +306,7 @@ class DBusNotifier:
         kill_group(proc, signal.SIGTERM)  # stdin closed already: it exits by itself
         self._reaper.add(proc, kill_after=1.0)
 
-    def _delivery(self, cue: int, state: str, reason: str) -> None:
+    def _delivery(self, cue: int, state: DeliveryState, reason: str) -> None:
         self.record("delivery", cue=cue, channel="desktop", state=state, reason=reason)
 
     def _withdrawal(self, cue: int, state: str, reason: str) -> None:

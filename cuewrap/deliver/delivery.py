@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from cuewrap.decisionlog import DecisionLog
+from cuewrap.deliver import DeliveryState
 from cuewrap.deliver.desktop import desktop_available
 from cuewrap.deliver.title import TitleMarks
 from cuewrap.engine.effects import Eligibility, Notify, Withdraw
@@ -177,7 +178,7 @@ class Delivery:
             self.inject(self.titles.set_mark(mark))
 
     # -- notifications --------------------------------------------------------------------
-    def record(self, cue_id: int, channel: str, state: str, reason: str = "") -> None:
+    def record(self, cue_id: int, channel: str, state: DeliveryState, reason: str = "") -> None:
         self.log.write("delivery", cue=cue_id, channel=channel, state=state, reason=reason)
 
     def notify(

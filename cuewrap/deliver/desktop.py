@@ -29,10 +29,11 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from cuewrap.deliver import DeliveryState
 from cuewrap.loop import Loop, Timer
 from cuewrap.workers import Reaper, kill_group, spawn
 
-OnState = Callable[[int, str, str], None]
+OnState = Callable[[int, DeliveryState, str], None]
 """``on_state(cue_id, state, reason)``."""
 
 TIMEOUT = 8.0  # the whole exchange; D-Bus itself gives up after 1 s (auth) + 2 s (reply)
@@ -182,8 +183,8 @@ class DesktopNotifier:
                 return
             job.requested = True
             self.on_state(job.cue_id, "requested", "")
-        elif msg.get("state") in ("delivered", "failed", "unconfirmable"):
-            self._finish(job, str(msg["state"]), str(msg.get("reason", ""))[:300], done=True)
+        elif (state := _WORKER_STATES.get(str(msg.get("state")))) is not None:
+            self._finish(job, state, str(msg.get("reason", ""))[:300], done=True)
         else:
             self._finish(job, "failed", "worker sent an unexpected message")
 
@@ -204,7 +205,7 @@ class DesktopNotifier:
             return False
         return True
 
-    def _finish(self, job: _Job, state: str, reason: str, *, done: bool = False) -> None:
+    def _finish(self, job: _Job, state: DeliveryState, reason: str, *, done: bool = False) -> None:
         """End ``job``. ``done``: the worker sent its result and exits by itself."""
         self._jobs.pop(job.fd, None)
         self.loop.remove_reader(job.fd)
@@ -218,6 +219,14 @@ class DesktopNotifier:
             kill_group(job.proc, signal.SIGKILL)
         self._reaper.add(job.proc, kill_after=1.0)
         self.on_state(job.cue_id, state, reason)
+
+
+# the final states a worker may report, as the states they are
+_WORKER_STATES: dict[str, DeliveryState] = {
+    "delivered": "delivered",
+    "failed": "failed",
+    "unconfirmable": "unconfirmable",
+}
 
 
 def _eligible(check: Callable[[], bool]) -> bool:

@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from cuewrap.advice import PASSTHROUGH
+from cuewrap.deliver import DeliveryState
 from cuewrap.loop import Loop, Timer
 from cuewrap.term.sequences import BEL
 from cuewrap.tmux.control import ControlClient, Kind, run_tmux
@@ -65,7 +66,7 @@ RECONNECTS = 3  # times the control client is restarted when it ends
 RECONNECT_DELAY = 0.25  # seconds, doubled each time
 STEADY = 10.0  # a control client that lived this long starts the restart count afresh
 
-Record = Callable[[int, str, str, str], None]  # (cue id, channel, state, reason)
+Record = Callable[[int, str, DeliveryState, str], None]  # (cue id, channel, state, reason)
 
 
 class TmuxSide:
@@ -320,7 +321,7 @@ class TmuxSide:
         cue, where = n.cue_id, ", ".join(clients)
 
         def done(status: int | None, out: str) -> None:
-            state = "delivered" if status == 0 else "failed"
+            state: DeliveryState = "delivered" if status == 0 else "failed"
             self.record(cue, "tmux", state, f"status-line message on {where}")
 
         if not run_tmux(self.loop, self._reaper, self.env, args, done):
