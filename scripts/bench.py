@@ -10,6 +10,7 @@ import argparse
 import os
 import pathlib
 import pty
+import re
 import select
 import shlex
 import shutil
@@ -289,6 +290,11 @@ def tmux_relay(child: list[str]) -> tuple[list[str], Callable[[], list[int]], Ca
 
     def stop() -> None:
         subprocess.run([*base, "kill-server"], capture_output=True)
+        tmpdir = os.environ.get("TMUX_TMPDIR") or "/tmp"
+        try:  # the server leaves its socket behind when its last session ended by itself
+            os.unlink(os.path.join(tmpdir, f"tmux-{os.getuid()}", name))
+        except OSError:
+            pass
 
     return [*base, "new-session", shlex.join(child)], server, stop
 
@@ -342,7 +348,6 @@ def bench_pi(rounds: int, pi_version: str = "1.4.0") -> None:
     streamed answer), under the minimal relay and under ``cuewrap pi``: the relay's CPU as a
     share of Pi's over the stretch the answer streams, ``rounds`` answers each."""
     sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
-    import re
 
     from fakemodel import FakeModel, text, tool_call
     from pirig import PiSession, child_pids, install_pi, make_pi_home, wrapped_pid
@@ -390,6 +395,73 @@ def bench_pi(rounds: int, pi_version: str = "1.4.0") -> None:
     ratio = statistics.median(shares["cuewrap pi"]) / statistics.median(shares["minimal relay"])
     print(
         f"  cuewrap pi x{ratio:.2f} of the minimal relay's share; cuewrap RSS {rss / 1024:.1f} MB"
+    )
+
+
+CUE_CHILD = r"""
+import os, tty
+tty.setraw(0)
+os.write(1, b"\x1b]2;child\x07READY\r\n")
+while True:
+    d = os.read(0, 64)
+    if not d or b"q" in d:
+        break
+    if b"o" in d:
+        os.write(1, b"output\r\n")
+    if b"b" in d:
+        os.write(1, b"\x07")
+"""
+
+
+def bench_cue(samples: int) -> None:
+    """Fact to notification: generic mode, the user away (a focus-out report), the child rings
+    its bell; from the BEL reaching this terminal to cuewrap's terminal notification (OSC 777)
+    reaching it. Between samples the user returns and the child writes (its wait ends)."""
+    env = dict(os.environ, TERM="xterm-256color")
+    env = {k: v for k, v in env.items() if not k.startswith(("TMUX", "CUEWRAP_"))}
+    pid, fd = run_in_pty([*CUEWRAP, PY, "-c", CUE_CHILD], env)
+    buf = b""
+
+    def wait_for(rx: re.Pattern[bytes], timeout: float) -> float | None:
+        nonlocal buf
+        end = time.monotonic() + timeout
+        while not rx.search(buf):
+            if time.monotonic() > end:
+                return None
+            if select.select([fd], [], [], 0.05)[0]:
+                buf += os.read(fd, 65536)
+        return time.perf_counter()
+
+    wait_for(re.compile(rb"READY"), 10)
+    notice = re.compile(rb"\x07.*\x1b\]777;notify;", re.S)
+    lat: list[float] = []
+    missed = 0
+    for _ in range(samples):
+        os.write(fd, b"\x1b[I")  # back
+        time.sleep(0.1)
+        os.write(fd, b"o")  # the child writes: its wait is over
+        time.sleep(1.2)
+        os.write(fd, b"\x1b[O")  # away
+        time.sleep(0.15)
+        buf = b""
+        os.write(fd, b"b")
+        t_bel = wait_for(re.compile(rb"\x07"), 5)
+        t_note = wait_for(notice, 2)
+        if t_bel is None or t_note is None:
+            missed += 1
+        else:
+            lat.append(t_note - t_bel)
+    os.write(fd, b"q")
+    drain(fd)
+    os.waitpid(pid, 0)
+    os.close(fd)
+    if not lat:
+        print("fact -> notification: no notification seen")
+        return
+    print(
+        f"fact -> notification (child's BEL while away -> OSC 777), {len(lat)} samples"
+        f"{f', {missed} without one' if missed else ''}: p50 {pct(lat, 0.5) * 1e3:.1f} ms,"
+        f" p99 {pct(lat, 0.99) * 1e3:.1f} ms"
     )
 
 
@@ -496,7 +568,9 @@ def main() -> None:
     ap.add_argument("--idle", type=float, default=10.0)
     ap.add_argument("--cpu-seconds", type=float, default=8.0)
     ap.add_argument("--pi-answers", type=int, default=3)
-    ap.add_argument("--only", choices=["throughput", "latency", "idle", "startup", "cpu", "pi"])
+    ap.add_argument(
+        "--only", choices=["throughput", "latency", "idle", "startup", "cpu", "pi", "cue"]
+    )
     a = ap.parse_args()
     os.environ.pop("CUEWRAP_LOG", None)
     # an installed package has its bytecode compiled (pip does it); so should the one measured,
@@ -516,6 +590,8 @@ def main() -> None:
         bench_cpu(a.cpu_seconds, a.rounds)
     if a.only in (None, "throughput"):
         bench_throughput(a.mb, a.rounds)
+    if a.only in (None, "cue"):
+        bench_cue(30)
     if a.only in (None, "pi"):
         bench_pi(a.pi_answers)
 
