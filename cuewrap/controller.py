@@ -381,7 +381,7 @@ class Controller:
     # -- sources ----------------------------------------------------------------------------
     def relay_event(self, event: RelayEvent) -> None:
         """What the relay saw: logged, or translated into a fact (one translator for both)."""
-        if event.__class__ is relay_events.Keystroke:  # the frequent one: straight through
+        if event.__class__ is relay_events.KeysRead:  # the frequent one: straight through
             self._typed()
             return
         if isinstance(event, TerminalAnswer):
@@ -419,7 +419,7 @@ class Controller:
             self.fact(fact)
 
     def _typed(self) -> None:
-        """The user typed (one ``Keystroke`` event per read of their input)."""
+        """The user typed (one ``KeysRead`` event per read of their input)."""
         if self.activity is not None:
             self.activity.input()  # output right after this is its echo
         self._last_key = self.loop.clock()

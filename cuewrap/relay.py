@@ -40,7 +40,7 @@ from cuewrap.inject import Injector
 from cuewrap.jobs import JobControl
 from cuewrap.leader import ChildEvent
 from cuewrap.loop import Loop, Timer
-from cuewrap.relay_events import ChildExited, JobChange, Keystroke, RelayEvent
+from cuewrap.relay_events import ChildExited, JobChange, KeysRead, RelayEvent
 from cuewrap.signals import TERM_SIGNALS, SignalPipe
 from cuewrap.term import sequences as seq
 from cuewrap.term.answers import AnswerFilter, TerminalAnswer
@@ -63,7 +63,7 @@ FATAL_GRACE = 3.0  # after a terminating signal, kill the child if it lingers th
 
 
 Sink = Callable[[RelayEvent], None]
-_KEYSTROKE = Keystroke()  # an immutable value: one instance for every read of typed input
+_KEYSTROKE = KeysRead()  # an immutable value: one instance for every read of typed input
 
 
 class OutputTap(Protocol):

@@ -14,12 +14,11 @@ from cuewrap import facts as F
 from cuewrap.term.answers import TerminalAnswer
 from cuewrap.term.focus import FocusReport, HostStatusReply
 from cuewrap.term.notices import ChildNotification
-from cuewrap.term.tracker import Bell, FocusMayBeOff, ModeChange, TitleChange
-from cuewrap.term.tracker import Event as OutputEvent
+from cuewrap.term.tracker import Bell, FocusMayBeOff, ModeChange, OutputEvent, TitleChange
 
 
 @dataclass(frozen=True)
-class Keystroke:
+class KeysRead:
     """The user typed (input other than focus reports)."""
 
 
@@ -40,7 +39,7 @@ RelayEvent = (
     FocusReport
     | HostStatusReply
     | TerminalAnswer
-    | Keystroke
+    | KeysRead
     | ChildExited
     | JobChange
     | OutputEvent
@@ -55,7 +54,7 @@ def to_fact(event: RelayEvent) -> F.Fact | None:
         return event
     if isinstance(event, FocusReport):
         return F.Presence("focused" if event.direction == "in" else "away")
-    if isinstance(event, Keystroke):
+    if isinstance(event, KeysRead):
         return F.Keystroke()
     if isinstance(event, ChildExited):
         return F.ChildExit(event.code, event.signal)

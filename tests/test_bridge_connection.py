@@ -13,7 +13,7 @@ import pytest
 from cuewrap.bridge.connection import (
     BridgeConnection,
     Closed,
-    Event,
+    ConnectionEvent,
     Gone,
     Hello,
     Received,
@@ -77,7 +77,7 @@ def test_lines_split_anywhere_give_the_same_events() -> None:
     rnd = random.Random(7)
     for _ in range(50):
         c = conn()
-        got: list[Event] = []
+        got: list[ConnectionEvent] = []
         i = 0
         while i < len(stream):
             n = rnd.randint(1, 40)

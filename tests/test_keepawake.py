@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from waiting import absence_window, turning, wait_until
 
-from cuewrap.deliver.keepawake import KeepAwake, default_inhibitor
+from cuewrap.deliver.keepawake import Inhibitor, default_inhibitor
 from cuewrap.loop import Loop
 
 pytestmark = [
@@ -80,7 +80,7 @@ def test_hold_then_release(
 ) -> None:
     cmd, d = inhib
     loop, states = Loop(), States()
-    ka = KeepAwake(loop, cmd, states)
+    ka = Inhibitor(loop, cmd, states)
     ka.hold()
     assert ka.active
     wait_until((d / "inhibitor.pid").exists, 5, "the inhibitor to start", sleep=turning(loop))
@@ -104,7 +104,7 @@ def test_hold_then_release(
 def test_double_hold_starts_one_process(inhib: tuple[list[str], Path]) -> None:
     cmd, d = inhib
     loop, states = Loop(), States()
-    ka = KeepAwake(loop, cmd, states)
+    ka = Inhibitor(loop, cmd, states)
     ka.hold()
     first = ka.pid
     ka.hold()
@@ -119,7 +119,7 @@ def test_double_hold_starts_one_process(inhib: tuple[list[str], Path]) -> None:
 def test_release_during_acquisition_releases_at_once(inhib: tuple[list[str], Path]) -> None:
     cmd, d = inhib
     loop, states = Loop(), States()
-    ka = KeepAwake(loop, cmd, states)
+    ka = Inhibitor(loop, cmd, states)
     ka.hold()
     ka.release()  # before the inhibitor has even started
     assert states.names == ["requested", "released"]
@@ -144,7 +144,7 @@ def test_release_during_acquisition_releases_at_once(inhib: tuple[list[str], Pat
 
 def test_inhibitor_that_fails_reports_failed() -> None:
     loop, states = Loop(), States()
-    ka = KeepAwake(loop, ["sh", "-c", "echo 'Failed to inhibit: no logind' >&2; exit 3"], states)
+    ka = Inhibitor(loop, ["sh", "-c", "echo 'Failed to inhibit: no logind' >&2; exit 3"], states)
     ka.hold()
     wait_until(lambda: "failed" in states.names, 3, "state 'failed'", sleep=turning(loop))
     assert states.seen[-1] == (
@@ -159,7 +159,7 @@ def test_inhibitor_that_fails_reports_failed() -> None:
 
 def test_missing_inhibitor_binary_fails_quietly(capfd: pytest.CaptureFixture[str]) -> None:
     loop, states = Loop(), States()
-    ka = KeepAwake(loop, ["/nonexistent/inhibitor"], states)
+    ka = Inhibitor(loop, ["/nonexistent/inhibitor"], states)
     ka.hold()
     wait_until(lambda: "failed" in states.names, 3, "state 'failed'", sleep=turning(loop))
     assert "status 127" in states.seen[-1][1]
@@ -168,7 +168,7 @@ def test_missing_inhibitor_binary_fails_quietly(capfd: pytest.CaptureFixture[str
 
 def test_no_inhibitor_available() -> None:
     states = States()
-    ka = KeepAwake(Loop(), None, states, platform="plan9", which=lambda _: None)
+    ka = Inhibitor(Loop(), None, states, platform="plan9", which=lambda _: None)
     ka.hold()
     assert states.seen == [("failed", "no inhibitor available (set keep_awake.command)")]
     assert not ka.active
@@ -194,7 +194,7 @@ HOLDER = textwrap.dedent(
     from cuewrap.loop import Loop
     pdeathsig = sys.argv[1] != "watcher-only"
     loop = Loop()
-    ka = keepawake.KeepAwake(loop, sys.argv[2:], lambda s, d: None, die_with_parent=pdeathsig)
+    ka = keepawake.Inhibitor(loop, sys.argv[2:], lambda s, d: None, die_with_parent=pdeathsig)
     ka.hold()
     while True:
         loop.run_once(max_timeout=1.0)

@@ -8,7 +8,7 @@ import pytest
 from cuewrap import facts as F
 from cuewrap.inject import Injector
 from cuewrap.loop import Loop
-from cuewrap.relay_events import ChildExited, Keystroke, record, to_fact
+from cuewrap.relay_events import ChildExited, KeysRead, record, to_fact
 from cuewrap.term.focus import FocusReport, HostStatusReply
 from cuewrap.term.notices import ChildNotification
 from cuewrap.term.tracker import Bell, ModeChange, TitleChange
@@ -20,7 +20,7 @@ def test_facts_from_relay_events() -> None:
     status = F.ProgramStatus("working", app="pi")
     assert to_fact(FocusReport("in")) == F.Presence("focused")
     assert to_fact(FocusReport("out")) == F.Presence("away")
-    assert to_fact(Keystroke()) == F.Keystroke()
+    assert to_fact(KeysRead()) == F.Keystroke()
     assert to_fact(status) is status
     assert to_fact(ChildExited(3, None)) == F.ChildExit(3, None)
     assert to_fact(ChildExited(None, 15)) == F.ChildExit(None, 15)
@@ -38,7 +38,7 @@ def test_records_never_hold_the_childs_title() -> None:
     assert title not in repr(fields)
     assert record(ModeChange(2004, False)) == ("child_mode", {"mode": 2004, "on": False})
     assert (record(HostStatusReply()) or ("",))[0] == "host_status_reply"
-    for fact_event in (FocusReport("in"), Keystroke(), ChildExited(0, None), Bell()):
+    for fact_event in (FocusReport("in"), KeysRead(), ChildExited(0, None), Bell()):
         assert record(fact_event) is None
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from cuewrap.advice import FOCUS_EVENTS, PASSTHROUGH, Where, fixes, situation
 from cuewrap.tmux.protocol import ControlReader, Notification, Reply, literal
-from cuewrap.tmux.view import CLIENT_FORMAT, PANE_FORMAT, Presence, parse_view
+from cuewrap.tmux.view import CLIENT_FORMAT, PANE_FORMAT, PresenceMerge, parse_view
 
 pytestmark = pytest.mark.unit
 
@@ -91,7 +91,7 @@ def test_view_options_and_malformed_answers() -> None:
 
 
 def test_presence_merge() -> None:
-    p = Presence()
+    p = PresenceMerge()
     assert p.on_tmux("active") is None  # nothing known: the engine starts there anyway
     assert p.on_tmux("hidden") == "away"
     assert p.on_focus("focused") is None  # still hidden
@@ -100,7 +100,7 @@ def test_presence_merge() -> None:
     assert p.on_tmux("visible") is None  # still away
     assert p.on_focus("focused") is None
     assert p.on_tmux("active") == "focused"
-    q = Presence()
+    q = PresenceMerge()
     assert q.on_tmux("hidden") == "away"
     assert q.on_tmux("active") == "unknown"  # back in front, no focus report: keys and idle
     assert q.on_tmux(None) is None  # tmux gone: focus reports alone (none: unknown)

@@ -19,9 +19,9 @@ from cuewrap.term.tracker import (
     CAP,
     QUIET_MODES,
     Bell,
-    Event,
     FocusMayBeOff,
     ModeChange,
+    OutputEvent,
     OutputTracker,
     TitleChange,
 )
@@ -51,9 +51,9 @@ BLOCKED = b"\x1b]7501;state=blocked:app=pi:kind=permission\x1b\\"
 QUERY = b"\x1b]7501;?\x1b\\"
 
 
-def feed_all(t: OutputTracker, chunks: list[bytes]) -> tuple[bytes, list[Event]]:
+def feed_all(t: OutputTracker, chunks: list[bytes]) -> tuple[bytes, list[OutputEvent]]:
     out = bytearray()
-    events: list[Event] = []
+    events: list[OutputEvent] = []
     for c in chunks:
         s = t.feed(c)
         out += s.out
@@ -457,7 +457,7 @@ class Ref:
         self.parser = NoticeParser()
         self.state = GROUND
         self.u8 = 0
-        self.events: list[Event] = []
+        self.events: list[OutputEvent] = []
         self.removed: list[tuple[int, int]] = []
         self.modes: set[int] = set()
         self.modes_off: set[int] = set()
@@ -967,7 +967,7 @@ def check_against_reference(
     safe_at = Ref(False).run(want_out)  # states the host terminal goes through
     t = OutputTracker(consume_status=consume, notices=notices, clipboard=clip)
     out = bytearray()
-    events: list[Event] = []
+    events: list[OutputEvent] = []
     for c in chunks:
         s = t.feed(c)
         out += s.out

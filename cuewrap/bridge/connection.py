@@ -70,7 +70,7 @@ class Gone:
     """A live connection ended (its runtime is gone)."""
 
 
-Event = Hello | Received | Requested | Refused | Closed | Gone
+ConnectionEvent = Hello | Received | Requested | Refused | Closed | Gone
 
 
 def admission(
@@ -111,9 +111,9 @@ class BridgeConnection:
         return len(self._inbuf)
 
     # -- input ------------------------------------------------------------------------------
-    def receive(self, data: bytes, now: float) -> list[Event]:
+    def receive(self, data: bytes, now: float) -> list[ConnectionEvent]:
         """What ``data`` (the next bytes read) means. Nothing once the connection is closed."""
-        events: list[Event] = []
+        events: list[ConnectionEvent] = []
         start = 0
         while not self.closed:
             nl = data.find(b"\n", start)
@@ -143,11 +143,11 @@ class BridgeConnection:
             self._inbuf += data[start:]
         return events
 
-    def eof(self) -> list[Event]:
+    def eof(self) -> list[ConnectionEvent]:
         """The stream ended (or a newer runtime replaced this one): what that means."""
         if self.closed:
             return []
-        events: list[Event] = []
+        events: list[ConnectionEvent] = []
         if self.state == "live":
             if self._inbuf:
                 events.append(Refused("truncated"))
@@ -175,7 +175,7 @@ class BridgeConnection:
         self._budget -= 1.0
         return True
 
-    def _line(self, line: bytes, now: float, events: list[Event]) -> None:
+    def _line(self, line: bytes, now: float, events: list[ConnectionEvent]) -> None:
         if not self._charge(now):
             events.append(Refused("flood"))
             return
@@ -207,6 +207,6 @@ class BridgeConnection:
         else:
             events.append(Received(parsed))
 
-    def _fail(self, events: list[Event]) -> None:
+    def _fail(self, events: list[ConnectionEvent]) -> None:
         self.close()
         events.append(Closed())

@@ -36,7 +36,7 @@ from cuewrap.bridge.channel import ENV_SOCKET, ENV_TOKEN, Channel, open_channel
 from cuewrap.bridge.connection import (
     BridgeConnection,
     Closed,
-    Event,
+    ConnectionEvent,
     Gone,
     Hello,
     Received,
@@ -264,7 +264,7 @@ class BridgeServer:
         elif data is not None:
             self._handle(conn, conn.proto.eof())
 
-    def _handle(self, conn: _Conn, events: list[Event]) -> None:
+    def _handle(self, conn: _Conn, events: list[ConnectionEvent]) -> None:
         """Act on what the connection's bytes meant, in order."""
         for event in events:
             if conn.closed:

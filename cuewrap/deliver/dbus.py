@@ -46,7 +46,7 @@ _BOOT = (
 )
 
 
-class Record(Protocol):
+class RecordLog(Protocol):
     def __call__(self, kind: str, **fields: Any) -> None: ...
 
 
@@ -54,7 +54,7 @@ class DBusNotifier:
     def __init__(
         self,
         loop: Loop,
-        record: Record,
+        record: RecordLog,
         *,
         env: Mapping[str, str] | None = None,
         python: str | None = None,

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from cuewrap.deliver.command import CommandNotifier
     from cuewrap.deliver.dbus import DBusNotifier
     from cuewrap.deliver.desktop import DesktopNotifier
-    from cuewrap.deliver.keepawake import KeepAwake
+    from cuewrap.deliver.keepawake import Inhibitor
     from cuewrap.deliver.plan import Answers, Plan
     from cuewrap.deliver.terminal import Choice, TerminalNotifier, TmuxInfo
 
@@ -67,7 +67,7 @@ class Delivery:
         self.desktop_on, self.desktop_why = desktop_available(self.env, settings.notify.desktop)
         self._desktop: DesktopNotifier | DBusNotifier | None = None
         self._command: CommandNotifier | None = None
-        self._keepawake: KeepAwake | None = None
+        self._keepawake: Inhibitor | None = None
         self.cwd = os.getcwd()
         # which session a notification came from (pid, tmux_pane, tty), set by the controller
         self.where: dict[str, Any] = {}
@@ -338,9 +338,9 @@ class Delivery:
         if self._keepawake is None:
             if not hold:
                 return
-            from cuewrap.deliver.keepawake import KeepAwake
+            from cuewrap.deliver.keepawake import Inhibitor
 
-            self._keepawake = KeepAwake(
+            self._keepawake = Inhibitor(
                 self.loop,
                 self.settings.keep_awake.command,
                 lambda st, why: self.log.write("keep_awake", state=st, reason=why),

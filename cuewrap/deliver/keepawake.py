@@ -1,6 +1,6 @@
 """Keep-awake: hold an idle/sleep inhibitor while Pi works (docs/design.md#delivery, opt-in).
 
-``KeepAwake.hold()`` starts an inhibitor process that runs until killed; ``release()`` kills
+``Inhibitor.hold()`` starts an inhibitor process that runs until killed; ``release()`` kills
 its whole process group. Nothing here blocks the loop: spawning, noticing the exit (a pidfd on
 the ``Loop``) and reaping are ``cuewrap.workers``'.
 
@@ -78,7 +78,7 @@ def default_inhibitor(
     return None
 
 
-class KeepAwake:
+class Inhibitor:
     def __init__(
         self,
         loop: Loop,

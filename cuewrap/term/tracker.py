@@ -183,7 +183,7 @@ class FocusMayBeOff:
     why: str
 
 
-Event = (
+OutputEvent = (
     ModeChange
     | TitleChange
     | Bell
@@ -219,7 +219,7 @@ class Scan(NamedTuple):
     """
 
     out: bytes
-    events: list[Event]
+    events: list[OutputEvent]
     safe: bool
 
 
@@ -515,7 +515,7 @@ class OutputTracker:
             self._safe = safe = tail[-1] < 0x80 or _u8_complete(tail)
             return Scan(work, [], safe)
 
-        events: list[tuple[int, Event]] = []
+        events: list[tuple[int, OutputEvent]] = []
         cuts: list[tuple[int, int]] = []
         find = work.find
         if k_last >= 0:
@@ -722,7 +722,7 @@ class OutputTracker:
         j: int,
         c: int,
         base: int,
-        events: list[tuple[int, Event]],
+        events: list[tuple[int, OutputEvent]],
         cuts: list[tuple[int, int]],
     ) -> None:
         """A complete OSC at ``j`` (content from ``c``): if it is an OSC 52, decide it."""
@@ -927,7 +927,7 @@ class OutputTracker:
         return start
 
     def _resets(
-        self, work: bytes, base: int, events: list[tuple[int, Event]], c0_needed: bool
+        self, work: bytes, base: int, events: list[tuple[int, OutputEvent]], c0_needed: bool
     ) -> int:
         """RIS and DECSTR released in this chunk (an ESC always starts a new sequence, so
         every ``ESC c`` is RIS and every ``ESC [ ! p`` DECSTR). ``c0_needed``: the same search
@@ -978,7 +978,7 @@ class OutputTracker:
         work: bytes,
         j: int,
         base: int,
-        events: list[tuple[int, Event]],
+        events: list[tuple[int, OutputEvent]],
         quiet_seen: dict[int, int],
         cuts: list[tuple[int, int]],
     ) -> None:
@@ -1044,7 +1044,7 @@ class OutputTracker:
         work: bytes,
         j: int,
         base: int,
-        events: list[tuple[int, Event]],
+        events: list[tuple[int, OutputEvent]],
         cuts: list[tuple[int, int]],
     ) -> None:
         m = _OSC_STOP.search(work, j + 2)

@@ -5,7 +5,7 @@
 notification that can change who looks at Pi's pane (window, pane and session switches,
 attach, detach) makes it ask tmux two short questions through that client (the pane, the
 clients); the answer (``view.PaneView``) is merged with the pane's focus reports
-(``view.Presence``) into the presence the engine gets. Nothing runs while nothing happens.
+(``view.PresenceMerge``) into the presence the engine gets. Nothing runs while nothing happens.
 
 A notification is delivered from a fresh view, so ``allow-passthrough`` is read when deciding:
 
@@ -38,7 +38,7 @@ from cuewrap.tmux.view import (
     FocusState,
     Merged,
     PaneView,
-    Presence,
+    PresenceMerge,
     parse_view,
 )
 from cuewrap.workers import Reaper
@@ -66,7 +66,7 @@ RECONNECTS = 3  # times the control client is restarted when it ends
 RECONNECT_DELAY = 0.25  # seconds, doubled each time
 STEADY = 10.0  # a control client that lived this long starts the restart count afresh
 
-Record = Callable[[int, str, DeliveryState, str], None]  # (cue id, channel, state, reason)
+RecordDelivery = Callable[[int, str, DeliveryState, str], None]  # (cue id, channel, state, reason)
 
 
 class TmuxSide:
@@ -79,7 +79,7 @@ class TmuxSide:
         inject: Callable[[bytes], None],
         is_eligible: Callable[[Eligibility], bool],
         build_osc: Callable[[Notify], bytes],
-        record: Record,
+        record: RecordDelivery,
         log: Callable[..., None],
         reaper: Reaper,
     ) -> None:
@@ -92,7 +92,7 @@ class TmuxSide:
         self.build_osc = build_osc  # the terminal OSC already wrapped for passthrough (or b"")
         self.record = record
         self.log = log
-        self.presence = Presence()
+        self.presence = PresenceMerge()
         self.view: PaneView | None = None
         self.why = "not started"  # when there is no view: why
         self._client: ControlClient | None = None

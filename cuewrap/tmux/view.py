@@ -9,7 +9,7 @@ Definitions (docs/design.md#real-environments), for Pi's pane P in window W:
 - *hidden*: neither. tmux sets W's bell flag for a BEL from P only when W is not its session's
   current window, or the session has no client attached at all.
 
-``Presence`` merges what tmux says with the focus reports of the pane: a pane that is not
+``PresenceMerge`` merges what tmux says with the focus reports of the pane: a pane that is not
 active is ``away`` whatever focus said last; an active pane defers to the focus reports (with
 ``focus-events on`` tmux sends them for the outer terminal and for pane/window switches alike),
 and without any it is ``unknown`` (keystrokes and the idle rule decide).
@@ -149,7 +149,7 @@ FocusState = Literal["focused", "away"]
 Merged = Literal["focused", "away", "unknown"]
 
 
-class Presence:
+class PresenceMerge:
     """Merges the pane's focus reports with tmux's view; ``update`` returns the merged
     presence when it changed (None otherwise)."""
 
