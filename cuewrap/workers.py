@@ -37,6 +37,19 @@ OnExit = Callable[[int], None]
 """``on_exit(returncode)``: negative for a signal, as ``Popen.returncode``."""
 
 
+def python_worker(python: str, module: str) -> list[str]:
+    """The argv that runs ``main()`` of cuewrap's ``module`` in a fresh interpreter ``python``
+    (the desktop workers): cuewrap's own root first on ``sys.path``, so the worker runs the
+    same code as this process whether it is installed or not; its exit status is ``main``'s."""
+    boot = (
+        f"import sys; sys.path.insert(0, sys.argv[1]); from {module} import main; sys.exit(main())"
+    )
+    return [python, "-c", boot, _PACKAGE_ROOT]
+
+
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def spawn(
     argv: Sequence[str],
     *,

@@ -32,18 +32,13 @@ from typing import Any, Protocol
 
 from cuewrap.deliver import DeliveryState
 from cuewrap.loop import Loop, Timer
-from cuewrap.workers import Reaper, kill_group, spawn
+from cuewrap.workers import Reaper, kill_group, python_worker, spawn
 
 START_TIMEOUT = 5.0  # the worker connects and reads capabilities within this, or fails
 MAX_TEXT = 1000
 _MAX_LINE = 8192
 # NotificationClosed reasons (Desktop Notifications Specification 1.2)
 _CLOSED = {1: "expired", 2: "dismissed by the user", 3: "closed by CloseNotification"}
-
-_BOOT = (
-    "import sys; sys.path.insert(0, sys.argv[1]); "
-    "from cuewrap.deliver.dbus_worker import main; sys.exit(main())"
-)
 
 
 class RecordLog(Protocol):
@@ -154,7 +149,7 @@ class DBusNotifier:
     def _start(self) -> bool:
         try:
             proc = spawn(
-                [self.python, "-c", _BOOT, _package_root()],
+                python_worker(self.python, "cuewrap.deliver.dbus_worker"),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 env=self.env,
@@ -318,7 +313,3 @@ def _eligible(check: Callable[[], bool]) -> bool:
         return bool(check())
     except Exception:  # a broken check must not send a cue that may be stale
         return False
-
-
-def _package_root() -> str:
-    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -1,7 +1,7 @@
 """Desktop notifications through notify-py, off the relay loop (docs/design.md#delivery).
 
 Each notification runs in a short-lived worker process (``desktop_worker.py``, started as
-``python -c _BOOT``, which imports it from cuewrap's own root) with stderr on /dev/null, so
+``workers.python_worker``, which imports it from cuewrap's own root) with stderr on /dev/null, so
 nothing notify-py, loguru, D-Bus or a helper binary prints can reach the user's screen, a hung
 call can be killed, and the relay process never imports notify-py (+120 ms) nor shares its GIL
 with it. This module is the parent side. The talk is JSON lines over pipes:
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from cuewrap.deliver import DeliveryState
 from cuewrap.loop import Loop, Timer
-from cuewrap.workers import Reaper, kill_group, spawn
+from cuewrap.workers import Reaper, kill_group, python_worker, spawn
 
 OnState = Callable[[int, DeliveryState, str], None]
 """``on_state(cue_id, state, reason)``."""
@@ -110,7 +110,7 @@ class DesktopNotifier:
         payload = json.dumps({"title": title[:MAX_TEXT], "body": body[:MAX_TEXT]}) + "\n"
         try:
             proc = spawn(
-                [self.python, "-c", _BOOT, _package_root()],
+                python_worker(self.python, "cuewrap.deliver.desktop_worker"),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 env=self.env,
@@ -234,15 +234,3 @@ def _eligible(check: Callable[[], bool]) -> bool:
         return bool(check())
     except Exception:  # a broken check must not send a cue that may be stale
         return False
-
-
-def _package_root() -> str:
-    """The directory holding the ``cuewrap`` package (the worker imports it from there)."""
-    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-# The worker's entry: put cuewrap's root first on sys.path, then run desktop_worker.main.
-_BOOT = (
-    "import sys; sys.path.insert(0, sys.argv[1]); "
-    "from cuewrap.deliver.desktop_worker import main; sys.exit(main())"
-)
