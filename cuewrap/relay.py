@@ -299,15 +299,23 @@ class Relay:
                     self.loop.add_reader(self.host.stdin_fd, self._on_stdin, guarded=False)
 
     # -- output: child -> host -------------------------------------------------------------
-    def _on_master(self) -> None:
+    def _read_master(self) -> bytes | None:
+        """One read of the child's output (the one place that reads it): the bytes; ``b""`` at
+        its end (EOF, or EIO: the child's side is closed; another error is reported); None
+        when nothing is there now."""
         try:
-            data = os.read(self.master_fd, READ_SIZE)
+            return os.read(self.master_fd, READ_SIZE)
         except (BlockingIOError, InterruptedError):
-            return
+            return None
         except OSError as exc:
             if exc.errno != errno.EIO:
                 self._report("read_master", exc)
-            data = b""
+            return b""
+
+    def _on_master(self) -> None:
+        data = self._read_master()
+        if data is None:
+            return
         if not data:
             self._master_eof()
             return
@@ -344,15 +352,8 @@ class Relay:
         self._gather_timer = None
         if not self._master_open:
             return
-        try:
-            data = os.read(self.master_fd, READ_SIZE)
-            eof = not data
-        except (BlockingIOError, InterruptedError):
-            data, eof = b"", False  # nothing came: the stream paused
-        except OSError as exc:
-            if exc.errno != errno.EIO:
-                self._report("read_master", exc)
-            data, eof = b"", True
+        read = self._read_master()
+        data, eof = (b"", False) if read is None else (read, not read)  # None: the stream paused
         if len(data) >= BATCH_AFTER:
             data, eof = self._read_more(data)
         now = self._clock()
@@ -384,12 +385,9 @@ class Relay:
         parts = [first]
         total = len(first)
         while total < BATCH_SIZE:
-            try:
-                more = os.read(self.master_fd, READ_SIZE)
-            except (BlockingIOError, InterruptedError):
+            more = self._read_master()
+            if more is None:
                 break
-            except OSError:
-                return b"".join(parts), True
             if not more:
                 return b"".join(parts), True
             parts.append(more)
@@ -450,9 +448,8 @@ class Relay:
     def _drain_master(self) -> None:
         """The child exited: take what is left in the PTY without waiting for grandchildren."""
         while self._master_open:
-            try:
-                data = os.read(self.master_fd, READ_SIZE)
-            except BlockingIOError:
+            data = self._read_master()
+            if data is None:
                 if self._gather_timer is not None:
                     self._gather_timer.cancel()
                     self._gather_timer = None
@@ -461,8 +458,6 @@ class Relay:
                 self._writer_on = False
                 self._master_open = False
                 return
-            except OSError:
-                data = b""
             if not data:
                 self._master_eof()
                 return
@@ -515,12 +510,9 @@ class Relay:
     def drain_output(self) -> None:
         """Relay what the child wrote so far (before it stopped), without waiting."""
         while self._master_open:
-            try:
-                data = os.read(self.master_fd, READ_SIZE)
-            except (BlockingIOError, InterruptedError):
+            data = self._read_master()
+            if data is None:
                 break
-            except OSError:
-                data = b""
             if not data:
                 self._master_eof()
                 return
