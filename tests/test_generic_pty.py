@@ -7,15 +7,18 @@ are off, so the terminal OSC is the channel that is checked.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pexpect
 import pytest
+from launch import default_signals
 from waiting import absence_window, wait_until
 
 pytestmark = pytest.mark.pty
@@ -26,6 +29,17 @@ AWAY = b"\x1b[O"
 BACK = b"\x1b[I"
 OSC777 = re.compile(rb"\x1b\]777;notify;([^;\x07\x1b]*);([^\x07\x1b]*)\x1b\\")
 MARK = b"\x1b]2;[?]"
+
+
+_started: list[pexpect.spawn] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_sessions() -> Iterator[None]:
+    yield
+    while _started:
+        with contextlib.suppress(Exception):
+            _started.pop().close(force=True)
 
 
 def start(tmp_path: Path, *steps: str, terminal: str = "osc777", quiet: float = 0) -> Session:
@@ -41,7 +55,10 @@ def start(tmp_path: Path, *steps: str, terminal: str = "osc777", quiet: float = 
     )
     for var in ("TMUX", "CUEWRAP_LOG", "CUEWRAP_GENERIC_PRESET"):
         e.pop(var, None)
-    p = pexpect.spawn(PY, argv, env=e, timeout=10, dimensions=(24, 80))
+    # default_signals: a run under nohup would leave SIGHUP ignored, and the session would
+    # outlive the test (docs/testing.md, "Signals"); every session is closed at teardown
+    p = pexpect.spawn(PY, argv, env=e, timeout=10, dimensions=(24, 80), preexec_fn=default_signals)
+    _started.append(p)
     p.logfile_read = io.BytesIO()
     p.expect("READY")
     return Session(p, log)
