@@ -57,6 +57,7 @@ GATHER = 1 / 60  # seconds a stream's output gathers in the PTY between relays (
 GATHER_TARGET = 8192  # bytes a gathering aims at: a Linux PTY holds ~14 KB before its writer waits
 GATHER_MIN = 0.003  # seconds: a stream that would need shorter gatherings is relayed as it comes
 GATHER_GAP = 0.001  # seconds: a chunk after a shorter pause is a flood's (relayed as it comes)
+GATHER_FULL = 12288  # bytes: a read this large found the PTY (nearly) full: a flood's
 ECHO_WINDOW = 0.05  # seconds after input in which output is relayed as it comes (its echo)
 INPUT_BACKLOG = 1 << 20  # stop reading stdin while this much input waits for the child
 FATAL_GRACE = 3.0  # after a terminating signal, kill the child if it lingers this long
@@ -340,6 +341,8 @@ class Relay:
         """How long to let a stream that brought ``size`` bytes in ``elapsed`` seconds gather:
         a frame's time, shorter when the PTY would fill meanwhile (its writer would wait), not
         at all (0) for a flood."""
+        if size >= GATHER_FULL:  # the writer may have waited: its rate is not known
+            return 0.0
         if size * GATHER <= GATHER_TARGET * elapsed:
             return GATHER
         wait = GATHER_TARGET * elapsed / size
