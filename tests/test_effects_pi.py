@@ -98,19 +98,19 @@ def test_keep_awake_released_on_exit_and_on_kill_9(pi_session, fakemodel, inhibi
     # Pi killed during a run: cuewrap exits and releases the inhibitor
     s = pi_session(cuewrap_args=["--keep-awake"], env=env)
     s.prompt("go")
-    wait_until(lambda: len(inhibitors(d)) == 1, 10, "the inhibitor acquired")
+    wait_until(lambda: len(inhibitors(d)) == 1, 20, "the inhibitor acquired")
     held = inhibitors(d)[0]
     os.kill(pi_child(s.pid), signal.SIGKILL)
-    assert s.wait_exit(timeout=10) == 128 + signal.SIGKILL
-    wait_until(lambda: not alive(held), 5, "the inhibitor to end with cuewrap's exit")
+    assert s.wait_exit(timeout=20) == 128 + signal.SIGKILL
+    wait_until(lambda: not alive(held), 15, "the inhibitor to end with cuewrap's exit")
 
     # cuewrap itself killed with SIGKILL: the inhibitor still dies with it
     s2 = pi_session(cuewrap_args=["--keep-awake"], env=env)
     s2.prompt("go")
-    wait_until(lambda: len(inhibitors(d)) == 2, 10, "a second inhibitor")
+    wait_until(lambda: len(inhibitors(d)) == 2, 20, "a second inhibitor")
     held2 = inhibitors(d)[1]
     os.kill(s2.pid, signal.SIGKILL)
-    wait_until(lambda: not alive(held2), 5, "the inhibitor to end after kill -9 of cuewrap")
+    wait_until(lambda: not alive(held2), 15, "the inhibitor to end after kill -9 of cuewrap")
 
 
 @pytest.mark.desktop
