@@ -16,7 +16,6 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from cuewrap import facts as F
-from cuewrap import relay_events
 from cuewrap.advice import Where, fixes
 from cuewrap.decisionlog import DecisionLog
 from cuewrap.deliver.plan import Answers
@@ -45,9 +44,10 @@ from cuewrap.engine.effects import (
     Withdraw,
 )
 from cuewrap.engine.page import BridgeCounts, GuardCounts, cue_page, toggle_reply
-from cuewrap.keys import KeyWindow
+from cuewrap.keystrokes import KeyWindow
 from cuewrap.loop import Loop, Timer
-from cuewrap.relay_events import RelayEvent
+from cuewrap.relay import events as relay_events
+from cuewrap.relay.events import RelayEvent
 from cuewrap.term.answers import TerminalAnswer
 from cuewrap.term.clipboard import ClipboardSequence
 from cuewrap.term.notices import ChildNotification
@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     from cuewrap.bridge.server import BridgeServer
     from cuewrap.config import Settings
     from cuewrap.presets import Preset
-    from cuewrap.relay import OutputTap
+    from cuewrap.relay.relay import OutputTap
     from cuewrap.screen.gate import ScreenGate
     from cuewrap.term.notices import NoticeProtocol
     from cuewrap.tmux.side import TmuxSide

@@ -22,9 +22,9 @@ if TYPE_CHECKING:
     from cuewrap.args import Args
     from cuewrap.bridge.channel import Channel
     from cuewrap.controller import Controller
-    from cuewrap.inject import Injector
-    from cuewrap.leader import LedChild
-    from cuewrap.relay import Relay, Sink
+    from cuewrap.relay.inject import Injector
+    from cuewrap.relay.leader import LedChild
+    from cuewrap.relay.relay import Relay, Sink
     from cuewrap.term.focus import FocusFilter
     from cuewrap.term.tracker import OutputTracker
 
@@ -83,8 +83,8 @@ class Session:
             # everything else is imported and set up while the child boots
             if channel is not None:
                 self._remove_stale_channels()
-            from cuewrap.inject import Injector
-            from cuewrap.relay import Relay, exit_status
+            from cuewrap.relay.inject import Injector
+            from cuewrap.relay.relay import Relay, exit_status
 
             injector = Injector(self.loop, host.write, self._injection_waited)
             controller = self._start_controller(channel, child.pid, injector)
@@ -218,7 +218,7 @@ class Session:
         sink = controller.relay_event if controller is not None else None
         faults = set(filter(None, self.env.get("CUEWRAP_DEBUG_FAULT", "").split(",")))
         if faults:
-            from cuewrap import faults as fault
+            from cuewrap import _faults as fault
 
             if "focus" in faults:
                 focus_cls = fault.RaisingFocus
@@ -293,7 +293,7 @@ class Session:
     # -- spawning ---------------------------------------------------------------------------
     def _spawn(self) -> LedChild:
         """The child in a new PTY under a session leader of ours (``leader.py``: job control)."""
-        from cuewrap.leader import spawn
+        from cuewrap.relay.leader import spawn
 
         size = get_size(1, 0) or (24, 80)
         try:

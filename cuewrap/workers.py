@@ -11,7 +11,7 @@ desktop notifications, ``notify.command``, the keep-awake inhibitor and the scre
   deadline, and reports each exit status if asked. Only where there is no pidfd (macOS, old
   kernels) does it poll, with a timer that exists only while a reap is pending.
 
-The child (Pi) is reaped by its session leader (leader.py); nothing here touches it.
+The child (Pi) is reaped by its session leader (relay/leader.py); nothing here touches it.
 """
 
 from __future__ import annotations

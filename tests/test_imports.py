@@ -34,7 +34,8 @@ SPAWN_BUDGET = frozenset(
         "cuewrap.session",
         "cuewrap.term",
         "cuewrap.term.sequences",
-        "cuewrap.leader",  # the spawn itself (the child under a session leader)
+        "cuewrap.relay",  # the package of leader: it imports nothing
+        "cuewrap.relay.leader",  # the spawn itself (the child under a session leader)
         "__future__",
         "collections.abc",
         "errno",
@@ -185,6 +186,19 @@ def test_ground_floor_imports_only_ground_floor() -> None:
     assert {name: t for name, t in above.items() if t} == {}
 
 
+def test_relay_imports_only_ground_floor_and_itself() -> None:
+    """The relay and its plumbing (``cuewrap/relay/``) sit on the ground floor alone: the cue
+    side (controller, delivery, tmux, ...) hangs off its sink, never the other way round."""
+    graph = import_graph()
+    relay = {name for name in graph if name == "cuewrap.relay" or name.startswith("cuewrap.relay.")}
+    assert {"cuewrap.relay.relay", "cuewrap.relay.leader", "cuewrap.relay.events"} <= relay
+    above = {
+        name: sorted(t for t in graph[name] if not _ground(t) and t not in relay) for name in relay
+    }
+    assert {name: t for name, t in above.items() if t} == {}
+    assert graph["cuewrap.relay"] == set()  # imported before the spawn (leader's package)
+
+
 # -- what is imported before the spawn ---------------------------------------------------------
 def spawn_imports(tmp_path: Path) -> tuple[list[tuple[str, str]], set[str]]:
     """Run ``cuewrap pi`` (a stand-in ``pi``) in a PTY; return the import statements cuewrap
@@ -221,7 +235,7 @@ def spawn_imports(tmp_path: Path) -> tuple[list[tuple[str, str]], set[str]]:
 def test_start_up_imports_stay_within_the_budget(tmp_path: Path) -> None:
     statements, loaded = spawn_imports(tmp_path)
     # the recorder saw the start-up path (else an empty record would pass)
-    assert ("cuewrap.leader", "cuewrap.session") in statements
+    assert ("cuewrap.relay.leader", "cuewrap.session") in statements
     assert ("cuewrap.bridge.channel", "cuewrap.session") in statements  # Pi mode, bridge on
     assert "tomllib" in loaded  # the config file was read
     ours = sorted({name for name, importer in statements if importer.startswith("cuewrap")})

@@ -13,8 +13,8 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from cuewrap.inject import Injector
 from cuewrap.loop import Loop
+from cuewrap.relay.inject import Injector
 from cuewrap.term.sequences import TITLE_POP, TITLE_PUSH, set_title
 
 pytestmark = pytest.mark.pty

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from cuewrap import facts as F
-from cuewrap.inject import Injector
 from cuewrap.loop import Loop
-from cuewrap.relay_events import ChildExited, KeysRead, record, to_fact
+from cuewrap.relay.events import ChildExited, KeysRead, record, to_fact
+from cuewrap.relay.inject import Injector
 from cuewrap.term.focus import FocusReport, HostStatusReply
 from cuewrap.term.notices import ChildNotification
 from cuewrap.term.tracker import Bell, ModeChange, TitleChange

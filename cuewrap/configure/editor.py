@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from cuewrap.args import err
-from cuewrap.configure.keys import bindings
+from cuewrap.configure.keybindings import bindings
 from cuewrap.host import is_tty
 
 if TYPE_CHECKING:

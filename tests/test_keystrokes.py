@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cuewrap.keys import KEY_WINDOW, KeyWindow
+from cuewrap.keystrokes import KEY_WINDOW, KeyWindow
 from cuewrap.loop import Loop
 
 pytestmark = pytest.mark.unit

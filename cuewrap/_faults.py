@@ -1,9 +1,10 @@
-"""``CUEWRAP_DEBUG_FAULT=sink,tracker,focus``: make those parts raise, to prove cuewrap fails
-open (used by the test suite). Imported only when the variable is set."""
+"""A test hook, private to cuewrap: ``CUEWRAP_DEBUG_FAULT=sink,tracker,focus`` makes those
+parts raise, to prove cuewrap fails open (used by the test suite). Imported only when the
+variable is set."""
 
 from __future__ import annotations
 
-from cuewrap.relay_events import RelayEvent
+from cuewrap.relay.events import RelayEvent
 from cuewrap.term.focus import FocusFilter, Item
 from cuewrap.term.tracker import OutputTracker, Scan
 

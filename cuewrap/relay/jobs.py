@@ -1,7 +1,7 @@
 """Job control (docs/design.md#real-environments): the child and cuewrap stop together and continue
 together.
 
-The child runs under cuewrap's own session leader (``leader.py``), so its stops are real and
+The child runs under cuewrap's own session leader (``relay/leader.py``), so its stops are real and
 reported. Three ways in:
 
 - **The child stopped** (Pi's Ctrl-Z, ``kill -TSTP``/``-STOP`` of Pi): what it wrote before
@@ -31,8 +31,8 @@ from collections.abc import Callable
 from typing import Protocol
 
 from cuewrap.host import HostTerminal, get_size
-from cuewrap.leader import ChildContinued, ChildEvent, ChildStopped
 from cuewrap.loop import Loop, Timer
+from cuewrap.relay.leader import ChildContinued, ChildEvent, ChildStopped
 
 STOP_WAIT = 1.0  # seconds the child has to stop after SIGTSTP before it gets SIGSTOP
 NUDGE = 0.15  # seconds the child's width stays one column narrower to make it redraw

@@ -36,12 +36,12 @@ from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from cuewrap.host import HostTerminal, get_size
-from cuewrap.inject import Injector
-from cuewrap.jobs import JobControl
-from cuewrap.leader import ChildEvent
 from cuewrap.loop import Loop, Timer
-from cuewrap.relay_events import ChildExited, JobChange, KeysRead, RelayEvent
-from cuewrap.signals import TERM_SIGNALS, SignalPipe
+from cuewrap.relay.events import ChildExited, JobChange, KeysRead, RelayEvent
+from cuewrap.relay.inject import Injector
+from cuewrap.relay.jobs import JobControl
+from cuewrap.relay.leader import ChildEvent
+from cuewrap.relay.signals import TERM_SIGNALS, SignalPipe
 from cuewrap.term import sequences as seq
 from cuewrap.term.answers import AnswerFilter, TerminalAnswer
 from cuewrap.term.focus import FocusFilter, FocusReport, HostStatusReply
