@@ -161,6 +161,16 @@ def test_cycles_finds_a_circle() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
+def test_every_folder_is_a_regular_package() -> None:
+    """Each folder of modules has an ``__init__.py``, as pyproject's ``packages.find`` expects
+    (it lists only such folders; one without imports only as an implicit namespace package)."""
+    folders = {path.parent for path in PACKAGE.rglob("*.py")}
+    assert (
+        sorted(str(f.relative_to(PACKAGE)) for f in folders if not (f / "__init__.py").exists())
+        == []
+    )
+
+
 def test_no_import_circle() -> None:
     assert cycles(import_graph()) == []
 
