@@ -162,8 +162,8 @@ def test_cycles_finds_a_circle() -> None:
 
 
 def test_every_folder_is_a_regular_package() -> None:
-    """Each folder of modules has an ``__init__.py``, as pyproject's ``packages.find`` expects
-    (it lists only such folders; one without imports only as an implicit namespace package)."""
+    """Each folder of modules has an ``__init__.py`` (one without would import only as an
+    implicit namespace package, unlike all the others)."""
     folders = {path.parent for path in PACKAGE.rglob("*.py")}
     assert (
         sorted(str(f.relative_to(PACKAGE)) for f in folders if not (f / "__init__.py").exists())
