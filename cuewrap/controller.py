@@ -1,19 +1,24 @@
 """The cue side of a session: facts in, engine step, effects handed to the edge.
 
 Sources (relay events through ``relay_event``, the bridge, the screen gate, the output watch,
-tmux) call ``fact()``; the pure engine decides; the effects go to ``deliver.delivery.Delivery``
-(title marks, terminal and desktop notifications and their withdrawal, ``notify.command``,
-progress, keep-awake), the decision log, a wake-up timer, or a notice in Pi. After each step
-the screen gate is told, so pyte stops once a stronger source is live. Every call in here is on
-the one loop and fails open: an exception is logged and the Pi session goes on.
+tmux) call ``fact()``; the pure engine decides; each effect goes to its effector (``_EFFECTORS``,
+a table by effect type, like the engine's own dispatch): ``deliver.delivery.Delivery`` (title
+marks, terminal and desktop notifications and their withdrawal, ``notify.command``, progress,
+keep-awake), the decision log, a wake-up timer, or a notice in Pi. After each step the screen
+gate is told, so pyte stops once a stronger source is live, and the session's state goes to
+the publisher. Every call in here is on the one loop and fails open: an exception is logged
+and the Pi session goes on.
+
+The controller builds nothing: ``session.build_controller`` makes its parts (asking tmux
+there, before the controller exists) and hands them in, so the unit tests hand in fakes
+(``tests/test_controller.py``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cuewrap import facts as F
 from cuewrap.advice import Where, fixes
@@ -33,7 +38,7 @@ from cuewrap.engine import (
 )
 from cuewrap.engine.effects import (
     Diagnostic,
-    Effect,
+    Eligibility,
     Escalate,
     KeepAwake,
     Notify,
@@ -44,22 +49,21 @@ from cuewrap.engine.effects import (
     Withdraw,
 )
 from cuewrap.engine.page import BridgeCounts, GuardCounts, cue_page, toggle_reply
-from cuewrap.keystrokes import KeyWindow
 from cuewrap.loop import Loop, Timer
 from cuewrap.relay import events as relay_events
 from cuewrap.relay.events import RelayEvent
 from cuewrap.term.answers import TerminalAnswer
 from cuewrap.term.clipboard import ClipboardSequence
 from cuewrap.term.notices import ChildNotification
-from cuewrap.term.sequences import BEL
 from cuewrap.term.tracker import TitleChange
 
 if TYPE_CHECKING:
     from cuewrap.activity import OutputWatch
-    from cuewrap.bridge.channel import Channel
     from cuewrap.bridge.server import BridgeServer
     from cuewrap.config import Settings
-    from cuewrap.presets import Preset
+    from cuewrap.deliver.delivery import Delivery
+    from cuewrap.keystrokes import KeyWindow
+    from cuewrap.publish import Publisher
     from cuewrap.relay.relay import OutputTap
     from cuewrap.screen.gate import ScreenGate
     from cuewrap.term.notices import NoticeProtocol
@@ -70,6 +74,20 @@ if TYPE_CHECKING:
 CLIPBOARD_AFTER_KEY = 2.0  # seconds after a keystroke a clipboard write counts as asked for
 
 
+@dataclasses.dataclass
+class Parts:
+    """What the controller is handed (``session.build_controller`` builds them)."""
+
+    delivery: Delivery  # every channel of a cue
+    publisher: Publisher  # the session's state for `cuewrap ls`, tmux's window option, --events
+    keys: KeyWindow  # keystrokes for the engine, at most one a second
+    bridge: BridgeServer | None = None  # Pi's extension, when its channel is listening
+    screen: ScreenGate | None = None  # the screen source (Pi mode)
+    activity: OutputWatch | None = None  # output activity and quiet (generic mode)
+    tmux: TmuxSide | None = None  # inside tmux, once started: presence and delivery through it
+    reaper: Reaper | None = None  # ends tmux's control client (and the publisher's commands)
+
+
 class Controller:
     def __init__(
         self,
@@ -78,93 +96,30 @@ class Controller:
         log: DecisionLog,
         env: Mapping[str, str],
         *,
+        config: EngineConfig,
+        parts: Parts,
         pi_mode: bool,
-        inject: Callable[[bytes], None],
-        size: tuple[int, int],
-        undo_at_restore: Callable[[bytes], None] = lambda off: None,
-        channel: Channel | None = None,
-        child_pid: int | None = None,
-        command: str = "",
-        events_fd: int | None = None,
     ) -> None:
         self.loop = loop
         self.settings = settings
         self.log = log
         self.env = dict(env)
         self.pi_mode = pi_mode
-        self.inject = inject
-        self.preset: Preset | None = None  # generic mode: what the program's signals mean
-        preset_why = ""
-        if not pi_mode:
-            from cuewrap.presets import choose
-
-            self.preset, preset_why = choose(command, settings.generic.preset)
+        self.delivery = parts.delivery
+        self.publisher = parts.publisher
+        self.keys = parts.keys
+        self.bridge = parts.bridge
+        self.screen = parts.screen
+        self.activity = parts.activity
+        self.tmux = parts.tmux
+        self._reaper = parts.reaper
+        self.state = initial_state(config)
         self._wake: Timer | None = None
-        self.keys = KeyWindow(loop, lambda: self.fact(F.Keystroke()))
         self._last_key = float("-inf")  # the user's last keystroke (the clipboard guard)
         self._clip_why: list[str] = []  # reasons of the guard's decisions not yet logged
         self._clip = GuardCounts(settings.guard.clipboard)
         self._clip_told = False  # the first removal was said inside Pi
         self._closed = False
-        self.child_pid = child_pid
-
-        from cuewrap.deliver.delivery import Delivery
-
-        app = self.preset.app if self.preset is not None else "Pi"
-        self.delivery = Delivery(loop, settings, log, self.env, inject, undo_at_restore, app)
-        self.bridge: BridgeServer | None = None
-        if channel is not None:
-            self._start_bridge(channel)
-        # detect now (tmux is asked here), while the child boots
-        choice = self.delivery.terminal_choice
-        # the child's notifications the host terminal shows as they are (not through tmux)
-        native = choice.protocol if not choice.tmux_passthrough else "off"
-        # a channel to re-emit it: inside tmux there always is (a status-line message), and a
-        # raw notification from a pane never gets through tmux anyway
-        reemit = choice.protocol != "off" or self.delivery.desktop_on or bool(self.env.get("TMUX"))
-        self.state = initial_state(self._engine_config(reemit, frozenset({native}) - {"off"}))
-        from cuewrap.publish import Publisher
-
-        # the session's state for `cuewrap ls`, tmux's window option and --events
-        self.publisher = Publisher(
-            loop,
-            self.env,
-            log.write,
-            log.error,
-            program="pi" if pi_mode else os.path.basename(command),
-            events_fd=events_fd,
-        )
-        where = self.publisher.where
-        self.delivery.where = {"pid": where.pid, "tmux_pane": where.tmux_pane, "tty": where.tty}
-        self.activity: OutputWatch | None = None  # generic mode: output activity and quiet
-        if self.preset is not None:
-            from cuewrap.activity import OutputWatch
-
-            self.activity = OutputWatch(loop, settings.generic.quiet_after, self._child_fact)
-            log.write(
-                "generic",
-                preset=self.preset.name,
-                app=self.preset.app,
-                why=preset_why,
-                quiet_after=settings.generic.quiet_after,
-                host_native=native,
-                reemit=reemit,
-            )
-        self.screen: ScreenGate | None = None  # the screen source, for the relay (Pi only)
-        if pi_mode:
-            from cuewrap.screen.gate import ScreenGate
-
-            self.screen = ScreenGate(
-                loop,
-                *size,
-                stronger_live=self._stronger_source_live,
-                on_fact=self.fact,
-                log=log,
-            )
-        self.tmux: TmuxSide | None = None  # inside tmux: presence and delivery through tmux
-        self._reaper: Reaper | None = None  # ends tmux's control client
-        if self.env.get("TMUX"):
-            self._start_tmux()
         self._answers = Answers()  # the host terminal's answers to cuewrap's query so far
         self._log_channels()
 
@@ -214,31 +169,12 @@ class Controller:
         elif answer.kind == "osc99":
             self._answers = dataclasses.replace(a, osc99=answer.text[:500])
 
-    # -- set-up -----------------------------------------------------------------------------
-    def _engine_config(self, reemit: bool, native: frozenset[str]) -> EngineConfig:
-        settings = self.settings
-        preset = self.preset
-        return EngineConfig(
-            enabled=settings.cues.enabled,
-            idle_after=settings.presence.idle_after,
-            label=os.path.basename(os.getcwd()),
-            privacy_summary=settings.privacy.body == "summary",
-            keep_awake=settings.keep_awake.enabled,
-            escalate_after=settings.notify.escalate_after,
-            progress=settings.notify.progress and preset is None,
-            title_marks=settings.notify.title_marks,
-            generic=preset is not None,
-            app=preset.app if preset is not None else "Pi",
-            signal=preset.signal if preset is not None else EngineConfig.signal,
-            host_native=native,
-            reemit=reemit,
-        )
-
     @property
     def output_tap(self) -> OutputTap | None:
         """What sees every output chunk: the screen gate (Pi mode) or the output watch."""
         return self.screen if self.screen is not None else self.activity
 
+    # -- the tracker's policies -----------------------------------------------------------
     def consume(self, protocol: NoticeProtocol) -> bool:
         """The tracker's policy for a child's notification (docs/design.md#generic-mode: translate,
         never duplicate): take it out of the output now? Decided by the pure engine."""
@@ -319,65 +255,6 @@ class Controller:
                 self._clip_told = True
                 self.log.write("diagnostic", text=text)
 
-    def _child_fact(self, fact: Event) -> None:
-        """A fact from the output watch (called from the relay's hot path): never raises."""
-        try:
-            self.fact(fact)
-        except Exception as exc:
-            self.log.error("child_fact", exc)
-
-    def _start_tmux(self) -> None:
-        """Inside tmux: cuewrap.tmux watches who looks at Pi's pane and delivers through tmux;
-        without it, presence and delivery work as outside tmux (focus reports, keys, the
-        start-up passthrough check)."""
-        from cuewrap.deliver.terminal import TerminalNotifier, passthrough_choice
-        from cuewrap.tmux.side import TmuxSide
-        from cuewrap.workers import Reaper
-
-        reaper = self._reaper = Reaper(self.loop)
-        info = self.delivery.tmux_info
-        choice = passthrough_choice(self.env, self.settings.notify.terminal, info)
-        wrapped = TerminalNotifier(choice, bell=self.settings.notify.bell)
-        bell = BEL if self.settings.notify.bell else b""
-        # the channel plan may send the desktop notification instead (one popup per cue)
-        build = wrapped.build if self.delivery.plan.terminal else (lambda n: bell)
-        side = TmuxSide(
-            self.loop,
-            self.env,
-            on_presence=lambda state, via: self.fact(
-                F.Presence(state, source="tmux" if via == "tmux" else "focus")
-            ),
-            inject=lambda data: self.inject(data),
-            is_eligible=lambda elig: is_eligible(self.state, elig),
-            build_osc=build,
-            record=self.delivery.record,
-            log=self.log.write,
-            reaper=reaper,
-        )
-        started = side.start()
-        self.log.write("tmux", state="started" if started else "not started", why=side.why)
-        if started:
-            self.tmux = side
-            self.publisher.start_tmux(reaper, lambda: side.view.window_id if side.view else None)
-            side.refresh(lambda view: self.publisher.refresh())  # its window, once tmux says
-
-    def _start_bridge(self, channel: Channel) -> None:
-        from cuewrap.bridge.server import BridgeServer
-
-        server = BridgeServer(
-            self.loop,
-            child_pid=lambda: self.child_pid,
-            on_fact=self.fact,
-            on_reject=lambda reason: self.log.write("rejected", source="bridge", reason=reason),
-            on_request=self.request,
-        )
-        try:
-            server.start(channel)
-        except OSError as exc:
-            self.log.write("bridge_unavailable", error=str(exc))
-            return
-        self.bridge = server
-
     # -- sources ----------------------------------------------------------------------------
     def relay_event(self, event: RelayEvent) -> None:
         """What the relay saw: logged, or translated into a fact (one translator for both)."""
@@ -435,7 +312,7 @@ class Controller:
         self.state, effects = step(before, fact, self.loop.clock())
         for effect in effects:
             try:
-                self._perform(effect)
+                _EFFECTORS[type(effect)](self, effect)
             except Exception as exc:  # fail open, per effect
                 self.log.error(f"effect:{type(effect).__name__}", exc)
         if self.screen is not None:
@@ -445,6 +322,21 @@ class Controller:
         except Exception as exc:
             self.log.error("publish", exc)
 
+    def child_fact(self, fact: Event) -> None:
+        """A fact from the output watch (called from the relay's hot path): never raises."""
+        try:
+            self.fact(fact)
+        except Exception as exc:
+            self.log.error("child_fact", exc)
+
+    def eligible(self, eligibility: Eligibility) -> bool:
+        """May a cue still be delivered (asked right before each asynchronous delivery)?"""
+        return is_eligible(self.state, eligibility)
+
+    def stronger_source_live(self) -> bool:
+        """The bridge or OSC 7501 is live: the screen source is not needed."""
+        return self.state.bridge_live or "osc7501" in self.state.trusted
+
     def _publish(self, before: EngineState) -> None:
         """The session's state for the overview: only what changed goes out (publish.py)."""
         s = self.state
@@ -452,48 +344,45 @@ class Controller:
         changes = glance.changes(before, s)
         self.publisher.publish(changes, self._session_label(), glance.presence(s), mark)
 
-    def _stronger_source_live(self) -> bool:
-        return self.state.bridge_live or "osc7501" in self.state.trusted
-
     def _tick(self) -> None:
         self._wake = None
         self.fact(Tick())
 
-    # -- effects ----------------------------------------------------------------------------
-    def _perform(self, effect: Effect) -> None:
-        if isinstance(effect, Record):
-            self.log.write(effect.kind, **effect.fields)
-        elif isinstance(effect, SetMark):
-            self.delivery.set_mark(effect.mark)
-        elif isinstance(effect, Notify):
-            self.delivery.notify(
-                effect,
-                eligible=lambda eligibility: is_eligible(self.state, eligibility),
-                session=self._session_label(),
-                route=self.tmux,
-            )
-        elif isinstance(effect, Withdraw):
-            self.delivery.withdraw(effect)
-        elif isinstance(effect, Escalate):
-            self.delivery.escalate(
-                effect.note,
-                self._session_label(),
-                lambda eligibility: is_eligible(self.state, eligibility),
-            )
-        elif isinstance(effect, Progress):
-            self.delivery.progress(effect.on)
-        elif isinstance(effect, Wake):
-            if self._wake is not None:
-                self._wake.cancel()
-                self._wake = None
-            if effect.at is not None:
-                self._wake = self.loop.call_at(effect.at, self._tick)
-        elif isinstance(effect, KeepAwake):
-            self.delivery.keep_awake(effect.hold)
-        elif isinstance(effect, Diagnostic):
-            self.log.write("diagnostic", text=effect.text)
-            if self.bridge is not None:
-                self.bridge.push_notice(f"cuewrap: {effect.text}")
+    # -- effects (the table is _EFFECTORS, below the class) ------------------------------
+    def _record(self, effect: Record) -> None:
+        self.log.write(effect.kind, **effect.fields)
+
+    def _set_mark(self, effect: SetMark) -> None:
+        self.delivery.set_mark(effect.mark)
+
+    def _notify(self, effect: Notify) -> None:
+        self.delivery.notify(
+            effect, eligible=self.eligible, session=self._session_label(), route=self.tmux
+        )
+
+    def _withdraw(self, effect: Withdraw) -> None:
+        self.delivery.withdraw(effect)
+
+    def _escalate(self, effect: Escalate) -> None:
+        self.delivery.escalate(effect.note, self._session_label(), self.eligible)
+
+    def _progress(self, effect: Progress) -> None:
+        self.delivery.progress(effect.on)
+
+    def _set_wake(self, effect: Wake) -> None:
+        if self._wake is not None:
+            self._wake.cancel()
+            self._wake = None
+        if effect.at is not None:
+            self._wake = self.loop.call_at(effect.at, self._tick)
+
+    def _keep_awake(self, effect: KeepAwake) -> None:
+        self.delivery.keep_awake(effect.hold)
+
+    def _diagnostic(self, effect: Diagnostic) -> None:
+        self.log.write("diagnostic", text=effect.text)
+        if self.bridge is not None:
+            self.bridge.push_notice(f"cuewrap: {effect.text}")
 
     def _session_label(self) -> str:
         return self.state.session_name or self.state.config.label
@@ -505,13 +394,17 @@ class Controller:
         return self.status_page()
 
     def status_page(self) -> str:
-        """The /cue page (docs/design.md#what-the-user-sees), from the engine's status and the
-        channels set up here."""
+        """The /cue page (docs/design.md#what-the-user-sees): ``engine.page.cue_page`` from the
+        engine's status and what this session's parts report."""
         bridge = BridgeCounts.from_stats(self.bridge.stats()) if self.bridge is not None else None
-        page = cue_page(status(self.state), self.delivery.channels(), bridge, self._clip)
-        if self.tmux is not None:
-            page += "\n" + self.tmux.status_line()
-        return page + "".join(f"\nto improve: {fix}" for fix in fixes(self._where()))
+        return cue_page(
+            status(self.state),
+            self.delivery.channels(),
+            bridge,
+            self._clip,
+            tmux=self.tmux.status_line() if self.tmux is not None else None,
+            fixes=fixes(self._where()),
+        )
 
     def _where(self) -> Where:
         """What /cue's advice needs (cuewrap.advice): this session's evidence."""
@@ -575,3 +468,17 @@ class Controller:
                     self._reaper.close()
             except Exception as exc:
                 self.log.error("tmux.close", exc)
+
+
+# one effector per effect type (the engine's own dispatch is ``reducer._HANDLERS``)
+_EFFECTORS: dict[type, Callable[[Controller, Any], None]] = {
+    Record: Controller._record,
+    SetMark: Controller._set_mark,
+    Notify: Controller._notify,
+    Withdraw: Controller._withdraw,
+    Escalate: Controller._escalate,
+    Progress: Controller._progress,
+    Wake: Controller._set_wake,
+    KeepAwake: Controller._keep_awake,
+    Diagnostic: Controller._diagnostic,
+}

@@ -49,7 +49,11 @@ class Delivery:
         inject: Callable[[bytes], None],
         undo_at_restore: Callable[[bytes], None] = lambda off: None,
         app: str = "Pi",
+        tmux_info: TmuxInfo | None = None,
     ) -> None:
+        """``tmux_info``: what tmux said about this pane at start (``terminal.query_tmux``,
+        blocking, asked by whoever builds this; None outside tmux or when it could not be
+        asked)."""
         self.loop = loop
         self.app = app  # names the program in desktop notifications (generic mode: its own)
         self.settings = settings
@@ -59,9 +63,8 @@ class Delivery:
         self.undo_at_restore = undo_at_restore  # bytes the host writes on every exit path
         self._progress_on = False  # the indicator as cuewrap last set it
         self.titles = TitleMarks()
-        self._terminal: TerminalNotifier | None = None  # detected on first use (tmux query)
-        self.tmux_info: TmuxInfo | None = None  # what that query said
-        self._tmux_asked = False
+        self._terminal: TerminalNotifier | None = None  # detected on first use
+        self.tmux_info = tmux_info
         self._plan: Plan | None = None  # the channel plan (made with the terminal choice)
         self._answers: Answers | None = None  # what the terminal said about itself
         self.desktop_on, self.desktop_why = desktop_available(self.env, settings.notify.desktop)
@@ -69,7 +72,7 @@ class Delivery:
         self._command: CommandNotifier | None = None
         self._keepawake: Inhibitor | None = None
         self.cwd = os.getcwd()
-        # which session a notification came from (pid, tmux_pane, tty), set by the controller
+        # which session a notification came from (pid, tmux_pane, tty), set by its builder
         self.where: dict[str, Any] = {}
         # notification ids: unique across cuewrap processes (kitty wants them global)
         self.id_prefix = f"cuewrap-{os.getpid()}-"
@@ -79,21 +82,12 @@ class Delivery:
     @property
     def terminal(self) -> TerminalNotifier:
         if self._terminal is None:
-            from cuewrap.deliver.terminal import (
-                TerminalNotifier,
-                detect_terminal_protocol,
-                query_tmux,
-            )
-
-            def ask_tmux() -> TmuxInfo | None:  # once per session
-                if not self._tmux_asked:
-                    self._tmux_asked = True
-                    self.tmux_info = query_tmux(self.env)
-                return self.tmux_info
+            from cuewrap.deliver.terminal import TerminalNotifier, detect_terminal_protocol
 
             version = self._answers.version if self._answers is not None else ""
             setting = self.settings.notify.terminal
-            choice = detect_terminal_protocol(self.env, setting, ask_tmux, version)
+            info = self.tmux_info
+            choice = detect_terminal_protocol(self.env, setting, lambda: info, version)
             self._terminal = TerminalNotifier(choice, bell=self.settings.notify.bell)
             self._plan = self._make_plan(choice)
             self.log.write(

@@ -2,12 +2,14 @@
 guarantee.
 
 A pure function of the engine's ``Status`` (``status.py``) and what the shell knows besides:
-the bridge channel's counters and the delivery channels. No I/O, no clock.
+the bridge channel's counters, the delivery channels, the clipboard guard's counts, tmux's
+line and the advice (``cuewrap.advice.fixes``). No I/O, no clock: the controller gathers
+them and this assembles the whole page.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from cuewrap.engine.status import Status
@@ -102,9 +104,14 @@ def cue_page(
     channels: Channels,
     bridge: BridgeCounts | None = None,
     guard: GuardCounts | None = None,
+    *,
+    tmux: str | None = None,
+    fixes: Sequence[str] = (),
 ) -> str:
     """The text of ``/cue``: on/off and the driving source, presence, each integration's
-    evidence, the bridge channel (when there is one), capacity, the delivery channels."""
+    evidence, the bridge channel (when there is one), capacity, the delivery channels, the
+    clipboard guard; then ``tmux`` (its status line, inside tmux) and one ``to improve:``
+    line per fix."""
     s = status
     p = s.presence
     lines = [
@@ -143,6 +150,9 @@ def cue_page(
         lines.append(f"desktop popup: {c.path_why}")  # the reason begins with the path
     if guard is not None:
         lines.append(guard_line(guard))
+    if tmux is not None:
+        lines.append(tmux)
+    lines.extend(f"to improve: {fix}" for fix in fixes)
     return "\n".join(lines)
 
 

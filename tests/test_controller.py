@@ -1,0 +1,568 @@
+"""The controller alone: facts in, effects out to its parts, with fakes for every part.
+
+No PTY, no Pi, no subprocess, no tmux: the real ``Controller`` and the real pure engine, handed
+recording fakes of the parts ``session.build_controller`` builds (delivery, publisher, key
+window, bridge server, screen gate, output watch, tmux side) and the real ``Loop`` on a clock
+the test moves. Each test follows one path from a fact to an effect. The real parts are tested
+on their own (test_bridge_server, test_screen_gate, test_keys, test_tmux_units, …) and
+together with real Pi, PTYs and tmux (test_relay_pty, test_generic_pty, test_demo,
+test_bridge_pi, test_tmux_pi, …).
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from cuewrap.activity import OutputWatch
+from cuewrap.bridge.server import BridgeServer
+from cuewrap.config import Settings
+from cuewrap.controller import _EFFECTORS, Controller, Parts
+from cuewrap.decisionlog import DecisionLog
+from cuewrap.deliver.delivery import Delivery
+from cuewrap.deliver.plan import Answers, make_plan
+from cuewrap.deliver.terminal import Choice
+from cuewrap.engine import EngineConfig
+from cuewrap.engine.effects import MARK_COMPLETED, Effect, Eligibility, Notify, Withdraw
+from cuewrap.engine.page import CUES_OFF, CUES_ON, Channels
+from cuewrap.facts import (
+    AgentBeforeSettle,
+    AgentEnd,
+    AgentSettled,
+    AgentStart,
+    BridgeHello,
+    ChildExit,
+    Fact,
+    Presence,
+    ProgramStatus,
+    ScreenActivity,
+    SessionStart,
+    UiPromptEnd,
+    UiPromptStart,
+    UserInput,
+)
+from cuewrap.keystrokes import KeyWindow
+from cuewrap.loop import Loop
+from cuewrap.publish import Publisher
+from cuewrap.relay import events as relay_events
+from cuewrap.screen.gate import ScreenGate
+from cuewrap.session import _ToController
+from cuewrap.term.answers import TerminalAnswer
+from cuewrap.term.focus import FocusReport
+from cuewrap.term.tracker import TitleChange
+from cuewrap.tmux.side import TmuxSide
+
+pytestmark = pytest.mark.unit
+
+SESSION = "/home/u/.pi/sessions/s1.jsonl"
+HELLO = BridgeHello(1, "1.4.0", "tui", True, "sid-1", SESSION, 4242)
+RUN = (UserInput("interactive"), AgentStart())
+SETTLE = (AgentEnd("stop"), AgentBeforeSettle("completed"), AgentSettled(False))
+CHOICE = Choice("osc777", False, "TERM_PROGRAM=WezTerm", "wezterm")
+
+Journal = list[tuple[Any, ...]]
+
+
+# -- the fakes: each records its calls, in order, in one journal ----------------------------
+class Part:
+    def __init__(self, journal: Journal) -> None:
+        self.journal = journal
+        self.fail: set[str] = set()  # methods that raise
+
+    def called(self, name: str, *args: Any) -> None:
+        self.journal.append((type(self).__name__, name, *args))
+        if name in self.fail:
+            raise RuntimeError(f"{name} broke")
+
+
+class FakeDelivery(Part):
+    def __init__(self, journal: Journal) -> None:
+        super().__init__(journal)
+        self.terminal_choice = CHOICE
+        self.desktop_on = False
+        self.desktop_why = "over SSH (SSH_TTY is set)"
+        self.pending = False
+        self.answers: Answers | None = None
+        self.eligible: Callable[[Eligibility], bool] | None = None
+        self.route: object = None
+
+    @property
+    def plan(self) -> Any:
+        return make_plan(CHOICE, "auto", "auto", False, self.desktop_why, in_tmux=False)
+
+    def channels(self) -> Channels:
+        return Channels("osc777", "TERM_PROGRAM=WezTerm", False, "over SSH", False, True, False)
+
+    def answered(self, answers: Answers) -> None:
+        self.answers = answers
+        self.called("answered", answers.version)
+
+    def child_title(self, title: str, controls: bool = False) -> None:
+        self.called("child_title", title)
+
+    def reapply_mark(self) -> None:
+        self.called("reapply_mark")
+
+    def reapply_progress(self) -> None:
+        self.called("reapply_progress")
+
+    def set_mark(self, mark: str | None) -> None:
+        self.called("set_mark", mark)
+
+    def notify(
+        self,
+        n: Notify,
+        *,
+        eligible: Callable[[Eligibility], bool],
+        session: str,
+        route: object = None,
+    ) -> None:
+        self.eligible, self.route = eligible, route
+        self.called("notify", n.kind, session)
+
+    def withdraw(self, w: Withdraw) -> None:
+        self.called("withdraw", w.cue_id, w.reason)
+
+    def escalate(self, n: Notify, session: str, eligible: object = None) -> None:
+        self.called("escalate", n.kind)
+
+    def progress(self, on: bool) -> None:
+        self.called("progress", on)
+
+    def keep_awake(self, hold: bool) -> None:
+        self.called("keep_awake", hold)
+
+    def close(self) -> None:
+        self.called("close")
+
+
+class FakePublisher(Part):
+    busy = False
+
+    def publish(self, glances: list[Any], session: str, presence: str, mark: str | None) -> None:
+        self.called("publish", tuple(g.state for g in glances), presence, mark)
+
+    def close(self) -> None:
+        self.called("close")
+
+
+class FakeKeys(Part):
+    def key(self) -> None:
+        self.called("key")
+
+    def close(self) -> None:
+        self.called("close")
+
+
+class FakeBridge(Part):
+    def __init__(self, journal: Journal) -> None:
+        super().__init__(journal)
+        self.notices: list[str] = []
+
+    def stats(self) -> dict[str, object]:
+        return {"live_connections": 1, "facts": 7, "hellos": 1, "rejected": {"bad json": 2}}
+
+    def push_notice(self, text: str) -> bool:
+        self.notices.append(text)
+        self.called("push_notice", text)
+        return True
+
+    def drain_all(self) -> None:
+        self.called("drain_all")
+
+    def close(self) -> None:
+        self.called("close")
+
+
+class FakeScreen(Part):
+    def feed(self, data: bytes) -> None:
+        self.called("feed", data)
+
+    def resize(self, *, rows: int, cols: int) -> None:
+        self.called("resize", rows, cols)
+
+    def check(self) -> None:
+        self.called("check")
+
+    def close(self) -> None:
+        self.called("close")
+
+
+class FakeActivity(Part):
+    def feed(self, data: bytes) -> None:
+        self.called("feed", data)
+
+    def resize(self, *, rows: int, cols: int) -> None:
+        self.called("resize", rows, cols)
+
+    def input(self) -> None:
+        self.called("input")
+
+    def close(self) -> None:
+        self.called("close")
+
+
+class FakeTmux(Part):
+    view = None
+    busy = False
+
+    def focus(self, state: str) -> None:
+        self.called("focus", state)
+
+    def keystroke(self) -> None:
+        self.called("keystroke")
+
+    def status_line(self) -> str:
+        return "tmux 3.4: Pi's pane is shown (1 client attached)"
+
+    def close(self) -> None:
+        self.called("close")
+
+
+class FakeReaper(Part):
+    def close(self, timeout: float = 0.5) -> None:
+        self.called("close")
+
+
+class Log(DecisionLog):
+    """The decision log, into the journal."""
+
+    def __init__(self, journal: Journal) -> None:
+        super().__init__(None)
+        self.journal = journal
+
+    def write(self, kind: str, **fields: object) -> None:
+        self.journal.append(("log", kind, fields))
+
+
+class Rig:
+    """A controller with fakes for every part, on a loop whose clock the test moves."""
+
+    def __init__(
+        self,
+        *,
+        pi_mode: bool = True,
+        bridge: bool = True,
+        tmux: bool = False,
+        settings: Settings | None = None,
+        **config: Any,
+    ) -> None:
+        self.now = 1000.0
+        self.loop = Loop()
+        self.loop.clock = lambda: self.now
+        self.journal: Journal = []
+        self.log = Log(self.journal)
+        self.delivery = FakeDelivery(self.journal)
+        self.publisher = FakePublisher(self.journal)
+        self.keys = FakeKeys(self.journal)
+        self.bridge = FakeBridge(self.journal) if bridge else None
+        self.screen = FakeScreen(self.journal) if pi_mode else None
+        self.activity = None if pi_mode else FakeActivity(self.journal)
+        self.tmux = FakeTmux(self.journal) if tmux else None
+        self.reaper = FakeReaper(self.journal) if tmux else None
+        parts = Parts(
+            self.delivery,  # type: ignore[arg-type]
+            self.publisher,  # type: ignore[arg-type]
+            self.keys,  # type: ignore[arg-type]
+            bridge=self.bridge,  # type: ignore[arg-type]
+            screen=self.screen,  # type: ignore[arg-type]
+            activity=self.activity,  # type: ignore[arg-type]
+            tmux=self.tmux,  # type: ignore[arg-type]
+            reaper=self.reaper,  # type: ignore[arg-type]
+        )
+        self.c = Controller(
+            self.loop,
+            settings or Settings(),
+            self.log,
+            {"TERM": "xterm-256color"},
+            config=EngineConfig(label="proj", generic=not pi_mode, **config),
+            parts=parts,
+            pi_mode=pi_mode,
+        )
+
+    def facts(self, *facts: Fact) -> None:
+        for f in facts:
+            self.c.fact(f)
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+        self.loop.run_due_timers()
+
+    def calls(self, part: str, name: str | None = None) -> list[tuple[Any, ...]]:
+        return [
+            e[2:] if name is not None else e[1:]
+            for e in self.journal
+            if e[0] == part and (name is None or e[1] == name)
+        ]
+
+    def logged(self, kind: str) -> list[dict[str, Any]]:
+        return [e[2] for e in self.journal if e[0] == "log" and e[1] == kind]
+
+    def clear(self) -> None:
+        self.journal.clear()
+
+
+def away_in_a_run(r: Rig) -> None:
+    r.facts(HELLO, SessionStart("startup", "sid-1", SESSION), Presence("focused"), *RUN)
+    r.c.relay_event(FocusReport("out"))
+
+
+# -- the fakes stand for the real parts ------------------------------------------------------
+@pytest.mark.parametrize(
+    ("fake", "real"),
+    [
+        (FakeDelivery, Delivery),
+        (FakePublisher, Publisher),
+        (FakeKeys, KeyWindow),
+        (FakeBridge, BridgeServer),
+        (FakeScreen, ScreenGate),
+        (FakeActivity, OutputWatch),
+        (FakeTmux, TmuxSide),
+    ],
+)
+def test_every_fake_method_is_the_real_parts_with_its_parameters(fake: type, real: type) -> None:
+    own = {n for n, v in vars(fake).items() if not n.startswith("_") and callable(v)}
+    assert own, fake
+    for name in own:
+        real_attr = getattr(real, name, None)
+        assert real_attr is not None, f"{real.__name__} has no {name}"
+        got = list(inspect.signature(getattr(fake, name)).parameters)
+        want = list(inspect.signature(real_attr).parameters)
+        assert got == want, (real.__name__, name)
+
+
+def test_every_effect_type_has_its_effector() -> None:
+    assert set(_EFFECTORS) == set(typing.get_args(Effect))
+
+
+# -- the bridge: facts to cues to delivery ---------------------------------------------------
+def test_bridge_run_settled_while_away_notifies_through_the_delivery() -> None:
+    r = Rig()
+    away_in_a_run(r)
+    r.clear()
+    r.facts(*SETTLE)
+    assert r.calls("FakeDelivery", "notify") == [("finished", "proj")]
+    assert r.calls("FakeDelivery", "set_mark") == [(MARK_COMPLETED,)]
+    # the delivery asks the engine again before each asynchronous call
+    assert r.delivery.eligible is not None
+    [cue] = [c["cue_id"] for c in r.logged("cue")]
+    s = r.c.state
+    assert r.delivery.eligible(Eligibility(s.generation, None, cue, s.epoch))
+    assert not r.delivery.eligible(Eligibility(s.generation, None, cue, s.epoch + 1))
+
+
+def test_bridge_facts_are_logged_in_order_and_the_screen_gate_checked_after_each() -> None:
+    r = Rig()
+    r.facts(HELLO, AgentStart())
+    order = [e[1] if e[0] == "log" else e[0] for e in r.journal if e[1] in ("fact", "check")]
+    assert order == ["fact", "FakeScreen", "fact", "FakeScreen"]
+    assert [f["type"] for f in r.logged("fact")] == ["BridgeHello", "AgentStart"]
+    assert r.c.stronger_source_live()  # the bridge said hello: the screen is not needed
+
+
+def test_cue_request_from_the_bridge_gives_the_page_and_the_toggle_replies() -> None:
+    r = Rig(tmux=True)
+    r.facts(HELLO)
+    page = r.c.request("status").splitlines()
+    assert page[0].startswith("cuewrap: cues on")
+    assert "bridge channel: 1 live, 7 facts, 1 hellos · dropped: bad json 2" in page
+    assert "channels: terminal osc777 (TERM_PROGRAM=WezTerm); desktop off (over SSH);" in (
+        next(line for line in page if line.startswith("channels:"))
+    )
+    i = page.index("tmux 3.4: Pi's pane is shown (1 client attached)")
+    assert page[i - 1].startswith("clipboard guard: user")
+    assert [line for line in page[i + 1 :] if not line.startswith("to improve: ")] == []
+    assert page[i + 1 :]  # advice for this session (no focus reports seen yet, in tmux)
+    assert r.c.request("on") == CUES_ON and r.c.request("off") == CUES_OFF
+
+
+def test_diagnostic_is_logged_and_shown_in_pi() -> None:
+    r = Rig()
+    # a Pi before agent_settled: what it lacks is said once
+    r.facts(BridgeHello(1, "0.74.2", None, True, "sid-1", SESSION, 4242, None, frozenset()))
+    r.facts(SessionStart("startup", "sid-1", SESSION))
+    [text] = [d["text"] for d in r.logged("diagnostic")]
+    assert r.bridge is not None and r.bridge.notices == [f"cuewrap: {text}"]
+
+
+# -- presence --------------------------------------------------------------------------------
+def test_focus_in_withdraws_the_cue_sent_while_away() -> None:
+    r = Rig()
+    away_in_a_run(r)
+    r.facts(*SETTLE)
+    [cue] = [c["cue_id"] for c in r.logged("cue")]
+    r.clear()
+    r.c.relay_event(FocusReport("in"))
+    assert r.calls("FakeDelivery", "withdraw") == [(cue, "user returned")]
+    assert r.calls("FakeDelivery", "set_mark") == [(None,)]
+
+
+def test_keystrokes_go_to_the_key_window_and_the_clipboard_guard() -> None:
+    r = Rig()
+    assert not r.c.clipboard(read=False, framed=False)  # no keystroke yet
+    r.c.relay_event(relay_events.KeysRead())
+    assert r.calls("FakeKeys") == [("key",)]
+    assert r.c.clipboard(read=False, framed=False)  # right after it
+    r.advance(2.5)
+    assert not r.c.clipboard(read=False, framed=False)
+
+
+def test_generic_mode_keystroke_tells_the_output_watch() -> None:
+    r = Rig(pi_mode=False, bridge=False)
+    r.c.relay_event(relay_events.KeysRead())
+    assert r.calls("FakeActivity") == [("input",)]
+    assert r.c.output_tap is r.activity
+
+
+# -- tmux ------------------------------------------------------------------------------------
+def test_inside_tmux_focus_reports_and_keys_go_to_the_tmux_side_not_the_engine() -> None:
+    r = Rig(tmux=True)
+    r.c.relay_event(FocusReport("out"))
+    r.c.relay_event(relay_events.KeysRead())
+    assert r.calls("FakeTmux") == [("focus", "away"), ("keystroke",)]
+    assert r.logged("fact") == []  # the merged presence comes back from tmux
+
+
+def test_tmux_view_change_is_a_presence_fact_and_routes_the_notification() -> None:
+    r = Rig(tmux=True)
+    to = _ToController()  # what build_controller hands the tmux side
+    to.controller = r.c
+    r.facts(HELLO, SessionStart("startup", "sid-1", SESSION), *RUN)
+    to.presence("away", "tmux")
+    assert r.logged("fact")[-1] == {"type": "Presence", "source": "tmux", "state": "away"}
+    r.facts(*SETTLE)
+    assert r.calls("FakeDelivery", "notify") == [("finished", "proj")]
+    assert r.delivery.route is r.tmux  # tmux is asked first for the terminal's notification
+
+
+# -- the screen source -----------------------------------------------------------------------
+def test_screen_fact_cues_while_no_stronger_source_is_live() -> None:
+    r = Rig(bridge=False)
+    r.c.relay_event(FocusReport("out"))
+    r.facts(ScreenActivity(True))
+    assert not r.c.stronger_source_live()
+    r.clear()
+    r.facts(ScreenActivity(False))
+    assert [n[0] for n in r.calls("FakeDelivery", "notify")] == ["finished"]
+    assert r.calls("FakeScreen", "check") == [()]
+    r.facts(ProgramStatus("working", "pi"))
+    assert r.c.stronger_source_live()  # OSC 7501 trusted: the gate stops the screen worker
+
+
+# -- timers ----------------------------------------------------------------------------------
+def test_wake_effect_sets_one_timer_whose_tick_cues_after_idle() -> None:
+    r = Rig(idle_after=60.0)
+    r.facts(HELLO, SessionStart("startup", "sid-1", SESSION), *RUN)
+    r.facts(UiPromptStart("confirm"))  # present (no focus reports): no cue, a wake-up
+    assert r.calls("FakeDelivery", "notify") == []
+    r.advance(59.0)
+    assert r.calls("FakeDelivery", "notify") == []
+    r.advance(1.5)
+    assert r.calls("FakeDelivery", "notify") == [("needs-input", "proj")]
+    r.clear()
+    r.facts(UiPromptEnd("confirm"))  # the wait ended: its cue withdrawn, no more wake-ups
+    assert [w[1] for w in r.calls("FakeDelivery", "withdraw")] == ["wait ended (ui_prompt_end)"]
+    r.advance(3600.0)
+    assert r.logged("fact") == [{"type": "UiPromptEnd", "source": "bridge", "fact_kind": "confirm"}]
+
+
+# -- job control -----------------------------------------------------------------------------
+def test_stop_and_continue_publish_the_state_and_reapply_mark_and_progress() -> None:
+    r = Rig()
+    r.facts(HELLO, *RUN)
+    r.clear()
+    r.c.relay_event(relay_events.JobChange("stopped"))
+    assert r.calls("FakePublisher", "publish")[-1][0] == ("stopped",)
+    assert r.calls("FakeDelivery", "reapply_mark") == []
+    r.c.relay_event(relay_events.JobChange("continued"))
+    assert r.calls("FakeDelivery", "reapply_mark") == [()]
+    assert r.calls("FakeDelivery", "reapply_progress") == [()]
+    assert r.calls("FakePublisher", "publish")[-1][0] == ("working",)
+
+
+def test_child_title_goes_to_the_delivery_for_the_mark() -> None:
+    r = Rig()
+    r.c.relay_event(TitleChange("pi - proj", False))
+    assert r.calls("FakeDelivery", "child_title") == [("pi - proj",)]
+
+
+# -- the end ---------------------------------------------------------------------------------
+def test_exit_drains_the_bridge_before_the_exit_fact_and_close_closes_every_part() -> None:
+    r = Rig(tmux=True)
+    r.facts(HELLO)
+    r.clear()
+    r.c.relay_event(relay_events.ChildExited(0, None))
+    drained = r.journal.index(("FakeBridge", "drain_all"))
+    exit_fact = next(i for i, e in enumerate(r.journal) if e[1] == "fact")
+    assert drained < exit_fact
+    assert r.logged("fact")[0]["type"] == "ChildExit"
+    assert r.calls("FakePublisher", "publish")[-1][0] == ("exited",)
+    r.clear()
+    r.c.finish(3.0)
+    closed = [e[0] for e in r.journal if e[1] == "close"]
+    assert closed[0] == "FakePublisher"  # the registry entry goes first
+    every = ["FakePublisher", "FakeKeys", "FakeScreen", "FakeDelivery", "FakeBridge"]
+    assert sorted(closed) == sorted([*every, "FakeTmux", "FakeReaper"])
+    r.clear()
+    r.facts(ChildExit(0, None))  # closed: nothing more is stepped
+    assert r.journal == []
+
+
+# -- the session's state ---------------------------------------------------------------------
+def test_state_changes_are_published_with_presence_and_mark() -> None:
+    r = Rig()
+    r.facts(HELLO)
+    r.clear()
+    r.facts(*RUN)
+    assert ("working",) in [p[0] for p in r.calls("FakePublisher", "publish")]
+    away_in_a_run(r)
+    r.clear()
+    r.facts(*SETTLE)
+    assert r.calls("FakePublisher", "publish")[-1] == (("finished",), "away", MARK_COMPLETED)
+
+
+# -- the terminal's answers ------------------------------------------------------------------
+def test_terminal_answers_remake_the_channel_plan_once_complete() -> None:
+    r = Rig()
+    r.c.terminal_answer(TerminalAnswer("xtversion", "kitty(0.36.1)"))
+    assert r.calls("FakeDelivery", "answered") == []
+    r.c.relay_event(TerminalAnswer("da1", ""))
+    assert r.calls("FakeDelivery", "answered") == [("kitty(0.36.1)",)]
+    assert [c["state"] for c in r.logged("terminal_answers")] == ["answered"]
+    assert len(r.logged("channels")) == 2  # at start and again with the answers
+    r.c.terminal_answer(None)  # the query's time is up: nothing more
+    assert len(r.calls("FakeDelivery", "answered")) == 1
+
+
+# -- failing open ----------------------------------------------------------------------------
+def test_a_failing_effector_is_logged_and_the_other_effects_still_happen() -> None:
+    r = Rig()
+    away_in_a_run(r)
+    r.delivery.fail.add("notify")
+    r.clear()
+    r.facts(*SETTLE)
+    errors = r.logged("internal_error")
+    assert [e["where"] for e in errors] == ["effect:Notify"]
+    assert "notify broke" in errors[0]["error"]
+    assert r.calls("FakeDelivery", "set_mark") == [(MARK_COMPLETED,)]  # the mark still went
+    assert r.calls("FakePublisher", "publish")  # and the state
+
+
+def test_a_failing_publisher_is_logged_and_the_session_goes_on() -> None:
+    r = Rig()
+    r.publisher.fail.add("publish")
+    r.facts(HELLO, *RUN)
+    assert [e["where"] for e in r.logged("internal_error")] == ["publish"] * 3
+    assert r.c.state.run is not None  # the engine went on
+
+
+def test_a_failing_output_watch_fact_never_reaches_the_relay() -> None:
+    r = Rig(pi_mode=False, bridge=False)
+    r.delivery.fail.add("set_mark")
+    r.publisher.fail.add("publish")
+    r.c.child_fact(ChildExit(0, None))  # the hot path's call: must not raise
+    assert "publish" in [e["where"] for e in r.logged("internal_error")]
