@@ -14,6 +14,7 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -50,9 +51,11 @@ from cuewrap.loop import Loop
 from cuewrap.publish import Publisher
 from cuewrap.relay import events as relay_events
 from cuewrap.screen.gate import ScreenGate
-from cuewrap.session import _ToController
+from cuewrap.session import _ToController, build_controller
 from cuewrap.term.answers import TerminalAnswer
+from cuewrap.term.clipboard import ClipboardSequence
 from cuewrap.term.focus import FocusReport
+from cuewrap.term.notices import ChildNotification
 from cuewrap.term.tracker import TitleChange
 from cuewrap.tmux.side import TmuxSide
 
@@ -566,3 +569,119 @@ def test_a_failing_output_watch_fact_never_reaches_the_relay() -> None:
     r.publisher.fail.add("publish")
     r.c.child_fact(ChildExit(0, None))  # the hot path's call: must not raise
     assert "publish" in [e["where"] for e in r.logged("internal_error")]
+
+
+# -- the builder (session.build_controller): real parts, none that starts a process ----------
+def built(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    pi_mode: bool,
+    settings: Settings | None = None,
+    **env: str,
+) -> tuple[Controller, Journal, list[dict[str, str]]]:
+    """A controller from the real builder; tmux is never really asked: ``query_tmux`` is
+    replaced by a recorder (the list it returns)."""
+    asked: list[dict[str, str]] = []
+
+    def query_tmux(env: dict[str, str], timeout: float = 1.0) -> None:
+        asked.append(env)
+
+    monkeypatch.setattr("cuewrap.deliver.terminal.query_tmux", query_tmux)
+    journal: Journal = []
+    loop = Loop()
+    controller = build_controller(
+        loop,
+        settings or Settings(),
+        Log(journal),
+        {"TERM": "xterm-256color", "XDG_RUNTIME_DIR": str(tmp_path), **env},
+        pi_mode=pi_mode,
+        inject=lambda data: None,
+        size=(24, 80),
+        command="/usr/bin/aider",
+    )
+    return controller, journal, asked
+
+
+def test_builder_generic_mode_hands_in_the_output_watch_and_the_preset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    c, journal, asked = built(tmp_path, monkeypatch, pi_mode=False)
+    assert isinstance(c.output_tap, OutputWatch) and c.output_tap is c.activity
+    assert c.screen is None and c.bridge is None and c.tmux is None
+    assert asked == []  # outside tmux nothing asks it
+    [generic] = [e[2] for e in journal if e[:2] == ("log", "generic")]
+    assert generic["preset"] == "aider"
+    assert c.state.config.generic and c.state.config.app == generic["app"]
+    kinds = [e[1] for e in journal if e[0] == "log"]
+    assert kinds.index("generic") < kinds.index("channels")  # as before the rebuild
+    entries = list((tmp_path / "cuewrap").iterdir())
+    assert len(entries) == 1  # the registry entry, written by the publisher
+    c.close()
+    assert list((tmp_path / "cuewrap").iterdir()) == []
+
+
+def test_builder_pi_mode_hands_in_the_screen_gate_and_the_parts_call_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    c, journal, _ = built(tmp_path, monkeypatch, pi_mode=True)
+    assert isinstance(c.output_tap, ScreenGate) and c.activity is None
+    journal.clear()
+    c.relay_event(relay_events.KeysRead())  # the key window's first key: told at once
+    assert [e[2]["type"] for e in journal if e[:2] == ("log", "fact")] == ["Keystroke"]
+    c.close()
+
+
+def test_builder_asks_tmux_once_and_only_when_something_goes_through_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # TMUX without TMUX_PANE: the tmux side does not start (no control client is spawned)
+    c, journal, asked = built(tmp_path, monkeypatch, pi_mode=True, TMUX="/tmp/t,1,0")
+    assert len(asked) == 1 and asked[0]["TMUX"] == "/tmp/t,1,0"
+    [tmux] = [e[2] for e in journal if e[:2] == ("log", "tmux")]
+    assert tmux == {"state": "not started", "why": "TMUX or TMUX_PANE is not set"}
+    assert c.tmux is None
+    c.request("status")  # /cue: nothing asks tmux again
+    assert len(asked) == 1
+    c.close()
+    off = Settings()._replace(notify=Settings().notify._replace(terminal="off"))
+    c, _, asked = built(tmp_path, monkeypatch, pi_mode=True, settings=off, TMUX="/tmp/t,1,0")
+    assert asked == []  # notify.terminal = off: nothing is sent through tmux's passthrough
+    c.close()
+
+
+# -- the tracker's policies: the clipboard guard and the child's notifications ---------------
+def test_removed_clipboard_write_is_logged_counted_on_the_page_and_said_in_pi_once() -> None:
+    r = Rig()
+    r.facts(HELLO)
+    assert not r.c.clipboard(read=False, framed=False)  # asked by the tracker: no keystroke
+    r.c.relay_event(ClipboardSequence(read=False, passed=False, size=120))
+    [rec] = r.logged("clipboard")
+    assert rec["passed"] is False and rec["why"] == "no keystroke in the last 2 s"
+    assert r.bridge is not None and len(r.bridge.notices) == 1
+    assert "removed a clipboard write (OSC 52, 120 bytes)" in r.bridge.notices[0]
+    assert r.c.clipboard(read=True, framed=False) is False  # a read never passes
+    r.c.relay_event(ClipboardSequence(read=True, passed=False, size=9))
+    assert len(r.bridge.notices) == 1  # said once
+    page = r.c.request("status")
+    assert "removed 2 sequences" in page and "(9 bytes)" in page
+
+
+def test_generic_mode_child_notification_consumed_only_while_away() -> None:
+    r = Rig(pi_mode=False, bridge=False, reemit=True)
+    assert not r.c.consume("osc777")  # the user is looking (present, not idle)
+    r.c.relay_event(FocusReport("out"))
+    assert r.c.consume("osc777")
+    r.clear()
+    r.c.relay_event(ChildNotification("osc777", "aider", "Waiting for input", True))
+    [translated] = r.logged("translation")
+    assert translated["source"] == "osc777" and translated["terminal"] == "osc777"
+    assert [n[0] for n in r.calls("FakeDelivery", "notify")] == ["needs-input"]
+
+
+def test_a_failing_consume_policy_lets_the_notification_pass() -> None:
+    r = Rig(pi_mode=False, bridge=False, reemit=True)
+    r.c.relay_event(FocusReport("out"))
+    r.c.state = None  # type: ignore[assignment]  # the engine's state broken
+    assert r.c.consume("osc777") is False
+    assert [e["where"] for e in r.logged("internal_error")] == ["consume_notice"]
