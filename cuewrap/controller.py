@@ -9,7 +9,7 @@ gate is told, so pyte stops once a stronger source is live, and the session's st
 the publisher. Every call in here is on the one loop and fails open: an exception is logged
 and the Pi session goes on.
 
-The controller builds nothing: ``session.build_controller`` makes its parts (asking tmux
+The controller builds nothing: ``cueside.build_controller`` makes its parts (asking tmux
 there, before the controller exists) and hands them in, so the unit tests hand in fakes
 (``tests/test_controller.py``).
 """
@@ -76,7 +76,7 @@ CLIPBOARD_AFTER_KEY = 2.0  # seconds after a keystroke a clipboard write counts 
 
 @dataclasses.dataclass
 class Parts:
-    """What the controller is handed (``session.build_controller`` builds them)."""
+    """What the controller is handed (``cueside.build_controller`` builds them)."""
 
     delivery: Delivery  # every channel of a cue
     publisher: Publisher  # the session's state for `cuewrap ls`, tmux's window option, --events

@@ -1,10 +1,9 @@
 """One cuewrap session: spawn the child in a PTY, relay, and tear everything down.
 
 This is where the parts are wired: settings, the decision log and the loop; the bridge channel
-and the child's environment before the spawn; then, while the child boots, the cue side
-(``build_controller``: delivery, the bridge server, the screen gate or output watch, the tmux
-side, the key window, the publisher, handed to the ``Controller``), the host terminal's modes
-and the ``Relay``, given to each other.
+and the child's environment before the spawn; then, while the child boots, the ``Controller``
+with the cue side's parts (``cueside.build_controller``), the host terminal's modes and the
+``Relay``, given to each other.
 
 ``Session.run`` is the exit-path owner: whatever happens (child exit, child killed, a signal to
 cuewrap, an exception inside cuewrap), the host terminal is restored in its ``finally``.
@@ -13,7 +12,6 @@ cuewrap, an exception inside cuewrap), the host terminal is restored in its ``fi
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from cuewrap.decisionlog import DecisionLog, LogFileError, open_append
@@ -24,21 +22,12 @@ from cuewrap.term import sequences as seq
 if TYPE_CHECKING:
     from cuewrap.args import Args
     from cuewrap.bridge.channel import Channel
-    from cuewrap.bridge.server import BridgeServer
-    from cuewrap.config import Settings
     from cuewrap.controller import Controller
-    from cuewrap.deliver.delivery import Delivery
-    from cuewrap.engine import EngineConfig, Event
-    from cuewrap.engine.effects import Eligibility
-    from cuewrap.presets import Preset
     from cuewrap.relay.inject import Injector
     from cuewrap.relay.leader import LedChild
     from cuewrap.relay.relay import Relay, Sink
     from cuewrap.term.focus import FocusFilter
     from cuewrap.term.tracker import OutputTracker
-    from cuewrap.tmux.side import TmuxSide
-    from cuewrap.tmux.view import Merged
-    from cuewrap.workers import Reaper
 
 
 FINISH_GRACE = 3.0  # seconds to let a last desktop notification (the exited cue) complete
@@ -193,6 +182,8 @@ class Session:
         if not self.guard:
             return None
         try:
+            from cuewrap.cueside import build_controller
+
             self.controller = build_controller(
                 self.loop,
                 self.settings,
@@ -321,211 +312,3 @@ class Session:
                 child.terminate(force=True)
         except Exception:
             pass
-
-
-# -- the cue side, built ----------------------------------------------------------------------
-class _ToController:
-    """The parts' calls into the controller, which is built after them (they are handed to
-    it). Nothing calls before it is set: the parts only call from the loop."""
-
-    def __init__(self) -> None:
-        self.controller: Controller | None = None
-
-    def fact(self, fact: Event) -> None:
-        if self.controller is not None:
-            self.controller.fact(fact)
-
-    def child_fact(self, fact: Event) -> None:
-        if self.controller is not None:
-            self.controller.child_fact(fact)
-
-    def keystroke(self) -> None:
-        from cuewrap.facts import Keystroke
-
-        self.fact(Keystroke())
-
-    def presence(self, state: Merged, via: str) -> None:
-        from cuewrap.facts import Presence
-
-        self.fact(Presence(state, source="tmux" if via == "tmux" else "focus"))
-
-    def request(self, action: str) -> str:
-        return self.controller.request(action) if self.controller is not None else ""
-
-    def stronger_live(self) -> bool:
-        return self.controller is not None and self.controller.stronger_source_live()
-
-    def eligible(self, eligibility: Eligibility) -> bool:
-        return self.controller is not None and self.controller.eligible(eligibility)
-
-
-def build_controller(
-    loop: Loop,
-    settings: Settings,
-    log: DecisionLog,
-    env: Mapping[str, str],
-    *,
-    pi_mode: bool,
-    inject: Callable[[bytes], None],
-    size: tuple[int, int],
-    undo_at_restore: Callable[[bytes], None] = lambda off: None,
-    channel: Channel | None = None,
-    child_pid: int | None = None,
-    command: str = "",
-    events_fd: int | None = None,
-) -> Controller:
-    """The cue side: every part the controller uses, built here (tmux asked here, blocking,
-    while the child boots) and handed to it. Pi mode: the bridge server on ``channel`` and the
-    screen gate; generic mode: the preset for ``command`` and the output watch; inside tmux:
-    the tmux side and its reaper."""
-    from cuewrap.controller import Controller, Parts
-    from cuewrap.deliver.delivery import Delivery
-    from cuewrap.deliver.terminal import query_tmux
-    from cuewrap.keystrokes import KeyWindow
-    from cuewrap.publish import Publisher
-
-    env = dict(env)
-    to = _ToController()
-    preset: Preset | None = None  # generic mode: what the program's signals mean
-    preset_why = ""
-    if not pi_mode:
-        from cuewrap.presets import choose
-
-        preset, preset_why = choose(command, settings.generic.preset)
-    keys = KeyWindow(loop, to.keystroke)
-    in_tmux = bool(env.get("TMUX"))
-    # the one blocking question: tmux about this pane (not asked when nothing goes through it)
-    info = query_tmux(env) if in_tmux and settings.notify.terminal != "off" else None
-    app = preset.app if preset is not None else "Pi"
-    delivery = Delivery(loop, settings, log, env, inject, undo_at_restore, app, info)
-    bridge = _bridge(loop, log, channel, child_pid, to) if channel is not None else None
-    choice = delivery.terminal_choice
-    # the child's notifications the host terminal shows as they are (not through tmux)
-    native = choice.protocol if not choice.tmux_passthrough else "off"
-    # a channel to re-emit it: inside tmux there always is (a status-line message), and a
-    # raw notification from a pane never gets through tmux anyway
-    reemit = choice.protocol != "off" or delivery.desktop_on or in_tmux
-    config = engine_config(settings, preset, reemit, frozenset({native}) - {"off"})
-    publisher = Publisher(
-        loop,
-        env,
-        log.write,
-        log.error,
-        program="pi" if pi_mode else os.path.basename(command),
-        events_fd=events_fd,
-    )
-    where = publisher.where
-    delivery.where = {"pid": where.pid, "tmux_pane": where.tmux_pane, "tty": where.tty}
-    parts = Parts(delivery, publisher, keys, bridge)
-    if preset is not None:
-        from cuewrap.activity import OutputWatch
-
-        parts.activity = OutputWatch(loop, settings.generic.quiet_after, to.child_fact)
-        log.write(
-            "generic",
-            preset=preset.name,
-            app=preset.app,
-            why=preset_why,
-            quiet_after=settings.generic.quiet_after,
-            host_native=native,
-            reemit=reemit,
-        )
-    if pi_mode:
-        from cuewrap.screen.gate import ScreenGate
-
-        parts.screen = ScreenGate(
-            loop, *size, stronger_live=to.stronger_live, on_fact=to.fact, log=log
-        )
-    if in_tmux:
-        side, parts.reaper = _tmux_side(loop, settings, log, env, delivery, to, inject)
-        if side is not None:
-            parts.tmux = side
-            publisher.start_tmux(parts.reaper, lambda: side.view.window_id if side.view else None)
-            side.refresh(lambda view: publisher.refresh())  # its window, once tmux says
-    controller = to.controller = Controller(
-        loop, settings, log, env, config=config, parts=parts, pi_mode=pi_mode
-    )
-    return controller
-
-
-def engine_config(
-    settings: Settings, preset: Preset | None, reemit: bool, native: frozenset[str]
-) -> EngineConfig:
-    """The engine's settings for this session (``preset``: generic mode's)."""
-    from cuewrap.engine import EngineConfig
-
-    return EngineConfig(
-        enabled=settings.cues.enabled,
-        idle_after=settings.presence.idle_after,
-        label=os.path.basename(os.getcwd()),
-        privacy_summary=settings.privacy.body == "summary",
-        keep_awake=settings.keep_awake.enabled,
-        escalate_after=settings.notify.escalate_after,
-        progress=settings.notify.progress and preset is None,
-        title_marks=settings.notify.title_marks,
-        generic=preset is not None,
-        app=preset.app if preset is not None else "Pi",
-        signal=preset.signal if preset is not None else EngineConfig.signal,
-        host_native=native,
-        reemit=reemit,
-    )
-
-
-def _bridge(
-    loop: Loop, log: DecisionLog, channel: Channel, child_pid: int | None, to: _ToController
-) -> BridgeServer | None:
-    """Pi's extension connects to this server, listening on the channel opened before the
-    spawn; None (logged) when it cannot listen."""
-    from cuewrap.bridge.server import BridgeServer
-
-    server = BridgeServer(
-        loop,
-        child_pid=lambda: child_pid,
-        on_fact=to.fact,
-        on_reject=lambda reason: log.write("rejected", source="bridge", reason=reason),
-        on_request=to.request,
-    )
-    try:
-        server.start(channel)
-    except OSError as exc:
-        log.write("bridge_unavailable", error=str(exc))
-        return None
-    return server
-
-
-def _tmux_side(
-    loop: Loop,
-    settings: Settings,
-    log: DecisionLog,
-    env: Mapping[str, str],
-    delivery: Delivery,
-    to: _ToController,
-    inject: Callable[[bytes], None],
-) -> tuple[TmuxSide | None, Reaper]:
-    """Inside tmux: cuewrap.tmux watches who looks at Pi's pane and delivers through tmux;
-    without it (None), presence and delivery work as outside tmux (focus reports, keys, the
-    start-up passthrough check). The reaper ends its control client."""
-    from cuewrap.deliver.terminal import TerminalNotifier, passthrough_choice
-    from cuewrap.tmux.side import TmuxSide
-    from cuewrap.workers import Reaper
-
-    reaper = Reaper(loop)
-    choice = passthrough_choice(env, settings.notify.terminal, delivery.tmux_info)
-    wrapped = TerminalNotifier(choice, bell=settings.notify.bell)
-    bell = seq.BEL if settings.notify.bell else b""
-    # the channel plan may send the desktop notification instead (one popup per cue)
-    build = wrapped.build if delivery.plan.terminal else (lambda n: bell)
-    side = TmuxSide(
-        loop,
-        env,
-        on_presence=to.presence,
-        inject=inject,
-        is_eligible=to.eligible,
-        build_osc=build,
-        record=delivery.record,
-        log=log.write,
-        reaper=reaper,
-    )
-    started = side.start()
-    log.write("tmux", state="started" if started else "not started", why=side.why)
-    return (side if started else None), reaper

@@ -1,7 +1,7 @@
 """The controller alone: facts in, effects out to its parts, with fakes for every part.
 
 No PTY, no Pi, no subprocess, no tmux: the real ``Controller`` and the real pure engine, handed
-recording fakes of the parts ``session.build_controller`` builds (delivery, publisher, key
+recording fakes of the parts ``cueside.build_controller`` builds (delivery, publisher, key
 window, bridge server, screen gate, output watch, tmux side) and the real ``Loop`` on a clock
 the test moves. Each test follows one path from a fact to an effect. The real parts are tested
 on their own (test_bridge_server, test_screen_gate, test_keys, test_tmux_units, …) and
@@ -23,6 +23,7 @@ from cuewrap.activity import OutputWatch
 from cuewrap.bridge.server import BridgeServer
 from cuewrap.config import Settings
 from cuewrap.controller import _EFFECTORS, Controller, Parts
+from cuewrap.cueside import _ToController, build_controller
 from cuewrap.decisionlog import DecisionLog
 from cuewrap.deliver.delivery import Delivery
 from cuewrap.deliver.plan import Answers, make_plan
@@ -51,7 +52,6 @@ from cuewrap.loop import Loop
 from cuewrap.publish import Publisher
 from cuewrap.relay import events as relay_events
 from cuewrap.screen.gate import ScreenGate
-from cuewrap.session import _ToController, build_controller
 from cuewrap.term.answers import TerminalAnswer
 from cuewrap.term.clipboard import ClipboardSequence
 from cuewrap.term.focus import FocusReport
@@ -571,7 +571,7 @@ def test_a_failing_output_watch_fact_never_reaches_the_relay() -> None:
     assert "publish" in [e["where"] for e in r.logged("internal_error")]
 
 
-# -- the builder (session.build_controller): real parts, none that starts a process ----------
+# -- the builder (cueside.build_controller): real parts, none that starts a process ----------
 def built(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
