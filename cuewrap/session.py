@@ -293,7 +293,7 @@ class Session:
 
     # -- spawning ---------------------------------------------------------------------------
     def _spawn(self) -> LedChild:
-        """The child in a new PTY under a session leader of ours (``leader.py``: job control)."""
+        """The child in a new PTY under a session leader of ours (relay/leader.py: job control)."""
         from cuewrap.relay.leader import spawn
 
         size = get_size(1, 0) or (24, 80)
