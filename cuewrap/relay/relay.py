@@ -404,7 +404,9 @@ class Relay:
     def _read_rest(self, first: bytes) -> tuple[bytes, bool]:
         """After a gathering: ``first`` and what else the PTY holds, as one chunk (one scan
         and one write for all of it, up to ``BATCH_SIZE``), and whether the child's output
-        ended."""
+        ended. A read that did not fill (less than ``BATCH_AFTER``) found the PTY empty: the
+        next read would only say so (a system call per gathering saved; what comes meanwhile
+        is there at the next one)."""
         parts = [first]
         total = len(first)
         while total < BATCH_SIZE:
@@ -415,6 +417,8 @@ class Relay:
                 return b"".join(parts), True
             parts.append(more)
             total += len(more)
+            if len(more) < BATCH_AFTER:
+                break
         return b"".join(parts), False
 
     def _output(self, data: bytes) -> None:
