@@ -19,5 +19,5 @@ PY="$venv/bin/python"
 stamp="$venv/.cuewrap-installed"
 if [ ! -f "$stamp" ] || [ "$root/pyproject.toml" -nt "$stamp" ]; then
   "$PY" -m pip install -q --disable-pip-version-check -e "$root[test]" 2>&1 | grep -v '^WARNING: Location' >&2 || true
-  "$PY" -c 'import cuewrap, ptyprocess, pyte, pexpect, pytest, hypothesis' && touch "$stamp"
+  "$PY" -c 'import cuewrap, ptyprocess, pyte, pexpect, pytest, xdist, hypothesis' && touch "$stamp"
 fi

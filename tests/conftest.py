@@ -66,7 +66,9 @@ def _tier_problem(item: pytest.Item) -> str | None:
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects: an unmarked test must not slip through
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
     by_module: dict[str, dict[str, str]] = {}  # module -> test (parameters aside) -> problem
     for item in items:
         problem = _tier_problem(item)
@@ -75,12 +77,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             by_module.setdefault(module, {})[f"  {test.split('[')[0]}: {problem}"] = ""
     if by_module:
         lines = [f"{module}:\n" + "\n".join(tests) for module, tests in by_module.items()]
-        raise pytest.UsageError(
+        message = (
             "every test needs exactly one tier marker (tests/conftest.py).\n"
             + "\n".join(lines)
             + "\n"
             + _HOW
         )
+        if hasattr(config, "workerinput"):
+            # a pytest-xdist worker (scripts/test --fast): an error raised here would only
+            # say that the worker crashed; a stop request carries the message to the run's
+            # summary ("Interrupted: …"), the run fails and no test runs
+            items.clear()
+            session.shouldstop = message
+            return
+        raise pytest.UsageError(message)
 
 
 @pytest.hookimpl(hookwrapper=True)
