@@ -3,11 +3,18 @@
 long streamed answers and tool output, leaving and returning (focus reports), resizes, Ctrl-Z
 and ``fg``, ``/new``, ``/reload`` (which reconnects the bridge). Beside it a generic-mode
 ``cuewrap --`` relays a known stream (escape-dense frames, UTF-8, writes cut anywhere) on
-demand, resized and left/returned too; every stream is checked byte for byte.
+demand, resized and left/returned too; every stream is checked byte for byte. And a third
+``cuewrap pi`` runs inside a real tmux (a private server, window 0; a client attached through a
+PTY as the user's terminal): tasks typed through the client, window switches (to window 1 and
+back, also while a run works, so cuewrap's tmux view sees the pane hidden and active again),
+client resizes, the client's terminal losing and regaining focus, and tmux's ``focus-events``
+turned on and off (cuewrap then changes its kind of control client). At the end that Pi quits:
+its window's ``@cuewrap_state`` option must be unset and its registry entry gone.
 
-Printed at the start (after a warm-up) and at the end, for both cuewraps: RSS, open fds,
+Printed at the start (after a warm-up) and at the end, for the three cuewraps: RSS, open fds,
 threads, child processes (direct / all descendants) and internal-error records in the decision
-log. Flat: RSS + < 3 MB, fds / threads / children unchanged, 0 internal errors, 0 bytes lost.
+log. Flat: RSS + < 3 MB, fds / threads / children unchanged, 0 internal errors, 0 bytes lost,
+and in tmux the window option unset and the registry entry gone after ``/quit``.
 Exit status 0 when flat, 1 when not.
 
     scripts/soak [--minutes 30] [--seed N] [--pi 1.4.0|latest]
@@ -17,20 +24,25 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import random
 import re
 import shlex
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
 from fakemodel import MODEL_ID, FakeModel, text, tool_call  # noqa: E402
 from pirig import PiSession, _descendants, child_pids, install_pi, make_pi_home  # noqa: E402
+from tmuxrig import SESSION, TmuxRig  # noqa: E402
 from waiting import wait_until  # noqa: E402
 
 PY = sys.executable
@@ -286,6 +298,163 @@ class StreamSide:
         self.s.send("q\r")
 
 
+class LogTail:
+    """The records of one kind a decision log gained, read from where the last look ended."""
+
+    def __init__(self, path: Path, kind: str) -> None:
+        self.path, self.kind = path, kind
+        self.offset = 0
+        self.records: list[dict[str, Any]] = []
+
+    def read(self) -> list[dict[str, Any]]:
+        if self.path.exists():
+            with open(self.path, "rb") as fh:
+                fh.seek(self.offset)
+                data = fh.read()
+            whole = data.rfind(b"\n") + 1  # a line being written waits for the next look
+            self.offset += whole
+            needle = f'"kind": "{self.kind}"'.encode()
+            for line in data[:whole].splitlines():
+                if needle in line:
+                    try:
+                        self.records.append(json.loads(line))
+                    except ValueError:
+                        continue
+        return self.records
+
+
+class TmuxSide:
+    """``cuewrap pi`` in window 0 of a real tmux (private socket; window 1 a sleep), with a
+    user's client attached through a PTY; window switches seen through cuewrap's tmux view."""
+
+    def __init__(self, home: Any, fm: FakeModel, rng: random.Random) -> None:
+        self.fm, self.rng = fm, rng
+        self.env = {k: v for k, v in home.env.items() if not k.startswith("TMUX")}
+        self.focus_events = rng.random() < 0.5  # tmux's option at the start (then toggled)
+        self.rig = TmuxRig(home, server_options={"focus-events": self.on_off()})
+        self.log = self.rig.log_path
+        argv = [PY, "-m", "cuewrap", "--log", str(self.log), "pi"]
+        # under a shell that stays, so the window outlives the session (its option goes)
+        self.views = LogTail(self.log, "tmux_view")
+        try:
+            self.rig.start(["/bin/sh", "-c", shlex.join(argv) + "; exec sleep 100000"])
+            self.s = self.rig.attach()
+            self.s.wait_ready(timeout=60)
+            self.pid = find_pid(self.rig.pane_pid(f"{SESSION}:0"), "pi")
+            wait_until(lambda: self.option() != "", 30, "cuewrap's @cuewrap_state on window 0",
+                       detail=self.why)  # fmt: skip
+        except BaseException:
+            self.rig.close()  # the server with its windows and clients
+            raise
+        self.tasks = 0
+        self.switches = 0
+        self.toggles = 0
+        self.focus_changes = 0
+
+    def on_off(self) -> str:
+        return "on" if self.focus_events else "off"
+
+    def option(self) -> str:
+        out = self.rig.tmux("show-options", "-w", "-v", "-t", f"{SESSION}:0", "@cuewrap_state",
+                            check=False)  # fmt: skip
+        return out.strip()
+
+    def why(self) -> str:
+        views = [r.get("state") for r in self.views.read()[-10:]]
+        return f"tmux views: {views}\n@cuewrap_state: {self.option()!r}\n{self.s.dump()}"
+
+    def view(self, state: str, after: int) -> None:
+        """cuewrap's tmux view of its pane: ``state`` in a record after the first ``after``."""
+        wait_until(lambda: any(r.get("state") == state for r in self.views.read()[after:]),
+                   30, f"cuewrap's tmux view {state}", detail=self.why)  # fmt: skip
+
+    def away(self) -> None:
+        """To window 1: cuewrap's pane hidden."""
+        self.switches += 1
+        mark = len(self.views.read())
+        self.rig.tmux("select-window", "-t", f"{SESSION}:1")
+        self.view("hidden", mark)
+
+    def back(self) -> None:
+        """To window 0: cuewrap's pane active, Pi on the client's screen."""
+        mark = len(self.views.read())
+        self.rig.tmux("select-window", "-t", f"{SESSION}:0")
+        self.view("active", mark)
+        wait_until(lambda: MODEL_ID in self.s.screen_text, 15, "Pi's screen on the client",
+                   detail=self.why)  # fmt: skip
+
+    def task(self) -> None:
+        self.tasks += 1
+        n = self.tasks
+        token = f"TMUXDONE{n}X"
+        lines = [f"line {i} of tmux answer {n}: " + "sit amet " * 8 for i in range(60)]
+        steps = []
+        if self.rng.random() < 0.4:  # tool output too
+            steps.append(tool_call("bash", {"command": f"seq 1 3000; echo TTOOL{n}"}))
+        steps.append(text("\n".join(lines) + f"\n{token}", chunk_delay=0.002))
+        self.fm.push(*steps)
+        away = self.rng.random() < 0.5
+        self.s.prompt(f"tmux task {n}")
+        if away:  # to the other window while it works: the cue goes to tmux
+            self.away()
+            wait_until(lambda: token in "\n".join(self.rig.capture(f"{SESSION}:0")), 120,
+                       f"{token} in window 0", interval=0.2, detail=self.why)  # fmt: skip
+            time.sleep(self.rng.uniform(0.1, 1.0))
+            self.back()
+        self.s.wait_for_screen(re.escape(token), timeout=120)
+        self.s.wait_idle(timeout=60)
+
+    def switch(self, least: float = 0.05) -> None:
+        self.away()
+        time.sleep(self.rng.uniform(least, least + 1.5))
+        self.back()
+        self.s.wait_idle(timeout=30)
+
+    def focus(self) -> None:
+        """The client's terminal loses the focus and gets it back (tmux passes that on to
+        the pane only with ``focus-events on``; without, the reports are not sent)."""
+        if not self.focus_events:
+            return
+        self.focus_changes += 1
+        self.s.focus_out()
+        time.sleep(self.rng.uniform(0.05, 1.0))
+        self.s.focus_in()
+
+    def resize(self) -> None:
+        self.s.resize(self.rng.randrange(20, 60), self.rng.randrange(60, 200))
+        time.sleep(0.3)
+        self.s.wait_idle(timeout=30)
+
+    def toggle(self) -> None:
+        """tmux's ``focus-events`` the other way; a switch makes cuewrap read it again."""
+        self.toggles += 1
+        self.focus_events = not self.focus_events
+        self.rig.tmux("set", "-s", "focus-events", self.on_off())
+        # away, cuewrap starts its new control client; what tmux says before that client is
+        # up is not heard (cuewrap asks tmux again at its next notification), so the way
+        # back waits a second
+        self.switch(least=1.0)
+
+    def registered(self) -> bool:
+        done = subprocess.run([PY, "-m", "cuewrap", "ls", "--json"], env=self.env,
+                              capture_output=True, timeout=30)  # fmt: skip
+        if done.returncode != 0:
+            raise RuntimeError(f"cuewrap ls: {done.stderr.decode(errors='replace')}")
+        return any(r.get("pid") == self.pid for r in json.loads(done.stdout))
+
+    def quit(self) -> tuple[bool, str, bool]:
+        """/quit: whether the registry lists the session before, then @cuewrap_state of
+        window 0 ("" unset) and whether the entry remains."""
+        before = self.registered()
+        self.s.submit("/quit")
+        wait_until(lambda: not Path(f"/proc/{self.pid}").exists(), 30, "cuewrap to end in tmux",
+                   detail=self.why)  # fmt: skip
+        return before, self.option(), self.registered()
+
+    def close(self) -> None:
+        self.rig.close()
+
+
 # -- the run ------------------------------------------------------------------------------
 
 
@@ -295,28 +464,48 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--pi", default="1.4.0")
     a = ap.parse_args()
+    if shutil.which("tmux") is None:
+        print("soak: tmux is not installed (scripts/install-test-deps)", file=sys.stderr)
+        return 2
     seed = a.seed if a.seed is not None else random.randrange(1 << 30)
     rng = random.Random(seed)
     print(f"soak: {a.minutes:g} min, seed {seed}, Pi {a.pi}", flush=True)
     tmp = Path(tempfile.mkdtemp(prefix="cuewrap-soak-"))
+    # the soak's own registry of sessions (read back by `cuewrap ls` at the end)
+    (tmp / "run").mkdir(mode=0o700)
     with FakeModel() as fm:
         home = make_pi_home(tmp, fm.base_url, install_pi(a.pi))
+        home.env["XDG_RUNTIME_DIR"] = str(tmp / "run")
         pi = PiSide(home, fm, tmp, rng)
         st = StreamSide(tmp, rng)
+        try:
+            tx = TmuxSide(home, fm, rng)
+        except BaseException:
+            for side in (pi, st):
+                side.s.close()
+            raise
+        sides: dict[str, PiSide | StreamSide | TmuxSide] = {"pi": pi, "stream": st, "tmux": tx}
+        titles = {"pi": "cuewrap pi", "stream": "cuewrap -- (stream)", "tmux": "cuewrap pi (tmux)"}
+        start_focus_events = tx.focus_events
+        tmux_end: tuple[bool, str, bool] | None = None
         try:
             # warm-up: one of each, so start-up imports are not counted as growth
             pi.task()
             pi.reload()
             st.stream()
             pi.stop_fg()
-            start = {"pi": resources(pi.pid, pi.log), "stream": resources(st.pid, st.log)}
-            print("start (after a warm-up):")
-            show("cuewrap pi", start["pi"])
-            show("cuewrap -- (stream)", start["stream"])
+            tx.task()
+            tx.switch()
+            time.sleep(2)  # the tmux side's questions to tmux answered and reaped
+            start = {name: resources(side.pid, side.log) for name, side in sides.items()}
+            print(f"start (after a warm-up; tmux focus-events {tx.on_off()}):")
+            for name in sides:
+                show(titles[name], start[name])
             actions = [
                 (pi.task, 6), (pi.leave_return, 3), (pi.resize, 2), (pi.stop_fg, 1),
                 (pi.new, 1), (pi.reload, 1), (st.stream, 6), (st.leave_return, 2),
-                (st.resize, 2),
+                (st.resize, 2), (tx.task, 4), (tx.switch, 4), (tx.focus, 1), (tx.resize, 1),
+                (tx.toggle, 1),
             ]  # fmt: skip
             funcs, weights = zip(*actions, strict=True)
             deadline = time.monotonic() + a.minutes * 60
@@ -326,18 +515,26 @@ def main() -> int:
                 if time.monotonic() - last_print > 300:
                     last_print = time.monotonic()
                     show("... cuewrap pi", resources(pi.pid, pi.log))
-            # settle: what the session does after quiet is part of the state measured
+                    show("... cuewrap pi (tmux)", resources(tx.pid, tx.log))
+            # settle: what the session does after quiet is part of the state measured; tmux's
+            # focus-events as at the start, so cuewrap's control client is of the same kind
             pi.s.wait_idle(timeout=30)
+            if tx.focus_events != start_focus_events:
+                tx.toggle()
+            tx.switch()
             st.stream()
             time.sleep(2)
-            end = {"pi": resources(pi.pid, pi.log), "stream": resources(st.pid, st.log)}
+            end = {name: resources(side.pid, side.log) for name, side in sides.items()}
             print("end:")
-            show("cuewrap pi", end["pi"])
-            show("cuewrap -- (stream)", end["stream"])
+            for name in sides:
+                show(titles[name], end[name])
             print(
                 f"done: {pi.tasks} tasks, {pi.reloads} reloads, {pi.stops} stops; "
-                f"{st.streams} streams, {st.bytes / 1e6:.1f} MB, {st.lost} not intact"
+                f"{st.streams} streams, {st.bytes / 1e6:.1f} MB, {st.lost} not intact; "
+                f"tmux: {tx.tasks} tasks, {tx.switches} window switches, "
+                f"{tx.focus_changes} focus out/in, {tx.toggles} focus-events changes"
             )
+            tmux_end = tx.quit()
         finally:
             for side in (pi, st):
                 try:
@@ -346,8 +543,9 @@ def main() -> int:
                     pass
             for side in (pi, st):
                 side.s.close()
+            tx.close()
     flat = st.lost == 0
-    for name in ("pi", "stream"):
+    for name in sides:
         b, e = start[name], end[name]
         growth = e["rss_kb"] - b["rss_kb"]
         same = all(b[k] == e[k] for k in ("fds", "threads", "children", "descendants"))
@@ -356,6 +554,13 @@ def main() -> int:
               f"{'unchanged' if same else 'CHANGED'}, {e['internal_errors']} internal errors"
               f" -> {'flat' if ok else 'NOT FLAT'}")  # fmt: skip
         flat = flat and ok
+    before, option, listed = tmux_end if tmux_end is not None else (False, "?", True)
+    gone = before and option == "" and not listed
+    shown = "unset" if option == "" else repr(option)
+    print(f"  tmux: registry entry {'listed' if before else 'NOT listed'} while running; "
+          f"after /quit @cuewrap_state {shown}, entry {'still listed' if listed else 'gone'}"
+          f" -> {'clean' if gone else 'NOT CLEAN'}")  # fmt: skip
+    flat = flat and gone
     print("FLAT" if flat else "NOT FLAT")
     return 0 if flat else 1
 
