@@ -359,6 +359,10 @@ class TmuxSide:
                             check=False)  # fmt: skip
         return out.strip()
 
+    def pane_text(self) -> str:
+        """Window 0 as tmux holds it, whatever size the client gave it."""
+        return self.rig.tmux("capture-pane", "-p", "-t", f"{SESSION}:0")
+
     def why(self) -> str:
         views = [r.get("state") for r in self.views.read()[-10:]]
         return f"tmux views: {views}\n@cuewrap_state: {self.option()!r}\n{self.s.dump()}"
@@ -397,8 +401,8 @@ class TmuxSide:
         self.s.prompt(f"tmux task {n}")
         if away:  # to the other window while it works: the cue goes to tmux
             self.away()
-            wait_until(lambda: token in "\n".join(self.rig.capture(f"{SESSION}:0")), 120,
-                       f"{token} in window 0", interval=0.2, detail=self.why)  # fmt: skip
+            wait_until(lambda: token in self.pane_text(), 120, f"{token} in window 0",
+                       interval=0.2, detail=self.why)  # fmt: skip
             time.sleep(self.rng.uniform(0.1, 1.0))
             self.back()
         self.s.wait_for_screen(re.escape(token), timeout=120)
