@@ -390,6 +390,10 @@ class TmuxSide:
     def task(self) -> None:
         self.tasks += 1
         n = self.tasks
+        if n % 10 == 0:  # a fresh session now and then: Pi compacts a long one on its own
+            self.s.submit("/new")
+            time.sleep(0.5)
+            self.s.wait_idle(timeout=30)
         token = f"TMUXDONE{n}X"
         lines = [f"line {i} of tmux answer {n}: " + "sit amet " * 8 for i in range(60)]
         steps = []
