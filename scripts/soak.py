@@ -412,9 +412,9 @@ class TmuxSide:
         self.s.wait_for_screen(re.escape(token), timeout=120)
         self.s.wait_idle(timeout=60)
 
-    def switch(self, least: float = 0.05) -> None:
+    def switch(self) -> None:
         self.away()
-        time.sleep(self.rng.uniform(least, least + 1.5))
+        time.sleep(self.rng.uniform(0.05, 1.55))
         self.back()
         self.s.wait_idle(timeout=30)
 
@@ -438,10 +438,9 @@ class TmuxSide:
         self.toggles += 1
         self.focus_events = not self.focus_events
         self.rig.tmux("set", "-s", "focus-events", self.on_off())
-        # away, cuewrap starts its new control client; what tmux says before that client is
-        # up is not heard (cuewrap asks tmux again at its next notification), so the way
-        # back waits a second
-        self.switch(least=1.0)
+        # away, cuewrap starts its new control client; a way back made before that client
+        # is up is heard by no client: cuewrap asks tmux again once it is up (so no pause)
+        self.switch()
 
     def registered(self) -> bool:
         done = subprocess.run([PY, "-m", "cuewrap", "ls", "--json"], env=self.env,
