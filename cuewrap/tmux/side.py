@@ -13,7 +13,8 @@ A notification is delivered from a fresh view, so ``allow-passthrough`` is read 
 
 - Pi's window shown on a client and passthrough on: the terminal OSC, DCS-wrapped;
 - clients in front of another pane, window or session: a status-line message on each of them
-  (``display-message -c``, until their next key), naming the session and window;
+  (``display-message -c``, for ``MESSAGE_MS`` or until their next key), naming the session and
+  window;
 - Pi's window not current in its session: one BEL from the pane, which sets the window's bell
   flag in the status line (``monitor-bell``, on by default);
 - no client attached at all: the message waits and is shown on the client that attaches next,
@@ -67,6 +68,11 @@ WATCHED = frozenset(
 RECONNECTS = 3  # times the control client is restarted when it ends
 RECONNECT_DELAY = 0.25  # seconds, doubled each time
 STEADY = 10.0  # a control client that lived this long starts the restart count afresh
+# How long a cue's status-line message stands (ms; a key ends it earlier). Bounded: while a
+# message stands, tmux draws none of the panes' output on that client (it freezes its
+# terminal; a full redraw comes when the message goes), so "until the next key" froze the
+# user's view of whatever they were watching for as long as they did not type.
+MESSAGE_MS = 4000
 
 RecordDelivery = Callable[[int, str, DeliveryState, str], None]  # (cue id, channel, state, reason)
 
@@ -330,8 +336,9 @@ class TmuxSide:
             return
         text = literal(f"{n.title}: {n.body} ({view.where()})")
         args: list[str] = []
-        for name in clients:  # -d 0: until the user's next key on that client
-            args += [*([";"] if args else []), "display-message", "-c", name, "-d", "0", text]
+        ms = str(MESSAGE_MS)
+        for name in clients:
+            args += [*([";"] if args else []), "display-message", "-c", name, "-d", ms, text]
         cue, where = n.cue_id, ", ".join(clients)
 
         def done(status: int | None, out: str) -> None:
