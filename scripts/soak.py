@@ -181,6 +181,7 @@ class PiSide:
         self.tasks = 0
         self.reloads = 0
         self.stops = 0
+        self.resizes = 0
 
     def task(self) -> None:
         self.tasks += 1
@@ -208,6 +209,7 @@ class PiSide:
         self.s.focus_in()
 
     def resize(self) -> None:
+        self.resizes += 1
         self.s.resize(self.rng.randrange(20, 60), self.rng.randrange(60, 200))
         time.sleep(0.3)
         self.s.wait_idle(timeout=30)
@@ -268,6 +270,7 @@ class StreamSide:
         self.streams = 0
         self.bytes = 0
         self.lost = 0
+        self.resizes = 0
 
     def stream(self) -> None:
         self.streams += 1
@@ -292,6 +295,7 @@ class StreamSide:
         self.s.focus_in()
 
     def resize(self) -> None:
+        self.resizes += 1
         self.s.resize(self.rng.randrange(10, 60), self.rng.randrange(40, 200))
 
     def quit(self) -> None:
@@ -350,6 +354,7 @@ class TmuxSide:
         self.switches = 0
         self.toggles = 0
         self.focus_changes = 0
+        self.resizes = 0
 
     def on_off(self) -> str:
         return "on" if self.focus_events else "off"
@@ -429,6 +434,7 @@ class TmuxSide:
         self.s.focus_in()
 
     def resize(self) -> None:
+        self.resizes += 1
         self.s.resize(self.rng.randrange(20, 60), self.rng.randrange(60, 200))
         time.sleep(0.3)
         self.s.wait_idle(timeout=30)
@@ -536,9 +542,10 @@ def main() -> int:
             for name in sides:
                 show(titles[name], end[name])
             print(
-                f"done: {pi.tasks} tasks, {pi.reloads} reloads, {pi.stops} stops; "
-                f"{st.streams} streams, {st.bytes / 1e6:.1f} MB, {st.lost} not intact; "
-                f"tmux: {tx.tasks} tasks, {tx.switches} window switches, "
+                f"done: {pi.tasks} tasks, {pi.reloads} reloads, {pi.stops} stops (Ctrl-Z/fg), "
+                f"{pi.resizes} resizes; {st.streams} streams, {st.bytes / 1e6:.1f} MB, "
+                f"{st.lost} not intact, {st.resizes} resizes; tmux: {tx.tasks} tasks, "
+                f"{tx.switches} window switches, {tx.resizes} client resizes, "
                 f"{tx.focus_changes} focus out/in, {tx.toggles} focus-events changes"
             )
             tmux_end = tx.quit()
