@@ -120,6 +120,8 @@ class Controller:
         self._clip = GuardCounts(settings.guard.clipboard)
         self._clip_told = False  # the first removal was said inside Pi
         self._closed = False
+        self._unseen = False  # nobody looks at the output (the last value told to on_unseen)
+        self._on_unseen: Callable[[bool], None] | None = None
         self._answers = Answers()  # the host terminal's answers to cuewrap's query so far
         self._log_channels()
 
@@ -317,10 +319,33 @@ class Controller:
                 self.log.error(f"effect:{type(effect).__name__}", exc)
         if self.screen is not None:
             self.screen.check()
+        if self._on_unseen is not None:
+            self._tell_unseen()
         try:
             self._publish(before)
         except Exception as exc:
             self.log.error("publish", exc)
+
+    def watch_unseen(self, on_unseen: Callable[[bool], None]) -> None:
+        """Tell ``on_unseen`` (the relay's ``set_unseen``) now and at each change whether
+        nobody looks at the output: the terminal reported its focus lost, or tmux shows
+        another window (docs/design.md#unseen-output)."""
+        self._on_unseen = on_unseen
+        self._unseen = not self._now_unseen()
+        self._tell_unseen()
+
+    def _now_unseen(self) -> bool:
+        s = self.state
+        return s.focus_seen and s.focus_state != "focused"
+
+    def _tell_unseen(self) -> None:
+        unseen = self._now_unseen()
+        if unseen != self._unseen and self._on_unseen is not None:
+            self._unseen = unseen
+            try:
+                self._on_unseen(unseen)
+            except Exception as exc:
+                self.log.error("unseen", exc)
 
     def child_fact(self, fact: Event) -> None:
         """A fact from the output watch (called from the relay's hot path): never raises."""

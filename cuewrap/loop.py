@@ -1,11 +1,18 @@
-"""The one event loop: file descriptors and timers over ``selectors``, no asyncio.
+"""The one event loop: file descriptors and timers over ``poll(2)``, no asyncio.
 
 ``session.py`` makes one ``Loop`` per session and hands it to the relay and the controller;
 every part registers its readers, writers and timers on it: the relay (the child's PTY,
 stdin, the signal pipe, the focus-prefix flush, output gathering), the bridge server, the
 tmux control client, the screen watcher's pipes, worker processes' exits (pidfds), the
-engine's wake-ups. There is no periodic timer: ``select`` blocks without a timeout unless a
+engine's wake-ups. There is no periodic timer: ``poll`` blocks without a timeout unless a
 timer is pending, so an idle cuewrap uses no CPU.
+
+``select.poll`` is used directly, not through ``selectors``: a streaming child wakes the loop
+~60 times a second, and each wake-up runs with cold caches, so every line of Python on that
+path costs several times what it costs in a hot loop; the ``selectors`` layer (keys, event
+mapping, a list per call) is Python code there (docs/architecture.md#an-output-chunk). Not epoll:
+epoll refuses regular files and /dev/null (stdin may be one). Where there is no usable
+``poll`` (macOS: it does not work on terminals) ``select`` is used.
 
 Every callback other than the relay's own runs under ``guard``: an exception is reported to
 ``on_error`` (the decision log) and the loop continues — cuewrap fails open.
@@ -15,16 +22,22 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import selectors
+import math
+import select
 import sys
 import time
 from collections.abc import Callable
 
 Callback = Callable[[], None]
 HORIZON = 30 * 24 * 3600.0  # seconds: the latest a timer may be set for
-MAX_WAIT = 24 * 3600.0  # seconds: the longest one select() waits while a timer is pending
-_READ = selectors.EVENT_READ
-_WRITE = selectors.EVENT_WRITE
+MAX_WAIT = 24 * 3600.0  # seconds: the longest one wait lasts while a timer is pending
+_USE_POLL = sys.platform.startswith("linux") and hasattr(select, "poll")
+_POLLIN = select.POLLIN if _USE_POLL else 1
+_POLLOUT = select.POLLOUT if _USE_POLL else 4
+# like ``selectors``: a hang-up or an error wakes both the reader and the writer (their next
+# read or write says what happened)
+_NOT_READ = ~_POLLOUT  # any event but "writable" -> the reader runs
+_NOT_WRITE = ~_POLLIN  # any event but "readable" -> the writer runs
 
 
 class Timer:
@@ -39,7 +52,8 @@ class Timer:
         self.cancelled = False
 
     def __lt__(self, other: Timer) -> bool:
-        return (self.when, self.seq) < (other.when, other.seq)
+        when = self.when
+        return when < other.when or (when == other.when and self.seq < other.seq)
 
     def cancel(self) -> None:
         self.cancelled = True
@@ -47,12 +61,10 @@ class Timer:
 
 class Loop:
     def __init__(self, on_error: Callable[[str, BaseException], None] | None = None) -> None:
-        # poll/select, not epoll: epoll refuses regular files and /dev/null (stdin may be one)
-        self.selector: selectors.BaseSelector = (
-            selectors.PollSelector()
-            if sys.platform.startswith("linux")
-            else selectors.SelectSelector()
-        )
+        # fd -> [reader, writer]: mutated in place, so a callback that removes another one
+        # (or itself) is seen by the rest of the same wake-up
+        self._fds: dict[int, list[Callback | None]] = {}
+        self._poll = select.poll() if _USE_POLL else None
         self._timers: list[Timer] = []
         self._seq = itertools.count()
         self.on_error = on_error
@@ -74,28 +86,27 @@ class Loop:
         self._set(fd, 1, None)
 
     def has_writer(self, fd: int) -> bool:
-        return self._get(fd)[1] is not None
-
-    def _get(self, fd: int) -> tuple[Callback | None, Callback | None]:
-        try:
-            pair: tuple[Callback | None, Callback | None] = self.selector.get_key(fd).data
-            return pair
-        except (KeyError, ValueError):
-            return (None, None)
+        pair = self._fds.get(fd)
+        return pair is not None and pair[1] is not None
 
     def _set(self, fd: int, slot: int, cb: Callback | None) -> None:
-        pair = list(self._get(fd))
-        registered = pair != [None, None]
+        pair = self._fds.get(fd)
+        if pair is None:
+            if cb is None:
+                return
+            if fd < 0:
+                raise ValueError(f"invalid file descriptor {fd}")
+            pair = self._fds[fd] = [None, None]
         pair[slot] = cb
-        events = selectors.EVENT_READ if pair[0] else 0
-        events |= selectors.EVENT_WRITE if pair[1] else 0
-        if not events:
-            if registered:
-                self.selector.unregister(fd)
-        elif registered:
-            self.selector.modify(fd, events, tuple(pair))
-        else:
-            self.selector.register(fd, events, tuple(pair))
+        reader, writer = pair
+        if reader is None and writer is None:
+            del self._fds[fd]
+            if self._poll is not None:
+                self._poll.unregister(fd)
+        elif self._poll is not None:  # (re)registering replaces the mask
+            self._poll.register(
+                fd, (_POLLIN if reader is not None else 0) | (_POLLOUT if writer is not None else 0)
+            )
 
     # -- timers ---------------------------------------------------------------------------
     def call_later(self, delay: float, callback: Callback, *, guarded: bool = True) -> Timer:
@@ -135,27 +146,36 @@ class Loop:
         timeout = self.timeout()
         if max_timeout is not None:
             timeout = max_timeout if timeout is None else min(timeout, max_timeout)
-        ready = self.selector.select(timeout)
-        if len(ready) == 1:  # the common case: one fd, its callbacks are current
-            key, events = ready[0]
-            pair: tuple[Callback | None, Callback | None] = key.data
-            reader, writer = pair
-            if events & _READ and reader is not None:
-                reader()
-            if events & _WRITE and writer is not None and self._get(key.fd)[1] is writer:
-                writer()
-        else:
-            for key, events in ready:  # an earlier callback may have removed a later one
-                if events & _READ:
-                    reader = self._get(key.fd)[0]
-                    if reader is not None:
-                        reader()
-                if events & _WRITE:
-                    writer = self._get(key.fd)[1]
-                    if writer is not None:
-                        writer()
+        fds = self._fds
+        for fd, events in self._wait(timeout):
+            pair = fds.get(fd)  # an earlier callback may have removed this one
+            if pair is None:
+                continue
+            if events & _NOT_READ:
+                reader = pair[0]
+                if reader is not None:
+                    reader()
+            if events & _NOT_WRITE:
+                writer = pair[1]
+                if writer is not None:
+                    writer()
         if self._timers:
             self.run_due_timers()
+
+    def _wait(self, timeout: float | None) -> list[tuple[int, int]]:
+        """The ready file descriptors and their events, waiting at most ``timeout`` seconds
+        (None: until one is ready)."""
+        if self._poll is not None:
+            # rounded up, as ``selectors`` does: a timer due in 0.4 ms is waited for, not
+            # polled for without waiting until it is due
+            return self._poll.poll(None if timeout is None else math.ceil(timeout * 1e3))
+        readers = [fd for fd, pair in self._fds.items() if pair[0] is not None]
+        writers = [fd for fd, pair in self._fds.items() if pair[1] is not None]
+        r, w, _ = select.select(readers, writers, [], timeout)
+        ready = {fd: _POLLIN for fd in r}
+        for fd in w:
+            ready[fd] = ready.get(fd, 0) | _POLLOUT
+        return list(ready.items())
 
     # -- fail-open wrapper ------------------------------------------------------------------
     def guard(self, callback: Callback, where: str) -> Callback:
@@ -172,4 +192,7 @@ class Loop:
         return guarded
 
     def close(self) -> None:
-        self.selector.close()
+        for fd in list(self._fds):
+            if self._poll is not None:
+                self._poll.unregister(fd)
+        self._fds.clear()

@@ -404,6 +404,46 @@ def test_focus_in_withdraws_the_cue_sent_while_away() -> None:
     assert r.calls("FakeDelivery", "set_mark") == [(None,)]
 
 
+def test_the_relay_is_told_when_nobody_looks_and_when_someone_does_again() -> None:
+    """docs/design.md#unseen-output: focus lost -> the relay gathers longer; back -> not."""
+    r = Rig()
+    told: list[bool] = []
+    r.c.watch_unseen(told.append)
+    assert told == [False]  # at once: no report yet, someone may look
+    r.c.relay_event(FocusReport("out"))
+    r.c.relay_event(FocusReport("out"))  # no change, nothing told
+    assert told == [False, True]
+    r.facts(HELLO, SessionStart("startup", "sid-1", SESSION), *RUN)
+    assert told == [False, True]
+    r.c.relay_event(FocusReport("in"))
+    assert told == [False, True, False]
+
+
+def test_inside_tmux_a_hidden_window_is_unseen_output() -> None:
+    r = Rig(tmux=True)
+    to = _ToController()
+    to.controller = r.c
+    told: list[bool] = []
+    r.c.watch_unseen(told.append)
+    to.presence("away", "tmux")
+    to.presence("focused", "tmux")
+    assert told == [False, True, False]
+
+
+def test_a_failing_unseen_hook_is_logged_and_the_session_goes_on() -> None:
+    r = Rig()
+
+    def broken(unseen: bool) -> None:
+        if unseen:
+            raise RuntimeError("boom")
+
+    r.c.watch_unseen(broken)
+    r.c.relay_event(FocusReport("out"))
+    assert [e["where"] for e in r.logged("internal_error")] == ["unseen"]
+    r.c.relay_event(FocusReport("in"))
+    assert r.logged("fact")[-1]["state"] == "focused"
+
+
 def test_keystrokes_go_to_the_key_window_and_the_clipboard_guard() -> None:
     r = Rig()
     assert not r.c.clipboard(read=False, framed=False)  # no keystroke yet

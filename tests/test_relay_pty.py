@@ -148,6 +148,47 @@ def test_streamed_output_gathered_arrives_intact_with_the_echo_between_frames() 
     assert p.exitstatus == 0
 
 
+def _wakes(pid: int) -> int:
+    """Times cuewrap's relay (its main thread) went to sleep and woke up so far."""
+    with open(f"/proc/{pid}/status") as fh:
+        found = re.search(r"voluntary_ctxt_switches:\s+(\d+)", fh.read())
+    assert found is not None
+    return int(found.group(1))
+
+
+def test_streamed_output_gathers_longer_while_the_terminal_says_nobody_looks() -> None:
+    """docs/design.md#unseen-output: a child streaming a frame every ~2 ms; per frame relayed,
+    cuewrap wakes up far less often after the terminal reports its focus lost than before (a
+    ratio within one run), and as often as before once the focus is back; every frame arrives
+    intact and in order."""
+    sys.path.insert(0, str(Path(CHILD).parent))
+    from ptychild import stream_frame
+
+    n = 2400
+    p = spawn("stream", str(n))
+    p.logfile_read = io.BytesIO()
+    p.expect("READY\r\n")
+    per_frame: list[float] = []
+    marks = [(100, 700, b"\x1b[O"), (800, 1400, b"\x1b[I"), (1500, 2100, None)]
+    for start, end, then in marks:
+        p.expect(re.escape(stream_frame(start)), timeout=30)
+        w0 = _wakes(p.pid)
+        p.expect(re.escape(stream_frame(end)), timeout=30)
+        per_frame.append((_wakes(p.pid) - w0) / (end - start))
+        if then is not None:
+            p.send(then)
+    p.expect(rb"END\r\n", timeout=30)
+    data = p.logfile_read.getvalue()
+    body = data[data.index(b"READY\r\n") + 7 : data.rindex(b"END\r\n")]
+    assert body == b"".join(stream_frame(i) for i in range(n))
+    seen, unseen, back = per_frame
+    assert unseen <= 0.6 * seen, per_frame
+    assert back >= 1.5 * unseen, per_frame
+    p.expect(pexpect.EOF)
+    p.close()
+    assert p.exitstatus == 0
+
+
 def test_input_all_256_byte_values_unchanged() -> None:
     p = spawn("raw-echo")
     p.expect("READY")

@@ -17,8 +17,10 @@ construction; ``session.py`` wires them.
 
 While the child streams (and nothing was typed in the last ``ECHO_WINDOW``), its output is left
 to gather in the PTY for ``GATHER`` between relays: one wake-up per screen frame instead of one
-per write of the child. The first output after a pause, the echo of input and a fast flood go
-out as they come; the bytes are the same either way.
+per write of the child; ``GATHER_UNSEEN`` while nobody looks at it (``set_unseen``: the
+terminal reported its focus lost, or tmux shows another window). The first output after a
+pause, the echo of input and a fast flood go out as they come; the bytes are the same either
+way.
 
 Signals arrive through ``signal.set_wakeup_fd``; there is no periodic timer (the gathering
 timer runs only while output streams), so an idle relay blocks in ``select`` and uses no CPU.
@@ -54,6 +56,7 @@ FOCUS_PREFIX_HOLD = 0.005  # seconds a partial ESC / ESC [ is held (Pi's ESC tim
 ANSWER_HOLD = 0.5  # seconds more a partial answer to cuewrap's start-up query is held
 OUTPUT_HOLD = 0.02  # seconds a partial OSC 7501 prefix at a chunk end may be held
 GATHER = 1 / 60  # seconds a stream's output gathers in the PTY between relays (a 60 Hz frame)
+GATHER_UNSEEN = 1 / 20  # the same while nobody looks (docs/design.md#unseen-output)
 GATHER_TARGET = 8192  # bytes a gathering aims at: a Linux PTY holds ~14 KB before its writer waits
 GATHER_MIN = 0.003  # seconds: a stream that would need shorter gatherings is relayed as it comes
 GATHER_GAP = 0.001  # seconds: a chunk after a shorter pause is a flood's (relayed as it comes)
@@ -127,6 +130,7 @@ class Relay:
         self._focus_timer: Timer | None = None
         self._output_timer: Timer | None = None
         self._gather_timer: Timer | None = None  # set: the master is not watched meanwhile
+        self._gather = GATHER  # the gathering time now (longer while nobody looks)
         self._clock = loop.clock
         self._last_out = float("-inf")  # when the last output relayed was written
         self._echo_until = float("-inf")  # output relayed as it comes until then (input)
@@ -143,6 +147,20 @@ class Relay:
     # -- public ---------------------------------------------------------------------------
     def child_mode(self, mode: int) -> bool:
         return self.tracker is not None and mode in self.tracker.modes
+
+    def set_unseen(self, unseen: bool) -> None:
+        """Nobody looks at the child's output now (``True``: the terminal said its focus is
+        elsewhere, or tmux shows another window), or someone does again: a stream's output
+        gathers for ``GATHER_UNSEEN`` instead of ``GATHER`` meanwhile. On the way back what
+        gathered goes out at once (docs/design.md#unseen-output)."""
+        gather = GATHER_UNSEEN if unseen else GATHER
+        if gather == self._gather:
+            return
+        self._gather = gather
+        timer = self._gather_timer
+        if not unseen and timer is not None and timer.when > self._clock():
+            timer.cancel()  # it was set for the longer time; run at the next turn of the loop
+            self._gather_timer = self.loop.call_at(self._clock(), self._gathered, guarded=False)
 
     def restore_sequence(self) -> bytes:
         """What undoes the modes the child left on (alt screen, mouse, paste, kitty…)."""
@@ -325,7 +343,7 @@ class Relay:
         self._last_out = now = self._clock()  # after the write: it may have waited for the host
         if eof:
             self._master_eof()
-        elif GATHER_GAP <= elapsed < GATHER and now >= self._echo_until and self._master_open:
+        elif GATHER_GAP <= elapsed < self._gather and now >= self._echo_until and self._master_open:
             # the child streams: let its output gather in the PTY for up to a screen frame's
             # time instead of waking per write (a screen shows one frame per refresh anyway)
             wait = self._gather_wait(size, elapsed)
@@ -333,15 +351,15 @@ class Relay:
                 self.loop.remove_reader(self.master_fd)
                 self._gather_timer = self.loop.call_at(now + wait, self._gathered, guarded=False)
 
-    @staticmethod
-    def _gather_wait(size: int, elapsed: float) -> float:
+    def _gather_wait(self, size: int, elapsed: float) -> float:
         """How long to let a stream that brought ``size`` bytes in ``elapsed`` seconds gather:
-        a frame's time, shorter when the PTY would fill meanwhile (its writer would wait), not
-        at all (0) for a flood."""
+        a frame's time (or ``GATHER_UNSEEN``), shorter when the PTY would fill meanwhile (its
+        writer would wait), not at all (0) for a flood."""
         if size >= GATHER_FULL:  # the writer may have waited: its rate is not known
             return 0.0
-        if size * GATHER <= GATHER_TARGET * elapsed:
-            return GATHER
+        gather = self._gather
+        if size * gather <= GATHER_TARGET * elapsed:
+            return gather
         wait = GATHER_TARGET * elapsed / size
         return wait if wait >= GATHER_MIN else 0.0
 
