@@ -1,9 +1,10 @@
 """One cuewrap session: spawn the child in a PTY, relay, and tear everything down.
 
 This is where the parts are wired: settings, the decision log and the loop; the bridge channel
-and the child's environment before the spawn; then, while the child boots, the ``Controller``
-with the cue side's parts (``cueside.build_controller``), the host terminal's modes and the
-``Relay``, given to each other.
+and the child's environment before the spawn; then, while the child boots, the host terminal's
+modes and the ``Relay``; the ``Controller`` with the cue side's parts
+(``cueside.build_controller``) once the child has drawn its first frame (``pending.py``: not
+competing with the child's boot for the CPU), given to the relay.
 
 ``Session.run`` is the exit-path owner: whatever happens (child exit, child killed, a signal to
 cuewrap, an exception inside cuewrap), the host terminal is restored in its ``finally``.
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from cuewrap.args import Args
     from cuewrap.bridge.channel import Channel
     from cuewrap.controller import Controller
+    from cuewrap.pending import PendingCueSide
     from cuewrap.relay.inject import Injector
     from cuewrap.relay.leader import LedChild
     from cuewrap.relay.relay import Relay, Sink
@@ -81,21 +83,21 @@ class Session:
         try:
             channel = self._prepare_child()
             child = self._spawn()
-            # everything else is imported and set up while the child boots
+            # the relay is set up while the child boots; the cue side after its first frame
             if channel is not None:
                 self._remove_stale_channels()
             from cuewrap.relay.inject import Injector
             from cuewrap.relay.relay import Relay, exit_status
 
             injector = Injector(self.loop, host.write, self._injection_waited)
-            controller = self._start_controller(channel, child.pid, injector)
+            pending = self._pending_cue_side(channel, child.pid, injector)
             host.enter_raw()
             if self.guard:
                 host.enable(seq.TITLE_PUSH, seq.TITLE_POP)
                 host.enable(seq.FOCUS_REPORTING_ON, seq.FOCUS_REPORTING_OFF)
-            focus, tracker, sink = self._relay_parts(controller)
-            if controller is not None and focus is not None and self._ask_terminal:
-                self._query_terminal(focus, controller)
+            focus, tracker, sink = self._relay_parts(pending)
+            if pending is not None and focus is not None and self._ask_terminal:
+                self._query_terminal(focus, pending)
             relay = self.relay = Relay(
                 self.loop,
                 child,
@@ -104,12 +106,12 @@ class Session:
                 tracker=tracker,
                 injector=injector,
                 sink=sink,
-                screen=controller.output_tap if controller is not None else None,
+                screen=pending,
                 on_error=self.log.error,
             )
+            if pending is not None:
+                pending.relay = relay
             relay.resize()
-            if controller is not None:
-                controller.watch_unseen(relay.set_unseen)
             exit = relay.run()
             self.log.write("child_exit", code=exit.code, signal=exit.signal)
             # docs/design.md#real-environments: a signal to cuewrap ends it 128+N
@@ -178,6 +180,20 @@ class Session:
         if removed:
             self.log.write("stale_channels_removed", count=removed)
 
+    def _pending_cue_side(
+        self, channel: Channel | None, child_pid: int, injector: Injector
+    ) -> PendingCueSide | None:
+        """The cue side's stand-in in the relay: it builds the cue side once the child has
+        drawn its first frame (``cuewrap/pending.py``). None without cues."""
+        if not self.guard:
+            return None
+        from cuewrap.pending import PendingCueSide
+
+        def build() -> Controller | None:
+            return self._start_controller(channel, child_pid, injector)
+
+        return PendingCueSide(self.loop, build, self.log.error, frames=self.args.pi_mode)
+
     def _start_controller(
         self, channel: Channel | None, child_pid: int, injector: Injector
     ) -> Controller | None:
@@ -201,6 +217,8 @@ class Session:
                 events_fd=self.events_fd,
             )
             self.events_fd = None  # the controller's now
+            if self.relay is not None:  # docs/design.md#unseen-output
+                self.controller.watch_unseen(self.relay.set_unseen)
         except Exception as exc:  # fail open: Pi runs as a plain passthrough
             self.log.error("controller", exc)
             self.controller = None
@@ -209,11 +227,12 @@ class Session:
         return self.controller
 
     def _relay_parts(
-        self, controller: Controller | None
+        self, controller: PendingCueSide | None
     ) -> tuple[FocusFilter | None, OutputTracker, Sink | None]:
         """The relay's byte filters and event sink: the focus filter only when cues run, OSC
-        7501 reports consumed only for Pi, events to the controller (none without one).
-        ``CUEWRAP_DEBUG_FAULT`` makes the named parts raise (tests of failing open)."""
+        7501 reports consumed only for Pi, events to the cue side (none without one; its
+        stand-in until it is built). ``CUEWRAP_DEBUG_FAULT`` makes the named parts raise
+        (tests of failing open)."""
         from cuewrap.term.focus import FocusFilter
         from cuewrap.term.tracker import OutputTracker
 
@@ -270,7 +289,7 @@ class Session:
         kitty = self.env.get("KITTY_WINDOW_ID") or self.env.get("TERM") == "xterm-kitty"
         return f"cuewrap-q{os.getpid()}" if kitty else None
 
-    def _query_terminal(self, focus: FocusFilter, controller: Controller) -> None:
+    def _query_terminal(self, focus: FocusFilter, controller: PendingCueSide) -> None:
         """Write the query in raw mode (no echo of the answers) and before any output of the
         child is relayed, so its answers come before those to the child's own queries; the
         answers are taken out of the input by the filter (``term.answers``). Nothing waits

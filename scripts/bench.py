@@ -22,6 +22,8 @@ import tempfile
 import time
 from collections.abc import Callable
 
+from install_copy import install_copy  # scripts/install_copy.py (this script's folder)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PY = sys.executable
 CUEWRAP = [PY, "-m", "cuewrap", "--"]
@@ -535,10 +537,23 @@ def bench_startup(rounds: int) -> None:
         t_child = float(buf.split(b"T", 1)[1].split(b"\n")[0])
         return t_child - t0
 
-    direct = statistics.median(once(stamp) for _ in range(rounds))
-    wrapped = statistics.median(once([*CUEWRAP, *stamp]) for _ in range(rounds))
-    # Pi mode: the bridge channel is opened before the spawn; a stand-in `pi` stamps the time
-    with tempfile.TemporaryDirectory() as bindir:
+    # cuewrap as this checkout's venv runs it (an editable install: an import hook runs at
+    # every interpreter start) and as a user installs it (not editable, bytecode compiled)
+    tmp = tempfile.mkdtemp()
+    try:
+        installed = install_copy(tmp)
+        commands = {
+            "editable": os.path.join(os.path.dirname(PY), "cuewrap"),
+            "installed": installed,
+        }
+        direct = statistics.median(once(stamp) for _ in range(rounds))
+        wrapped = {
+            name: statistics.median(once([cmd, "--", *stamp]) for _ in range(rounds))
+            for name, cmd in commands.items()
+        }
+        # Pi mode: the bridge channel is opened before the spawn; a stand-in `pi` stamps the time
+        bindir = os.path.join(tmp, "bin")
+        os.mkdir(bindir)
         fake = os.path.join(bindir, "pi")
         with open(fake, "w") as fh:
             fh.write(f"#!/bin/sh\nexec {shlex.join(stamp)}\n")
@@ -547,18 +562,32 @@ def bench_startup(rounds: int) -> None:
         os.environ["PATH"] = f"{bindir}:{old_path}"
         try:
             via_sh = statistics.median(once([fake]) for _ in range(rounds))
-            pi_mode = statistics.median(once([*CUEWRAP[:-1], "pi"]) for _ in range(rounds))
+            pi_mode = {
+                name: statistics.median(once([cmd, "pi"]) for _ in range(rounds))
+                for name, cmd in commands.items()
+            }
         finally:
             os.environ["PATH"] = old_path
-    bare = statistics.median(
-        _time(lambda: subprocess.run([PY, "-c", "pass"], check=True)) for _ in range(rounds)
-    )
-    print(f"start-up, median of {rounds} (ms):")
-    print(f"  python -c pass                      {bare * 1e3:6.1f}")
+        python = {"editable": PY, "installed": os.path.join(os.path.dirname(installed), "python")}
+        bare = {
+            name: statistics.median(
+                _time(lambda py=py: subprocess.run([py, "-c", "pass"], check=True))  # type: ignore[misc]
+                for _ in range(rounds)
+            )
+            for name, py in python.items()
+        }
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"start-up, median of {rounds} (ms), load {os.getloadavg()[0]:.2f}:  editable  installed")
+    print(f"  python -c pass                      {_pair(bare)}")
     print(f"  child's own start (direct)          {direct * 1e3:6.1f}")
-    print(f"  same child under cuewrap            {wrapped * 1e3:6.1f}")
-    print(f"  cuewrap start -> child exec         {(wrapped - direct) * 1e3:6.1f}")
-    print(f"  same, Pi mode (bridge channel)      {(pi_mode - via_sh) * 1e3:6.1f}")
+    print(f"  same child under cuewrap            {_pair(wrapped)}")
+    print(f"  cuewrap start -> child exec         {_pair(wrapped, minus=direct)}")
+    print(f"  same, Pi mode (bridge channel)      {_pair(pi_mode, minus=via_sh)}")
+
+
+def _pair(ms: dict[str, float], minus: float = 0.0) -> str:
+    return f"{(ms['editable'] - minus) * 1e3:6.1f}   {(ms['installed'] - minus) * 1e3:8.1f}"
 
 
 def _time(fn) -> float:  # type: ignore[no-untyped-def]

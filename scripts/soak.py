@@ -181,6 +181,7 @@ class PiSide:
         self.tasks = 0
         self.reloads = 0
         self.stops = 0
+        self.resizes = 0
 
     def task(self) -> None:
         self.tasks += 1
@@ -208,6 +209,7 @@ class PiSide:
         self.s.focus_in()
 
     def resize(self) -> None:
+        self.resizes += 1
         self.s.resize(self.rng.randrange(20, 60), self.rng.randrange(60, 200))
         time.sleep(0.3)
         self.s.wait_idle(timeout=30)
@@ -268,6 +270,7 @@ class StreamSide:
         self.streams = 0
         self.bytes = 0
         self.lost = 0
+        self.resizes = 0
 
     def stream(self) -> None:
         self.streams += 1
@@ -292,6 +295,7 @@ class StreamSide:
         self.s.focus_in()
 
     def resize(self) -> None:
+        self.resizes += 1
         self.s.resize(self.rng.randrange(10, 60), self.rng.randrange(40, 200))
 
     def quit(self) -> None:
@@ -350,6 +354,7 @@ class TmuxSide:
         self.switches = 0
         self.toggles = 0
         self.focus_changes = 0
+        self.resizes = 0
 
     def on_off(self) -> str:
         return "on" if self.focus_events else "off"
@@ -412,9 +417,9 @@ class TmuxSide:
         self.s.wait_for_screen(re.escape(token), timeout=120)
         self.s.wait_idle(timeout=60)
 
-    def switch(self, least: float = 0.05) -> None:
+    def switch(self) -> None:
         self.away()
-        time.sleep(self.rng.uniform(least, least + 1.5))
+        time.sleep(self.rng.uniform(0.05, 1.55))
         self.back()
         self.s.wait_idle(timeout=30)
 
@@ -429,6 +434,7 @@ class TmuxSide:
         self.s.focus_in()
 
     def resize(self) -> None:
+        self.resizes += 1
         self.s.resize(self.rng.randrange(20, 60), self.rng.randrange(60, 200))
         time.sleep(0.3)
         self.s.wait_idle(timeout=30)
@@ -438,10 +444,9 @@ class TmuxSide:
         self.toggles += 1
         self.focus_events = not self.focus_events
         self.rig.tmux("set", "-s", "focus-events", self.on_off())
-        # away, cuewrap starts its new control client; what tmux says before that client is
-        # up is not heard (cuewrap asks tmux again at its next notification), so the way
-        # back waits a second
-        self.switch(least=1.0)
+        # away, cuewrap starts its new control client; a way back made before that client
+        # is up is heard by no client: cuewrap asks tmux again once it is up (so no pause)
+        self.switch()
 
     def registered(self) -> bool:
         done = subprocess.run([PY, "-m", "cuewrap", "ls", "--json"], env=self.env,
@@ -537,9 +542,10 @@ def main() -> int:
             for name in sides:
                 show(titles[name], end[name])
             print(
-                f"done: {pi.tasks} tasks, {pi.reloads} reloads, {pi.stops} stops; "
-                f"{st.streams} streams, {st.bytes / 1e6:.1f} MB, {st.lost} not intact; "
-                f"tmux: {tx.tasks} tasks, {tx.switches} window switches, "
+                f"done: {pi.tasks} tasks, {pi.reloads} reloads, {pi.stops} stops (Ctrl-Z/fg), "
+                f"{pi.resizes} resizes; {st.streams} streams, {st.bytes / 1e6:.1f} MB, "
+                f"{st.lost} not intact, {st.resizes} resizes; tmux: {tx.tasks} tasks, "
+                f"{tx.switches} window switches, {tx.resizes} client resizes, "
                 f"{tx.focus_changes} focus out/in, {tx.toggles} focus-events changes"
             )
             tmux_end = tx.quit()

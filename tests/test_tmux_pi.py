@@ -71,9 +71,9 @@ def test_default_options_window_switch(
     assert f"{client_name} message: Pi — work: Finished (session {SESSION}, window 0" in msg[0]
     _, shown = sc.wait(lambda: sc.rig.window_flags()["0"][0] and sc.rig.window_flags()["0"], "flag")
     assert "!" in shown
-    # the message stands on the client's status line until a key; then the window list shows
-    # window 0 flagged ("0:name!")
-    sc.wait(lambda: "Pi — work: Finished (session work" in c.screen_lines[-1], "message shown")
+    # the message was drawn on the client's status line (it stands a few seconds, or until a
+    # key); then the window list shows window 0 flagged ("0:name!")
+    c.wait_for_output(re.escape("Pi — work: Finished (session work".encode()))
     c.send("x")  # to window 1's sleep, which ignores it
     sc.wait(lambda: re.search(r"\b0:\S+!", c.screen_lines[-1]), "flag in the status line")
     # no terminal notification: passthrough is off and the pane is hidden
@@ -82,6 +82,38 @@ def test_default_options_window_switch(
     sc.select(0)
     sc.presence("unknown")
     print(f"presence change latency (select-window -> log): {latency * 1000:.0f} ms")
+
+
+@pytest.mark.parametrize("pi_version", ["1.4.0"])
+def test_a_cue_message_does_not_freeze_the_clients_screen(
+    tmux_scene: Callable[..., Scene], fakemodel: FakeModel
+) -> None:
+    """While a status-line message stands, tmux draws none of the panes' output on that client.
+    The user in window 1 watching a program's output gets the cue's message, and without
+    pressing any key sees that output move on again once the message has stood its time
+    (a message "until the next key" froze their view until they typed)."""
+    ticker = ["sh", "-c", "i=0; while :; do i=$((i+1)); echo TICK$i; sleep 0.1; done"]
+    sc = tmux_scene(window1=ticker)
+    c = sc.client
+
+    def last_tick() -> int:
+        ticks = re.findall(r"TICK(\d+)", c.screen_text)
+        return int(ticks[-1]) if ticks else 0
+
+    run_steps(fakemodel, 1, "done while away")
+    c.prompt("a task")
+    c.wait_working()
+    sc.select(1)
+    sc.wait(lambda: last_tick() > 0, "window 1's output on the client")
+    sc.settled(1)
+    sc.wait(lambda: sc.rig.cue_messages(), "the cue's tmux message")
+    # the ticker's own count in tmux's pane, read after the message was shown: the client
+    # must come to show a later one without a key
+    shown_at = max(
+        int(t) for t in re.findall(r"TICK(\d+)", "\n".join(sc.rig.capture(f"{SESSION}:1")))
+    )
+    sc.wait(lambda: last_tick() > shown_at + 5, "window 1's output moving on the client", 20)
+    assert sc.rig.cue_messages(), "the message was shown"
 
 
 def screens_match(sc: Scene, target: str) -> bool:

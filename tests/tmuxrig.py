@@ -10,8 +10,9 @@ plays the user's terminal (the "outer terminal"), and real Pi under cuewrap in w
 Everything is killed at ``close()`` (the server with ``kill-server``, the clients' trees).
 
 Fixture (registered by tests/conftest.py): ``tmux_scene(server_options=None,
-global_options=None) -> Scene``: such a rig running ``cuewrap pi`` with the test extension,
-a client attached and Pi ready, cuewrap watching tmux; closed at teardown.
+global_options=None, window1=None) -> Scene``: such a rig running ``cuewrap pi`` with the test
+extension (window 1 runs ``window1``, by default a sleep), a client attached and Pi ready,
+cuewrap watching tmux; closed at teardown.
 """
 
 from __future__ import annotations
@@ -215,11 +216,12 @@ def tmux_scene(pi_home: PiHome) -> Iterator[Callable[..., Scene]]:
     def make(
         server_options: dict[str, str] | None = None,
         global_options: dict[str, str] | None = None,
+        window1: Sequence[str] = ("sleep", "100000"),
     ) -> Scene:
         rig = TmuxRig(pi_home, server_options=server_options, global_options=global_options)
         rigs.append(rig)
         argv = pi_argv(["-e", str(TEST_EXT)], wrap=True, log_path=rig.log_path)
-        rig.start(argv)
+        rig.start(argv, window1=window1)
         client = rig.attach()
         client.wait_ready(timeout=30)
         scene = Scene(rig, client)

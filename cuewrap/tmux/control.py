@@ -18,7 +18,9 @@
 
 ``cuewrap.tmux.side`` uses ``listen`` with ``focus-events on`` (tmux's own focus reports then
 say attach, switch and detach) and ``attach`` without (nothing else would say them).
-Its stdout is one more reader on the relay loop; closing its stdin ends it.
+Its stdout is one more reader on the relay loop; closing its stdin ends it. A new client's
+first line (tmux answers its start with an empty ``%begin``/``%end`` block) says tmux has it
+among its clients: from then on it is told of every change (``on_up``).
 
 ``run_tmux`` — the questions and the messages. Each is one short ``tmux`` process (several
 commands joined by ``;``) whose output is read on the loop and whose exit is reaped there
@@ -80,6 +82,7 @@ class ControlClient:
         on_notification: Callable[[Notification], None],
         on_exit: Callable[[], None],
         reap: Callable[[subprocess.Popen[bytes]], None],
+        on_up: Callable[[], None] | None = None,
     ) -> None:
         self.loop = loop
         self.env = env
@@ -88,6 +91,8 @@ class ControlClient:
         self.on_notification = on_notification
         self.on_exit = on_exit
         self.reap = reap
+        self.on_up = on_up  # once per start, at the client's first line
+        self._up = False
         self.proc: subprocess.Popen[bytes] | None = None
         self.reader = ControlReader()
         self._fd = -1
@@ -110,6 +115,7 @@ class ControlClient:
         if proc is None:
             return False
         self.reader = ControlReader()  # nothing of an earlier client's partial line
+        self._up = False
         assert proc.stdout is not None
         self.proc = proc
         self._fd = proc.stdout.fileno()
@@ -128,7 +134,12 @@ class ControlClient:
             self._stop()
             self.on_exit()
             return
-        for item in self.reader.feed(data):
+        items = self.reader.feed(data)
+        if items and not self._up:
+            self._up = True
+            if self.on_up is not None:
+                self.on_up()
+        for item in items:
             if isinstance(item, Notification) and item.name != "exit":
                 self.on_notification(item)
 

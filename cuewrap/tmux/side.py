@@ -6,12 +6,15 @@ notification that can change who looks at Pi's pane (window, pane and session sw
 attach, detach) makes it ask tmux two short questions through that client (the pane, the
 clients); the answer (``view.PaneView``) is merged with the pane's focus reports
 (``view.PresenceMerge``) into the presence the engine gets. Nothing runs while nothing happens.
+When the control client is replaced (another kind, or restarted after it ended), changes made
+while no client listened are told to none: the view is asked again once the new one is up.
 
 A notification is delivered from a fresh view, so ``allow-passthrough`` is read when deciding:
 
 - Pi's window shown on a client and passthrough on: the terminal OSC, DCS-wrapped;
 - clients in front of another pane, window or session: a status-line message on each of them
-  (``display-message -c``, until their next key), naming the session and window;
+  (``display-message -c``, for ``MESSAGE_MS`` or until their next key), naming the session and
+  window;
 - Pi's window not current in its session: one BEL from the pane, which sets the window's bell
   flag in the status line (``monitor-bell``, on by default);
 - no client attached at all: the message waits and is shown on the client that attaches next,
@@ -65,6 +68,11 @@ WATCHED = frozenset(
 RECONNECTS = 3  # times the control client is restarted when it ends
 RECONNECT_DELAY = 0.25  # seconds, doubled each time
 STEADY = 10.0  # a control client that lived this long starts the restart count afresh
+# How long a cue's status-line message stands (ms; a key ends it earlier). Bounded: while a
+# message stands, tmux draws none of the panes' output on that client (it freezes its
+# terminal; a full redraw comes when the message goes), so "until the next key" froze the
+# user's view of whatever they were watching for as long as they did not type.
+MESSAGE_MS = 4000
 
 RecordDelivery = Callable[[int, str, DeliveryState, str], None]  # (cue id, channel, state, reason)
 
@@ -104,6 +112,7 @@ class TmuxSide:
         self._key_asked = float("-inf")
         self._started_at = 0.0
         self._retry_timer: Timer | None = None
+        self._ask_when_up = False  # a client replaced another: ask again once it is up
         self._closed = False
         self._reaper = reaper
 
@@ -132,9 +141,11 @@ class TmuxSide:
             on_notification=self._on_notification,
             on_exit=self._on_exit,
             reap=lambda proc: reaper_add(self._reaper, proc),
+            on_up=self._on_up,
         )
         if not client.start():
             return False
+        self._ask_when_up = old is not None  # at start, start() asks
         self._client = client
         self._started_at = self.loop.clock()
         self.log("tmux", state="listening", client=kind)
@@ -146,7 +157,15 @@ class TmuxSide:
         want: Kind = "listen" if view.focus_events else "attach"
         client = self._client
         if client is not None and client.running and client.kind != want:
-            self._listen(want)
+            self._listen(want)  # asks again once the new client is up (_on_up)
+
+    def _on_up(self) -> None:
+        """The new control client is among tmux's clients: a switch made between the old
+        one's end and now was told to neither (asking right after the spawn could be answered
+        before tmux had the new one): ask now."""
+        if self._ask_when_up and not self._closed:
+            self._ask_when_up = False
+            self.refresh()
 
     @property
     def busy(self) -> bool:
@@ -185,6 +204,7 @@ class TmuxSide:
     def _restart(self) -> None:
         self._retry_timer = None
         if not self._closed and self._client is not None and self._client.start():
+            self._ask_when_up = True
             self._started_at = self.loop.clock()
             self.log("tmux", state="listening", client=self._client.kind)
             self.refresh()
@@ -316,8 +336,9 @@ class TmuxSide:
             return
         text = literal(f"{n.title}: {n.body} ({view.where()})")
         args: list[str] = []
-        for name in clients:  # -d 0: until the user's next key on that client
-            args += [*([";"] if args else []), "display-message", "-c", name, "-d", "0", text]
+        ms = str(MESSAGE_MS)
+        for name in clients:
+            args += [*([";"] if args else []), "display-message", "-c", name, "-d", ms, text]
         cue, where = n.cue_id, ", ".join(clients)
 
         def done(status: int | None, out: str) -> None:

@@ -1,0 +1,71 @@
+"""The cue side built after the child's first frame, as a user runs ``cuewrap pi`` in a real PTY:
+a stand-in ``pi`` that draws its first frame only when told. Until then the session relays
+(the start-up query was written) but the cue side is not built (no ``channels`` record, the
+controller's first); after the frame it is built, and what was typed meanwhile reaches it."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+from launch import default_signals
+from waiting import absence_window, wait_until
+
+pytestmark = pytest.mark.pty
+
+STAND_IN = """#!/bin/sh
+printf 'BOOTED\\r\\n'
+read line
+printf '\\033[?2026h\\033[2JFRAME-ONE\\033[?2026l'
+exec sleep 60
+"""
+
+
+def _records(log: Path, kind: str) -> list[dict[str, object]]:
+    if not log.exists():
+        return []
+    out = []
+    for line in log.read_text().splitlines():
+        with contextlib.suppress(ValueError):
+            rec = json.loads(line)
+            if rec.get("kind") == kind:
+                out.append(rec)
+    return out
+
+
+def test_cue_side_waits_for_the_first_frame_then_is_built(tmp_path: Path) -> None:
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "pi").write_text(STAND_IN)
+    (bindir / "pi").chmod(0o755)
+    log = tmp_path / "log.jsonl"
+    env = dict(os.environ, TERM="xterm-256color", CUEWRAP_NOTIFY_DESKTOP="off")
+    env["PATH"] = f"{bindir}{os.pathsep}{env['PATH']}"
+    for var in ("TMUX", "CUEWRAP_LOG"):
+        env.pop(var, None)
+    p = pexpect.spawn(
+        sys.executable,
+        ["-m", "cuewrap", "--log", str(log), "pi"],
+        env=env,
+        timeout=10,
+        dimensions=(24, 80),
+        preexec_fn=default_signals,
+    )
+    try:
+        p.expect("BOOTED")
+        wait_until(lambda: _records(log, "terminal_query"), 5, "the start-up query written")
+        # well under the latest build (1 s): the stand-in has drawn nothing yet
+        absence_window(0.3, "the cue side built before the first frame")
+        assert _records(log, "channels") == []
+        p.send("\r")  # the stand-in draws its frame
+        p.expect("FRAME-ONE")
+        wait_until(lambda: _records(log, "channels"), 5, "the cue side built after the frame")
+        p.terminate(force=True)
+        p.expect(pexpect.EOF)
+    finally:
+        p.close(force=True)
