@@ -7,12 +7,14 @@ byte-at-a-time state machine written here from the model in the tracker's docstr
 from __future__ import annotations
 
 import re
+from unittest.mock import patch
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cuewrap.facts import ChildProgress, ProgramStatus
+from cuewrap.term import tracker
 from cuewrap.term.clipboard import ClipboardSequence
 from cuewrap.term.notices import NoticeParser, NoticeProtocol, protocol_of
 from cuewrap.term.tracker import (
@@ -1244,3 +1246,130 @@ def test_kitty_write_start_with_controls_is_decided_before_its_data() -> None:
     clip = Clip(write=True)
     out, _ = feed_all(OutputTracker(clipboard=clip, own_focus=True), [data])
     assert out == data
+
+
+# --- the plain path: Pi's frames skip the per-sequence work ----------------------------------
+
+# pieces of Pi's streaming frames (CSI cursor moves and colours, quiet toggles, a hyperlink
+# reset ending each line, hyperlinks ended by ST) and, rarer, whatever makes a chunk not plain
+PI_PIECES = st.sampled_from(
+    [
+        b"\x1b[?2026h",
+        b"\x1b[?2026l",
+        b"\x1b[?25l",
+        b"\x1b[?25h",
+        b"\x1b[12;1H",
+        b"\x1b[2K",
+        b"\x1b[0m\x1b]8;;\x07",
+        b"\x1b[38;2;129;161;193m",
+        b"\x1b[22;39m",
+        b"\x1b]8;;https://example.org/a\x1b\\link\x1b]8;;\x1b\\",
+        b"\x1b]8;id=1;x\x07",
+        b"\x1b(B",
+        b"\x1b7",
+        b"\x1b\\",
+        "── ⠋ Working ───".encode(),
+        b" word12 word13 ",
+        b"\xe2\x94",
+        b"\x80",
+    ]
+)
+PI_RARE = st.sampled_from(
+    [
+        b"\x07",
+        b"\x18",
+        b"\x1b",
+        b"\x1b]",
+        b"\x1b]8",
+        b"\x1b[?20",
+        b"\x1b[?1004h",
+        b"\x1b[?1004l",
+        b"\x1b[?1049h",
+        b"\x1b[?2026;25h",
+        b"\x1b[?2026$p",
+        b"\x1b[>1u",
+        b"\x1b[<u",
+        b"\x1b[=1;1u",
+        b"\x1b[>4;2m",
+        b"\x1bc",
+        b"\x1b[!p",
+        b"\x1b]0;\xcf\x80 - work\x07",
+        b"\x1b]9;4;3\x07",
+        WORKING,
+        DONE,
+        b"\x1b]52;c;QQ==\x07",
+        b"\x1b\x00]52;c;QQ==\x07",
+        b"\x1b]8;;\x18\x07",
+        b"\x1bP1$r0m\x1b\\",
+    ]
+)
+PI_STREAMS = st.lists(
+    st.one_of(PI_PIECES, PI_PIECES, PI_PIECES, PI_PIECES, PI_RARE), max_size=40
+).map(b"".join)
+
+
+def tracker_state(t: OutputTracker) -> tuple[object, ...]:
+    return (
+        t.modes,
+        t.modes_off,
+        t.kitty_keyboard_depth,
+        t.modify_other_keys,
+        t.title,
+        t.progress,
+        t.held,
+        t.safe,
+        t._pend,
+        t._held,
+        t._u8,
+        t._stream,
+    )
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(splits(PI_STREAMS), st.booleans(), st.booleans(), st.booleans())
+def test_plain_path_equals_general_path(
+    chunks: list[bytes], own_focus: bool, guard: bool, consume: bool
+) -> None:
+    """Pi-like streams cut anywhere: every Scan and the state after each chunk are the same
+    with the plain path and with the general path alone (a search that always finds)."""
+
+    def run() -> list[object]:
+        t = OutputTracker(consume, own_focus=own_focus, clipboard=Clip() if guard else None)
+        seen: list[object] = []
+        for c in chunks:
+            seen.append(t.feed(c))
+            seen.append(tracker_state(t))
+        seen.append(t.flush())
+        seen.append(tracker_state(t))
+        return seen
+
+    plain = run()
+    with patch.object(tracker, "_INTERESTING", re.compile(b"")):
+        general = run()
+    assert plain == general
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(splits(PI_STREAMS))
+def test_pi_like_streams_match_reference(chunks: list[bytes]) -> None:
+    check_against_reference(chunks, consume=True)
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        PI_FRAME,
+        b"\x1b[?2026h\x1b[18;1H\x1b[2K 67: word0 word1\x1b[0m\x1b]8;;\x07\x1b[21;1H"
+        b"\x1b[?25l\x1b[?2026l",
+    ],
+)
+def test_pi_frames_take_the_plain_path(frame: bytes) -> None:
+    """Not vacuous: Pi's frames are what the plain path is for; the general path is only
+    taken when the search finds something (here, forced)."""
+    assert tracker._INTERESTING.search(frame) is None
+    assert frame.count(b"\x07") == frame.count(b"\x1b]8;;\x07")
+    t = OutputTracker(own_focus=True, clipboard=Clip())
+    t.modes.add(2026)
+    s = t.feed(frame)
+    assert s == (frame, [], True)
+    assert 2026 in t.modes_off and 25 in t.modes_off and not t.modes

@@ -8,7 +8,12 @@ character; docs/design.md#delivery).
 
 Speed: plain text and uninteresting sequences (SGR, cursor moves) are skipped in C with
 ``bytes.find``/``rfind`` (memchr on a rare byte first); Python only looks at the few
-sequences that matter and at the end of each chunk. No per-byte Python loop on text.
+sequences that matter and at the end of each chunk. No per-byte Python loop on text. A chunk
+like Pi's frames, in which one C-level search finds nothing that could give an event or a cut
+(only CSI, quiet toggles, hyperlinks whose BELs all end them), takes a short path: the quiet
+toggles' last states, the end of the chunk, done. The relay sleeps between chunks, so each runs
+on cold caches and costs several times its hot-loop time: every call and object touched counts
+(``scripts/bench_filters`` measures both).
 
 The parser model (a simplified DEC/ECMA-48 parser on UTF-8 bytes, as in P. Williams'
 "A parser for DEC's ANSI-compatible video terminals"; 8-bit C1 bytes are NOT controls):
@@ -120,6 +125,16 @@ _DEC_ONE = re.compile(rb"\x1b\[\?([0-9]{1,5})([hl])")
 # per-occurrence Python work would cost a quarter of the relay's speed on TUI output.
 QUIET_MODES = frozenset({2026, 25})
 _QUIET_HEADS = (b"2026h", b"2026l", b"25h", b"25l")  # what follows CSI ? in a quiet toggle
+# each quiet mode: the head of its toggle, where its h / l is
+_QUIET_LAST = ((2026, b"\x1b[?2026", 7), (25, b"\x1b[?25", 5))
+# Everything in a chunk that can give an event, a cut or a state change other than a quiet
+# toggle: a private CSI that is not a quiet toggle, an OSC other than a hyperlink (OSC 8), RIS,
+# DECSTR, and an OSC written ESC C0… ]. A chunk with none of these (Pi's frames) skips the
+# per-sequence work in one C-level search (see OutputTracker.feed).
+_INTERESTING = re.compile(
+    rb"\x1b(?:\[(?:[<=>]|\?(?!2026[hl]|25[hl])|!p)|\](?!8;)|c|[\x00-\x17\x19\x1c-\x1f\x7f]+\])"
+)
+_LINK_END = b"\x1b]8;;\x07"  # an empty hyperlink: its BEL ends it (Pi ends every line with one)
 _PROGRESS = re.compile(rb"[0-4]")  # OSC 9 ; 4 ; state: 0 off, 1-2 value, 3 busy, 4 paused
 _TOKEN = re.compile(rb"[A-Za-z0-9_.+-]{1,64}")
 
@@ -221,6 +236,11 @@ class Scan(NamedTuple):
     out: bytes
     events: list[OutputEvent]
     safe: bool
+
+
+# Scan(...) runs the named tuple's Python-level __new__: on cold caches (the relay sleeps
+# between chunks) that costs several microseconds a chunk more than making the tuple directly
+_new = tuple.__new__
 
 
 # --- pure helpers -------------------------------------------------------------------------
@@ -508,20 +528,47 @@ class OutputTracker:
         n = len(work)
         k_last = work.rfind(_ESCB)
 
-        if k_last < 0 and work.find(b"\x07") < 0:
-            # fast path: text only (no sequence open before it, since pend is empty)
-            tail = work[-3:] if n >= 3 else (self._u8 + work)[-3:]
-            self._u8 = tail
-            self._safe = safe = tail[-1] < 0x80 or _u8_complete(tail)
-            return Scan(work, [], safe)
+        if k_last < 0:
+            if work.find(b"\x07") < 0:
+                # fast path: text only (no sequence open before it, since pend is empty)
+                tail = work[-3:] if n >= 3 else (self._u8 + work)[-3:]
+                self._u8 = tail
+                self._safe = safe = tail[-1] < 0x80 or _u8_complete(tail)
+                return _new(Scan, (work, [], safe))
+            plain = False
+        else:
+            self._frame0 = seq.MODE_SYNC_OUTPUT in self.modes
+            if self._bare_cuts:
+                self._bare_cuts = {}
+            # Pi's frames: no sequence gives an event or a cut, every BEL ends an empty
+            # hyperlink (Pi ends each line with one); only quiet toggles change state
+            plain = _INTERESTING.search(work) is None
+            if plain and work.count(b"\x07") != work.count(_LINK_END):
+                plain = False
+            if plain:
+                if work.find(b"?", 2) >= 0:  # every CSI ? here is a complete quiet toggle
+                    for mode, head, at in _QUIET_LAST:
+                        i = work.rfind(head)
+                        if i >= 0:
+                            on = work[i + at] == 0x68  # h
+                            if mode not in (self.modes if on else self.modes_off):
+                                self._set_mode(mode, on)
+                e = _seq_end(work, k_last, n)
+                if e == n:  # the usual end: a complete sequence
+                    self._u8 = b""
+                    self._safe = True
+                    return _new(Scan, (work[base:] if base else work, [], True))
+                if e >= 0:
+                    tail = work[max(e, n - 3) :]
+                    self._u8 = tail
+                    self._safe = safe = _u8_complete(tail)
+                    return _new(Scan, (work[base:] if base else work, [], safe))
+                # unfinished at the end: the general end below (nothing else to do)
 
         events: list[tuple[int, OutputEvent]] = []
         cuts: list[tuple[int, int]] = []
         find = work.find
-        if k_last >= 0:
-            self._frame0 = seq.MODE_SYNC_OUTPUT in self.modes
-            if self._bare_cuts:
-                self._bare_cuts = {}
+        if k_last >= 0 and not plain:
             starts: list[int] = []
             quiet_seen: dict[int, int] = {}  # quiet mode -> position of its last change
             for needle, last in _PRIVATE_CSI:
@@ -564,7 +611,7 @@ class OutputTracker:
                             self._osc(work, j, base, events, cuts)
                         else:
                             self._clip_osc(work, j, c, base, events, cuts)
-        b = find(b"\x07", base)
+        b = -1 if plain else find(b"\x07", base)
         while b >= 0:
             k = work.rfind(_ESCB, 0, b)
             if k < 0:
@@ -630,10 +677,10 @@ class OutputTracker:
             out = work[base:out_end]
 
         if not events:
-            return Scan(out, [], self._safe)
+            return _new(Scan, (out, [], self._safe))
         if len(events) > 1:
             events.sort(key=_first)
-        return Scan(out, [ev for _, ev in events], self._safe)
+        return _new(Scan, (out, [ev for _, ev in events], self._safe))
 
     def flush(self) -> bytes:
         """Release held bytes unchanged (they begin an unfinished sequence: not safe)."""
