@@ -105,14 +105,33 @@ class Term:
 
     def focus(self, here: bool) -> None:
         n = len(self.presence())
-        x(self.env, "xdotool", "windowfocus", "--sync", self.wid if here else self.sink)
         want = "focused" if here else "away"
-        wait_until(
-            lambda: len(self.presence()) > n and self.presence()[-1] == want,
-            10,
-            f"cuewrap's Presence {want} from the terminal's own focus report",
-            detail=lambda: f"presence facts: {self.presence()}",
-        )
+        tries = 0
+
+        def moved() -> bool:
+            nonlocal tries
+            facts = self.presence()
+            if len(facts) > n and facts[-1] == want:
+                return True
+            if tries:
+                # weston gives its keyboard to the surface clicked, and may not have taken
+                # X's focus change for foot's surface yet: click into it again
+                x(self.env, "xdotool", "mousemove", "--window", self.wid, "200", "200",
+                  "click", "1")  # fmt: skip
+            tries += 1
+            return False
+
+        x(self.env, "xdotool", "windowfocus", "--sync", self.wid if here else self.sink)
+        if not (here and self.wayland):
+            wait_until(
+                lambda: len(self.presence()) > n and self.presence()[-1] == want,
+                10,
+                f"cuewrap's Presence {want} from the terminal's own focus report",
+                detail=lambda: f"presence facts: {self.presence()}",
+            )
+            return
+        wait_until(moved, 15, f"cuewrap's Presence {want} from the terminal's own focus report",
+                   interval=1.0, detail=lambda: f"presence facts: {self.presence()}")  # fmt: skip
 
     def type(self, text: str) -> None:
         """Typed through the X server into the focused window (XTEST)."""
