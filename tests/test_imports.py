@@ -179,7 +179,7 @@ def test_no_import_circle() -> None:
 # part of cuewrap, so the session, the controller and the doctor can all build on them.
 GROUND_FLOOR = ("cuewrap.args", "cuewrap.config", "cuewrap.decisionlog", "cuewrap.engine")
 GROUND_FLOOR += ("cuewrap.facts", "cuewrap.host", "cuewrap.loop", "cuewrap.term")
-GROUND_FLOOR += ("cuewrap.states",)
+GROUND_FLOOR += ("cuewrap.states", "cuewrap.factbase")
 
 
 def _ground(name: str) -> bool:

@@ -9,12 +9,15 @@ name the project, the task or a file): only its length.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from cuewrap import facts as F
 from cuewrap.term.answers import TerminalAnswer
 from cuewrap.term.focus import FocusReport, HostStatusReply
 from cuewrap.term.notices import ChildNotification
 from cuewrap.term.tracker import Bell, FocusMayBeOff, ModeChange, OutputEvent, TitleChange
+
+if TYPE_CHECKING:
+    from cuewrap.facts import Fact
 
 
 @dataclass(frozen=True)
@@ -48,8 +51,12 @@ RelayEvent = (
 exit, job control, and what the output tracker reports."""
 
 
-def to_fact(event: RelayEvent) -> F.Fact | None:
+def to_fact(event: RelayEvent) -> Fact | None:
     """The fact an event is for the engine, or None (the event is only logged)."""
+    # here, not at the top: the relay imports this module while the child boots, and all the
+    # facts are needed only by the cue side (docs/architecture.md#start-up-the-child-first)
+    from cuewrap import facts as F
+
     if isinstance(event, F.ProgramStatus | F.ChildProgress):
         return event
     if isinstance(event, FocusReport):

@@ -75,7 +75,7 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import NamedTuple
 
-from cuewrap.facts import ChildProgress, ProgramStatus
+from cuewrap.factbase import ChildProgress, ProgramStatus  # not all facts: start-up cost
 from cuewrap.term import sequences as seq
 from cuewrap.term.clipboard import (
     CLIP,
