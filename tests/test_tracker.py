@@ -1303,8 +1303,12 @@ PI_RARE = st.sampled_from(
         b"\x1bP1$r0m\x1b\\",
     ]
 )
+# whole frames too: several toggles of a mode in a chunk that ends like Pi's
+PI_FRAMES = st.lists(PI_PIECES, max_size=12).map(
+    lambda ps: b"\x1b[?2026h" + b"".join(ps) + b"\x1b[?2026l"
+)
 PI_STREAMS = st.lists(
-    st.one_of(PI_PIECES, PI_PIECES, PI_PIECES, PI_PIECES, PI_RARE), max_size=40
+    st.one_of(PI_PIECES, PI_PIECES, PI_PIECES, PI_FRAMES, PI_RARE), max_size=30
 ).map(b"".join)
 
 
@@ -1373,3 +1377,23 @@ def test_pi_frames_take_the_plain_path(frame: bytes) -> None:
     s = t.feed(frame)
     assert s == (frame, [], True)
     assert 2026 in t.modes_off and 25 in t.modes_off and not t.modes
+
+
+@pytest.mark.parametrize(
+    ("chunk", "on", "off"),
+    [
+        (b"\x1b[?25h x\x1b[?25l\x1b[?2026l", set(), {25, 2026}),
+        (b"\x1b[?25l x\x1b[?25h\x1b[?2026l", {25}, {2026}),
+        (b"\x1b[?2026l\x1b[?25l x\x1b[?2026h y\x1b[?25h", {25, 2026}, set()),
+        (b"\x1b[?2026h\x1b[1m x\x1b[?2026l\x1b[?2026h\x1b[?2", {2026}, set()),
+    ],
+)
+def test_plain_path_last_toggle_wins(chunk: bytes, on: set[int], off: set[int]) -> None:
+    for forced in (False, True):
+        t = OutputTracker(own_focus=True, clipboard=Clip())
+        if forced:
+            with patch.object(tracker, "_INTERESTING", re.compile(b"")):
+                t.feed(chunk)
+        else:
+            t.feed(chunk)
+        assert (t.modes, t.modes_off) == (on, off)

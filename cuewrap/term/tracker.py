@@ -241,6 +241,7 @@ class Scan(NamedTuple):
 # Scan(...) runs the named tuple's Python-level __new__: on cold caches (the relay sleeps
 # between chunks) that costs several microseconds a chunk more than making the tuple directly
 _new = tuple.__new__
+_SYNC = seq.MODE_SYNC_OUTPUT  # (a module global: one lookup less per chunk)
 
 
 # --- pure helpers -------------------------------------------------------------------------
@@ -537,7 +538,7 @@ class OutputTracker:
                 return _new(Scan, (work, [], safe))
             plain = False
         else:
-            self._frame0 = seq.MODE_SYNC_OUTPUT in self.modes
+            self._frame0 = _SYNC in self.modes
             if self._bare_cuts:
                 self._bare_cuts = {}
             # Pi's frames: no sequence gives an event or a cut, every BEL ends an empty
@@ -546,6 +547,17 @@ class OutputTracker:
             if plain and work.count(b"\x07") != work.count(_LINK_END):
                 plain = False
             if plain:
+                if work.endswith(_FRAME_OFF):  # how Pi's frames end: ground, 2026 last off
+                    if 2026 not in self.modes_off:
+                        self._set_mode(2026, False)
+                    i = work.rfind(b"\x1b[?25")
+                    if i >= 0:
+                        on = work[i + 5] == 0x68  # h
+                        if 25 not in (self.modes if on else self.modes_off):
+                            self._set_mode(25, on)
+                    self._u8 = b""
+                    self._safe = True
+                    return _new(Scan, (work[base:] if base else work, [], True))
                 if work.find(b"?", 2) >= 0:  # every CSI ? here is a complete quiet toggle
                     for mode, head, at in _QUIET_LAST:
                         i = work.rfind(head)
