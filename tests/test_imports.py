@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -253,3 +254,24 @@ def test_start_up_imports_stay_within_the_budget(tmp_path: Path) -> None:
     assert over == [], f"imported before the spawn, not in the budget: {over}; all: {ours}"
     heavy = sorted((loaded | set(ours)) & HEAVY)
     assert heavy == [], f"heavy modules loaded before the spawn: {heavy}; loaded: {sorted(loaded)}"
+
+
+def test_the_relay_leaves_the_cue_side_for_after_the_first_frame() -> None:
+    """What the session imports to start relaying while the child boots (docs/architecture.md,
+    start-up) loads neither the cue side nor every fact: those are built after the child's
+    first frame (cuewrap/pending.py), so that they do not take the CPU from its boot."""
+    code = (
+        "import sys\n"
+        "import cuewrap.session, cuewrap.relay.relay, cuewrap.relay.inject, cuewrap.pending\n"
+        "import cuewrap.term.answers, cuewrap.term.focus, cuewrap.term.tracker\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('cuewrap'))))\n"
+    )
+    loaded = set(
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout.split()
+    )
+    assert "cuewrap.relay.relay" in loaded and "cuewrap.factbase" in loaded  # it ran
+    later = {"cuewrap.facts", "cuewrap.controller", "cuewrap.cueside", "cuewrap.engine"}
+    later |= {"cuewrap.deliver", "cuewrap.bridge.server", "cuewrap.screen", "cuewrap.tmux"}
+    assert sorted(loaded & later) == []
