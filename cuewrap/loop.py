@@ -85,6 +85,10 @@ class Loop:
     def remove_writer(self, fd: int) -> None:
         self._set(fd, 1, None)
 
+    def watching(self) -> list[int]:
+        """The file descriptors that have a reader or a writer now."""
+        return list(self._fds)
+
     def has_writer(self, fd: int) -> bool:
         pair = self._fds.get(fd)
         return pair is not None and pair[1] is not None

@@ -206,7 +206,9 @@ def test_close_forgets_every_fd(pipe: tuple[int, int]) -> None:
     r, w = pipe
     loop, seen = Loop(), []
     loop.add_reader(r, lambda: seen.append(1))
+    assert loop.watching() == [r]
     loop.close()
+    assert loop.watching() == []
     os.write(w, b"x")
     loop.run_once(max_timeout=0)
     assert seen == [] and not loop.has_writer(r)

@@ -65,7 +65,7 @@ def test_watch_exit_calls_back_once_the_process_exits() -> None:
     wait_until(lambda: seen, 10, "the exit callback", sleep=turning(loop))
     assert seen[0] == 0
     unwatch(loop, fd)
-    assert len(loop.selector.get_map()) == 0
+    assert loop.watching() == []
 
 
 def test_reaper_reports_the_exit_status_without_a_timer_after_the_deadline() -> None:
@@ -80,7 +80,7 @@ def test_reaper_reports_the_exit_status_without_a_timer_after_the_deadline() -> 
     proc.stdin.close()
     wait_until(lambda: codes, 10, "the exit status", sleep=turning(loop))
     assert codes == [5] and len(reaper) == 0
-    assert loop.timeout() is None and len(loop.selector.get_map()) == 0
+    assert loop.timeout() is None and loop.watching() == []
 
 
 def test_reaper_kills_the_group_of_a_worker_that_outlives_its_deadline() -> None:
@@ -114,4 +114,4 @@ def test_reaper_close_reaps_synchronously() -> None:
     reaper.add(proc, kill_after=30.0)
     reaper.close(timeout=0.2)
     assert proc.returncode == -signal.SIGKILL and len(reaper) == 0
-    assert len(loop.selector.get_map()) == 0
+    assert loop.watching() == []
