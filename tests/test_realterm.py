@@ -433,29 +433,32 @@ def test_kitty_with_pi_in_tmux_one_popup_cuewraps_its_click_selects_the_pane(
     inner = cuewrap_pi().replace("{LOG}", str(tmp_path / "cuewrap-tmux.log"))
     t: Term = launch("kitty", shlex.join(["tmux", "-S", str(sock), "-f", str(conf),
                                           "new-session", inner]))  # fmt: skip
-    t.log = tmp_path / "cuewrap-tmux.log"
-    wait_until(lambda: t.records("channels"), 30, "cuewrap's channels record")
-    channels = t.records("channels")[-1]
-    assert (channels["popup"], channels["terminal_osc"], channels["desktop_notification"]) == (
-        "desktop",
-        False,
-        True,
-    ), channels
-    assert "tmux pane" in channels["why"]
-    wait_until(lambda: any(r.get("type") == "BridgeHello" for r in t.records("fact")),
-               30, "Pi's bridge hello")  # fmt: skip
-    x(t.env, "xdotool", "windowfocus", "--sync", t.sink)
-    x(t.env, "xdotool", "windowfocus", "--sync", t.wid)
-    wait_until(lambda: t.presence()[-1:] == ["focused"], 10, "focus through tmux",
-               detail=lambda: f"presence facts: {t.presence()}")  # fmt: skip
-    run_one_cue(t, fakemodel)
-    wait_until(lambda: received(xdesk.env) >= 1, 15, "the desktop notification")
-    absence_window(2.0, "a second popup for the same cue")
-    assert (received(xdesk.env), displayed(xdesk.env)) == (1, 1)
-    t.focus(True)
-    wait_until(lambda: displayed(xdesk.env) == 0, 10, "the notification closed on return")
-    got = notifications_now(xdesk.env)
-    assert [n["appname"] for n in got] == ["Pi"], got
+    try:
+        t.log = tmp_path / "cuewrap-tmux.log"
+        wait_until(lambda: t.records("channels"), 30, "cuewrap's channels record")
+        channels = t.records("channels")[-1]
+        assert (channels["popup"], channels["terminal_osc"], channels["desktop_notification"]) == (
+            "desktop",
+            False,
+            True,
+        ), channels
+        assert "tmux pane" in channels["why"]
+        wait_until(lambda: any(r.get("type") == "BridgeHello" for r in t.records("fact")),
+                   30, "Pi's bridge hello")  # fmt: skip
+        x(t.env, "xdotool", "windowfocus", "--sync", t.sink)
+        x(t.env, "xdotool", "windowfocus", "--sync", t.wid)
+        wait_until(lambda: t.presence()[-1:] == ["focused"], 10, "focus through tmux",
+                   detail=lambda: f"presence facts: {t.presence()}")  # fmt: skip
+        run_one_cue(t, fakemodel)
+        wait_until(lambda: received(xdesk.env) >= 1, 15, "the desktop notification")
+        absence_window(2.0, "a second popup for the same cue")
+        assert (received(xdesk.env), displayed(xdesk.env)) == (1, 1)
+        t.focus(True)
+        wait_until(lambda: displayed(xdesk.env) == 0, 10, "the notification closed on return")
+        got = notifications_now(xdesk.env)
+        assert [n["appname"] for n in got] == ["Pi"], got
+    finally:  # tmux's server outlives kitty and its client: it, cuewrap and Pi end here
+        subprocess.run(["tmux", "-S", str(sock), "kill-server"], capture_output=True, timeout=10)
 
 
 def test_kitty_with_both_set_on_gets_both_as_asked(
