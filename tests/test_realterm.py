@@ -10,7 +10,9 @@ cuewrap's start-up query itself.
   cue, kitty's own (app name "kitty"; cuewrap's D-Bus notification is not sent as well); no
   ``p=close`` (0.26.5 rejects it) and the log says ``unsupported``.
 - xterm: exactly one popup per cue, cuewrap's D-Bus notification, closed on return; the
-  ``[✓]`` mark in the window title; Ctrl-Z / ``fg`` from an interactive bash.
+  ``[✓]`` mark in the window title; Ctrl-Z / ``fg`` from an interactive bash; a stream of
+  frames reaches it intact (xterm's own log of what it read) while cuewrap, with the focus
+  reported lost, wakes markedly less often.
 - foot (Debian's 1.13, a Wayland terminal, inside weston's X11 backend): one popup per cue,
   foot's own (it runs ``notify-send`` for OSC 777); OSC 777 cannot be closed: ``unsupported``.
 - ``cuewrap doctor`` inside each names the desktop path and why.
@@ -27,6 +29,7 @@ import re
 import shlex
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -173,7 +176,12 @@ def launch(xdesk: Session, pi_home: PiHome, tmp_path: Path) -> Iterator[Any]:
     started.append(sink)
     sink_wid = _window(sink_env, "cwsink", sink)
 
-    def make(terminal: str, command: str, env: dict[str, str] | None = None) -> Term:
+    def make(
+        terminal: str,
+        command: str,
+        env: dict[str, str] | None = None,
+        options: list[str] | None = None,  # the terminal's own (xterm only)
+    ) -> Term:
         full = {k: v for k, v in pi_home.env.items() if k not in ("TERM", "COLUMNS", "LINES")}
         full.update(
             DISPLAY=xdesk.env["DISPLAY"],
@@ -185,7 +193,8 @@ def launch(xdesk: Session, pi_home: PiHome, tmp_path: Path) -> Iterator[Any]:
         inner = f"cd {shlex.quote(str(pi_home.cwd))} && " + command.replace("{LOG}", str(log))
         name = f"cw{terminal}{len(started)}"
         if terminal == "xterm":
-            argv = ["xterm", "-name", name, "-geometry", "120x40", "-e", "bash", "-c", inner]
+            argv = ["xterm", "-name", name, "-geometry", "120x40", *(options or []),
+                    "-e", "bash", "-c", inner]  # fmt: skip
         elif terminal == "kitty":
             full["LIBGL_ALWAYS_SOFTWARE"] = "1"
             argv = [*KITTY, "--name", name, "--class", name, "bash", "-c", inner]
@@ -503,3 +512,83 @@ def test_foot_one_popup_per_cue_its_own(launch: Any, fakemodel: FakeModel, xdesk
     got = notifications_now(xdesk.env)
     # foot's own notify-send names foot's app-id (set to the window's name here), not "Pi"
     assert [n["appname"] for n in got] == ["cwfoot1"], got
+
+
+STREAM = r"""
+import os, sys, time
+from pathlib import Path
+here = Path(sys.argv[1])
+leader = os.getppid()  # cuewrap's session leader; cuewrap is its parent
+cuewrap = int(Path(f"/proc/{leader}/stat").read_text().rsplit(")", 1)[1].split()[1])
+(here / "cuewrap.pid").write_text(str(cuewrap))
+out = sys.stdout.buffer
+n = 0
+while not (here / "stop").exists():
+    body = b"%06d " % n + bytes(range(0x41, 0x5b)) * 5
+    out.write(b"\x1b[?2026h\x1b[H\x1b[2Kframe " + body + b"\x1b[?2026l")
+    out.flush()
+    n += 1
+    time.sleep(1 / 60)
+(here / "frames").write_text(str(n))
+out.write(b"\r\nEND-OF-STREAM\r\n")
+out.flush()
+time.sleep(60)
+"""
+
+
+def wakeups(pid: int) -> int:
+    """The process's voluntary context switches so far: one per wait in its poll."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    found = re.search(r"^voluntary_ctxt_switches:\s+(\d+)", status, re.M)
+    assert found, status
+    return int(found.group(1))
+
+
+def test_xterm_gets_a_stream_intact_and_cuewrap_wakes_less_while_unfocused(
+    launch: Any, tmp_path: Path
+) -> None:
+    """docs/design.md#unseen-output, where users see it: a child draws ~60 frames a second in
+    real xterm; while xterm reports its focus lost, cuewrap wakes markedly less often (the
+    output gathers); every frame reaches xterm intact and in order (xterm's own log of what
+    it read), before, during and after."""
+    (tmp_path / "stream.py").write_text(STREAM)
+    got = tmp_path / "xterm-received.log"
+    child = [sys.executable, str(tmp_path / "stream.py"), str(tmp_path)]
+    cmd = shlex.join([sys.executable, "-m", "cuewrap", "--log", "{LOG}", "--", *child])
+    cmd = cmd.replace("'{LOG}'", "{LOG}")
+    t: Term = launch("xterm", cmd, options=["-l", "-lf", str(got)])
+    wait_until(lambda: t.records("terminal_answers"), 30, "the terminal's answers")
+
+    def focused() -> bool:
+        if t.presence()[-1:] == ["focused"]:
+            return True
+        x(t.env, "xdotool", "windowfocus", "--sync", t.sink)
+        x(t.env, "xdotool", "windowfocus", "--sync", t.wid)
+        return False
+
+    wait_until(focused, 15, "the terminal's focus report", interval=1.0,
+               detail=lambda: f"presence facts: {t.presence()}")  # fmt: skip
+    pid = int(wait_until(lambda: (tmp_path / "cuewrap.pid").exists(), 10, "the stream")
+              and (tmp_path / "cuewrap.pid").read_text())  # fmt: skip
+
+    def rate() -> float:
+        before = wakeups(pid)
+        time.sleep(2.0)
+        return (wakeups(pid) - before) / 2.0
+
+    watched = rate()
+    t.focus(False)
+    away = rate()
+    t.focus(True)
+    back = rate()
+    (tmp_path / "stop").touch()
+    wait_until(lambda: got.exists() and b"END-OF-STREAM" in got.read_bytes(), 20,
+               "the end of the stream in xterm")  # fmt: skip
+    assert away < 0.6 * min(watched, back), (watched, away, back)
+    frames = int((tmp_path / "frames").read_text())
+    data = got.read_bytes()
+    body = bytes(range(0x41, 0x5B)) * 5
+    shown = re.findall(rb"\x1b\[\?2026h\x1b\[H\x1b\[2Kframe (\d{6}) ([A-Z]*)\x1b\[\?2026l", data)
+    assert [int(n) for n, _ in shown] == list(range(frames)), (frames, len(shown))
+    assert all(b == body for _, b in shown)
+    assert frames > 300  # ~6 s of frames, 2 s of them while away
