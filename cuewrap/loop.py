@@ -14,6 +14,11 @@ mapping, a list per call) is Python code there (docs/architecture.md#an-output-c
 epoll refuses regular files and /dev/null (stdin may be one). Where there is no usable
 ``poll`` (macOS: it does not work on terminals) ``select`` is used.
 
+Besides the timers there is one ``deadline``: a plain time the relay sets while a child's output
+gathers (one frame's time, ~60 times a second while Pi streams). It costs an attribute store per
+frame where a timer costs a ``Timer`` object, a heap push and a heap pop, each Python work on the
+cold path; ``on_deadline`` runs once the clock reaches it, before the timers due in that turn.
+
 Every callback other than the relay's own runs under ``guard``: an exception is reported to
 ``on_error`` (the decision log) and the loop continues — cuewrap fails open.
 """
@@ -27,6 +32,7 @@ import select
 import sys
 import time
 from collections.abc import Callable
+from math import inf
 
 Callback = Callable[[], None]
 HORIZON = 30 * 24 * 3600.0  # seconds: the latest a timer may be set for
@@ -69,6 +75,10 @@ class Loop:
         self._seq = itertools.count()
         self.on_error = on_error
         self.clock: Callable[[], float] = time.monotonic
+        # the relay's gathering deadline (see the module docstring): ``on_deadline`` runs once,
+        # unguarded, when the clock reaches ``deadline``; ``inf``: none. Set by assigning.
+        self.deadline = inf
+        self.on_deadline: Callback | None = None
 
     # -- readers and writers ------------------------------------------------------------------
     def add_reader(self, fd: int, callback: Callback, *, guarded: bool = True) -> None:
@@ -130,28 +140,54 @@ class Loop:
         return t
 
     def timeout(self) -> float | None:
-        """Seconds until the next live timer, or None (block forever)."""
+        """Seconds until the next live timer or the deadline, or None (block forever)."""
         while self._timers and self._timers[0].cancelled:
             heapq.heappop(self._timers)
-        if not self._timers:
+        when = self._timers[0].when if self._timers else inf
+        if self.deadline < when:
+            when = self.deadline
+        if when == inf:
             return None
         # capped: poll() refuses timeouts beyond ~24 days; waking once a day costs nothing
-        return min(MAX_WAIT, max(0.0, self._timers[0].when - self.clock()))
+        return min(MAX_WAIT, max(0.0, when - self.clock()))
 
     def run_due_timers(self) -> None:
+        """Run the deadline's callback if it is due, then the timers that are due."""
         now = self.clock()
+        if self.deadline <= now:
+            self._run_deadline()
         while self._timers and (self._timers[0].cancelled or self._timers[0].when <= now):
             t = heapq.heappop(self._timers)
             if not t.cancelled:
                 t.callback()
 
+    def _run_deadline(self) -> None:
+        self.deadline = inf
+        if self.on_deadline is not None:
+            self.on_deadline()
+
     # -- one iteration ----------------------------------------------------------------------
     def run_once(self, max_timeout: float | None = None) -> None:
-        timeout = self.timeout()
-        if max_timeout is not None:
-            timeout = max_timeout if timeout is None else min(timeout, max_timeout)
+        timers = self._timers
+        if timers or max_timeout is not None:
+            timeout = self.timeout()
+            if max_timeout is not None:
+                timeout = max_timeout if timeout is None else min(timeout, max_timeout)
+        elif self.deadline != inf:  # the relay gathers: the one case per frame, kept short
+            timeout = self.deadline - self.clock()
+            if timeout < 0.0:
+                timeout = 0.0
+            elif timeout > MAX_WAIT:
+                timeout = MAX_WAIT
+        else:
+            timeout = None
+        poll = self._poll
+        if poll is not None:  # _wait's first lines, without the call
+            ready = poll.poll(None if timeout is None else math.ceil(timeout * 1e3))
+        else:
+            ready = self._wait(timeout)
         fds = self._fds
-        for fd, events in self._wait(timeout):
+        for fd, events in ready:
             pair = fds.get(fd)  # an earlier callback may have removed this one
             if pair is None:
                 continue
@@ -163,7 +199,13 @@ class Loop:
                 writer = pair[1]
                 if writer is not None:
                     writer()
-        if self._timers:
+        deadline = self.deadline
+        if deadline != inf and deadline <= self.clock():
+            self.deadline = inf
+            callback = self.on_deadline
+            if callback is not None:
+                callback()
+        if timers:
             self.run_due_timers()
 
     def _wait(self, timeout: float | None) -> list[tuple[int, int]]:
@@ -200,3 +242,4 @@ class Loop:
             if self._poll is not None:
                 self._poll.unregister(fd)
         self._fds.clear()
+        self.deadline = inf

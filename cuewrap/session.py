@@ -219,6 +219,10 @@ class Session:
             self.events_fd = None  # the controller's now
             if self.relay is not None:  # docs/design.md#unseen-output
                 self.controller.watch_unseen(self.relay.set_unseen)
+                gate = self.controller.screen
+                if gate is not None:  # once it will not run, the relay stops feeding it
+                    relay = self.relay
+                    gate.on_done = lambda: relay.drop_tap(gate)
         except Exception as exc:  # fail open: Pi runs as a plain passthrough
             self.log.error("controller", exc)
             self.controller = None

@@ -4,6 +4,8 @@ their never running early."""
 
 from __future__ import annotations
 
+import itertools
+import math
 import os
 import time
 from collections.abc import Iterator
@@ -220,3 +222,75 @@ def test_removing_an_unknown_fd_is_a_no_op_and_a_negative_fd_is_refused() -> Non
     loop.remove_writer(12345)
     with pytest.raises(ValueError):
         loop.add_reader(-1, lambda: None)
+
+
+def test_the_deadline_runs_its_callback_once_when_due_and_not_before() -> None:
+    """The relay's gathering deadline: a plain time, no Timer object; ``inf`` is none."""
+    loop, ran = Loop(), []
+    loop.on_deadline = lambda: ran.append(loop.clock())
+    assert loop.timeout() is None
+    due = loop.deadline = loop.clock() + 0.02
+    timeout = loop.timeout()
+    assert timeout is not None and 0 < timeout <= 0.02
+    waits = 0
+    while not ran:
+        loop.run_once()
+        waits += 1
+    assert ran[0] >= due and waits <= 2  # waited for, not polled for
+    assert loop.deadline == math.inf and loop.timeout() is None
+    loop.run_once(max_timeout=0)
+    assert len(ran) == 1  # once
+
+
+def test_the_deadline_set_again_by_its_callback_runs_again_and_can_be_cleared() -> None:
+    loop, ran = Loop(), []
+
+    def gathered() -> None:
+        ran.append(loop.clock())
+        if len(ran) < 3:
+            loop.deadline = loop.clock() + 0.005
+
+    loop.on_deadline = gathered
+    loop.deadline = loop.clock()
+    while len(ran) < 3:
+        loop.run_once()
+    assert all(b - a >= 0.005 for a, b in itertools.pairwise(ran))
+    loop.deadline = loop.clock() + 0.001
+    loop.deadline = math.inf  # cleared before it is due: it does not run
+    loop.run_once(max_timeout=0.01)
+    assert len(ran) == 3
+
+
+def test_the_deadline_runs_before_the_timers_due_in_the_same_turn_and_with_them() -> None:
+    loop, order = Loop(), []
+    now = loop.clock()
+    loop.call_at(now + 0.03, lambda: order.append("late timer"))
+    loop.call_at(now, lambda: order.append("timer"))
+    loop.on_deadline = lambda: order.append("deadline")
+    loop.deadline = now
+    loop.run_once()
+    assert order == ["deadline", "timer"]
+    # the timers' own wait counts the deadline too
+    loop.deadline = loop.clock() + 0.01
+    timeout = loop.timeout()
+    assert timeout is not None and timeout <= 0.01
+    while len(order) < 4:
+        loop.run_once()
+    assert order == ["deadline", "timer", "deadline", "late timer"]
+    # run_due_timers (what tests with a hand-driven clock call) runs it as well
+    loop.deadline = loop.clock()
+    loop.run_due_timers()
+    assert order[-1] == "deadline" and loop.deadline == math.inf
+
+
+def test_a_ready_fd_is_served_while_the_deadline_is_pending(pipe: tuple[int, int]) -> None:
+    r, w = pipe
+    loop, seen = Loop(), []
+    loop.add_reader(r, lambda: seen.append(os.read(r, 10)))
+    loop.on_deadline = lambda: seen.append(b"deadline")
+    loop.deadline = loop.clock() + 5
+    os.write(w, b"x")
+    t0 = time.monotonic()
+    loop.run_once()
+    assert seen == [b"x"] and time.monotonic() - t0 < 1
+    loop.deadline = math.inf

@@ -158,3 +158,27 @@ def test_close_stops_a_running_watcher(tmp_path: Path) -> None:
     rig.advance(DECIDE)
     rig.gate.close()
     assert rig.watchers[0].stopped and not rig.gate.running
+
+
+def test_the_gate_says_once_when_it_needs_no_more_output(tmp_path: Path) -> None:
+    """``on_done``: the relay then stops handing it every chunk. Told when it decides not to
+    start, when its watcher does not start, when it stops its watcher; not while one runs."""
+    for case in ("stronger live", "watcher fails", "stopped later", "closed"):
+        rig = Rig(tmp_path, starts=case != "watcher fails")
+        told: list[str] = []
+        rig.gate.on_done = lambda told=told: told.append("done")
+        rig.live = case == "stronger live"
+        rig.advance(DECIDE)
+        if case in ("stopped later", "closed"):
+            assert told == [] and rig.gate.running, case  # its watcher needs every chunk
+            rig.gate.check()
+            assert told == [], case
+            if case == "stopped later":
+                rig.live = True
+                rig.gate.check()
+            else:
+                rig.gate.close()
+        assert told == ["done"] and not rig.gate.running, case
+        rig.gate.check()
+        rig.gate.close()
+        assert told == ["done"], case  # once

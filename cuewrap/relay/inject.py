@@ -28,44 +28,42 @@ class Injector:
         self._loop = loop
         self._write = write
         self._on_waited = on_waited
-        self._queue: list[bytes] = []
+        # plain attributes, not properties: the relay sets ``safe`` and reads ``queue`` after
+        # every output chunk (its hot path); only the injector changes ``queue``
+        self.queue: list[bytes] = []  # what waits for a safe point
         self._since: float | None = None  # when the first queued bytes started waiting
-        self._safe = True  # the output stream is at a point where cuewrap may inject
+        self.safe = True  # the output stream is at a point where cuewrap may inject
 
     @property
     def pending(self) -> bool:
-        return bool(self._queue)
-
-    @property
-    def safe(self) -> bool:
-        return self._safe
+        return bool(self.queue)
 
     def set_safe(self, safe: bool) -> None:
         """Where the output stream now stands (after each chunk written). Writes nothing:
         ``flush_if_safe`` does, once the chunk's events are handled."""
-        self._safe = safe
+        self.safe = safe
 
     def inject(self, data: bytes) -> None:
         """Queue ``data``; written now if the stream is at a safe point, else at the next."""
         if not data:
             return
-        if self._queue and is_title(data):
-            self._queue = [d for d in self._queue if not is_title(d)]
-        self._queue.append(data)
-        if self._safe:
+        if self.queue and is_title(data):
+            self.queue = [d for d in self.queue if not is_title(d)]
+        self.queue.append(data)
+        if self.safe:
             self.flush()
         elif self._since is None:
             self._since = self._loop.clock()
 
     def flush_if_safe(self) -> None:
-        if self._queue and self._safe:
+        if self.queue and self.safe:
             self.flush()
 
     def flush(self) -> None:
         """Write what waits, now (a safe point, or the child's output ended)."""
-        if not self._queue:
+        if not self.queue:
             return
-        data, self._queue = b"".join(self._queue), []
+        data, self.queue = b"".join(self.queue), []
         self._write(data)
         since, self._since = self._since, None
         if since is not None and self._on_waited is not None:

@@ -35,6 +35,7 @@ import os
 import signal
 from collections import deque
 from collections.abc import Callable, Iterable
+from math import inf
 from typing import Protocol
 
 from cuewrap.host import HostTerminal, get_size
@@ -129,7 +130,8 @@ class Relay:
         self._stdin_paused = False  # stdin not read: too much input waits for the child
         self._focus_timer: Timer | None = None
         self._output_timer: Timer | None = None
-        self._gather_timer: Timer | None = None  # set: the master is not watched meanwhile
+        # the loop's deadline is set for ``_gathered``: the master is not watched meanwhile
+        self._gathering = False
         self._gather = GATHER  # the gathering time now (longer while nobody looks)
         self._clock = loop.clock
         self._last_out = float("-inf")  # when the last output relayed was written
@@ -157,10 +159,15 @@ class Relay:
         if gather == self._gather:
             return
         self._gather = gather
-        timer = self._gather_timer
-        if not unseen and timer is not None and timer.when > self._clock():
-            timer.cancel()  # it was set for the longer time; run at the next turn of the loop
-            self._gather_timer = self.loop.call_at(self._clock(), self._gathered, guarded=False)
+        now = self._clock()
+        if not unseen and self._gathering and self.loop.deadline > now:
+            self.loop.deadline = now  # it was set for the longer time: at the next turn of the loop
+
+    def drop_tap(self, tap: OutputTap) -> None:
+        """``tap`` needs no more output (the screen gate decided it will not run): stop
+        handing it every chunk, if it is the relay's tap."""
+        if self.screen is tap:
+            self.screen = None
 
     def restore_sequence(self) -> bytes:
         """What undoes the modes the child left on (alt screen, mouse, paste, kitty…)."""
@@ -177,6 +184,7 @@ class Relay:
         sig_fd = self._signals.install()
         try:
             os.set_blocking(self.master_fd, False)
+            self.loop.on_deadline = self._gathered  # the loop's one deadline is the relay's
             self.loop.add_reader(self.master_fd, self._on_master, guarded=False)
             if self._stdin_open:
                 self.loop.add_reader(self.host.stdin_fd, self._on_stdin, guarded=False)
@@ -188,9 +196,11 @@ class Relay:
             return self._exit
         finally:
             self.loop.remove_reader(self.host.stdin_fd)  # what is typed now is the shell's
-            for timer in (self._focus_timer, self._output_timer, self._gather_timer):
+            for timer in (self._focus_timer, self._output_timer):
                 if timer is not None:
                     timer.cancel()
+            self.loop.deadline = inf
+            self.loop.on_deadline = None
             self.injector.close()
             self.jobs.close()
             self.loop.remove_reader(self.child.reports)
@@ -209,7 +219,7 @@ class Relay:
             self._stdin_eof()
             return
         self._echo_until = self._clock() + ECHO_WINDOW
-        if self._gather_timer is not None:  # the answer to this input is not kept waiting
+        if self._gathering:  # the answer to this input is not kept waiting
             self._stop_gathering()
         if self.focus is None:
             self._queue_child(data)
@@ -324,12 +334,16 @@ class Relay:
         when nothing is there now."""
         try:
             return os.read(self.master_fd, READ_SIZE)
-        except (BlockingIOError, InterruptedError):
-            return None
         except OSError as exc:
-            if exc.errno != errno.EIO:
-                self._report("read_master", exc)
-            return b""
+            return self._read_failed(exc)
+
+    def _read_failed(self, exc: OSError) -> bytes | None:
+        """What a failed read of the child's output means (see ``_read_master``)."""
+        if isinstance(exc, (BlockingIOError, InterruptedError)):
+            return None
+        if exc.errno != errno.EIO:
+            self._report("read_master", exc)
+        return b""
 
     def _on_master(self) -> None:
         data = self._read_master()
@@ -349,7 +363,8 @@ class Relay:
             wait = self._gather_wait(size, elapsed)
             if wait:
                 self.loop.remove_reader(self.master_fd)
-                self._gather_timer = self.loop.call_at(now + wait, self._gathered, guarded=False)
+                self._gathering = True
+                self.loop.deadline = now + wait
 
     def _gather_wait(self, size: int, elapsed: float) -> float:
         """How long to let a stream that brought ``size`` bytes in ``elapsed`` seconds gather:
@@ -364,14 +379,27 @@ class Relay:
         return wait if wait >= GATHER_MIN else 0.0
 
     def _gathered(self) -> None:
-        """The gathering time is over: relay what came meanwhile; gather again while the
-        stream goes on, else watch the master again (the next output after a pause, and a
-        flood, are relayed as they come)."""
-        self._gather_timer = None
+        """The gathering time is over (the loop's deadline): relay what came meanwhile; gather
+        again while the stream goes on, else watch the master again (the next output after a
+        pause, and a flood, are relayed as they come).
+
+        While Pi streams this runs once per frame, on cold caches
+        (docs/architecture.md#an-output-chunk): the usual case (a frame that fits one read, the
+        stream going on) takes one read, ``_output`` and an attribute store for the next
+        deadline, and nothing else."""
+        self._gathering = False
         if not self._master_open:
             return
-        read = self._read_master()
-        data, eof = (b"", False) if read is None else (read, not read)  # None: the stream paused
+        try:
+            data = os.read(self.master_fd, READ_SIZE)
+        except OSError as exc:
+            read = self._read_failed(exc)
+            if read is None:  # the stream paused: the next output is relayed as it comes
+                self.loop.add_reader(self.master_fd, self._on_master, guarded=False)
+            else:
+                self._master_eof()
+            return
+        eof = not data
         if len(data) >= BATCH_AFTER:
             data, eof = self._read_rest(data)
         now = self._clock()
@@ -384,16 +412,23 @@ class Relay:
             return
         if not self._master_open:
             return
-        wait = self._gather_wait(len(data), elapsed) if data and now >= self._echo_until else 0.0
-        if wait:
-            self._gather_timer = self.loop.call_at(now + wait, self._gathered, guarded=False)
-        else:
-            self.loop.add_reader(self.master_fd, self._on_master, guarded=False)
+        if now >= self._echo_until:
+            size = len(data)
+            gather = self._gather
+            if size < GATHER_FULL and size * gather <= GATHER_TARGET * elapsed:
+                wait = gather  # the usual case, without the call (see _gather_wait)
+            else:
+                wait = self._gather_wait(size, elapsed)
+            if wait:
+                self._gathering = True
+                self.loop.deadline = now + wait
+                return
+        self.loop.add_reader(self.master_fd, self._on_master, guarded=False)
 
     def _stop_gathering(self) -> None:
-        if self._gather_timer is not None:
-            self._gather_timer.cancel()
-            self._gather_timer = None
+        if self._gathering:
+            self._gathering = False
+            self.loop.deadline = inf
             if self._master_open:
                 self.loop.add_reader(self.master_fd, self._on_master, guarded=False)
 
@@ -440,9 +475,13 @@ class Relay:
         return b"".join(parts), False
 
     def _output(self, data: bytes) -> None:
-        if self.screen is not None:
+        """Relay one chunk: the output tap, the tracker's scan, the host write, the events,
+        what the injector holds. Once per wake-up while the child streams, on cold caches: the
+        usual chunk (no events, nothing held, nothing injected) touches only what it must."""
+        screen = self.screen
+        if screen is not None:
             try:
-                self.screen.feed(data)
+                screen.feed(data)
             except Exception as exc:
                 self.screen = None
                 self._report("screen", exc)
@@ -454,19 +493,31 @@ class Relay:
             self._output_timer.cancel()
             self._output_timer = None
         try:
-            scan = tracker.feed(data)
+            out, events, safe = tracker.feed(data)
         except Exception as exc:
             self._filter_failed("tracker", exc)
             self.host.write(data)
             return
-        self.host.write(scan.out)
-        self.injector.set_safe(scan.safe)
-        for event in scan.events:
-            if isinstance(event, FocusMayBeOff) and self.focus is not None:
-                # docs/design.md#presence: cuewrap owns the mode
-                self.injector.inject(seq.FOCUS_REPORTING_ON)
-            self._emit(event)
-        self.injector.flush_if_safe()
+        host = self.host
+        if out and not host.out_dead:
+            # host.write's usual case, inline: the whole chunk in one write; anything else
+            # (a short write, EAGAIN, an error) goes through host.write for the rest
+            try:
+                n = os.write(host.stdout_fd, out)
+            except OSError:
+                n = 0
+            if n != len(out):
+                host.write(out[n:] if n else out)
+        injector = self.injector
+        injector.safe = safe
+        if events:
+            for event in events:
+                if isinstance(event, FocusMayBeOff) and self.focus is not None:
+                    # docs/design.md#presence: cuewrap owns the mode
+                    injector.inject(seq.FOCUS_REPORTING_ON)
+                self._emit(event)
+        if safe and injector.queue:
+            injector.flush()
         if tracker.held:
             self._output_timer = self.loop.call_later(OUTPUT_HOLD, self._flush_output)
 
@@ -478,9 +529,9 @@ class Relay:
             self.injector.set_safe(self.tracker.safe)
 
     def _master_eof(self) -> None:
-        if self._gather_timer is not None:
-            self._gather_timer.cancel()
-            self._gather_timer = None
+        if self._gathering:
+            self._gathering = False
+            self.loop.deadline = inf
         if self.tracker is not None and self.tracker.held:
             self._flush_output()
         self.injector.flush()
@@ -495,9 +546,9 @@ class Relay:
         while self._master_open:
             data = self._read_master()
             if data is None:
-                if self._gather_timer is not None:
-                    self._gather_timer.cancel()
-                    self._gather_timer = None
+                if self._gathering:
+                    self._gathering = False
+                    self.loop.deadline = inf
                 self.loop.remove_reader(self.master_fd)
                 self.loop.remove_writer(self.master_fd)
                 self._writer_on = False

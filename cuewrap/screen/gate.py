@@ -6,6 +6,10 @@ the first ``DECIDE`` seconds the gate keeps the child's output (at most ``KEEP``
 unless a stronger source is live (the Pi bridge said hello, or OSC 7501 was trusted), it starts
 the screen watcher and replays what it kept. ``check()`` (after each engine step) stops the
 watcher for good once a stronger source becomes live. pyte never runs while one is.
+
+From then on (no watcher, and none will start) the gate needs no more output: it tells
+``on_done`` (set by the session: the relay stops handing it chunks, one call less per chunk
+while Pi streams).
 """
 
 from __future__ import annotations
@@ -59,6 +63,8 @@ class ScreenGate:
         self._kept_len = 0
         self._watcher: Watcher | None = None
         self._timer: Timer | None = loop.call_later(DECIDE, self._decide)
+        # told once when the gate needs no more output (the watcher will not run again)
+        self.on_done: Callable[[], None] | None = None
 
     @property
     def running(self) -> bool:
@@ -84,6 +90,7 @@ class ScreenGate:
             self._watcher.stop()
             self._watcher = None
             self._log.write("screen", state="stopped", why="a stronger source became live")
+            self._done()
 
     def close(self) -> None:
         self._kept = None
@@ -93,6 +100,12 @@ class ScreenGate:
         if self._watcher is not None:
             self._watcher.stop()
             self._watcher = None
+        self._done()
+
+    def _done(self) -> None:
+        on_done, self.on_done = self.on_done, None
+        if on_done is not None:
+            on_done()
 
     # -- the decision ---------------------------------------------------------------------
     def _decide(self) -> None:
@@ -100,10 +113,12 @@ class ScreenGate:
         kept, self._kept = self._kept, None
         if self._stronger_live():
             self._log.write("screen", state="not started", why="a stronger source is live")
+            self._done()
             return
         rows, cols = self._size
         watcher = self._make(cols, rows)
         if not watcher.start():  # the watcher reported why
+            self._done()
             return
         self._watcher = watcher
         self._log.write("screen", state="started", why="neither the bridge nor OSC 7501 is live")
