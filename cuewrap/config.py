@@ -22,14 +22,29 @@ import os
 import shlex
 import stat
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, NamedTuple, TypeVar, get_args
 
-TerminalSetting = Literal["auto", "osc777", "osc9", "osc99", "off"]
-DesktopSetting = Literal["auto", "on", "off"]
-BodySetting = Literal["none", "summary"]
-# generic mode: which known program's signals to read (cuewrap.presets; "auto": by command name)
-ClipboardSetting = Literal["user", "allow", "block"]
-PresetSetting = Literal["auto", "none", "claude", "codex", "aider", "opencode"]
+# typing costs milliseconds before the child is spawned: its names only for the type checker
+from cuewrap.records import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from typing import Any, Literal, TypeVar
+
+    TerminalSetting = Literal["auto", "osc777", "osc9", "osc99", "off"]
+    DesktopSetting = Literal["auto", "on", "off"]
+    BodySetting = Literal["none", "summary"]
+    ClipboardSetting = Literal["user", "allow", "block"]
+    # generic mode: which known program's signals to read (cuewrap.presets; "auto": by name)
+    PresetSetting = Literal["auto", "none", "claude", "codex", "aider", "opencode"]
+    _S = TypeVar("_S", bound=tuple[Any, ...])
+
+# the values of each choice, as the Literal types above list them (tests/test_config.py)
+CHOICES: dict[str, tuple[str, ...]] = {
+    "TerminalSetting": ("auto", "osc777", "osc9", "osc99", "off"),
+    "DesktopSetting": ("auto", "on", "off"),
+    "BodySetting": ("none", "summary"),
+    "ClipboardSetting": ("user", "allow", "block"),
+    "PresetSetting": ("auto", "none", "claude", "codex", "aider", "opencode"),
+}
 
 ENV_PREFIX = "CUEWRAP_"
 # the largest number of seconds any setting accepts: a week (far below what poll() and the
@@ -73,11 +88,11 @@ KEYS: tuple[KeySpec, ...] = (
         "terminal",
         "choice",
         "auto",
-        get_args(TerminalSetting),
+        CHOICES["TerminalSetting"],
         "terminal notification protocol",
     ),
     KeySpec(
-        "notify", "desktop", "choice", "auto", get_args(DesktopSetting), "desktop notifications"
+        "notify", "desktop", "choice", "auto", CHOICES["DesktopSetting"], "desktop notifications"
     ),
     KeySpec("notify", "bell", "bool", False, help="one BEL per notification"),
     KeySpec("notify", "title_marks", "bool", True, help="[?] [✓] [!] [-] in the title"),
@@ -93,7 +108,9 @@ KEYS: tuple[KeySpec, ...] = (
     ),
     KeySpec("notify", "progress", "bool", False, help="terminal progress indicator during runs"),
     KeySpec("presence", "idle_after", "seconds", 60.0, help="no keystroke for this long = away"),
-    KeySpec("privacy", "body", "choice", "none", get_args(BodySetting), "what a notification says"),
+    KeySpec(
+        "privacy", "body", "choice", "none", CHOICES["BodySetting"], "what a notification says"
+    ),
     KeySpec("keep_awake", "enabled", "bool", False, help="keep the machine awake while Pi works"),
     KeySpec("keep_awake", "command", "argv", None, help="inhibitor that runs until killed"),
     KeySpec(
@@ -101,7 +118,7 @@ KEYS: tuple[KeySpec, ...] = (
         "clipboard",
         "choice",
         "user",
-        get_args(ClipboardSetting),
+        CHOICES["ClipboardSetting"],
         "OSC 52 clipboard writes from the program: only right after your own action (user)",
     ),
     KeySpec(
@@ -117,7 +134,7 @@ KEYS: tuple[KeySpec, ...] = (
         "preset",
         "choice",
         "auto",
-        get_args(PresetSetting),
+        CHOICES["PresetSetting"],
         "generic mode: what the program's bell and notifications mean (auto: by command name)",
     ),
 )
@@ -169,7 +186,6 @@ class GenericSettings(NamedTuple):
     preset: PresetSetting
 
 
-_S = TypeVar("_S", bound=tuple[Any, ...])
 _DEFAULTS: dict[str, object] = {spec.name: spec.default for spec in KEYS}
 
 

@@ -13,7 +13,11 @@ import errno
 import os
 import stat
 import time
-from typing import IO
+
+from cuewrap.records import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import IO
 
 
 class LogFileError(Exception):

@@ -14,9 +14,12 @@ import struct
 import termios
 import tty
 from collections.abc import Mapping
-from typing import Any
 
+from cuewrap.records import TYPE_CHECKING
 from cuewrap.term.sequences import TITLE_PUSH
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def is_tty(fd: int) -> bool:

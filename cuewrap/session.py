@@ -13,11 +13,11 @@ cuewrap, an exception inside cuewrap), the host terminal is restored in its ``fi
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
 from cuewrap.decisionlog import DecisionLog, LogFileError, open_append
 from cuewrap.host import HostTerminal, get_size, guard_holds
 from cuewrap.loop import Loop
+from cuewrap.records import TYPE_CHECKING
 from cuewrap.term import sequences as seq
 
 if TYPE_CHECKING:

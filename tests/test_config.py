@@ -296,3 +296,25 @@ def test_guard_clipboard_choices(tmp_path: Path) -> None:
     assert load_settings(None, env, {}).guard.clipboard == "block"
     with pytest.raises(ConfigError, match="CUEWRAP_GUARD_CLIPBOARD must be one of user, allow"):
         load_settings(None, {**env_home(tmp_path), "CUEWRAP_GUARD_CLIPBOARD": "sometimes"}, {})
+
+
+def test_choices_are_the_literal_types_values() -> None:
+    """The Literal types exist for the type checker only (typing is not imported at start):
+    each one's values, read from the source, are the runtime CHOICES of the same name."""
+    import ast
+
+    import cuewrap.config as config
+
+    source = ast.parse(Path(config.__file__).read_text(encoding="utf-8"))
+    literals: dict[str, tuple[str, ...]] = {}
+    for node in ast.walk(source):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Subscript)
+            and isinstance(node.value.value, ast.Name)
+            and node.value.value.id == "Literal"
+            and isinstance(node.targets[0], ast.Name)
+        ):
+            literals[node.targets[0].id] = ast.literal_eval(node.value.slice)
+    assert literals == config.CHOICES
+    assert len(literals) == 5

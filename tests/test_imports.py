@@ -32,12 +32,14 @@ SPAWN_BUDGET = frozenset(
         "cuewrap.host",
         "cuewrap.loop",
         "cuewrap.plain",  # fds 0-2 held open (and exec as is without a terminal)
+        "cuewrap.records",  # NamedTuple and TYPE_CHECKING without typing
         "cuewrap.session",
         "cuewrap.term",
         "cuewrap.term.sequences",
         "cuewrap.relay",  # the package of leader: it imports nothing
         "cuewrap.relay.leader",  # the spawn itself (the child under a session leader)
         "__future__",
+        "collections",  # namedtuple (cuewrap.records), loaded with re anyway
         "collections.abc",
         "errno",
         "fcntl",
@@ -47,10 +49,9 @@ SPAWN_BUDGET = frozenset(
         "os",
         "re",
         "select",
-        "selectors",
         "shlex",
         "signal",
-        "socket",
+        "_socket",  # the bridge's listening socket (the socket module's set-up costs ms)
         "stat",  # config and log files must be regular files (loaded by os at start anyway)
         "struct",
         "sys",
@@ -58,9 +59,11 @@ SPAWN_BUDGET = frozenset(
         "time",
         "tomllib",  # only when there is a config file
         "tty",
-        "typing",
     }
 )
+# Not even pulled in by something else on the usual path (no config file, no --log): they cost
+# milliseconds each before Pi can be started. (tomllib, for a config file, imports typing.)
+NOT_ON_THE_USUAL_PATH = frozenset({"typing", "socket", "selectors"})
 # Never before the spawn, not even pulled in by something else (docs/architecture.md#choices).
 HEAVY = frozenset(
     {
@@ -180,7 +183,7 @@ def test_no_import_circle() -> None:
 # part of cuewrap, so the session, the controller and the doctor can all build on them.
 GROUND_FLOOR = ("cuewrap.args", "cuewrap.config", "cuewrap.decisionlog", "cuewrap.engine")
 GROUND_FLOOR += ("cuewrap.facts", "cuewrap.host", "cuewrap.loop", "cuewrap.term")
-GROUND_FLOOR += ("cuewrap.states", "cuewrap.factbase")
+GROUND_FLOOR += ("cuewrap.states", "cuewrap.factbase", "cuewrap.records")
 
 
 def _ground(name: str) -> bool:
@@ -211,22 +214,25 @@ def test_relay_imports_only_ground_floor_and_itself() -> None:
 
 
 # -- what is imported before the spawn ---------------------------------------------------------
-def spawn_imports(tmp_path: Path) -> tuple[list[tuple[str, str]], set[str]]:
+def spawn_imports(tmp_path: Path, widest: bool = True) -> tuple[list[tuple[str, str]], set[str]]:
     """Run ``cuewrap pi`` (a stand-in ``pi``) in a PTY; return the import statements cuewrap
-    ran before spawning it, as (module, importer), and the modules loaded by then."""
+    ran before spawning it, as (module, importer), and the modules loaded by then. ``widest``:
+    with a config file and ``--log``; else the usual path (neither)."""
     bindir = tmp_path / "bin"
     bindir.mkdir()
     (bindir / "pi").write_text("#!/bin/sh\necho STAND-IN-PI\n")
     (bindir / "pi").chmod(0o755)
     config = tmp_path / "xdg" / "cuewrap"
     config.mkdir(parents=True)
-    (config / "config.toml").write_text("[notify]\nbell = true\n")
+    if widest:
+        (config / "config.toml").write_text("[notify]\nbell = true\n")
     env = dict(os.environ, TERM="xterm-256color", XDG_CONFIG_HOME=str(tmp_path / "xdg"))
     env["PATH"] = f"{bindir}{os.pathsep}{env.get('PATH', '')}"
     env.pop("TMUX", None)
     env.pop("CUEWRAP_LOG", None)
     out = tmp_path / "imports.tsv"
-    argv = [str(RECORDER), str(out), "--log", str(tmp_path / "log.jsonl"), "pi"]
+    log = ["--log", str(tmp_path / "log.jsonl")] if widest else []
+    argv = [str(RECORDER), str(out), *log, "pi"]
     p = pexpect.spawn(sys.executable, argv, env=env, timeout=20, dimensions=(24, 80))
     p.expect("STAND-IN-PI")
     p.expect(pexpect.EOF)
@@ -254,6 +260,15 @@ def test_start_up_imports_stay_within_the_budget(tmp_path: Path) -> None:
     assert over == [], f"imported before the spawn, not in the budget: {over}; all: {ours}"
     heavy = sorted((loaded | set(ours)) & HEAVY)
     assert heavy == [], f"heavy modules loaded before the spawn: {heavy}; loaded: {sorted(loaded)}"
+
+
+def test_the_usual_start_up_path_loads_neither_typing_nor_socket(tmp_path: Path) -> None:
+    """No config file, no --log: the modules in NOT_ON_THE_USUAL_PATH are not loaded before Pi
+    is spawned (the settings use cuewrap.records, the bridge's socket _socket)."""
+    statements, loaded = spawn_imports(tmp_path, widest=False)
+    assert ("cuewrap.bridge.channel", "cuewrap.session") in statements  # Pi mode, bridge on
+    assert "cuewrap.config" in loaded and "tomllib" not in loaded
+    assert sorted(loaded & NOT_ON_THE_USUAL_PATH) == []
 
 
 def test_the_relay_leaves_the_cue_side_for_after_the_first_frame() -> None:

@@ -17,9 +17,12 @@ the start-up path (for ``channel``), before the child is spawned.
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from cuewrap.bridge.channel import ENV_SOCKET, ENV_TOKEN
+from cuewrap.records import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 EXTENSION_FILE = "cuewrap-bridge.ts"
 

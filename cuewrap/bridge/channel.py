@@ -1,13 +1,19 @@
 """The bridge's listening socket, opened before the child is spawned.
 
-Kept free of heavy imports (no dataclasses, no tempfile) because it runs on the start-up path:
-the child's environment must name the socket, and the child should start as early as possible.
+Kept free of heavy imports (no dataclasses, no tempfile, not even the socket module: its set-up
+costs milliseconds; ``_socket`` is its C core) because it runs on the start-up path: the child's
+environment must name the socket, and the child should start as early as possible.
 """
 
 from __future__ import annotations
 
+import _socket
 import os
-import socket
+
+from cuewrap.records import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import socket
 
 ENV_SOCKET = "CUEWRAP_BRIDGE_SOCKET"
 ENV_TOKEN = "CUEWRAP_BRIDGE_TOKEN"
@@ -19,11 +25,24 @@ _MAX_PATH = 100  # sun_path is 104-108 bytes
 class Channel:
     """A private directory (0700), a listening Unix socket (0600) in it, and a random token."""
 
-    def __init__(self, directory: str, path: str, sock: socket.socket, token: str) -> None:
+    def __init__(
+        self, directory: str, path: str, sock: socket.socket | _socket.socket, token: str
+    ) -> None:
         self.dir = directory
         self.path = path
-        self.sock = sock
+        self._sock = sock
         self.token = token
+
+    @property
+    def sock(self) -> socket.socket:
+        """The listening socket, as a ``socket.socket`` (made on first use: after the spawn)."""
+        import socket
+
+        if not isinstance(self._sock, socket.socket):
+            raw = self._sock
+            self._sock = socket.socket(raw.family, raw.type, fileno=raw.detach())
+            self._sock.setblocking(False)
+        return self._sock
 
     def env(self, summary: bool = False) -> dict[str, str]:
         """The child's variables; ``summary``: privacy.body is "summary"."""
@@ -31,7 +50,7 @@ class Channel:
 
     def close(self) -> None:
         """Close the socket and remove it and its directory. Safe to call twice."""
-        self.sock.close()
+        self._sock.close()
         _remove(self.dir, self.path)
 
 
@@ -126,7 +145,7 @@ def open_channel() -> Channel:
             if len(os.fsencode(path)) > _MAX_PATH:
                 os.rmdir(directory)
                 continue
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
             try:
                 sock.bind(path)
                 os.chmod(path, 0o600)

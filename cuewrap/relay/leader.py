@@ -32,7 +32,8 @@ import os
 import signal
 import struct
 import termios
-from typing import NamedTuple
+
+from cuewrap.records import NamedTuple
 
 _KEYBOARD = (signal.SIGINT, signal.SIGQUIT, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU)
 
