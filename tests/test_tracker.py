@@ -6,7 +6,9 @@ byte-at-a-time state machine written here from the model in the tracker's docstr
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
 from unittest.mock import patch
 
 import pytest
@@ -1312,6 +1314,16 @@ PI_STREAMS = st.lists(
 ).map(b"".join)
 
 
+@contextlib.contextmanager
+def general_path_only() -> Iterator[None]:
+    """Both short paths off: the Pi path's search always finds, the flood path is not tried."""
+    with (
+        patch.object(tracker, "_INTERESTING", re.compile(b"")),
+        patch.object(tracker, "_FLOOD_PATH", False),
+    ):
+        yield
+
+
 def tracker_state(t: OutputTracker) -> tuple[object, ...]:
     return (
         t.modes,
@@ -1348,7 +1360,7 @@ def test_plain_path_equals_general_path(
         return seen
 
     plain = run()
-    with patch.object(tracker, "_INTERESTING", re.compile(b"")):
+    with general_path_only():
         general = run()
     assert plain == general
 
@@ -1392,8 +1404,166 @@ def test_plain_path_last_toggle_wins(chunk: bytes, on: set[int], off: set[int]) 
     for forced in (False, True):
         t = OutputTracker(own_focus=True, clipboard=Clip())
         if forced:
-            with patch.object(tracker, "_INTERESTING", re.compile(b"")):
+            with general_path_only():
                 t.feed(chunk)
         else:
             t.feed(chunk)
         assert (t.modes, t.modes_off) == (on, off)
+
+
+# --- the flood path: chunks without OSC skip the per-sequence work ---------------------------
+
+# a TUI drawing with colours and cursor moves only (as scripts/bench's flood), text with the
+# bytes the flood path looks for ("?", "<", "=", ">", "!", "c"), and, rarer, whatever makes a
+# chunk not plain (or is plain only if it is not taken for more than it is)
+TUI_PIECES = st.sampled_from(
+    [
+        b"\x1b[?2026h",
+        b"\x1b[?2026l",
+        b"\x1b[?25l",
+        b"\x1b[?25h",
+        b"\x1b[12;1H",
+        b"\x1b[2K",
+        b"\x1b[38;5;244m",
+        b"\x1b[1;32m",
+        b"\x1b[0m",
+        b"\x1b[38;2;120;130;140m",
+        "── ⠋ Working ".encode(),
+        b" line 12 ok ",
+        b"\xe2\x94",
+        b"\x80",
+        b"why? ",
+        b"a<b c=d e>f ",
+        b"wow! cc ",
+        b"?2026h ?25l [?1049h ",
+        b"\x1b(B",
+        b"\x1b7",
+        b"\x1b\\",
+    ]
+)
+TUI_RARE = st.sampled_from(
+    [
+        b"\x07",
+        b"\x18",
+        b"\x1b",
+        b"\x1b[",
+        b"\x1b[?",
+        b"\x1b[?20",
+        b"\x1b[?2026",
+        b"\x1b[?25",
+        b"\x1b[?1004h",
+        b"\x1b[?1004l",
+        b"\x1b[?1049h",
+        b"\x1b[?2026;25h",
+        b"\x1b[?20267h",
+        b"\x1b[?2526h",
+        b"\x1b[?2026$p",
+        b"\x1b[?\x0025l",
+        b"\x1b[>1u",
+        b"\x1b[<u",
+        b"\x1b[=1;1u",
+        b"\x1b[>4;2m",
+        b"\x1bc",
+        b"\x1b[!p",
+        b"\x1bP1$r0m\x1b\\",
+        b"\x1b]0;\xcf\x80 - work\x07",
+        b"\x1b]52;c;QQ==\x07",
+        b"\x1b\x00]52;c;QQ==\x07",
+        WORKING,
+    ]
+)
+TUI_FRAMES = st.lists(TUI_PIECES, max_size=12).map(
+    lambda ps: b"\x1b[?2026h\x1b[?25l" + b"".join(ps) + b"\x1b[?2026l"
+)
+TUI_STREAMS = st.lists(
+    st.one_of(TUI_PIECES, TUI_PIECES, TUI_FRAMES, TUI_FRAMES, TUI_RARE), max_size=30
+).map(b"".join)
+# controls between ESC and "[": a CSI for a terminal, no event for the tracker (module
+# docstring) nor in the byte-at-a-time reference's comparisons; both paths must agree on it
+TUI_ODD = st.sampled_from([b"\x1b\x00[?1049h", b"\x1b\x7f[?2026l", b"\x1b\n[?25h"])
+TUI_ODD_STREAMS = st.lists(st.one_of(TUI_PIECES, TUI_FRAMES, TUI_RARE, TUI_ODD), max_size=30).map(
+    b"".join
+)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    splits(TUI_STREAMS | TUI_ODD_STREAMS),
+    st.booleans(),
+    st.booleans(),
+    st.booleans(),
+    st.sampled_from([None, 0, 1]),
+)
+def test_flood_path_equals_general_path(
+    chunks: list[bytes], own_focus: bool, guard: bool, consume: bool, notify: int | None
+) -> None:
+    """TUI floods cut anywhere: every Scan and the state after each chunk are the same with the
+    flood path and with the general path alone, in every way cuewrap sets the tracker up."""
+
+    def run() -> list[object]:
+        t = OutputTracker(
+            consume,
+            notices=None if notify is None else Always(bool(notify)),
+            own_focus=own_focus,
+            clipboard=Clip() if guard else None,
+        )
+        seen: list[object] = []
+        for c in chunks:
+            seen.append(t.feed(c))
+            seen.append(tracker_state(t))
+        seen.append(t.flush())
+        seen.append(tracker_state(t))
+        return seen
+
+    flood = run()
+    with general_path_only():
+        general = run()
+    assert flood == general
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(splits(TUI_STREAMS), st.booleans())
+def test_tui_floods_match_reference(chunks: list[bytes], consume: bool) -> None:
+    check_against_reference(chunks, consume=consume)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(splits(TUI_STREAMS), st.booleans())
+def test_tui_floods_match_reference_with_clipboard_and_notices(
+    chunks: list[bytes], answer: bool
+) -> None:
+    check_against_reference(chunks, consume=False, notices=Always(answer), clip=Clip())
+
+
+def bench_flood_frames() -> list[bytes]:
+    """The frames of scripts/bench's TUI flood (colours, cursor moves, quiet toggles)."""
+    rows = [
+        b"\x1b[%d;1H\x1b[2K\x1b[38;5;244m\xe2\x94\x80\xe2\x94\x80 \xe2\xa0\x8b Working\x1b[0m"
+        b" \x1b[1;32mok\x1b[0m line %d \x1b[38;2;120;130;140mdim\x1b[39m" % (r, r)
+        for r in range(1, 41)
+    ]
+    return [
+        b"\x1b[?2026h\x1b[?25l" + b"".join(rows[i : i + n]) + b"\x1b[?2026l"
+        for i, n in ((0, 14), (10, 22), (5, 18), (20, 16))
+    ]
+
+
+@pytest.mark.parametrize("frames", [1, 6])
+@pytest.mark.parametrize("own_focus", [False, True])
+def test_tui_flood_takes_the_flood_path(frames: int, own_focus: bool) -> None:
+    """Not vacuous: the flood's chunks (one frame, or several gathered) never reach the general
+    path's per-sequence work, and what they do is still tracked; text with "?" and the other
+    bytes looked for does not send a chunk to the general path either."""
+    chunk = b"".join(bench_flood_frames()[:frames]) + b"\x1b[1;1Hwhy? a<b=c>d!\x1b[?2026l"
+    cut = chunk.rindex(b"\x1b[1;1H") + 3  # inside a CSI, as a flood's reads are cut
+    t = OutputTracker(own_focus=own_focus, clipboard=Clip())
+    with patch.object(OutputTracker, "_dec_starts", side_effect=AssertionError("general path")):
+        for c in (chunk[:cut], chunk[cut:]):
+            s = t.feed(c)
+            assert s.events == []
+        assert t.safe and not t._pend
+    assert t.modes_off == {25, 2026}
+    assert t.modes == set()
+    with patch.object(OutputTracker, "_dec_starts", side_effect=AssertionError("general path")):
+        with pytest.raises(AssertionError):  # the patch would catch the general path
+            t.feed(b"\x1b[?1049h")

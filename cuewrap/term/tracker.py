@@ -8,10 +8,13 @@ character; docs/design.md#delivery).
 
 Speed: plain text and uninteresting sequences (SGR, cursor moves) are skipped in C with
 ``bytes.find``/``rfind`` (memchr on a rare byte first); Python only looks at the few
-sequences that matter and at the end of each chunk. No per-byte Python loop on text. A chunk
-with hyperlinks like Pi's frames, in which one C-level search finds nothing that could give an
-event or a cut (only CSI, quiet toggles, hyperlinks whose BELs all end them), takes a short
-path: the quiet toggles' last states, the end of the chunk, done. The relay sleeps between
+sequences that matter and at the end of each chunk. No per-byte Python loop on text. Two
+short paths skip the per-sequence work when C-level searches find nothing in a chunk that could
+give an event or a cut: a chunk with hyperlinks like Pi's frames (one regex search: only CSI,
+quiet toggles, hyperlinks whose BELs all end them), and a chunk without any OSC like a TUI's
+colours and cursor moves (memchr for BEL and ``> < =``, a regex scan for RIS / DECSTR and one
+for a ``?`` that does not begin a quiet toggle); then: the quiet toggles' last states, the end
+of the chunk, done, and the chunk goes out as it came (not copied). The relay sleeps between
 chunks, so each runs on cold caches and costs several times its hot-loop time: every call and
 object touched counts (``scripts/bench_filters`` measures both).
 
@@ -134,6 +137,9 @@ _QUIET_LAST = ((2026, b"\x1b[?2026", 7), (25, b"\x1b[?25", 5))
 _INTERESTING = re.compile(
     rb"\x1b(?:\[(?:[<=>]|\?(?!2026[hl]|25[hl])|!p)|\](?!8;)|c|[\x00-\x17\x19\x1c-\x1f\x7f]+\])"
 )
+# a "?" that does not begin a quiet toggle (a private CSI that matters when ESC [ is before it)
+_NOT_QUIET = re.compile(rb"\?(?!2026[hl]|25[hl])")
+_FLOOD_PATH = True  # the short path for chunks without OSC (tests turn it off to compare)
 _LINK_END = b"\x1b]8;;\x07"  # an empty hyperlink: its BEL ends it (Pi ends every line with one)
 _PROGRESS = re.compile(rb"[0-4]")  # OSC 9 ; 4 ; state: 0 off, 1-2 value, 3 busy, 4 paused
 _TOKEN = re.compile(rb"[A-Za-z0-9_.+-]{1,64}")
@@ -517,10 +523,12 @@ class OutputTracker:
         pend = self._pend
         held = self._held
         if pend or held:
-            work = pend + held + data
+            if held:
+                data = held + data  # what goes out when nothing is cut: work[base:]
+                self._held = b""
+            work = pend + data
             base = len(pend)  # work[:base] was released already
             self._pend = b""
-            self._held = b""
         elif not data:
             return Scan(b"", [], self._safe)
         else:
@@ -541,16 +549,47 @@ class OutputTracker:
             self._frame0 = _SYNC in self.modes
             if self._bare_cuts:
                 self._bare_cuts = {}
-            # Pi's frames: no sequence gives an event or a cut, every BEL ends an empty
-            # hyperlink (Pi ends each line with one); only quiet toggles change state. Only
-            # chunks with a "]" (an OSC) are searched: without one the general path is as quick
-            # (memchr finds its rare bytes), and on long escape-dense chunks much quicker than
-            # a search that stops at every ESC
-            plain = work.find(b"]", 1) >= 0 and _INTERESTING.search(work) is None
-            if plain and work.count(b"\x07") != work.count(_LINK_END):
-                plain = False
+            if work.find(b"]", 1) >= 0:
+                # Pi's frames: no sequence gives an event or a cut, every BEL ends an empty
+                # hyperlink (Pi ends each line with one); only quiet toggles change state
+                plain = _INTERESTING.search(work) is None
+                if plain and work.count(b"\x07") != work.count(_LINK_END):
+                    plain = False
+            else:
+                # No OSC at all (a TUI drawing with colours and cursor moves only): plain when
+                # there is no BEL, no CSI > < =, no RIS / DECSTR when cuewrap owns the focus
+                # reporting, and every CSI ? is a quiet toggle. Mostly C-level searches: memchr
+                # for the rare bytes (text with them is looked at only there), a regex scan for
+                # RIS and one for a "?" that does not begin a quiet toggle. (Looking at each "?"
+                # in Python costs more: the relay sleeps between chunks, and on cold caches
+                # every Python step counts.)
+                plain = (
+                    _FLOOD_PATH
+                    and work.find(b"\x07") < 0
+                    and ((i := work.find(b">", 2)) < 0 or not _find_all(work, b"\x1b[>", i))
+                    and ((i := work.find(b"<", 2)) < 0 or not _find_all(work, b"\x1b[<", i))
+                    and ((i := work.find(b"=", 2)) < 0 or not _find_all(work, b"\x1b[=", i))
+                )
+                if (
+                    plain
+                    and self.own_focus
+                    and (
+                        _RIS.search(work, base) is not None
+                        or (work.find(b"!", base) >= 0 and work.find(b"\x1b[!p", base) >= 0)
+                    )
+                ):
+                    plain = False
+                i = work.find(b"?", 2) if plain else -1
+                if i >= 0:
+                    m = _NOT_QUIET.search(work, i)
+                    while m is not None:
+                        i = m.start()
+                        if work.startswith(b"\x1b[", i - 2):  # a private CSI, not quiet
+                            plain = False
+                            break
+                        m = _NOT_QUIET.search(work, i + 1)  # a "?" in text: go on
             if plain:
-                if work.endswith(_FRAME_OFF):  # how Pi's frames end: ground, 2026 last off
+                if work.endswith(_FRAME_OFF):  # how TUIs end a frame: ground, 2026 last off
                     if 2026 not in self.modes_off:
                         self._set_mode(2026, False)
                     i = work.rfind(b"\x1b[?25")
@@ -560,7 +599,7 @@ class OutputTracker:
                             self._set_mode(25, on)
                     self._u8 = b""
                     self._safe = True
-                    return _new(Scan, (work[base:] if base else work, [], True))
+                    return _new(Scan, (data, [], True))
                 if work.find(b"?", 2) >= 0:  # every CSI ? here is a complete quiet toggle
                     for mode, head, at in _QUIET_LAST:
                         i = work.rfind(head)
@@ -572,12 +611,12 @@ class OutputTracker:
                 if e == n:  # the usual end: a complete sequence
                     self._u8 = b""
                     self._safe = True
-                    return _new(Scan, (work[base:] if base else work, [], True))
+                    return _new(Scan, (data, [], True))
                 if e >= 0:
                     tail = work[max(e, n - 3) :]
                     self._u8 = tail
                     self._safe = safe = _u8_complete(tail)
-                    return _new(Scan, (work[base:] if base else work, [], safe))
+                    return _new(Scan, (data, [], safe))
                 # unfinished at the end: the general end below (nothing else to do)
 
         events: list[tuple[int, OutputEvent]] = []
@@ -646,10 +685,16 @@ class OutputTracker:
             tail = work[max(e, n - 3) :] if k_last >= 0 else (self._u8 + work)[-3:]
             self._u8 = tail
             self._safe = _u8_complete(tail)
+        elif k_last + 1 < n and work[k_last + 1] == 0x5B:
+            # cut inside a CSI (how a flood's chunks are cut): never a clipboard sequence, never
+            # a report or notification to hold; it is pending
+            new_pend = work[k_last:]
+            self._pend = new_pend if len(new_pend) <= CAP else _synthetic(new_pend)
+            self._u8 = b""
+            self._safe = False
         else:
             clip = None
-            # a chunk cut inside a CSI (the common case) is never a clipboard sequence
-            if self._clip is not None and k_last >= base and work[k_last + 1 : k_last + 2] != b"[":
+            if self._clip is not None and k_last >= base:
                 clip = self._clip_end(work, k_last, base, n)
             if clip is not None:
                 out_end, tail_rep = clip
@@ -686,8 +731,8 @@ class OutputTracker:
             out = b"".join(parts)
         elif tail_rep:
             out = work[base:out_end] + tail_rep
-        elif base == 0 and out_end == n:
-            out = work
+        elif out_end == n:
+            out = data  # work[base:], not copied
         else:
             out = work[base:out_end]
 
