@@ -1475,15 +1475,24 @@ TUI_RARE = st.sampled_from(
 TUI_FRAMES = st.lists(TUI_PIECES, max_size=12).map(
     lambda ps: b"\x1b[?2026h\x1b[?25l" + b"".join(ps) + b"\x1b[?2026l"
 )
-TUI_STREAMS = st.lists(
-    st.one_of(TUI_PIECES, TUI_PIECES, TUI_FRAMES, TUI_FRAMES, TUI_RARE), max_size=30
-).map(b"".join)
+
+
+def _one_in(plain: list[bytes], rare: bytes, at: int) -> bytes:
+    return b"".join([*plain[:at], rare, *plain[at:]])
+
+
+TUI_PLAIN = st.lists(st.one_of(TUI_PIECES, TUI_FRAMES), max_size=20)
+# floods with rare pieces, and floods with one (its chunks are plain but the one holding it)
+TUI_STREAMS = st.one_of(
+    st.lists(st.one_of(TUI_PIECES, TUI_PIECES, TUI_FRAMES, TUI_FRAMES, TUI_RARE), max_size=30).map(
+        b"".join
+    ),
+    st.builds(_one_in, TUI_PLAIN, TUI_RARE, st.integers(0, 20)),
+)
 # controls between ESC and "[": a CSI for a terminal, no event for the tracker (module
 # docstring) nor in the byte-at-a-time reference's comparisons; both paths must agree on it
 TUI_ODD = st.sampled_from([b"\x1b\x00[?1049h", b"\x1b\x7f[?2026l", b"\x1b\n[?25h"])
-TUI_ODD_STREAMS = st.lists(st.one_of(TUI_PIECES, TUI_FRAMES, TUI_RARE, TUI_ODD), max_size=30).map(
-    b"".join
-)
+TUI_ODD_STREAMS = st.builds(_one_in, TUI_PLAIN, TUI_ODD, st.integers(0, 20))
 
 
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -1567,3 +1576,45 @@ def test_tui_flood_takes_the_flood_path(frames: int, own_focus: bool) -> None:
     with patch.object(OutputTracker, "_dec_starts", side_effect=AssertionError("general path")):
         with pytest.raises(AssertionError):  # the patch would catch the general path
             t.feed(b"\x1b[?1049h")
+
+
+@pytest.mark.parametrize(
+    "rare",
+    [
+        b"\x1bc",
+        b"\x1b[!p",
+        b"\x07",
+        b"\x1b[>1u",
+        b"\x1b[>4;2m",
+        b"\x1b[<u",
+        b"\x1b[=1;1u",
+        b"\x1b[?1004l",
+        b"\x1b[?1049h",
+        b"\x1b[?2026;25h",
+    ],
+)
+@pytest.mark.parametrize("own_focus", [False, True])
+def test_flood_chunk_with_one_rare_piece(rare: bytes, own_focus: bool) -> None:
+    """A flood frame with one thing in it that gives an event, whole or cut inside the CSI
+    after it: the flood path hands it to the general path (the same Scans and state)."""
+    frame = bench_flood_frames()[0]
+    at = frame.index(b"\x1b[2;1H")
+    chunk = frame[:at] + rare + frame[at:]
+
+    def run(chunks: list[bytes]) -> list[object]:
+        t = OutputTracker(own_focus=own_focus, clipboard=Clip())
+        if rare == b"\x1b[<u":
+            t.feed(b"\x1b[>1u")  # one kitty keyboard entry pushed: a pop changes the state
+        return [x for c in chunks for x in (t.feed(c), tracker_state(t))]
+
+    for chunks in ([chunk], [chunk[: at + len(rare) + 3], chunk[at + len(rare) + 3 :]]):
+        flood = run(chunks)
+        with general_path_only():
+            general = run(chunks)
+        assert flood == general
+        # not vacuous: the piece gives an event or changes the state (RIS and DECSTR only
+        # matter when cuewrap owns the focus reporting)
+        events = [e for s in general[::2] for e in s.events]  # type: ignore[attr-defined]
+        state = general[-1]
+        assert events or state != run([frame])[-1] or rare in (b"\x1bc", b"\x1b[!p")
+        assert events or not own_focus or rare not in (b"\x1bc", b"\x1b[!p")

@@ -617,6 +617,11 @@ class OutputTracker:
                     self._u8 = tail
                     self._safe = safe = _u8_complete(tail)
                     return _new(Scan, (data, [], safe))
+                if work[k_last + 1 : k_last + 2] == b"[":  # cut inside a CSI: it is pending
+                    self._pend = work[k_last:] if n - k_last <= CAP else _synthetic(work[k_last:])
+                    self._u8 = b""
+                    self._safe = False
+                    return _new(Scan, (data, [], False))
                 # unfinished at the end: the general end below (nothing else to do)
 
         events: list[tuple[int, OutputEvent]] = []
