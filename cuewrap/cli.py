@@ -9,6 +9,7 @@ modules — pyte, notify-py, prompt_toolkit — are imported only when needed).
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -68,6 +69,18 @@ def resolve(command: str) -> str | None:
 
 
 def run(args: Args) -> int:
+    # The garbage collector pauses while cuewrap starts: during the imports before and after
+    # Pi's spawn it ran about 30 times, ~2 ms of it before Pi's exec, and found next to
+    # nothing (docs/architecture.md#start-up-the-child-first). The session turns it back on
+    # once the cue side is built (or at once without one); here on every other way out.
+    gc.disable()
+    try:
+        return _run(args)
+    finally:
+        gc.enable()
+
+
+def _run(args: Args) -> int:
     path = resolve(args.command[0])
     if path is None and os.sep in args.command[0] and os.path.exists(args.command[0]):
         # found but not runnable: what a shell says, with its status (126, not 127)

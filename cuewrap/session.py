@@ -12,6 +12,7 @@ cuewrap, an exception inside cuewrap), the host terminal is restored in its ``fi
 
 from __future__ import annotations
 
+import gc
 import os
 
 from cuewrap.decisionlog import DecisionLog, LogFileError, open_append
@@ -111,6 +112,8 @@ class Session:
             )
             if pending is not None:
                 pending.relay = relay
+            else:  # no cue side to build: the start-up is over (cli.run paused the collector)
+                gc.enable()
             relay.resize()
             exit = relay.run()
             self.log.write("child_exit", code=exit.code, signal=exit.signal)
@@ -127,6 +130,7 @@ class Session:
                 self._kill_child(child)
             return 1 if not isinstance(exc, KeyboardInterrupt) else 130
         finally:
+            gc.enable()
             leftover = relay.restore_sequence() if relay is not None else b""
             host.restore(leftover if host.stdout_tty else b"")
             if child is not None:
@@ -228,6 +232,8 @@ class Session:
             self.controller = None
             if channel is not None:
                 channel.close()
+        finally:  # the start-up is over (cli.run paused the collector)
+            gc.enable()
         return self.controller
 
     def _relay_parts(

@@ -69,3 +69,57 @@ def test_cue_side_waits_for_the_first_frame_then_is_built(tmp_path: Path) -> Non
         p.expect(pexpect.EOF)
     finally:
         p.close(force=True)
+
+
+GC_STATE = Path(__file__).resolve().parent / "children" / "gc_state.py"
+
+
+def _gc_steps(tmp_path: Path, term: str, *command: str) -> list[tuple[str, bool]]:
+    out = tmp_path / "gc.tsv"
+    env = dict(os.environ, TERM=term, CUEWRAP_NOTIFY_DESKTOP="off")
+    for var in ("TMUX", "CUEWRAP_LOG"):
+        env.pop(var, None)
+    p = pexpect.spawn(
+        sys.executable,
+        [str(GC_STATE), str(out), "--", *command],
+        env=env,
+        timeout=10,
+        dimensions=(24, 80),
+        preexec_fn=default_signals,
+    )
+    try:
+        p.expect("CHILD-DONE")
+        p.expect(pexpect.EOF)
+    finally:
+        p.close(force=True)
+    steps = []
+    for line in out.read_text().splitlines():
+        step, on = line.split("\t")
+        steps.append((step, on == "True"))
+    return steps
+
+
+def test_the_collector_pauses_while_cuewrap_starts_and_runs_again_once_the_cue_side_is_built(
+    tmp_path: Path,
+) -> None:
+    """cli.run pauses the garbage collector for the start-up's imports: it is off at the spawn
+    and when the relay starts, on again once the cue side is built (the child's first pause
+    here, a generic child) and after the session."""
+    steps = _gc_steps(
+        tmp_path, "xterm-256color", "sh", "-c", "printf 'HELLO\\r\\n'; sleep 0.3; echo CHILD-DONE"
+    )
+    assert steps == [
+        ("spawn", False),
+        ("relay runs", False),
+        ("cue side to build", False),
+        ("cue side built", True),
+        ("main returned", True),
+    ]
+
+
+def test_without_a_cue_side_the_collector_runs_again_when_the_relay_starts(
+    tmp_path: Path,
+) -> None:
+    """TERM=dumb: no cues, no cue side to wait for: on again before the relay runs."""
+    steps = _gc_steps(tmp_path, "dumb", "sh", "-c", "echo CHILD-DONE")
+    assert steps == [("spawn", False), ("relay runs", True), ("main returned", True)]
