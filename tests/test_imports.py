@@ -43,6 +43,7 @@ SPAWN_BUDGET = frozenset(
         "collections.abc",
         "errno",
         "fcntl",
+        "gc",  # built in: paused while cuewrap starts (cli.run)
         "heapq",
         "itertools",
         "math",
