@@ -1341,6 +1341,17 @@ def tracker_state(t: OutputTracker) -> tuple[object, ...]:
     )
 
 
+def scans_and_states(t: OutputTracker, chunks: list[bytes]) -> list[object]:
+    """Every Scan ``t`` gives for ``chunks`` and its flush, each followed by its state."""
+    seen: list[object] = []
+    for c in chunks:
+        seen.append(t.feed(c))
+        seen.append(tracker_state(t))
+    seen.append(t.flush())
+    seen.append(tracker_state(t))
+    return seen
+
+
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(splits(PI_STREAMS), st.booleans(), st.booleans(), st.booleans())
 def test_plain_path_equals_general_path(
@@ -1351,13 +1362,7 @@ def test_plain_path_equals_general_path(
 
     def run() -> list[object]:
         t = OutputTracker(consume, own_focus=own_focus, clipboard=Clip() if guard else None)
-        seen: list[object] = []
-        for c in chunks:
-            seen.append(t.feed(c))
-            seen.append(tracker_state(t))
-        seen.append(t.flush())
-        seen.append(tracker_state(t))
-        return seen
+        return scans_and_states(t, chunks)
 
     plain = run()
     with general_path_only():
@@ -1516,13 +1521,7 @@ def test_flood_path_equals_general_path(
             own_focus=own_focus,
             clipboard=Clip() if guard else None,
         )
-        seen: list[object] = []
-        for c in chunks:
-            seen.append(t.feed(c))
-            seen.append(tracker_state(t))
-        seen.append(t.flush())
-        seen.append(tracker_state(t))
-        return seen
+        return scans_and_states(t, chunks)
 
     flood = run()
     with general_path_only():
