@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from desktoprig import Session
+from launch import default_signals
 from waiting import turning, wait_until
 
 from cuewrap.deliver.dbus import DBusNotifier
@@ -324,7 +325,8 @@ def test_generic_mode_names_its_program_not_pi(dunst: Session, tmp_path: Path) -
         CUEWRAP_PRESENCE_IDLE_AFTER="600",
     )
     argv = ["-m", "cuewrap", "--log", str(log), "--", sys.executable, child, "ready", "wait"]
-    p = pexpect.spawn(sys.executable, [*argv, "bell", "hold"], env=env, timeout=10)
+    p = pexpect.spawn(sys.executable, [*argv, "bell", "hold"], env=env, timeout=10,
+                      preexec_fn=default_signals)  # fmt: skip
     try:
         p.expect("READY")
         p.send(b"\x1b[O")  # away

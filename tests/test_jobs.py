@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
+from launch import default_signals
 from waiting import wait_until
 
 pytestmark = pytest.mark.pty
@@ -89,3 +90,54 @@ def test_sigstop_and_sigcont_without_a_shell_lose_nothing() -> None:
 def _state(pid: int) -> str:
     with open(f"/proc/{pid}/stat") as f:
         return f.read().rsplit(")", 1)[1].split()[0]
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if int(_stat(int(entry))[1]) == pid:
+                    found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+def _stat(pid: int) -> list[str]:
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return _stat(pid)[0] == "Z"
+    except OSError:
+        return True
+
+
+def test_the_leader_dies_with_cuewrap_also_under_nohup() -> None:
+    """cuewrap started with hangups ignored (``nohup``: inherited, and kept across exec), then
+    killed outright while its command sleeps: the PTY goes away and cuewrap's session leader
+    goes with it, instead of waiting for the command for ever; the command keeps the ignored
+    hangup it was given, as under ``nohup`` without cuewrap."""
+
+    def nohup() -> None:
+        default_signals()
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    argv = cuewrap(PY, CHILD, "sleep")
+    p = pexpect.spawn(argv[0], argv[1:], env=env(), timeout=10, preexec_fn=nohup)
+    command = None
+    try:
+        p.expect("READY")
+        [leader] = _children(p.pid)
+        [command] = _children(leader)
+        os.kill(p.pid, signal.SIGKILL)
+        wait_until(lambda: _gone(leader), 5, "the leader to end with the PTY",
+                   detail=lambda: _stat(leader))  # fmt: skip
+        assert not _gone(command)  # its hangup is ignored, as asked
+    finally:
+        if command is not None:
+            os.kill(command, signal.SIGKILL)
+        p.close(force=True)

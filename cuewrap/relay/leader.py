@@ -18,8 +18,10 @@ continue and the exit on a pipe, one line each::
 
 ``pid`` is the command's own pid (Pi's): the bridge accepts exactly that peer, signals are
 sent to it, and its exit status is the session's. The leader ignores the terminal's job-control
-and keyboard signals; it keeps SIGHUP's default, so when the PTY goes away (cuewrap killed) the
-leader dies and the kernel hangs up the command's group, as a terminal closing would.
+and keyboard signals; it sets SIGHUP's default (also where cuewrap was started with it ignored,
+as under ``nohup``), so when the PTY goes away (cuewrap killed) the leader dies and the kernel
+hangs up the command's group, as a terminal closing would (a command started with hangups
+ignored keeps them ignored, as under ``nohup`` without cuewrap).
 
 ``LedChild`` is cuewrap's handle: the PTY master, the command's pid and the leader's reports.
 """
@@ -217,6 +219,9 @@ def _lead(slave: int, report: int, path: str, argv: list[str], env: dict[str, st
     if pid == 0:
         _command(slave, exec_w, path, argv, env, inherited)
     os.close(exec_w)
+    # the leader lives as long as the PTY: a hangup ends it even where cuewrap was started with
+    # hangups ignored (nohup); the command, forked before this, keeps the disposition it got
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
     _own_terminal(slave, pid)
     failed = b""
     while True:
