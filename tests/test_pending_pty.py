@@ -38,24 +38,25 @@ def _records(log: Path, kind: str) -> list[dict[str, object]]:
     return out
 
 
+def _spawn(args: list[str], term: str, path_first: Path | None = None) -> pexpect.spawn:
+    """``python ARGS`` in a 24x80 PTY, outside tmux, without desktop notifications."""
+    env = dict(os.environ, TERM=term, CUEWRAP_NOTIFY_DESKTOP="off")
+    if path_first is not None:
+        env["PATH"] = f"{path_first}{os.pathsep}{env['PATH']}"
+    for var in ("TMUX", "CUEWRAP_LOG"):
+        env.pop(var, None)
+    return pexpect.spawn(
+        sys.executable, args, env=env, timeout=10, dimensions=(24, 80), preexec_fn=default_signals
+    )
+
+
 def test_cue_side_waits_for_the_first_frame_then_is_built(tmp_path: Path) -> None:
     bindir = tmp_path / "bin"
     bindir.mkdir()
     (bindir / "pi").write_text(STAND_IN)
     (bindir / "pi").chmod(0o755)
     log = tmp_path / "log.jsonl"
-    env = dict(os.environ, TERM="xterm-256color", CUEWRAP_NOTIFY_DESKTOP="off")
-    env["PATH"] = f"{bindir}{os.pathsep}{env['PATH']}"
-    for var in ("TMUX", "CUEWRAP_LOG"):
-        env.pop(var, None)
-    p = pexpect.spawn(
-        sys.executable,
-        ["-m", "cuewrap", "--log", str(log), "pi"],
-        env=env,
-        timeout=10,
-        dimensions=(24, 80),
-        preexec_fn=default_signals,
-    )
+    p = _spawn(["-m", "cuewrap", "--log", str(log), "pi"], "xterm-256color", path_first=bindir)
     try:
         p.expect("BOOTED")
         wait_until(lambda: _records(log, "terminal_query"), 5, "the start-up query written")
@@ -76,17 +77,7 @@ GC_STATE = Path(__file__).resolve().parent / "children" / "gc_state.py"
 
 def _gc_steps(tmp_path: Path, term: str, *command: str) -> list[tuple[str, bool]]:
     out = tmp_path / "gc.tsv"
-    env = dict(os.environ, TERM=term, CUEWRAP_NOTIFY_DESKTOP="off")
-    for var in ("TMUX", "CUEWRAP_LOG"):
-        env.pop(var, None)
-    p = pexpect.spawn(
-        sys.executable,
-        [str(GC_STATE), str(out), "--", *command],
-        env=env,
-        timeout=10,
-        dimensions=(24, 80),
-        preexec_fn=default_signals,
-    )
+    p = _spawn([str(GC_STATE), str(out), "--", *command], term)
     try:
         p.expect("CHILD-DONE")
         p.expect(pexpect.EOF)

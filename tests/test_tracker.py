@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from unittest.mock import patch
 
 import pytest
@@ -1352,6 +1352,15 @@ def scans_and_states(t: OutputTracker, chunks: list[bytes]) -> list[object]:
     return seen
 
 
+def assert_same_as_general_path(make: Callable[[], OutputTracker], chunks: list[bytes]) -> None:
+    """A tracker from ``make`` gives the same Scans and states with its short paths as with
+    the general path alone."""
+    short = scans_and_states(make(), chunks)
+    with general_path_only():
+        general = scans_and_states(make(), chunks)
+    assert short == general
+
+
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(splits(PI_STREAMS), st.booleans(), st.booleans(), st.booleans())
 def test_plain_path_equals_general_path(
@@ -1360,14 +1369,10 @@ def test_plain_path_equals_general_path(
     """Pi-like streams cut anywhere: every Scan and the state after each chunk are the same
     with the plain path and with the general path alone (a search that always finds)."""
 
-    def run() -> list[object]:
-        t = OutputTracker(consume, own_focus=own_focus, clipboard=Clip() if guard else None)
-        return scans_and_states(t, chunks)
-
-    plain = run()
-    with general_path_only():
-        general = run()
-    assert plain == general
+    assert_same_as_general_path(
+        lambda: OutputTracker(consume, own_focus=own_focus, clipboard=Clip() if guard else None),
+        chunks,
+    )
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -1514,19 +1519,15 @@ def test_flood_path_equals_general_path(
     """TUI floods cut anywhere: every Scan and the state after each chunk are the same with the
     flood path and with the general path alone, in every way cuewrap sets the tracker up."""
 
-    def run() -> list[object]:
-        t = OutputTracker(
+    assert_same_as_general_path(
+        lambda: OutputTracker(
             consume,
             notices=None if notify is None else Always(bool(notify)),
             own_focus=own_focus,
             clipboard=Clip() if guard else None,
-        )
-        return scans_and_states(t, chunks)
-
-    flood = run()
-    with general_path_only():
-        general = run()
-    assert flood == general
+        ),
+        chunks,
+    )
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
