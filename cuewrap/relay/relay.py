@@ -426,11 +426,17 @@ class Relay:
         self.loop.add_reader(self.master_fd, self._on_master, guarded=False)
 
     def _stop_gathering(self) -> None:
-        if self._gathering:
-            self._gathering = False
-            self.loop.deadline = inf
-            if self._master_open:
-                self.loop.add_reader(self.master_fd, self._on_master, guarded=False)
+        """End a gathering now and watch the master again (what gathered is read at once)."""
+        if self._end_gathering() and self._master_open:
+            self.loop.add_reader(self.master_fd, self._on_master, guarded=False)
+
+    def _end_gathering(self) -> bool:
+        """Clear the loop's deadline if a gathering is on; whether one was."""
+        if not self._gathering:
+            return False
+        self._gathering = False
+        self.loop.deadline = inf
+        return True
 
     def _relay_stream(self, first: bytes) -> tuple[int, bool]:
         """Relay ``first`` and, when it filled a read (output is streaming), what else is
@@ -529,9 +535,7 @@ class Relay:
             self.injector.set_safe(self.tracker.safe)
 
     def _master_eof(self) -> None:
-        if self._gathering:
-            self._gathering = False
-            self.loop.deadline = inf
+        self._end_gathering()
         if self.tracker is not None and self.tracker.held:
             self._flush_output()
         self.injector.flush()
@@ -546,9 +550,7 @@ class Relay:
         while self._master_open:
             data = self._read_master()
             if data is None:
-                if self._gathering:
-                    self._gathering = False
-                    self.loop.deadline = inf
+                self._end_gathering()
                 self.loop.remove_reader(self.master_fd)
                 self.loop.remove_writer(self.master_fd)
                 self._writer_on = False
