@@ -48,12 +48,18 @@ from cuewrap.engine.effects import (
     Wake,
     Withdraw,
 )
+from cuewrap.engine.guard import (
+    SEQUENCE_WHY,
+    clipboard_notice,
+    clipboard_passes,
+    sequence_notice,
+)
 from cuewrap.engine.page import BridgeCounts, GuardCounts, cue_page, toggle_reply
 from cuewrap.loop import Loop, Timer
 from cuewrap.relay import events as relay_events
 from cuewrap.relay.events import RelayEvent
 from cuewrap.term.answers import TerminalAnswer
-from cuewrap.term.clipboard import ClipboardSequence
+from cuewrap.term.clipboard import ClipboardSequence, GuardedSequence
 from cuewrap.term.notices import ChildNotification
 from cuewrap.term.tracker import TitleChange
 
@@ -69,9 +75,6 @@ if TYPE_CHECKING:
     from cuewrap.term.notices import NoticeProtocol
     from cuewrap.tmux.side import TmuxSide
     from cuewrap.workers import Reaper
-
-
-CLIPBOARD_AFTER_KEY = 2.0  # seconds after a keystroke a clipboard write counts as asked for
 
 
 @dataclasses.dataclass
@@ -119,6 +122,9 @@ class Controller:
         self._clip_why: list[str] = []  # reasons of the guard's decisions not yet logged
         self._clip = GuardCounts(settings.guard.clipboard)
         self._clip_told = False  # the first removal was said inside Pi
+        # guard.sequences: titles, notifications, status reports removed from the child's frames
+        self._seqs = GuardCounts(settings.guard.sequences)
+        self._seq_told: int | None = None  # the run whose first removal was said inside Pi
         self._closed = False
         self._unseen = False  # nobody looks at the output (the last value told to on_unseen)
         self._on_unseen: Callable[[bool], None] | None = None
@@ -202,20 +208,14 @@ class Controller:
         return passed
 
     def _clip_decide(self, read: bool, framed: bool) -> tuple[bool, str]:
-        setting = self.settings.guard.clipboard
-        if setting == "allow":
-            return True, "guard.clipboard = allow"
-        if setting == "block":
-            return False, "guard.clipboard = block"
-        if read:
-            return False, "a clipboard read (passes only with guard.clipboard = allow)"
-        if self.loop.clock() - self._last_key > CLIPBOARD_AFTER_KEY:
-            return False, f"no keystroke in the last {CLIPBOARD_AFTER_KEY:g} s"
-        if self.pi_mode and self.state.run is not None:
-            return False, "a run is streaming"
-        if self.pi_mode and framed:
-            return False, "inside a frame Pi draws (part of the transcript)"
-        return True, "right after your keystroke"
+        return clipboard_passes(
+            self.settings.guard.clipboard,
+            read,
+            self.loop.clock() - self._last_key,
+            self.pi_mode,
+            self.state.run is not None,
+            framed,
+        )
 
     def _clipboard_seen(self, event: ClipboardSequence) -> None:
         if event.what in ("osc5522 data", "osc5522 end"):
@@ -238,23 +238,34 @@ class Controller:
         at = time.strftime("%H:%M:%S", time.localtime())
         self._clip = GuardCounts(c.setting, c.removed + 1, at, event.size)
         if not self._clip_told and self.bridge is not None:
-            what = {
-                "osc52": "clipboard read (OSC 52" if event.read else "clipboard write (OSC 52",
-                "osc1337 Copy": "clipboard write (iTerm2 OSC 1337 Copy=",
-                "osc1337 File": "file download (iTerm2 OSC 1337 File=",
-                "osc5522": (
-                    "clipboard read (kitty OSC 5522"
-                    if event.read
-                    else "clipboard write (kitty OSC 5522"
-                ),
-            }.get(event.what, f"clipboard sequence ({event.what}")
-            text = (
-                f"removed a {what}, {event.size} bytes) from Pi's output:"
-                f" {why}. It never reached your terminal; /cue counts them,"
-                " guard.clipboard = allow lets them through."
-            )
+            text = clipboard_notice(event.what, event.read, event.size, why)
             if self.bridge.push_notice(f"cuewrap: {text}"):
                 self._clip_told = True
+                self.log.write("diagnostic", text=text)
+
+    def _guarded_seen(self, event: GuardedSequence) -> None:
+        """A title, notification or status report the child drew inside a frame was removed
+        (docs/terminal-guard.md): logged without its payload, counted for /cue, said inside Pi
+        once per run (Pi repeats an answer at every redraw)."""
+        self.log.write(
+            "guard",
+            sequence=event.what,
+            passed=False,
+            bytes=event.size,
+            setting=self.settings.guard.sequences,
+            why=SEQUENCE_WHY,
+        )
+        import time
+
+        c = self._seqs
+        at = time.strftime("%H:%M:%S", time.localtime())
+        self._seqs = GuardCounts(c.setting, c.removed + 1, at, event.size)
+        run = self.state.run.id if self.state.run is not None else self.state.last_run
+        key = -1 if run is None else run
+        if self._seq_told != key and self.bridge is not None:
+            text = sequence_notice(event.what, event.size)
+            if self.bridge.push_notice(f"cuewrap: {text}"):
+                self._seq_told = key
                 self.log.write("diagnostic", text=text)
 
     # -- sources ----------------------------------------------------------------------------
@@ -271,6 +282,9 @@ class Controller:
             self.log.write(rec[0], **rec[1])
         if isinstance(event, ClipboardSequence):
             self._clipboard_seen(event)
+            return
+        if isinstance(event, GuardedSequence):
+            self._guarded_seen(event)
             return
         if isinstance(event, TitleChange):
             self.delivery.child_title(event.title, event.controls)
@@ -427,6 +441,7 @@ class Controller:
             self.delivery.channels(),
             bridge,
             self._clip,
+            sequences=self._seqs,
             tmux=self.tmux.status_line() if self.tmux is not None else None,
             fixes=fixes(self._where()),
         )

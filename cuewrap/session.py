@@ -277,6 +277,9 @@ class Session:
                 if controller is not None and self.settings.guard.clipboard != "allow"
                 else None
             ),
+            # docs/terminal-guard.md: titles, notifications and status reports inside the
+            # child's frames are content it renders: removed whole (guard.sequences = own)
+            guard_frames=self.settings.guard.sequences == "own",
         )
         return focus, tracker, sink
 

@@ -377,7 +377,8 @@ def test_cue_request_from_the_bridge_gives_the_page_and_the_toggle_replies() -> 
         next(line for line in page if line.startswith("channels:"))
     )
     i = page.index("tmux 3.4: Pi's pane is shown (1 client attached)")
-    assert page[i - 1].startswith("clipboard guard: user")
+    assert page[i - 2].startswith("clipboard guard: user")
+    assert page[i - 1].startswith("sequence guard: own")
     assert [line for line in page[i + 1 :] if not line.startswith("to improve: ")] == []
     assert page[i + 1 :]  # advice for this session (no focus reports seen yet, in tmux)
     assert r.c.request("on") == CUES_ON and r.c.request("off") == CUES_OFF

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from cuewrap.facts import ChildProgress, ProgramStatus
 from cuewrap.term import tracker
-from cuewrap.term.clipboard import ClipboardSequence
+from cuewrap.term.clipboard import GUARDED_PS, GUARDED_WHATS, ClipboardSequence, GuardedSequence
 from cuewrap.term.notices import NoticeParser, NoticeProtocol, protocol_of
 from cuewrap.term.tracker import (
     CAP,
@@ -451,11 +451,18 @@ class Ref:
     """Byte-at-a-time reference of the tracker's model (see tracker module docstring)."""
 
     def __init__(
-        self, consume: bool = True, notices: Always | None = None, clip: Clip | None = None
+        self,
+        consume: bool = True,
+        notices: Always | None = None,
+        clip: Clip | None = None,
+        guard: bool = False,
     ) -> None:
         self.consume = consume
         self.notices = notices
         self.clip = clip
+        self.guard = guard  # guard.sequences = own
+        self.sync = False  # a frame is drawn: the last exact CSI ? 2026 h / l
+        self.framed = False  # ... at the start of the open sequence
         self.replaced: dict[int, bytes] = {}  # removal start -> bytes put in its place
         self.kitty = False  # the answer for a kitty write begun (OSC 5522)
         self.parser = NoticeParser()
@@ -487,14 +494,32 @@ class Ref:
         for i, b in enumerate(data):
             self.step(i, b)
             safe.append(self.safe)
-        if self.clip is not None:
+        if self.clip is not None or self.guard:
             self.finish(len(data))
         return safe
+
+    def guarded(self, final: bool) -> tuple[str, str] | None:
+        """The open OSC inside a frame with the guard on: ("clip" | "maybe", what), or None."""
+        if not (self.guard and self.framed):
+            return None
+        ps, semi, _ = bytes(self.content).partition(b";")
+        digits = re.fullmatch(rb"[0-9]*", ps) is not None
+        if semi:
+            what = GUARDED_PS.get(ps.lstrip(b"0")) if digits else None
+            return None if what is None else ("clip", what)
+        if not final and digits and any(g.startswith(ps.lstrip(b"0")) for g in GUARDED_PS):
+            return "maybe", ""
+        return None
 
     # -- the clipboard guard: any OSC 52, any terminator, removed whole ----------------------
 
     def classify(self, final: bool) -> tuple[str, bool, str]:
         """The open OSC's content so far: ("clip" | "maybe" | "no", read, what)."""
+        g = self.guarded(final)
+        if g is not None:
+            return g[0], False, g[1]
+        if self.clip is None:
+            return "no", False, ""
         ps, semi, rest = bytes(self.content).partition(b";")
         if not semi:
             short = ps.lstrip(b"0")
@@ -543,6 +568,8 @@ class Ref:
 
     def decide(self, read: bool, what: str) -> bool:
         """The policy's answer; a kitty write's data and end follow its start's."""
+        if what in GUARDED_WHATS:
+            return False  # content inside a frame: removed
         assert self.clip is not None
         if what in ("osc5522 data", "osc5522 end"):
             passed = self.kitty
@@ -556,13 +583,14 @@ class Ref:
 
     def clip_end(self, end: int) -> bool:
         """The open OSC ended at ``end`` (exclusive): a clipboard sequence is decided here."""
-        if self.clip is None:
-            return False
         cls, read, what = self.classify(True)
         if cls != "clip":
             return False
         passed = self.decide(read, what)
-        self.events.append(ClipboardSequence(read, passed, end - self.start, what))
+        if what in GUARDED_WHATS:
+            self.events.append(GuardedSequence(what, end - self.start))
+        else:
+            self.events.append(ClipboardSequence(read, passed, end - self.start, what))
         if not passed:
             self.removed.append((self.start, end))
             if not self.ok_before:
@@ -572,10 +600,10 @@ class Ref:
     def finish(self, n: int) -> None:
         """The end of the stream: an open sequence that is, or could still become, a
         clipboard sequence is never released undecided."""
-        assert self.clip is not None
         s = self.state
         if s == ESCS:
-            self.removed.append((self.start, n))  # ESC [C0…]: could still become one
+            if self.clip is not None or (self.guard and self.framed):
+                self.removed.append((self.start, n))  # ESC [C0…]: could still become one
         elif s in (OSC, OSCESC):
             cls, read, what = self.classify(s == OSCESC)
             if cls == "clip":  # decided: passed or dropped
@@ -587,10 +615,11 @@ class Ref:
                     self.removed.append((n - 1, n))  # passed; its last ESC is held back
             elif cls == "maybe":
                 self.removed.append((self.start, n))  # held: not decidable yet
-            elif s == OSCESC:
+            elif s == OSCESC and (self.clip is not None or (self.guard and self.sync)):
                 self.removed.append((n - 1, n))  # its ESC could still begin one
 
     def begin(self, i: int) -> None:
+        self.framed = self.sync
         self.ok_before = self.state == GROUND and self.u8 == 0
         self.state = ESCS
         self.start = i
@@ -695,6 +724,8 @@ class Ref:
 
     def dispatch_csi(self, final: int, end: int) -> None:
         p = bytes(self.params)
+        if p == b"?2026" and end - self.start == 8 and final in b"hl":  # exact: a frame
+            self.sync = final == ord("h")
         if self.bad or self.inter or not p or end - self.start > CAP + 1:
             return
         if p[:1] not in (b"?", b">", b"<", b"=") or not re.fullmatch(rb"[0-9;]*", p[1:]):
@@ -730,6 +761,12 @@ class Ref:
         c = bytes(self.content)
         ps, semi, rest = c.partition(b";")
         if not semi:
+            return
+        guarded = GUARDED_PS.get(ps.lstrip(b"0")) if re.fullmatch(rb"[0-9]*", ps) else None
+        if guarded is not None and self.framed:  # content the child renders: never a fact
+            if guarded in ("osc0", "osc2"):
+                self.title = rest.decode("utf-8", "replace")
+                self.events.append(TitleChange(self.title, True))
             return
         if ps in (b"0", b"2"):
             self.title = rest.decode("utf-8", "replace")
@@ -792,9 +829,13 @@ class Clip:
 
 
 def expected(
-    data: bytes, consume: bool, notices: Always | None = None, clip: Clip | None = None
+    data: bytes,
+    consume: bool,
+    notices: Always | None = None,
+    clip: Clip | None = None,
+    guard: bool = False,
 ) -> tuple[bytes, Ref]:
-    ref = Ref(consume, notices, clip)
+    ref = Ref(consume, notices, clip, guard)
     ref.run(data)
     out = bytearray()
     pos = 0
@@ -935,6 +976,10 @@ MISC = st.sampled_from(
         DONE,
         BLOCKED,
         QUERY,
+        b"\x1b[?2026h",
+        b"\x1b[?2026h",
+        b"\x1b[?2026l",
+        b"\x1b[?20\n26h",
         PI_STARTUP,
         PI_FRAME,
         PI_EXIT,
@@ -964,12 +1009,16 @@ def splits(
 
 
 def check_against_reference(
-    chunks: list[bytes], consume: bool, notices: Always | None = None, clip: Clip | None = None
+    chunks: list[bytes],
+    consume: bool,
+    notices: Always | None = None,
+    clip: Clip | None = None,
+    guard: bool = False,
 ) -> None:
     data = b"".join(chunks)
-    want_out, ref = expected(data, consume, notices, clip)
+    want_out, ref = expected(data, consume, notices, clip, guard)
     safe_at = Ref(False).run(want_out)  # states the host terminal goes through
-    t = OutputTracker(consume_status=consume, notices=notices, clipboard=clip)
+    t = OutputTracker(consume_status=consume, notices=notices, clipboard=clip, guard_frames=guard)
     out = bytearray()
     events: list[OutputEvent] = []
     for c in chunks:
@@ -988,7 +1037,7 @@ def check_against_reference(
     assert t.kitty_keyboard_depth == ref.depth
     assert t.modify_other_keys == ref.mok
     assert t.title == ref.title
-    if not consume and not (notices and notices.answer) and clip is None:
+    if not consume and not (notices and notices.answer) and clip is None and not guard:
         assert bytes(out) == data
 
 
@@ -1618,3 +1667,136 @@ def test_flood_chunk_with_one_rare_piece(rare: bytes, own_focus: bool) -> None:
         state = general[-1]
         assert events or state != run([frame])[-1] or rare in (b"\x1bc", b"\x1b[!p")
         assert events or not own_focus or rare not in (b"\x1bc", b"\x1b[!p")
+
+
+# --- the sequence guard: titles, notifications, status inside a frame (docs/terminal-guard.md) --
+
+OPTIONAL_CLIPS = st.none() | CLIPS
+
+
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(splits(), st.booleans(), OPTIONAL_CLIPS, st.booleans())
+def test_any_split_matches_reference_with_the_sequence_guard(
+    chunks: list[bytes], consume: bool, clip: Clip | None, guard: bool
+) -> None:
+    check_against_reference(chunks, consume=consume, clip=clip, guard=guard)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(splits(), st.booleans(), st.booleans())
+def test_sequence_guard_with_notices_matches_reference(
+    chunks: list[bytes], answer: bool, guard: bool
+) -> None:
+    check_against_reference(chunks, consume=True, notices=Always(answer), guard=guard)
+
+
+@settings(
+    max_examples=80,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    splits(
+        st.lists(st.one_of(LONG, TOKENS), min_size=1, max_size=4)
+        .map(b"".join)
+        .map(lambda d: b"\x1b[?2026h" + d),
+        False,
+    ),
+    OPTIONAL_CLIPS,
+)
+def test_long_guarded_sequences_match_reference(chunks: list[bytes], clip: Clip | None) -> None:
+    check_against_reference(chunks, consume=True, clip=clip, guard=True)
+
+
+@settings(max_examples=300)
+@given(splits(st.binary(max_size=60).map(lambda d: b"\x1b[?2026h" + d)), OPTIONAL_CLIPS)
+def test_random_bytes_match_reference_with_the_sequence_guard(
+    chunks: list[bytes], clip: Clip | None
+) -> None:
+    check_against_reference(chunks, consume=True, clip=clip, guard=True)
+
+
+ON, OFF = b"\x1b[?2026h", b"\x1b[?2026l"
+# what a model's answer carried in the tests with real Pi (tests/test_sequence_guard_pi.py)
+INJECTED = [
+    b"\x1b]777;notify;Pi - work;session expired, run curl x | sh\x07",
+    b"\x1b]9;Pi needs you\x07",
+    b"\x1b]99;i=1:d=0;Pi\x1b\\\x1b]99;i=1:p=body;needs you\x1b\\",
+    b"\x1b]7501;state=blocked:app=pi:kind=permission\x1b\\",
+    b"\x1b]21337;status=working\x07",
+    b"\x1b]0;owned\x07",
+    b"\x1b]2;owned\x1b\\",
+    b"\x1b]1;icon\x07",
+    b"\x1b]9;4;3\x07",
+    b"\x1b]0007501;state=done:app=pi\x07",  # leading zeros
+    b"\x1b\x01]75\x0001;state=done\x18",  # C0 inside, ended by CAN
+    b"\x1b]2;" + b"t" * (2 * CAP) + b"\x07",  # longer than CAP
+    b"\x1b]777;notify;a;b\x1b\x1b[31m",  # ended by a bare ESC
+]
+
+
+@pytest.mark.parametrize("seq", INJECTED)
+def test_guarded_sequence_in_a_frame_is_removed_whole_at_every_split(seq: bytes) -> None:
+    """Inside a frame (how Pi draws an answer) the sequence goes whole, whatever the reads cut
+    it into, and gives no fact; the same bytes outside a frame pass untouched."""
+    framed = PI_FRAME[:-8] + b"text " + seq + b" more" + OFF
+    data = framed + seq[:0] + PI_FRAME
+    want, ref = expected(data, True, guard=True)
+    assert seq.rstrip(b"\x1b[31m") not in want
+    assert b"text " in want and b" more" in want
+    assert [e for e in ref.events if isinstance(e, GuardedSequence)], ref.events
+    assert not [e for e in ref.events if isinstance(e, ProgramStatus | TitleChange)]
+    for cut in range(len(data) + 1):
+        for chunks in (
+            [data[:cut], data[cut:]],
+            [data[:cut], data[cut : cut + 3], data[cut + 3 :]],
+        ):
+            t = OutputTracker(guard_frames=True)
+            out, events = feed_all(t, chunks)
+            assert out == want, cut
+            assert events == ref.events, cut
+    # outside a frame: the program's own, untouched (and a fact where it is one)
+    own = PI_FRAME + seq + PI_FRAME
+    out, events = feed_all(OutputTracker(consume_status=False, guard_frames=True), [own])
+    assert out == own
+    assert not [e for e in events if isinstance(e, GuardedSequence)]
+
+
+def test_guarded_sequence_in_a_frame_is_never_a_fact_even_when_allowed() -> None:
+    """guard.sequences = allow: it reaches the terminal, but cuewrap takes no fact from it, and
+    a title from inside a frame is marked as not the program's own (no mark composed onto it)."""
+    data = ON + b"\x1b]7501;state=blocked:app=pi:kind=question\x1b\\\x1b]0;fake\x07" + OFF
+    out, events = feed_all(OutputTracker(guard_frames=False), [data])
+    assert out == data
+    assert events == [TitleChange("fake", True)]
+    # the same report outside the frame is Pi's own: a fact, consumed
+    out, events = feed_all(OutputTracker(), [OFF + b"\x1b]7501;state=blocked:app=pi\x1b\\"])
+    assert events == [ProgramStatus("blocked", "pi", None, False)]
+    assert out == OFF
+
+
+def test_frame_state_carries_across_chunks_and_exact_toggles_only() -> None:
+    t = OutputTracker(guard_frames=True)
+    assert t.feed(ON + b"a").out == ON + b"a"
+    scan = t.feed(b"\x1b]0;x\x07b")  # the frame opened in the chunk before
+    assert scan.out == b"b" and scan.events == [GuardedSequence("osc0", 6)]
+    t.feed(OFF)
+    assert t.feed(b"\x1b]0;mine\x07").out == b"\x1b]0;mine\x07"  # closed: the program's own
+    # a multi-mode toggle is not how frames are drawn: not a frame for the guard
+    t2 = OutputTracker(guard_frames=True)
+    assert t2.feed(b"\x1b[?25;2026h\x1b]0;t\x07").out == b"\x1b[?25;2026h\x1b]0;t\x07"
+
+
+def test_guarded_sequences_are_named_by_kind() -> None:
+    assert set(GUARDED_PS.values()) == GUARDED_WHATS
+    t = OutputTracker(guard_frames=True)
+    scan = t.feed(ON + b"".join(INJECTED[:6]) + OFF)
+    assert [e.what for e in scan.events if isinstance(e, GuardedSequence)] == [
+        "osc777",
+        "osc9",
+        "osc99",
+        "osc99",
+        "osc7501",
+        "osc21337",
+        "osc0",
+    ]

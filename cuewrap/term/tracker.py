@@ -82,10 +82,14 @@ from cuewrap.factbase import ChildProgress, ProgramStatus  # not all facts: star
 from cuewrap.term import sequences as seq
 from cuewrap.term.clipboard import (
     CLIP,
+    GUARDED_WHATS,
     NOT_CLIP,
     ClipboardPolicy,
     ClipboardSequence,
+    GuardedSequence,
+    clip_event,
     clip_head,
+    guarded_ps,
     is_clip_ps,
 )
 from cuewrap.term.notices import INTROS, ChildNotification, NoticeParser, NoticePolicy, protocol_of
@@ -213,6 +217,7 @@ OutputEvent = (
     | ChildNotification
     | FocusMayBeOff
     | ClipboardSequence
+    | GuardedSequence
 )
 
 # Events are immutable values: share one instance per value for the frequent ones (Pi
@@ -473,6 +478,7 @@ class OutputTracker:
         *,
         own_focus: bool = False,
         clipboard: ClipboardPolicy | None = None,
+        guard_frames: bool = False,
     ) -> None:
         self.consume_status: bool = consume_status
         # cuewrap owns the host's focus reporting: the child's CSI ? 1004 h/l are tracked
@@ -493,6 +499,11 @@ class OutputTracker:
         # the clipboard guard: None passes every OSC 52 unseen
         self._clip = clipboard
         self._frame0 = False  # synchronized output was on at the start of this chunk
+        # a frame is being drawn (the last exact CSI ? 2026 h / l), at the end of the output
+        self._sync = False
+        # guard.sequences = own: titles, notifications and status reports inside a frame are
+        # content the child renders, removed whole (docs/terminal-guard.md)
+        self._guard = guard_frames
         # clipboard sequences cut in this chunk that a bare ESC ended
         self._bare_cuts: dict[int, int] = {}  # its ESC -> its start, for each one
         self._reps: dict[int, bytes] = {}  # cut start -> bytes put in its place
@@ -546,7 +557,7 @@ class OutputTracker:
                 return _new(Scan, (work, [], safe))
             plain = False
         else:
-            self._frame0 = _SYNC in self.modes
+            self._frame0 = self._sync
             if self._bare_cuts:
                 self._bare_cuts = {}
             if work.find(b"]", 1) >= 0:
@@ -590,6 +601,7 @@ class OutputTracker:
                         m = _NOT_QUIET.search(work, i + 1)  # a "?" in text: go on
             if plain:
                 if work.endswith(_FRAME_OFF):  # how TUIs end a frame: ground, 2026 last off
+                    self._sync = False
                     if 2026 not in self.modes_off:
                         self._set_mode(2026, False)
                     i = work.rfind(b"\x1b[?25")
@@ -605,6 +617,8 @@ class OutputTracker:
                         i = work.rfind(head)
                         if i >= 0:
                             on = work[i + at] == 0x68  # h
+                            if mode == 2026:
+                                self._sync = on
                             if mode not in (self.modes if on else self.modes_off):
                                 self._set_mode(mode, on)
                 e = _seq_end(work, k_last, n)
@@ -646,7 +660,7 @@ class OutputTracker:
             # an OSC can begin only where there is a "]"; with the clipboard guard, the first ESC
             # followed by a control character (an OSC written ESC C0… ]) is looked for then
             i = find(b"]", 1)
-            c0_needed = i >= 0 and self._clip is not None
+            c0_needed = i >= 0 and (self._clip is not None or self._guard)
             c0 = -1
             if self.own_focus:
                 c0 = self._resets(work, base, events, c0_needed)
@@ -699,7 +713,7 @@ class OutputTracker:
             self._safe = False
         else:
             clip = None
-            if self._clip is not None and k_last >= base:
+            if (self._clip is not None or self._guard) and k_last >= base:
                 clip = self._clip_end(work, k_last, base, n)
             if clip is not None:
                 out_end, tail_rep = clip
@@ -752,8 +766,9 @@ class OutputTracker:
         held = self._held
         if not held:
             return b""
-        if self._clip is not None:
-            if clip_head(held, False)[0] != NOT_CLIP:
+        guard = self._guard and self._sync
+        if self._clip is not None or guard:
+            if clip_head(held, False, self._clip is not None, guard)[0] != NOT_CLIP:
                 return b""  # a possible clipboard sequence is never released undecided
             if len(held) > 1 and held[-1] == _ESC:
                 # a report waiting for the "\\" of its ST: its last ESC may yet begin an
@@ -821,7 +836,8 @@ class OutputTracker:
     # -- the clipboard guard (OSC 52) ---------------------------------------------------------
 
     def _framed(self, work: bytes, j: int) -> bool:
-        """Synchronized output (a frame being drawn) is on at ``j`` (single-mode toggles)."""
+        """Synchronized output (a frame being drawn) is on at ``j``: the last exact
+        ``CSI ? 2026 h`` / ``l`` before it decides (how TUIs and Pi write them)."""
         on = work.rfind(_FRAME_ON, 0, j)
         off = work.rfind(_FRAME_OFF, 0, j)
         if on < 0 and off < 0:
@@ -848,13 +864,14 @@ class OutputTracker:
             end = t + 2 if work[t + 1] == 0x5C else t  # a bare ESC begins the next sequence
         else:
             end = t + 1  # BEL, CAN, SUB
-        kind, read, what = clip_head(work[j:t], True)
+        guard = self._guard and j >= base and self._framed(work, j)
+        kind, read, what = clip_head(work[j:t], True, self._clip is not None, guard)
         if kind == NOT_CLIP:
             return
         if kind != CLIP:  # a header longer than 8 KiB: the strictest reading
             read = True
         passed = j < base or self._decide(work, j, read, what)
-        events.append((j, ClipboardSequence(read, passed, end - j, what)))
+        events.append((j, clip_event(read, passed, end - j, what)))
         if not passed:
             cuts.append((j, end))
             if not self._removable_at(work, j):
@@ -865,6 +882,8 @@ class OutputTracker:
     def _decide(self, work: bytes, j: int, read: bool, what: str) -> bool:
         """Ask the policy about the clipboard sequence at ``j``. A kitty write's data and end
         get its start's answer (never asked: the write passes or goes as a whole)."""
+        if what in GUARDED_WHATS:
+            return False  # asked for only inside a frame with the guard on: content
         if what == "osc5522 data" or what == "osc5522 end":
             passed = self._kitty_write
             if what == "osc5522 end":
@@ -906,11 +925,22 @@ class OutputTracker:
             if (
                 k2 >= 0
                 and _seq_end(work, k2, k_last) < 0
-                and clip_head(work[k2:k_last], True)[0] == CLIP
+                and clip_head(
+                    work[k2:k_last],
+                    True,
+                    self._clip is not None,
+                    self._guard and self._framed(work, k2),
+                )[0]
+                == CLIP
             ):
                 start = k2
                 final = True
-        kind, read, what = clip_head(work[start:k_last] if final else work[start:], final)
+        kind, read, what = clip_head(
+            work[start:k_last] if final else work[start:],
+            final,
+            self._clip is not None,
+            self._guard and self._framed(work, start),
+        )
         if kind == NOT_CLIP:
             return None
         if kind != CLIP:  # could still become one, or its header is not complete yet
@@ -947,10 +977,8 @@ class OutputTracker:
         self._safe = True
         return start, _NEUTRAL
 
-    def _end_stream(self) -> ClipboardSequence:
-        ev = ClipboardSequence(
-            self._stream_read, self._stream == 1, self._stream_size, self._stream_what
-        )
+    def _end_stream(self) -> ClipboardSequence | GuardedSequence:
+        ev = clip_event(self._stream_read, self._stream == 1, self._stream_size, self._stream_what)
         if self._stream == 1:  # the host is in ground after it
             self._u8 = b""
             self._safe = True
@@ -1081,6 +1109,8 @@ class OutputTracker:
             else:
                 starts.append(j)
         for mode, (at, on) in last.items():
+            if mode == 2026:
+                self._sync = on
             self._set_mode(mode, on)
             quiet_seen[mode] = at
         return starts
@@ -1169,11 +1199,11 @@ class OutputTracker:
         elif term == _ESC and work[t + 1 : t + 2] == b"\\":
             end = t + 2
         else:
-            if self._clip is not None:  # a terminal may still take it as complete
+            if self._clip is not None or self._guard:  # a terminal may take it as complete
                 self._clip_osc(work, j, j + 2, base, events, cuts)
             return  # aborted (CAN, SUB, ESC not followed by "\"), or unfinished
         if end - j > CAP + 1:
-            if self._clip is not None:
+            if self._clip is not None or self._guard:
                 self._clip_osc(work, j, j + 2, base, events, cuts)
             return
         content = work[j + 2 : t]
@@ -1182,6 +1212,15 @@ class OutputTracker:
             content = _OSC_C0.sub(b"", content)
         ps, semi, rest = content.partition(b";")
         if not semi:
+            return
+        if (guarded := guarded_ps(ps)) is not None and self._framed(work, j):
+            # inside a frame the child draws: content it renders, never a fact
+            if self._guard and j >= base:
+                self._clip_osc(work, j, j + 2, base, events, cuts)  # removed whole
+            elif guarded == "osc0" or guarded == "osc2":
+                title = rest.decode("utf-8", "replace")
+                self.title = title
+                events.append((j, TitleChange(title, True)))  # never a mark composed onto it
             return
         if ps == b"0" or ps == b"2":
             title = rest.decode("utf-8", "replace")
