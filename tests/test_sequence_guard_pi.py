@@ -57,9 +57,7 @@ def settle(s: PiSession, prompt: str) -> None:
     s.wait_idle()
 
 
-def test_pi_alone_lets_the_answers_sequences_through(
-    pi_session: Any, fakemodel: FakeModel
-) -> None:
+def test_pi_alone_lets_the_answers_sequences_through(pi_session: Any, fakemodel: FakeModel) -> None:
     """The threat, shown: without cuewrap every kind reaches the terminal, several times."""
     fakemodel.push(text(ANSWER, chunk_delay=0.05))
     s: PiSession = pi_session(wrap=False)
