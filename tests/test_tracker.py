@@ -1800,3 +1800,18 @@ def test_guarded_sequences_are_named_by_kind() -> None:
         "osc21337",
         "osc0",
     ]
+
+
+def test_content_only_child_has_no_sequence_of_its_own() -> None:
+    """A child that writes none of its own (the aider preset): every guarded sequence is content,
+    framed or not — removed under own, never a fact under allow; other sequences and the bell
+    are untouched."""
+    data = b"a\x1b]777;notify;x;y\x07b\x1b]0;t\x07\x07\x1b]7501;state=done\x07\x1b[1mc"
+    out, events = feed_all(
+        OutputTracker(consume_status=False, guard_frames=True, content_only=True), [data]
+    )
+    assert out == b"ab\x07\x1b[1mc"
+    assert [e for e in events if not isinstance(e, GuardedSequence)] == [Bell()]
+    out, events = feed_all(OutputTracker(consume_status=False, content_only=True), [data])
+    assert out == data
+    assert events == [TitleChange("t", True), Bell()]

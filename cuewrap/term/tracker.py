@@ -479,6 +479,7 @@ class OutputTracker:
         own_focus: bool = False,
         clipboard: ClipboardPolicy | None = None,
         guard_frames: bool = False,
+        content_only: bool = False,
     ) -> None:
         self.consume_status: bool = consume_status
         # cuewrap owns the host's focus reporting: the child's CSI ? 1004 h/l are tracked
@@ -504,6 +505,9 @@ class OutputTracker:
         # guard.sequences = own: titles, notifications and status reports inside a frame are
         # content the child renders, removed whole (docs/terminal-guard.md)
         self._guard = guard_frames
+        # the child writes none of its own (generic mode, e.g. aider): all of its output counts
+        # as inside a frame, for the guard and for facts
+        self._all_content = content_only
         # clipboard sequences cut in this chunk that a bare ESC ended
         self._bare_cuts: dict[int, int] = {}  # its ESC -> its start, for each one
         self._reps: dict[int, bytes] = {}  # cut start -> bytes put in its place
@@ -766,7 +770,7 @@ class OutputTracker:
         held = self._held
         if not held:
             return b""
-        guard = self._guard and self._sync
+        guard = self._guard and (self._sync or self._all_content)
         if self._clip is not None or guard:
             if clip_head(held, False, self._clip is not None, guard)[0] != NOT_CLIP:
                 return b""  # a possible clipboard sequence is never released undecided
@@ -837,7 +841,10 @@ class OutputTracker:
 
     def _framed(self, work: bytes, j: int) -> bool:
         """Synchronized output (a frame being drawn) is on at ``j``: the last exact
-        ``CSI ? 2026 h`` / ``l`` before it decides (how TUIs and Pi write them)."""
+        ``CSI ? 2026 h`` / ``l`` before it decides (how TUIs and Pi write them). Always, for a
+        child that writes no sequence of its own (``content_only``)."""
+        if self._all_content:
+            return True
         on = work.rfind(_FRAME_ON, 0, j)
         off = work.rfind(_FRAME_OFF, 0, j)
         if on < 0 and off < 0:
