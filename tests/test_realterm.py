@@ -30,6 +30,7 @@ import shlex
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -599,3 +600,55 @@ def test_xterm_gets_a_stream_intact_and_cuewrap_wakes_less_while_unfocused(
     assert [int(n) for n, _ in shown] == list(range(frames)), (frames, len(shown))
     assert all(b == body for _, b in shown)
     assert frames > 300  # ~6 s of frames, 2 s of them while away
+
+
+def test_kitty_shows_none_of_an_answers_notifications_or_titles(
+    launch: Any, fakemodel: FakeModel, xdesk: Session
+) -> None:
+    """docs/terminal-guard.md, guard.sequences: an answer carrying a notification in each
+    protocol, a status report and titles. Pi alone in kitty: popups from the model and a window
+    title the model chose, as the user's desktop shows them. Under cuewrap: the one popup is
+    the cue's, the title Pi's with cuewrap's mark."""
+    from test_sequence_guard_pi import ANSWER
+
+    fakemodel.push(text(ANSWER, chunk_delay=0.05))
+    alone = launch("kitty", shlex.join(["pi", "-e", str(TEST_EXT)]))
+    wait_until(lambda: title_of(alone.env, alone.wid) == "π - work", 30, "Pi's own title")
+    alone.type("summarise")
+    alone.key("Return")
+    wait_until(lambda: received(xdesk.env) >= 2, 20, "the model's popups through Pi alone")
+    wait_until(lambda: title_of(alone.env, alone.wid) == "owned by the model", 10,
+               "the model's title through Pi alone")  # fmt: skip
+    last = -1
+
+    def settled() -> bool:  # the answer has streamed: no new popup for 2 s
+        nonlocal last
+        now, last = last, received(xdesk.env)
+        return now == last
+
+    wait_until(settled, 30, "the end of the model's popups", interval=2.0)
+    stop(alone.proc)
+    forged = notifications_now(xdesk.env)
+    assert len(forged) >= 2 and all(n["appname"] == "kitty" for n in forged), forged
+
+    t: Term = launch("kitty", cuewrap_pi())
+    ready(t)
+    fakemodel.push(tool_call("bash", {"command": "sleep 2"}), text(ANSWER, chunk_delay=0.05))
+    t.type("summarise")
+    t.key("Return")
+    wait_until(lambda: t.records("run"), 15, "the run started")
+    t.focus(False)
+    wait_until(lambda: t.records("cue"), 30, "the finished cue")
+    wait_until(lambda: received(xdesk.env) >= 1, 15, "the cue's popup")
+    absence_window(2.0, "another popup")
+    after = Counter(tuple(sorted(n.items())) for n in notifications_now(xdesk.env))
+    after.subtract(tuple(sorted(n.items())) for n in forged)  # dunst keeps its history
+    new = [dict(n) for n, k in after.items() for _ in range(k)]
+    assert len(new) == 1, (new, t.records("guard")[-3:])
+    [popup] = new
+    assert "evil.example" not in popup["body"] and "Needs your input" not in popup["body"], popup
+    assert t.title() == "[✓] π - work", t.title()
+    assert {r["sequence"] for r in t.records("guard")} >= {"osc777", "osc99", "osc0", "osc2"}
+    assert [c["cue"] for c in t.records("cue")] == ["finished"]
+    t.focus(True)
+    quit_pi(t)
