@@ -65,3 +65,30 @@ def test_the_list_reader_sees_nesting_and_continuations() -> None:
         "  pkg/        a package\n    b.py        two\n  c.py\n```\n"
     )
     assert listed_tree(text) == {"cuewrap/a.py", "cuewrap/pkg", "cuewrap/pkg/b.py", "cuewrap/c.py"}
+
+
+def test_readme_names_every_dependency() -> None:
+    """The README's "depends on" sentence names every package pyproject.toml installs."""
+    import tomllib
+
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    names = [re.split(r"[\s<>=!~;\[]", d, maxsplit=1)[0] for d in deps]
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    sentence = readme[readme.index("cuewrap depends on") :].split(".")[0]
+    assert [n for n in names if n not in sentence] == [], sentence
+
+
+def test_readme_is_for_users() -> None:
+    """At most 250 lines: figures, status and the module tree live in docs/."""
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 250, len(lines)
+
+
+def test_relative_links_in_the_readme_and_docs_lead_to_files() -> None:
+    broken = []
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)\s]+)\)", doc.read_text(encoding="utf-8")):
+            path = target.split("#", 1)[0]
+            if path and "://" not in path and not (doc.parent / path).exists():
+                broken.append(f"{doc.relative_to(ROOT)}: {target}")
+    assert broken == []
