@@ -1,6 +1,6 @@
 """The scripts are Python that ruff and mypy check (scripts/test runs both over scripts/): a
 script that is not a ``.py`` file is a thin shell wrapper (make the venv, then run its ``.py``),
-never a shell file around a Python program of its own (a heredoc, ``python -c``, ``$PY -``)."""
+never a shell file around a Python program of its own (a heredoc, ``$PY -``)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 pytestmark = pytest.mark.unit
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
-#: Python run from a shell script: a heredoc or stdin (``"$PY" -``, ``python3 - <<``), or
-#: ``-c`` with more than a one-line check (the version checks of _venv.sh and install-aider)
+#: a Python program inside a shell script: one fed on stdin (``"$PY" -``, ``python3 - <<``) or a
+#: heredoc named PY…; a one-line ``-c`` check (the version checks of _venv.sh) is not a program
 INLINE_PYTHON = re.compile(r"""(\$PY"?|python[0-9.]*"?)\s+-(\s|$)|<<-?\s*'?PY""")
 
 
