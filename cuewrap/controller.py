@@ -381,15 +381,13 @@ class Controller:
         self.delivery.set_mark(effect.mark)
 
     def _notify(self, effect: Notify) -> None:
-        self.delivery.notify(
-            effect, eligible=self.eligible, session=self._session_label(), route=self.tmux
-        )
+        self.delivery.notify(effect, eligible=self.eligible, session=self._session_label())
 
     def _withdraw(self, effect: Withdraw) -> None:
         self.delivery.withdraw(effect)
 
     def _escalate(self, effect: Escalate) -> None:
-        self.delivery.escalate(effect.note, self._session_label(), self.eligible)
+        self.delivery.escalate(effect.note, eligible=self.eligible, session=self._session_label())
 
     def _progress(self, effect: Progress) -> None:
         self.delivery.progress(effect.on)
@@ -455,7 +453,7 @@ class Controller:
         try:
             deadline = self.loop.clock() + grace
             while (
-                self.delivery.pending
+                self.delivery.pending()
                 or (self.tmux is not None and self.tmux.busy)
                 or self.publisher.busy
             ):

@@ -90,8 +90,7 @@ def build_controller(
     screen gate; generic mode: the preset for ``command`` and the output watch; inside tmux:
     the tmux side and its reaper."""
     from cuewrap.controller import Controller, Parts
-    from cuewrap.deliver.delivery import Delivery
-    from cuewrap.deliver.terminal import query_tmux
+    from cuewrap.deliver.delivery import build_delivery
     from cuewrap.keystrokes import KeyWindow
     from cuewrap.publish import Publisher
 
@@ -106,9 +105,8 @@ def build_controller(
     keys = KeyWindow(loop, to.keystroke)
     in_tmux = bool(env.get("TMUX"))
     # the one blocking question: tmux about this pane (not asked when nothing goes through it)
-    info = query_tmux(env) if in_tmux and settings.notify.terminal != "off" else None
     app = preset.app if preset is not None else "Pi"
-    delivery = Delivery(loop, settings, log, env, inject, undo_at_restore, app, info)
+    delivery = build_delivery(loop, settings, log, env, inject, undo_at_restore, app)
     bridge = _bridge(loop, log, channel, child_pid, to) if channel is not None else None
     choice = delivery.terminal_choice
     # the child's notifications the host terminal shows as they are (not through tmux)
@@ -151,6 +149,7 @@ def build_controller(
         side, parts.reaper = _tmux_side(loop, settings, log, env, delivery, to, inject)
         if side is not None:
             parts.tmux = side
+            delivery.route_through(side)  # the terminal's notification goes through tmux
             publisher.start_tmux(parts.reaper, lambda: side.view.window_id if side.view else None)
             side.refresh(lambda view: publisher.refresh())  # its window, once tmux says
     controller = to.controller = Controller(

@@ -88,10 +88,8 @@ class FakeDelivery(Part):
         self.terminal_choice = CHOICE
         self.desktop_on = False
         self.desktop_why = "over SSH (SSH_TTY is set)"
-        self.pending = False
         self.answers: Answers | None = None
         self.eligible: Callable[[Eligibility], bool] | None = None
-        self.route: object = None
 
     @property
     def plan(self) -> Any:
@@ -116,22 +114,18 @@ class FakeDelivery(Part):
     def set_mark(self, mark: str | None) -> None:
         self.called("set_mark", mark)
 
-    def notify(
-        self,
-        n: Notify,
-        *,
-        eligible: Callable[[Eligibility], bool],
-        session: str,
-        route: object = None,
-    ) -> None:
-        self.eligible, self.route = eligible, route
+    def notify(self, n: Notify, *, eligible: Callable[[Eligibility], bool], session: str) -> None:
+        self.eligible = eligible
         self.called("notify", n.kind, session)
 
     def withdraw(self, w: Withdraw) -> None:
         self.called("withdraw", w.cue_id, w.reason)
 
-    def escalate(self, n: Notify, session: str, eligible: object = None) -> None:
+    def escalate(self, n: Notify, *, eligible: Callable[[Eligibility], bool], session: str) -> None:
         self.called("escalate", n.kind)
+
+    def pending(self) -> bool:
+        return False
 
     def progress(self, on: bool) -> None:
         self.called("progress", on)
@@ -470,7 +464,7 @@ def test_inside_tmux_focus_reports_and_keys_go_to_the_tmux_side_not_the_engine()
     assert r.logged("fact") == []  # the merged presence comes back from tmux
 
 
-def test_tmux_view_change_is_a_presence_fact_and_routes_the_notification() -> None:
+def test_tmux_view_change_is_a_presence_fact_and_cues_through_the_delivery() -> None:
     r = Rig(tmux=True)
     to = _ToController()  # what build_controller hands the tmux side
     to.controller = r.c
@@ -479,7 +473,6 @@ def test_tmux_view_change_is_a_presence_fact_and_routes_the_notification() -> No
     assert r.logged("fact")[-1] == {"type": "Presence", "source": "tmux", "state": "away"}
     r.facts(*SETTLE)
     assert r.calls("FakeDelivery", "notify") == [("finished", "proj")]
-    assert r.delivery.route is r.tmux  # tmux is asked first for the terminal's notification
 
 
 # -- the screen source -----------------------------------------------------------------------
