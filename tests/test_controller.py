@@ -22,7 +22,7 @@ import pytest
 from cuewrap.activity import OutputWatch
 from cuewrap.bridge.server import BridgeServer
 from cuewrap.config import Settings
-from cuewrap.controller import _EFFECTORS, Controller, Parts
+from cuewrap.controller import _EFFECTORS, _ON_RELAY_EVENT, Controller, Parts
 from cuewrap.cueside import _ToController, build_controller
 from cuewrap.decisionlog import DecisionLog
 from cuewrap.deliver.delivery import Delivery
@@ -51,6 +51,7 @@ from cuewrap.keystrokes import KeyWindow
 from cuewrap.loop import Loop
 from cuewrap.publish import Publisher
 from cuewrap.relay import events as relay_events
+from cuewrap.relay.events import RelayEvent
 from cuewrap.screen.gate import ScreenGate
 from cuewrap.term.answers import TerminalAnswer
 from cuewrap.term.clipboard import ClipboardSequence
@@ -334,6 +335,22 @@ def test_every_fake_method_is_the_real_parts_with_its_parameters(fake: type, rea
 
 def test_every_effect_type_has_its_effector() -> None:
     assert set(_EFFECTORS) == set(typing.get_args(Effect))
+
+
+def relay_event_types() -> list[type]:
+    def flat(t: Any) -> list[type]:
+        args = typing.get_args(t)
+        return [x for a in args for x in flat(a)] if args else [t]
+
+    return flat(RelayEvent)
+
+
+def test_relay_events_are_dispatched_by_their_exact_type() -> None:
+    """The table holds only relay events, and none of them is another's subclass (the
+    lookup is by exact type: a subclass would silently take the default path)."""
+    kinds = relay_event_types()
+    assert set(_ON_RELAY_EVENT) <= set(kinds)
+    assert not [(a, b) for a in kinds for b in kinds if a is not b and issubclass(a, b)]
 
 
 # -- the bridge: facts to cues to delivery ---------------------------------------------------
