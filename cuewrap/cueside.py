@@ -146,10 +146,12 @@ def build_controller(
             loop, *size, stronger_live=to.stronger_live, on_fact=to.fact, log=log
         )
     if in_tmux:
-        side, parts.reaper = _tmux_side(loop, settings, log, env, delivery, to, inject)
+        side, parts.reaper = tmux_side(
+            loop, settings, log, env, delivery, inject,
+            on_presence=to.presence, is_eligible=to.eligible,
+        )  # fmt: skip
         if side is not None:
             parts.tmux = side
-            delivery.route_through(side)  # the terminal's notification goes through tmux
             publisher.start_tmux(parts.reaper, lambda: side.view.window_id if side.view else None)
             side.refresh(lambda view: publisher.refresh())  # its window, once tmux says
     controller = to.controller = Controller(
@@ -203,18 +205,22 @@ def _bridge(
     return server
 
 
-def _tmux_side(
+def tmux_side(
     loop: Loop,
     settings: Settings,
     log: DecisionLog,
     env: Mapping[str, str],
     delivery: Delivery,
-    to: _ToController,
     inject: Callable[[bytes], None],
+    *,
+    on_presence: Callable[[Merged, str], None],
+    is_eligible: Callable[[Eligibility], bool],
 ) -> tuple[TmuxSide | None, Reaper]:
-    """Inside tmux: cuewrap.tmux watches who looks at Pi's pane and delivers through tmux;
-    without it (None), presence and delivery work as outside tmux (focus reports, keys, the
-    start-up passthrough check). The reaper ends its control client."""
+    """Inside tmux: cuewrap.tmux watches who looks at Pi's pane and the terminal's
+    notification goes through it (``delivery.route_through``); without it (None), presence
+    and delivery work as outside tmux (focus reports, keys, the start-up passthrough check).
+    The reaper ends its control client. Also used by ``cuewrap config``'s test notification,
+    so that it takes a reminder's route."""
     from cuewrap.deliver.terminal import TerminalNotifier, passthrough_choice
     from cuewrap.tmux.side import TmuxSide
     from cuewrap.workers import Reaper
@@ -228,9 +234,9 @@ def _tmux_side(
     side = TmuxSide(
         loop,
         env,
-        on_presence=to.presence,
+        on_presence=on_presence,
         inject=inject,
-        is_eligible=to.eligible,
+        is_eligible=is_eligible,
         build_osc=build,
         record=delivery.record,
         log=log.write,
@@ -238,4 +244,7 @@ def _tmux_side(
     )
     started = side.start()
     log.write("tmux", state="started" if started else "not started", why=side.why)
-    return (side if started else None), reaper
+    if not started:
+        return None, reaper
+    delivery.route_through(side)
+    return side, reaper

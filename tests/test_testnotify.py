@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from desktoprig import Session, dunst_history
 from test_notify_command import RECORDER, calls
+from waiting import turning, wait_until
 
 from cuewrap.config import Settings
 from cuewrap.configure.testnotify import test_notify as send_test
@@ -64,22 +65,33 @@ def what_channels_did(records: list[dict[str, Any]]) -> dict[object, list[dict[s
     return out
 
 
-def real_cue(env: dict[str, str], settings: Settings) -> tuple[list[dict[str, Any]], bytes]:
-    """A cue from the cue side a session builds: the user away, the child rings its bell."""
+def real_cue(
+    env: dict[str, str], settings: Settings, presence: str = "focus"
+) -> tuple[list[dict[str, Any]], bytes]:
+    """A cue from the cue side a session builds: the user away (a focus report, or tmux's
+    view of the pane), the child rings its bell."""
     loop, log, written = Loop(), Log(), bytearray()
     c = build_controller(
         loop, settings, log, env, pi_mode=False, inject=written.extend, size=(24, 80),
         command="/usr/bin/some-program",
     )  # fmt: skip
+
+    def away() -> bool:
+        return any(r["kind"] == "presence" and r.get("presence") == "away" for r in log.records)
+
+    def done() -> bool:
+        reaper = c._reaper
+        return not (c.delivery.pending() or (c.tmux is not None and c.tmux.busy)
+                    or (reaper is not None and len(reaper)))  # fmt: skip
+
     try:
-        c.relay_event(FocusReport("out"))
+        if presence == "focus":
+            c.relay_event(FocusReport("out"))
+        wait_until(away, 10, "the user away", sleep=turning(loop))
         c.relay_event(Bell())
         [cue] = [r for r in log.records if r["kind"] == "cue"]
-        assert cue["kind"] == "cue"
-        deadline = loop.clock() + 15
-        while c.delivery.pending() and loop.clock() < deadline:
-            loop.run_once(max_timeout=deadline - loop.clock())
-        assert not c.delivery.pending()
+        assert cue["cue"] == "needs-input", cue
+        wait_until(done, 15, "the channels done", sleep=turning(loop))
     finally:
         c.close()
     return log.records, bytes(written)

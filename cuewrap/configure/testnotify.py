@@ -7,9 +7,10 @@ the channels it chose (the terminal's OSC and the bell, cuewrap's desktop notifi
 through the session's D-Bus worker, ``notify.command`` through its runner), each reporting
 its states as ``delivery`` records. Those records are what the line says (and, given a
 ``log``, what is written to it). It waits for the channels to finish (bounded), then closes
-them; a notification shown on the desktop stays. Inside tmux the terminal's notification
-goes by the choice made at the start (passthrough where tmux allows it), as a session does
-when its tmux side cannot be asked; a session's live view of the pane is not started here.
+them; a notification shown on the desktop stays. Inside tmux the session's tmux side is
+started too (``cueside.tmux_side``): the terminal's notification goes by tmux's view of the
+pane then (passthrough from a shown pane where tmux allows it, a status-line message to a
+client looking elsewhere), and the tmux side is closed after.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ def test_notify(
     wait: float = WAIT,
 ) -> str:
     """Send it; ``write`` takes the terminal's bytes (the editor writes them raw)."""
+    from cuewrap.cueside import tmux_side
     from cuewrap.deliver.delivery import build_delivery
     from cuewrap.loop import Loop
     from cuewrap.publish import Where
@@ -57,6 +59,12 @@ def test_notify(
     loop = Loop()
     kept = KeptLog(log)
     delivery = build_delivery(loop, settings, kept, env, write)
+    side, reaper = None, None
+    if env.get("TMUX"):
+        side, reaper = tmux_side(
+            loop, settings, kept, env, delivery, write,
+            on_presence=lambda merged, via: None, is_eligible=lambda e: True,
+        )  # fmt: skip
     where = Where(env)
     delivery.where = {"pid": where.pid, "tmux_pane": where.tmux_pane, "tty": where.tty}
     n = Notify(
@@ -71,13 +79,18 @@ def test_notify(
     try:
         delivery.notify(n, eligible=lambda e: True, session=os.path.basename(os.getcwd()))
         deadline = loop.clock() + max(wait, settings.notify.command_timeout)
-        while delivery.pending():
+        # done: the channels, tmux's view of the pane and its short commands (a message)
+        while delivery.pending() or (side is not None and side.busy) or (reaper and len(reaper)):
             left = deadline - loop.clock()
             if left <= 0:
                 break
             loop.run_once(max_timeout=left)
     finally:
         delivery.close()
+        if side is not None:
+            side.close()
+        if reaper is not None:
+            reaper.close()
         loop.close()
     return outcome(kept.records)
 
