@@ -15,14 +15,14 @@ The channels: ``terminal`` (the terminal's OSC and the bell, ``deliver.terminal`
 (the terminal's route inside tmux, ``tmux.side``), ``desktop`` (D-Bus, ``deliver.dbus``; on
 macOS notify-py, ``deliver.desktop``), ``command`` (``notify.command``, ``deliver.command``),
 and ``Off`` (a channel the plan did not choose: one "off" record per cue, with the reason).
-Their adapters to this protocol are in ``deliver.channels``.
+Their adapters to this protocol are in ``deliver.channels``. ``Capabilities`` and ``Message``
+are named tuples: cheaper to create than dataclasses when the cue side is built.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from cuewrap.deliver import DeliveryState
 from cuewrap.engine.effects import Notify
@@ -34,8 +34,7 @@ WithdrawalRecord = Callable[[int, str, str, str], None]
 """``withdrawal(cue_id, channel, state, reason)``: one ``withdrawal`` record."""
 
 
-@dataclass(frozen=True)
-class Capabilities:
+class Capabilities(NamedTuple):
     """What a channel can do beyond showing a notification once."""
 
     withdraw: bool = False  # close a notification it showed (a stale cue)
@@ -45,8 +44,7 @@ class Capabilities:
     cannot_withdraw: str = ""  # why not, for the "unsupported" withdrawal record
 
 
-@dataclass(frozen=True)
-class Message:
+class Message(NamedTuple):
     """One notification as every channel is given it."""
 
     notify: Notify  # the engine's effect: cue id, kind, title, body, actions…
