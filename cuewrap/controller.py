@@ -35,6 +35,7 @@ from cuewrap.engine import (
     is_eligible,
     status,
     step,
+    wording,
 )
 from cuewrap.engine.effects import (
     Diagnostic,
@@ -48,18 +49,14 @@ from cuewrap.engine.effects import (
     Wake,
     Withdraw,
 )
-from cuewrap.engine.guard import (
-    SEQUENCE_WHY,
-    clipboard_notice,
-    clipboard_passes,
-    sequence_notice,
-)
+from cuewrap.engine.guard import SEQUENCE_WHY, clipboard_passes
 from cuewrap.engine.page import BridgeCounts, GuardCounts, cue_page, toggle_reply
 from cuewrap.loop import Loop, Timer
 from cuewrap.relay import events as relay_events
 from cuewrap.relay.events import RelayEvent
 from cuewrap.term.answers import TerminalAnswer
 from cuewrap.term.clipboard import ClipboardSequence, GuardedSequence
+from cuewrap.term.focus import FocusReport
 from cuewrap.term.notices import ChildNotification
 from cuewrap.term.tracker import TitleChange
 
@@ -238,8 +235,8 @@ class Controller:
         at = time.strftime("%H:%M:%S", time.localtime())
         self._clip = GuardCounts(c.setting, c.removed + 1, at, event.size)
         if not self._clip_told and self.bridge is not None:
-            text = clipboard_notice(event.what, event.read, event.size, why)
-            if self.bridge.push_notice(f"cuewrap: {text}"):
+            text = wording.clipboard_removed(event.what, event.read, event.size, why)
+            if self.bridge.push_notice(wording.in_pi(text)):
                 self._clip_told = True
                 self.log.write("diagnostic", text=text)
 
@@ -263,32 +260,43 @@ class Controller:
         run = self.state.run.id if self.state.run is not None else self.state.last_run
         key = -1 if run is None else run
         if self._seq_told != key and self.bridge is not None:
-            text = sequence_notice(event.what, event.size)
-            if self.bridge.push_notice(f"cuewrap: {text}"):
+            text = wording.sequence_removed(event.what, event.size)
+            if self.bridge.push_notice(wording.in_pi(text)):
                 self._seq_told = key
                 self.log.write("diagnostic", text=text)
 
     # -- sources ----------------------------------------------------------------------------
     def relay_event(self, event: RelayEvent) -> None:
-        """What the relay saw: logged, or translated into a fact (one translator for both)."""
-        if event.__class__ is relay_events.KeysRead:  # the frequent one: straight through
-            self._typed()
-            return
-        if isinstance(event, TerminalAnswer):
-            self.terminal_answer(event)
-            return
+        """What the relay saw: handled by its type (``_ON_RELAY_EVENT``, below the class);
+        the others logged and translated into a fact (``relay.events``: one translator for
+        both)."""
+        _ON_RELAY_EVENT.get(event.__class__, Controller._relayed)(self, event)
+
+    def _relayed(self, event: RelayEvent) -> None:
+        """The default: the event's log record, then its fact for the engine."""
         rec = relay_events.record(event)
         if rec is not None:
             self.log.write(rec[0], **rec[1])
-        if isinstance(event, ClipboardSequence):
-            self._clipboard_seen(event)
-            return
-        if isinstance(event, GuardedSequence):
-            self._guarded_seen(event)
-            return
-        if isinstance(event, TitleChange):
-            self.delivery.child_title(event.title, event.controls)
-        if isinstance(event, ChildNotification) and event.consumed:
+        fact = relay_events.to_fact(event)
+        if fact is not None:
+            self.fact(fact)
+
+    def _keys_read(self, event: relay_events.KeysRead) -> None:
+        self._typed()  # the frequent one: straight through (no record, the key window)
+
+    def _focus_report(self, event: FocusReport) -> None:
+        fact = relay_events.to_fact(event)
+        if isinstance(fact, F.Presence) and fact.state != "unknown" and self.tmux is not None:
+            self.tmux.focus(fact.state)  # merged with tmux's view of the pane
+        elif fact is not None:
+            self.fact(fact)
+
+    def _title_change(self, event: TitleChange) -> None:
+        self._relayed(event)
+        self.delivery.child_title(event.title, event.controls)
+
+    def _child_notification(self, event: ChildNotification) -> None:
+        if event.consumed:
             self.log.write(
                 "translation",
                 source=event.protocol,
@@ -296,20 +304,18 @@ class Controller:
                 desktop=self.delivery.desktop_on,
                 note="the child's notification was taken out and is re-emitted",
             )
-        if isinstance(event, relay_events.JobChange) and event.state == "continued":
+        self._relayed(event)
+
+    def _job_change(self, event: relay_events.JobChange) -> None:
+        if event.state == "continued":  # the shell had the terminal meanwhile
             self.delivery.reapply_mark()
             self.delivery.reapply_progress()
-        fact = relay_events.to_fact(event)
-        if isinstance(fact, F.Presence) and fact.state != "unknown" and self.tmux is not None:
-            self.tmux.focus(fact.state)  # merged with tmux's view of the pane
-        elif isinstance(fact, F.Keystroke):
-            self._typed()
-        elif isinstance(fact, F.ChildExit):
-            if self.bridge is not None:  # what Pi said before it died comes first
-                self.bridge.drain_all()
-            self.fact(fact)
-        elif fact is not None:
-            self.fact(fact)
+        self._relayed(event)
+
+    def _child_exited(self, event: relay_events.ChildExited) -> None:
+        if self.bridge is not None:  # what Pi said before it died comes first
+            self.bridge.drain_all()
+        self._relayed(event)
 
     def _typed(self) -> None:
         """The user typed (one ``KeysRead`` event per read of their input)."""
@@ -395,15 +401,13 @@ class Controller:
         self.delivery.set_mark(effect.mark)
 
     def _notify(self, effect: Notify) -> None:
-        self.delivery.notify(
-            effect, eligible=self.eligible, session=self._session_label(), route=self.tmux
-        )
+        self.delivery.notify(effect, eligible=self.eligible, session=self._session_label())
 
     def _withdraw(self, effect: Withdraw) -> None:
         self.delivery.withdraw(effect)
 
     def _escalate(self, effect: Escalate) -> None:
-        self.delivery.escalate(effect.note, self._session_label(), self.eligible)
+        self.delivery.escalate(effect.note, eligible=self.eligible, session=self._session_label())
 
     def _progress(self, effect: Progress) -> None:
         self.delivery.progress(effect.on)
@@ -421,7 +425,7 @@ class Controller:
     def _diagnostic(self, effect: Diagnostic) -> None:
         self.log.write("diagnostic", text=effect.text)
         if self.bridge is not None:
-            self.bridge.push_notice(f"cuewrap: {effect.text}")
+            self.bridge.push_notice(wording.in_pi(effect.text))
 
     def _session_label(self) -> str:
         return self.state.session_name or self.state.config.label
@@ -470,7 +474,7 @@ class Controller:
         try:
             deadline = self.loop.clock() + grace
             while (
-                self.delivery.pending
+                self.delivery.pending()
                 or (self.tmux is not None and self.tmux.busy)
                 or self.publisher.busy
             ):
@@ -509,6 +513,20 @@ class Controller:
             except Exception as exc:
                 self.log.error("tmux.close", exc)
 
+
+# what the controller does with a relay event of each type beyond ``_relayed`` (its record and
+# its fact), by the event's exact type: the union's members are final classes
+_ON_RELAY_EVENT: dict[type, Callable[[Controller, Any], None]] = {
+    relay_events.KeysRead: Controller._keys_read,
+    TerminalAnswer: Controller.terminal_answer,
+    FocusReport: Controller._focus_report,
+    ClipboardSequence: Controller._clipboard_seen,
+    GuardedSequence: Controller._guarded_seen,
+    TitleChange: Controller._title_change,
+    ChildNotification: Controller._child_notification,
+    relay_events.JobChange: Controller._job_change,
+    relay_events.ChildExited: Controller._child_exited,
+}
 
 # one effector per effect type (the engine's own dispatch is ``reducer._HANDLERS``)
 _EFFECTORS: dict[type, Callable[[Controller, Any], None]] = {

@@ -6,13 +6,8 @@ import math
 
 import pytest
 
-from cuewrap.engine.guard import (
-    CLIPBOARD_AFTER_KEY,
-    SEQUENCE_NAMES,
-    clipboard_notice,
-    clipboard_passes,
-    sequence_notice,
-)
+from cuewrap.engine.guard import CLIPBOARD_AFTER_KEY, clipboard_passes
+from cuewrap.engine.wording import SEQUENCE_NAMES, sequence_removed
 from cuewrap.term.clipboard import GUARDED_WHATS
 
 pytestmark = pytest.mark.unit
@@ -49,17 +44,8 @@ def test_clipboard_rule(
     assert reason.startswith(why), reason
 
 
-def test_clipboard_notice_names_the_sequence_never_its_payload() -> None:
-    text = clipboard_notice("osc52", False, 38, "a run is streaming")
-    assert text.startswith("removed a clipboard write (OSC 52, 38 bytes) from Pi's output: a run")
-    assert "read (OSC 52" in clipboard_notice("osc52", True, 9, "x")
-    assert "file download (iTerm2" in clipboard_notice("osc1337 File", False, 9, "x")
-    assert "clipboard read (kitty" in clipboard_notice("osc5522", True, 9, "x")
-    assert "clipboard sequence (weird, 9 bytes)" in clipboard_notice("weird", False, 9, "x")
-
-
 def test_every_guarded_sequence_has_a_name() -> None:
     assert set(SEQUENCE_NAMES) == GUARDED_WHATS
-    text = sequence_notice("osc777", 61)
+    text = sequence_removed("osc777", 61)
     assert "notification (OSC 777), 61 bytes" in text
     assert "guard.sequences = allow" in text

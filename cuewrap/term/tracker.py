@@ -717,9 +717,7 @@ class OutputTracker:
             return _new(Scan, (data, [], False))
         return None
 
-    def _feed_general(
-        self, work: bytes, data: bytes, base: int, k_last: int, plain: bool
-    ) -> Scan:
+    def _feed_general(self, work: bytes, data: bytes, base: int, k_last: int, plain: bool) -> Scan:
         """Every sequence that can give an event or a cut, the bells, the end, the cuts."""
         events: list[tuple[int, OutputEvent]] = []
         cuts: list[tuple[int, int]] = []
