@@ -102,7 +102,6 @@ class Editor:
                 Window(FormattedTextControl(self._title), height=1, style="class:title"),
                 self.list_window,
                 Window(height=1, char="─", style="class:rule"),
-                Window(FormattedTextControl(self._help), height=2, wrap_lines=True),
                 ConditionalContainer(
                     VSplit(
                         [
@@ -115,6 +114,8 @@ class Editor:
                     ),
                     filter=editing,
                 ),
+                # what the last action said, else the selected key's help: 19 keys, the title,
+                # the rule, two lines of this and the footer fill 80x24
                 Window(
                     FormattedTextControl(self._status),
                     height=Dimension(min=2, max=4),
@@ -236,7 +237,7 @@ class Editor:
             self.app.output.write_raw(data.decode("utf-8", "replace"))
             self.app.output.flush()
 
-        self.say("test notification: " + test_notify(settings, self.model.env, write))
+        self.say("test: " + test_notify(settings, self.model.env, write))
 
     def leave(self, result: str) -> None:
         if self.app is not None and self.app.is_running and not self.app.future.done():
@@ -270,6 +271,8 @@ class Editor:
         return f" {self.spec.name}: {self.model.help(self.spec)}"
 
     def _status(self) -> StyleAndTextTuples:
+        if not self.status:
+            return [("", self._help())]
         return [(self.status_style, f" {self.status}")]
 
     def _footer(self) -> str:
