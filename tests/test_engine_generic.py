@@ -259,6 +259,41 @@ def test_osc7501_from_any_program_names_it_never_pi() -> None:
     assert n.kind == "finished" and e.marks()[-1] == MARK_COMPLETED
 
 
+def test_osc7501_as_claude_code_reports_it_and_its_redraws_are_not_work() -> None:
+    """Claude Code 2.1.328's reports for a prompt, a permission prompt and an Esc; its output
+    (redraws after done, the spinner) is not its activity once it reports (docs/generic-mode.md)."""
+    from cuewrap.engine.glance import session_state
+
+    e = eng(app="Claude Code")
+    e(AWAY, OutputActive(), ProgramStatus("idle", "claude-code"))
+    assert session_state(e.s) == "idle"
+    e(ProgramStatus("working", "claude-code"), OutputActive())
+    assert session_state(e.s) == "working"
+    e(ProgramStatus("done", "claude-code"), OutputActive(), OutputQuiet())
+    assert session_state(e.s) == "finished"
+    e(
+        ProgramStatus("working", "claude-code"),
+        ProgramStatus("blocked", "claude-code", "permission"),
+    )
+    assert session_state(e.s) == "needs-input"
+    done, waiting = e.notifies()
+    assert (done.kind, done.body, done.source) == ("finished", "Finished", "osc7501")
+    assert (waiting.kind, waiting.body, waiting.source) == (
+        "needs-input",
+        "Needs your input",
+        "osc7501",
+    )
+    assert done.title == "claude-code — proj"
+    assert [r["fact_kind"] for r in e.records("wait") if r.get("state") == "pending"] == [
+        "permission"
+    ]
+    assert e.records("cue")[-1]["fact_kind"] == "permission"
+    # Esc during a run: idle with no done is the user's cancel
+    e(ProgramStatus("working", "claude-code"), ProgramStatus("idle", "claude-code"))
+    assert e.notifies()[-1].body == "Cancelled"
+    assert [r for r in e.records("no_cue") if r.get("signal") == "quiet"]  # recorded only
+
+
 def test_osc7501_without_app_is_rejected_in_generic_mode() -> None:
     e = eng()
     e(AWAY, ProgramStatus("working", None), ProgramStatus("done", None))

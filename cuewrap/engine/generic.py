@@ -161,7 +161,9 @@ def on_output_active(st: Step, f: OutputActive) -> None:
         end_wait(st, key, why)
     st.set(signalled=False)
     if not f.echo:
-        st.set(busy=True, told=False)
+        # while the program reports its own state (OSC 7501) its output is not its activity:
+        # a redraw after "done" must not read as working (docs/generic-mode.md)
+        st.set(busy=not stronger_live(st.s), told=False)
 
 
 def on_output_quiet(st: Step, f: OutputQuiet) -> None:
