@@ -16,6 +16,7 @@ agent turn when the queue is empty, gets the text ``default``.
         fa.push(text("more"))  # append steps at any time
         fa.wait_turns(2)       # block until two agent turns were asked for
         fa.turns               # the body (parsed JSON) of every agent turn, in order
+        fa.ended               # when each agent turn's last event was written (monotonic)
 
 Steps: ``text(content)`` (stop reason ``end_turn``), ``tool_use(name, input)`` (one tool call,
 ids ``toolu_1``… per server, stop reason ``tool_use``); both take ``delay=`` (seconds before
@@ -128,6 +129,8 @@ class _Handler(BaseHTTPRequestHandler):
                     time.sleep(gap)
         except (BrokenPipeError, ConnectionResetError):
             pass
+        if body.get("tools"):
+            fake.ended.append(time.monotonic())
         self.close_connection = True
 
 
@@ -213,6 +216,7 @@ class FakeAnthropic:
         self.chunk_delay = chunk_delay
         self.turns: list[dict[str, Any]] = []  # agent turns (requests with tools)
         self.others = 0  # other requests to /v1/messages (titles, quota checks…)
+        self.ended: list[float] = []  # when each agent turn's stream was written (monotonic)
         self.unknown: list[str] = []  # paths not served
         self._lock = threading.Condition()
         self._ids = 0
