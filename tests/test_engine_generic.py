@@ -240,12 +240,32 @@ def test_policy_never_consumes_without_a_channel_cues_off_or_in_pi_mode() -> Non
         assert not consume_notice(e.s, "osc9", 0.0), cfg
 
 
-def test_policy_never_consumes_once_osc7501_is_trusted() -> None:
+def test_policy_consumes_nothing_outside_a_blocked_wait_once_osc7501_is_trusted() -> None:
     e = eng()
     e(AWAY, ProgramStatus("working", "build"))
     assert not consume_notice(e.s, "osc9", 0.0)
     e(notice("osc9", False), ChildBell())
     assert e.notifies() == []  # weaker source: recorded only
+
+
+def test_policy_merges_a_notification_into_the_blocked_wait_it_already_told() -> None:
+    """One popup per wait: the program's own notification during an OSC 7501 ``blocked``
+    wait cuewrap already told is taken out (merged), whatever the host shows; outside such a
+    wait it passes (the stronger source's cue covers the rest)."""
+    e = eng()
+    e(AWAY, ProgramStatus("working", "claude-code"))
+    assert not consume_notice(e.s, "osc777", 0.0)
+    e(ProgramStatus("blocked", "claude-code", "permission"))
+    (told,) = e.notifies()
+    assert consume_notice(e.s, "osc777", 0.0) and consume_notice(e.s, "osc9", 0.0)
+    e(notice("osc777", True, "Claude Code", "Claude needs your permission to use Bash"))
+    assert e.notifies() == [told]
+    (merged,) = [r for r in e.records("no_cue") if r.get("signal") == "osc777"]
+    assert merged["reason"] == "merged: this wait was already told"
+    e(FOCUSED)
+    assert not consume_notice(e.s, "osc777", 0.0)  # looking: it passes
+    e(AWAY, ProgramStatus("working", "claude-code"))
+    assert not consume_notice(e.s, "osc777", 0.0)  # the wait ended with the report
 
 
 # --- OSC 7501 from any program -----------------------------------------------------------------
