@@ -19,7 +19,8 @@ agent turn when the queue is empty, gets the text ``default``.
         fa.ended               # when each agent turn's last event was written (monotonic)
 
 Steps: ``text(content)`` (stop reason ``end_turn``), ``tool_use(name, input)`` (one tool call,
-ids ``toolu_1``… per server, stop reason ``tool_use``); both take ``delay=`` (seconds before
+ids ``toolu_1``… per server, stop reason ``tool_use``), ``http_error(status, message)``; the
+first two take ``delay=`` (seconds before
 the first byte) and ``chunk_delay=`` (seconds between events; default 0.01).
 """
 
@@ -37,14 +38,14 @@ from typing import Any
 
 MODEL_ID = "claude-sonnet-4-5"
 
-__all__ = ["MODEL_ID", "FakeAnthropic", "Step", "text", "tool_use"]
+__all__ = ["MODEL_ID", "FakeAnthropic", "Step", "http_error", "text", "tool_use"]
 
 
 @dataclass(frozen=True)
 class Step:
     """One scripted reply. Build with :func:`text` or :func:`tool_use`."""
 
-    kind: str  # "text" | "tool_use"
+    kind: str  # "text" | "tool_use" | "error"
     text: str = ""
     name: str = ""
     input: str = "{}"  # the tool's input, JSON
@@ -62,6 +63,12 @@ def tool_use(
     return Step(
         "tool_use", name=name, input=json.dumps(input), delay=delay, chunk_delay=chunk_delay
     )
+
+
+def http_error(status: int = 400, message: str = "bad request") -> Step:
+    """An HTTP error with an Anthropic error body (``invalid_request_error`` for a 4xx, which
+    Claude Code does not retry; ``api_error`` otherwise)."""
+    return Step("error", text=message, input=str(status))
 
 
 def _sse(event: str, data: dict[str, Any]) -> bytes:
@@ -112,6 +119,11 @@ class _Handler(BaseHTTPRequestHandler):
         step, tool_id = fake._take(body)
         if step.delay:
             time.sleep(step.delay)
+        if step.kind == "error":
+            status = int(step.input)
+            kind = "invalid_request_error" if status < 500 else "api_error"
+            self._json(status, {"type": "error", "error": {"type": kind, "message": step.text}})
+            return
         if not body.get("stream"):
             self._json(200, _message(step, tool_id, body))
             return

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from clauderig import AWAY, BACK, PY, ClaudeSession
-from fakeanthropic import text, tool_use
+from fakeanthropic import http_error, text, tool_use
 from waiting import absence_window, wait_until
 
 pytestmark = pytest.mark.pi
@@ -150,3 +150,31 @@ def test_ls_shows_working_then_finished(tmp_path: Path, sessions: list[ClaudeSes
     ).stdout.splitlines()
     assert table[0].split()[:5] == ["PID", "STATE", "SINCE", "PROGRAM", "SOURCE"]
     assert table[1].split()[1] == "finished" and "osc7501" in table[1].split()
+
+
+def test_an_api_error_gives_one_failed_from_error(
+    tmp_path: Path, sessions: list[ClaudeSession]
+) -> None:
+    s = start(sessions, tmp_path, [http_error(400, "prompt is too long")])
+    s.presence(AWAY, "away")
+    s.type("fail please")
+    notes = wait_until(s.notifications, 15, "the Failed cue")
+    assert notes == [("claude-code — proj".encode(), b"Failed")]
+    assert [f["state"] for f in s.statuses()][-2:] == ["working", "error"]
+    (cue,) = s.records("cue")
+    assert (cue["outcome"], cue["source"], cue["why"]) == ("failed", "osc7501", "osc7501 error")
+
+
+def test_escape_during_a_run_is_idle_without_done_cancelled(
+    tmp_path: Path, sessions: list[ClaudeSession]
+) -> None:
+    slow = text(" ".join(f"word{i}" for i in range(200)), chunk_delay=0.05)  # about 10 s
+    s = start(sessions, tmp_path, [slow])
+    s.presence(AWAY, "away")
+    mark = s.type("write slowly")
+    s.wait_text("word3", mark)
+    s.p.send(b"\x1b")  # Escape: Claude Code interrupts the run
+    notes = wait_until(s.notifications, 15, "the Cancelled cue")
+    assert notes == [("claude-code — proj".encode(), b"Cancelled")]
+    states = [f["state"] for f in s.statuses()]
+    assert states[-2:] == ["working", "idle"] and "done" not in states
