@@ -162,3 +162,19 @@ def test_no_cues_no_answer(tmp_path: Path) -> None:
     p.expect(rb"ORDER=no-status")
     p.send(b"q")
     p.expect(pexpect.EOF)
+
+
+def test_doctor_asks_and_says_whether_the_terminal_speaks_it(tmp_path: Path) -> None:
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "CUEWRAP_"))}
+    e.update(TERM="xterm-256color", CUEWRAP_NOTIFY_DESKTOP="off")
+    for speaks in (True, False):
+        p = pexpect.spawn(
+            PY, ["-m", "cuewrap", "doctor"], env=e, timeout=10, preexec_fn=default_signals
+        )
+        _started.append(p)
+        p.expect(re.escape(OWN_QUERY) + DA1_QUERY)  # asked once, before DA1
+        p.send(b"\x1bP>|WezTerm 20240203\x1b\\" + (OWN_QUERY if speaks else b"") + b"\x1b[?62c")
+        p.expect(pexpect.EOF)
+        said = p.before.decode(errors="replace")
+        asked = next(line for line in said.splitlines() if "asked:" in line)
+        assert ("speaks the Program Status Protocol (OSC 7501)" in asked) is speaks, asked
