@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     DesktopSetting = Literal["auto", "on", "off"]
     BodySetting = Literal["none", "summary"]
     ClipboardSetting = Literal["user", "allow", "block"]
+    SequencesSetting = Literal["own", "allow"]
     # generic mode: which known program's signals to read (cuewrap.presets; "auto": by name)
     PresetSetting = Literal["auto", "none", "claude", "codex", "aider", "opencode"]
     _S = TypeVar("_S", bound=tuple[Any, ...])
@@ -43,6 +44,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "DesktopSetting": ("auto", "on", "off"),
     "BodySetting": ("none", "summary"),
     "ClipboardSetting": ("user", "allow", "block"),
+    "SequencesSetting": ("own", "allow"),
     "PresetSetting": ("auto", "none", "claude", "codex", "aider", "opencode"),
 }
 
@@ -122,6 +124,14 @@ KEYS: tuple[KeySpec, ...] = (
         "OSC 52 clipboard writes from the program: only right after your own action (user)",
     ),
     KeySpec(
+        "guard",
+        "sequences",
+        "choice",
+        "own",
+        CHOICES["SequencesSetting"],
+        "titles, notifications, status reports: only the program's own, not what it renders (own)",
+    ),
+    KeySpec(
         "generic",
         "quiet_after",
         "seconds",
@@ -179,6 +189,7 @@ class KeepAwakeSettings(NamedTuple):
 
 class GuardSettings(NamedTuple):
     clipboard: ClipboardSetting  # OSC 52 from the child (docs/terminal-guard.md)
+    sequences: SequencesSetting  # titles, notifications, status inside frames: removed (own)
 
 
 class GenericSettings(NamedTuple):

@@ -35,6 +35,7 @@ from cuewrap.engine import (
     is_eligible,
     status,
     step,
+    wording,
 )
 from cuewrap.engine.effects import (
     Diagnostic,
@@ -48,13 +49,15 @@ from cuewrap.engine.effects import (
     Wake,
     Withdraw,
 )
+from cuewrap.engine.guard import SEQUENCE_WHY, clipboard_passes
 from cuewrap.engine.page import BridgeCounts, GuardCounts, cue_page, toggle_reply
 from cuewrap.engine.status import driving_source
 from cuewrap.loop import Loop, Timer
 from cuewrap.relay import events as relay_events
 from cuewrap.relay.events import RelayEvent
 from cuewrap.term.answers import TerminalAnswer
-from cuewrap.term.clipboard import ClipboardSequence
+from cuewrap.term.clipboard import ClipboardSequence, GuardedSequence
+from cuewrap.term.focus import FocusReport
 from cuewrap.term.notices import ChildNotification
 from cuewrap.term.tracker import TitleChange
 
@@ -70,9 +73,6 @@ if TYPE_CHECKING:
     from cuewrap.term.notices import NoticeProtocol
     from cuewrap.tmux.side import TmuxSide
     from cuewrap.workers import Reaper
-
-
-CLIPBOARD_AFTER_KEY = 2.0  # seconds after a keystroke a clipboard write counts as asked for
 
 
 @dataclasses.dataclass
@@ -120,6 +120,9 @@ class Controller:
         self._clip_why: list[str] = []  # reasons of the guard's decisions not yet logged
         self._clip = GuardCounts(settings.guard.clipboard)
         self._clip_told = False  # the first removal was said inside Pi
+        # guard.sequences: titles, notifications, status reports removed from the child's frames
+        self._seqs = GuardCounts(settings.guard.sequences)
+        self._seq_told: int | None = None  # the run whose first removal was said inside Pi
         self._closed = False
         self._unseen = False  # nobody looks at the output (the last value told to on_unseen)
         self._on_unseen: Callable[[bool], None] | None = None
@@ -206,20 +209,14 @@ class Controller:
         return passed
 
     def _clip_decide(self, read: bool, framed: bool) -> tuple[bool, str]:
-        setting = self.settings.guard.clipboard
-        if setting == "allow":
-            return True, "guard.clipboard = allow"
-        if setting == "block":
-            return False, "guard.clipboard = block"
-        if read:
-            return False, "a clipboard read (passes only with guard.clipboard = allow)"
-        if self.loop.clock() - self._last_key > CLIPBOARD_AFTER_KEY:
-            return False, f"no keystroke in the last {CLIPBOARD_AFTER_KEY:g} s"
-        if self.pi_mode and self.state.run is not None:
-            return False, "a run is streaming"
-        if self.pi_mode and framed:
-            return False, "inside a frame Pi draws (part of the transcript)"
-        return True, "right after your keystroke"
+        return clipboard_passes(
+            self.settings.guard.clipboard,
+            read,
+            self.loop.clock() - self._last_key,
+            self.pi_mode,
+            self.state.run is not None,
+            framed,
+        )
 
     def _clipboard_seen(self, event: ClipboardSequence) -> None:
         if event.what in ("osc5522 data", "osc5522 end"):
@@ -242,43 +239,68 @@ class Controller:
         at = time.strftime("%H:%M:%S", time.localtime())
         self._clip = GuardCounts(c.setting, c.removed + 1, at, event.size)
         if not self._clip_told and self.bridge is not None:
-            what = {
-                "osc52": "clipboard read (OSC 52" if event.read else "clipboard write (OSC 52",
-                "osc1337 Copy": "clipboard write (iTerm2 OSC 1337 Copy=",
-                "osc1337 File": "file download (iTerm2 OSC 1337 File=",
-                "osc5522": (
-                    "clipboard read (kitty OSC 5522"
-                    if event.read
-                    else "clipboard write (kitty OSC 5522"
-                ),
-            }.get(event.what, f"clipboard sequence ({event.what}")
-            text = (
-                f"removed a {what}, {event.size} bytes) from Pi's output:"
-                f" {why}. It never reached your terminal; /cue counts them,"
-                " guard.clipboard = allow lets them through."
-            )
-            if self.bridge.push_notice(f"cuewrap: {text}"):
+            text = wording.clipboard_removed(event.what, event.read, event.size, why)
+            if self.bridge.push_notice(wording.in_pi(text)):
                 self._clip_told = True
+                self.log.write("diagnostic", text=text)
+
+    def _guarded_seen(self, event: GuardedSequence) -> None:
+        """A title, notification or status report the child drew inside a frame was removed
+        (docs/terminal-guard.md): logged without its payload, counted for /cue, said inside Pi
+        once per run (Pi repeats an answer at every redraw)."""
+        self.log.write(
+            "guard",
+            sequence=event.what,
+            passed=False,
+            bytes=event.size,
+            setting=self.settings.guard.sequences,
+            why=SEQUENCE_WHY,
+        )
+        import time
+
+        c = self._seqs
+        at = time.strftime("%H:%M:%S", time.localtime())
+        self._seqs = GuardCounts(c.setting, c.removed + 1, at, event.size)
+        run = self.state.run.id if self.state.run is not None else self.state.last_run
+        key = -1 if run is None else run
+        if self._seq_told != key and self.bridge is not None:
+            text = wording.sequence_removed(event.what, event.size)
+            if self.bridge.push_notice(wording.in_pi(text)):
+                self._seq_told = key
                 self.log.write("diagnostic", text=text)
 
     # -- sources ----------------------------------------------------------------------------
     def relay_event(self, event: RelayEvent) -> None:
-        """What the relay saw: logged, or translated into a fact (one translator for both)."""
-        if event.__class__ is relay_events.KeysRead:  # the frequent one: straight through
-            self._typed()
-            return
-        if isinstance(event, TerminalAnswer):
-            self.terminal_answer(event)
-            return
+        """What the relay saw: handled by its type (``_ON_RELAY_EVENT``, below the class);
+        the others logged and translated into a fact (``relay.events``: one translator for
+        both)."""
+        _ON_RELAY_EVENT.get(event.__class__, Controller._relayed)(self, event)
+
+    def _relayed(self, event: RelayEvent) -> None:
+        """The default: the event's log record, then its fact for the engine."""
         rec = relay_events.record(event)
         if rec is not None:
             self.log.write(rec[0], **rec[1])
-        if isinstance(event, ClipboardSequence):
-            self._clipboard_seen(event)
-            return
-        if isinstance(event, TitleChange):
-            self.delivery.child_title(event.title, event.controls)
-        if isinstance(event, ChildNotification) and event.consumed:
+        fact = relay_events.to_fact(event)
+        if fact is not None:
+            self.fact(fact)
+
+    def _keys_read(self, event: relay_events.KeysRead) -> None:
+        self._typed()  # the frequent one: straight through (no record, the key window)
+
+    def _focus_report(self, event: FocusReport) -> None:
+        fact = relay_events.to_fact(event)
+        if isinstance(fact, F.Presence) and fact.state != "unknown" and self.tmux is not None:
+            self.tmux.focus(fact.state)  # merged with tmux's view of the pane
+        elif fact is not None:
+            self.fact(fact)
+
+    def _title_change(self, event: TitleChange) -> None:
+        self._relayed(event)
+        self.delivery.child_title(event.title, event.controls)
+
+    def _child_notification(self, event: ChildNotification) -> None:
+        if event.consumed:
             self.log.write(
                 "translation",
                 source=event.protocol,
@@ -286,20 +308,18 @@ class Controller:
                 desktop=self.delivery.desktop_on,
                 note="the child's notification was taken out and is re-emitted",
             )
-        if isinstance(event, relay_events.JobChange) and event.state == "continued":
+        self._relayed(event)
+
+    def _job_change(self, event: relay_events.JobChange) -> None:
+        if event.state == "continued":  # the shell had the terminal meanwhile
             self.delivery.reapply_mark()
             self.delivery.reapply_progress()
-        fact = relay_events.to_fact(event)
-        if isinstance(fact, F.Presence) and fact.state != "unknown" and self.tmux is not None:
-            self.tmux.focus(fact.state)  # merged with tmux's view of the pane
-        elif isinstance(fact, F.Keystroke):
-            self._typed()
-        elif isinstance(fact, F.ChildExit):
-            if self.bridge is not None:  # what Pi said before it died comes first
-                self.bridge.drain_all()
-            self.fact(fact)
-        elif fact is not None:
-            self.fact(fact)
+        self._relayed(event)
+
+    def _child_exited(self, event: relay_events.ChildExited) -> None:
+        if self.bridge is not None:  # what Pi said before it died comes first
+            self.bridge.drain_all()
+        self._relayed(event)
 
     def _typed(self) -> None:
         """The user typed (one ``KeysRead`` event per read of their input)."""
@@ -387,15 +407,13 @@ class Controller:
         self.delivery.set_mark(effect.mark)
 
     def _notify(self, effect: Notify) -> None:
-        self.delivery.notify(
-            effect, eligible=self.eligible, session=self._session_label(), route=self.tmux
-        )
+        self.delivery.notify(effect, eligible=self.eligible, session=self._session_label())
 
     def _withdraw(self, effect: Withdraw) -> None:
         self.delivery.withdraw(effect)
 
     def _escalate(self, effect: Escalate) -> None:
-        self.delivery.escalate(effect.note, self._session_label(), self.eligible)
+        self.delivery.escalate(effect.note, eligible=self.eligible, session=self._session_label())
 
     def _progress(self, effect: Progress) -> None:
         self.delivery.progress(effect.on)
@@ -413,7 +431,7 @@ class Controller:
     def _diagnostic(self, effect: Diagnostic) -> None:
         self.log.write("diagnostic", text=effect.text)
         if self.bridge is not None:
-            self.bridge.push_notice(f"cuewrap: {effect.text}")
+            self.bridge.push_notice(wording.in_pi(effect.text))
 
     def _session_label(self) -> str:
         return self.state.session_name or self.state.config.label
@@ -433,6 +451,7 @@ class Controller:
             self.delivery.channels(),
             bridge,
             self._clip,
+            sequences=self._seqs,
             tmux=self.tmux.status_line() if self.tmux is not None else None,
             fixes=fixes(self._where()),
         )
@@ -461,7 +480,7 @@ class Controller:
         try:
             deadline = self.loop.clock() + grace
             while (
-                self.delivery.pending
+                self.delivery.pending()
                 or (self.tmux is not None and self.tmux.busy)
                 or self.publisher.busy
             ):
@@ -500,6 +519,20 @@ class Controller:
             except Exception as exc:
                 self.log.error("tmux.close", exc)
 
+
+# what the controller does with a relay event of each type beyond ``_relayed`` (its record and
+# its fact), by the event's exact type: the union's members are final classes
+_ON_RELAY_EVENT: dict[type, Callable[[Controller, Any], None]] = {
+    relay_events.KeysRead: Controller._keys_read,
+    TerminalAnswer: Controller.terminal_answer,
+    FocusReport: Controller._focus_report,
+    ClipboardSequence: Controller._clipboard_seen,
+    GuardedSequence: Controller._guarded_seen,
+    TitleChange: Controller._title_change,
+    ChildNotification: Controller._child_notification,
+    relay_events.JobChange: Controller._job_change,
+    relay_events.ChildExited: Controller._child_exited,
+}
 
 # one effector per effect type (the engine's own dispatch is ``reducer._HANDLERS``)
 _EFFECTORS: dict[type, Callable[[Controller, Any], None]] = {

@@ -90,8 +90,7 @@ def build_controller(
     screen gate; generic mode: the preset for ``command`` and the output watch; inside tmux:
     the tmux side and its reaper."""
     from cuewrap.controller import Controller, Parts
-    from cuewrap.deliver.delivery import Delivery
-    from cuewrap.deliver.terminal import query_tmux
+    from cuewrap.deliver.delivery import build_delivery
     from cuewrap.keystrokes import KeyWindow
     from cuewrap.publish import Publisher
 
@@ -106,9 +105,8 @@ def build_controller(
     keys = KeyWindow(loop, to.keystroke)
     in_tmux = bool(env.get("TMUX"))
     # the one blocking question: tmux about this pane (not asked when nothing goes through it)
-    info = query_tmux(env) if in_tmux and settings.notify.terminal != "off" else None
     app = preset.app if preset is not None else "Pi"
-    delivery = Delivery(loop, settings, log, env, inject, undo_at_restore, app, info)
+    delivery = build_delivery(loop, settings, log, env, inject, undo_at_restore, app)
     bridge = _bridge(loop, log, channel, child_pid, to) if channel is not None else None
     choice = delivery.terminal_choice
     # the child's notifications the host terminal shows as they are (not through tmux)
@@ -148,7 +146,10 @@ def build_controller(
             loop, *size, stronger_live=to.stronger_live, on_fact=to.fact, log=log
         )
     if in_tmux:
-        side, parts.reaper = _tmux_side(loop, settings, log, env, delivery, to, inject)
+        side, parts.reaper = tmux_side(
+            loop, settings, log, env, delivery, inject,
+            on_presence=to.presence, is_eligible=to.eligible,
+        )  # fmt: skip
         if side is not None:
             parts.tmux = side
             publisher.start_tmux(parts.reaper, lambda: side.view.window_id if side.view else None)
@@ -204,18 +205,22 @@ def _bridge(
     return server
 
 
-def _tmux_side(
+def tmux_side(
     loop: Loop,
     settings: Settings,
     log: DecisionLog,
     env: Mapping[str, str],
     delivery: Delivery,
-    to: _ToController,
     inject: Callable[[bytes], None],
+    *,
+    on_presence: Callable[[Merged, str], None],
+    is_eligible: Callable[[Eligibility], bool],
 ) -> tuple[TmuxSide | None, Reaper]:
-    """Inside tmux: cuewrap.tmux watches who looks at Pi's pane and delivers through tmux;
-    without it (None), presence and delivery work as outside tmux (focus reports, keys, the
-    start-up passthrough check). The reaper ends its control client."""
+    """Inside tmux: cuewrap.tmux watches who looks at Pi's pane and the terminal's
+    notification goes through it (``delivery.route_through``); without it (None), presence
+    and delivery work as outside tmux (focus reports, keys, the start-up passthrough check).
+    The reaper ends its control client. Also used by ``cuewrap config``'s test notification,
+    so that it takes a reminder's route."""
     from cuewrap.deliver.terminal import TerminalNotifier, passthrough_choice
     from cuewrap.tmux.side import TmuxSide
     from cuewrap.workers import Reaper
@@ -229,9 +234,9 @@ def _tmux_side(
     side = TmuxSide(
         loop,
         env,
-        on_presence=to.presence,
+        on_presence=on_presence,
         inject=inject,
-        is_eligible=to.eligible,
+        is_eligible=is_eligible,
         build_osc=build,
         record=delivery.record,
         log=log.write,
@@ -239,4 +244,7 @@ def _tmux_side(
     )
     started = side.start()
     log.write("tmux", state="started" if started else "not started", why=side.why)
-    return (side if started else None), reaper
+    if not started:
+        return None, reaper
+    delivery.route_through(side)
+    return side, reaper

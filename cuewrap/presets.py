@@ -25,6 +25,9 @@ class Preset(NamedTuple):
     commands: tuple[str, ...]  # command base names that select it under "auto"
     signal: str  # what its BEL or a notification without text means, for the user
     why: str  # the evidence, for `cuewrap doctor`
+    # it writes titles, OSC notifications or status reports of its own; False: any in its
+    # output is content it prints (a model's text), never a fact (docs/terminal-guard.md)
+    own_sequences: bool = True
 
 
 UNKNOWN = Preset(
@@ -60,6 +63,7 @@ PRESETS: tuple[Preset, ...] = (
         "Waiting for your input",
         "aider --notifications rings the bell when its reply is ready and it waits for input"
         " (it runs notify-send or --notifications-command instead when it finds one)",
+        own_sequences=False,  # no title, OSC notification or status report of its own
     ),
     Preset(
         "opencode",
@@ -71,6 +75,12 @@ PRESETS: tuple[Preset, ...] = (
     ),
 )
 _BY_NAME = {p.name: p for p in PRESETS}
+
+
+def content_only(command: str, setting: str) -> bool:
+    """The program writes no title, OSC notification or status report of its own: every one in
+    its output is content it prints (generic mode; docs/terminal-guard.md)."""
+    return not choose(command, setting)[0].own_sequences
 
 
 def choose(command: str, setting: str) -> tuple[Preset, str]:

@@ -280,8 +280,21 @@ class Session:
                 if controller is not None and self.settings.guard.clipboard != "allow"
                 else None
             ),
+            # docs/terminal-guard.md: titles, notifications and status reports inside the
+            # child's frames are content it renders: removed whole (guard.sequences = own)
+            guard_frames=self.settings.guard.sequences == "own",
+            content_only=not self.args.pi_mode and self._content_only(),
         )
         return focus, tracker, sink
+
+    def _content_only(self) -> bool:
+        """Generic mode: the program's preset says it writes no title, notification or status
+        report of its own (aider): any in its output is content (docs/terminal-guard.md)."""
+        from cuewrap.presets import content_only
+
+        return bool(self.args.command) and content_only(
+            self.args.command[0], self.settings.generic.preset
+        )
 
     # -- asking the host terminal -------------------------------------------------------------
     @property

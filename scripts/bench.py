@@ -573,7 +573,7 @@ def bench_startup(rounds: int) -> None:
         python = {"editable": PY, "installed": os.path.join(os.path.dirname(installed), "python")}
         bare = {
             name: statistics.median(
-                _time(lambda py=py: subprocess.run([py, "-c", "pass"], check=True))  # type: ignore[misc]
+                _time(lambda py=py: subprocess.run([py, "-c", "pass"], check=True))
                 for _ in range(rounds)
             )
             for name, py in python.items()

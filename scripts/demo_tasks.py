@@ -77,14 +77,15 @@ def reply(body: dict[str, Any]) -> Step:
         return text(AFTER.get(task or "", "Done."))
     if task is None:
         return text(HELP)
-    return TASKS[task][1]()
+    step: Step = TASKS[task][1]()
+    return step
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--port", type=int, default=0)
     ns = ap.parse_args()
-    fm = FakeModel([], port=ns.port, chunk_delay=0.02, default=reply).start()  # type: ignore[arg-type]
+    fm = FakeModel([], port=ns.port, chunk_delay=0.02, default=reply).start()
     print(fm.base_url, flush=True)
     try:
         while True:

@@ -144,7 +144,7 @@ class Raw:
             return bytes(self.s._raw[start:end])
 
     def wait(self, needle: bytes, start: int, timeout: float, what: str) -> int:
-        return wait_until(  # type: ignore[no-any-return]
+        return wait_until(
             lambda: (i := self.find(needle, start)) >= 0 and i + 1,
             timeout, what, detail=self.s.dump,
         ) - 1  # fmt: skip

@@ -369,10 +369,10 @@ class FakeModel:
         *,
         port: int = 0,
         chunk_delay: float = 0.01,
-        default: Step | None = None,
+        default: QueueItem | None = None,
     ) -> None:
         self.chunk_delay = chunk_delay
-        self.default: Step = default or text("done")
+        self.default: QueueItem = default or text("done")
         self.requests: list[dict[str, Any]] = []
         self.served: list[_Served] = []
         self._queue: deque[QueueItem] = deque(steps or [])

@@ -252,6 +252,7 @@ def test_every_key_has_its_env_name() -> None:
         "keep_awake.enabled": "CUEWRAP_KEEP_AWAKE_ENABLED",
         "keep_awake.command": "CUEWRAP_KEEP_AWAKE_COMMAND",
         "guard.clipboard": "CUEWRAP_GUARD_CLIPBOARD",
+        "guard.sequences": "CUEWRAP_GUARD_SEQUENCES",
         "generic.quiet_after": "CUEWRAP_GENERIC_QUIET_AFTER",
         "generic.preset": "CUEWRAP_GENERIC_PRESET",
     }
@@ -290,6 +291,14 @@ def test_presets_match_the_setting_choices() -> None:
     assert set(spec.choices) == {"auto", "none", *(p.name for p in PRESETS)}
 
 
+def test_guard_sequences_choices(tmp_path: Path) -> None:
+    assert load_settings(None, env_home(tmp_path), {}).guard.sequences == "own"
+    env = {**env_home(tmp_path), "CUEWRAP_GUARD_SEQUENCES": "allow"}
+    assert load_settings(None, env, {}).guard.sequences == "allow"
+    with pytest.raises(ConfigError, match="CUEWRAP_GUARD_SEQUENCES must be one of own, allow"):
+        load_settings(None, {**env_home(tmp_path), "CUEWRAP_GUARD_SEQUENCES": "block"}, {})
+
+
 def test_guard_clipboard_choices(tmp_path: Path) -> None:
     assert load_settings(None, env_home(tmp_path), {}).guard.clipboard == "user"
     env = {**env_home(tmp_path), "CUEWRAP_GUARD_CLIPBOARD": "block"}
@@ -317,4 +326,4 @@ def test_choices_are_the_literal_types_values() -> None:
         ):
             literals[node.targets[0].id] = ast.literal_eval(node.value.slice)
     assert literals == config.CHOICES
-    assert len(literals) == 5
+    assert len(literals) == 6

@@ -151,9 +151,10 @@ def test_test_notification_says_what_happened(home: Path, tmp_path: Path) -> Non
     s = start(home, tmp_path)
     s.send("t")
     s.wait_for_output(rb"\x1b]9;Pi")  # the notification itself, over the chosen protocol
-    wait_text(s, "test notification: terminal: osc9 sent (terminals never confirm); bell: off;")
+    # what each channel did, as a reminder's delivery records say it
+    wait_text(s, "test notification: terminal: requested (osc9) → unconfirmable (terminal OSC")
     # the whole outcome is readable in 80x24, and every key is still listed
-    wait_text(s, "desktop: not used (no graphical session (neither DISPLAY nor WAYLAND_DISPLAY")
+    wait_text(s, "desktop: off (no graphical session (neither DISPLAY nor WAYLAND_DISPLAY")
     wait_text(s, "WAYLAND_DISPLAY is set))")
     for spec in KEYS:
         assert f" {spec.name} " in s.screen_text, s.screen_text

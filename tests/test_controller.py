@@ -22,7 +22,7 @@ import pytest
 from cuewrap.activity import OutputWatch
 from cuewrap.bridge.server import BridgeServer
 from cuewrap.config import Settings
-from cuewrap.controller import _EFFECTORS, Controller, Parts
+from cuewrap.controller import _EFFECTORS, _ON_RELAY_EVENT, Controller, Parts
 from cuewrap.cueside import _ToController, build_controller
 from cuewrap.decisionlog import DecisionLog
 from cuewrap.deliver.delivery import Delivery
@@ -51,6 +51,7 @@ from cuewrap.keystrokes import KeyWindow
 from cuewrap.loop import Loop
 from cuewrap.publish import Publisher
 from cuewrap.relay import events as relay_events
+from cuewrap.relay.events import RelayEvent
 from cuewrap.screen.gate import ScreenGate
 from cuewrap.term.answers import TerminalAnswer
 from cuewrap.term.clipboard import ClipboardSequence
@@ -88,10 +89,8 @@ class FakeDelivery(Part):
         self.terminal_choice = CHOICE
         self.desktop_on = False
         self.desktop_why = "over SSH (SSH_TTY is set)"
-        self.pending = False
         self.answers: Answers | None = None
         self.eligible: Callable[[Eligibility], bool] | None = None
-        self.route: object = None
 
     @property
     def plan(self) -> Any:
@@ -116,22 +115,18 @@ class FakeDelivery(Part):
     def set_mark(self, mark: str | None) -> None:
         self.called("set_mark", mark)
 
-    def notify(
-        self,
-        n: Notify,
-        *,
-        eligible: Callable[[Eligibility], bool],
-        session: str,
-        route: object = None,
-    ) -> None:
-        self.eligible, self.route = eligible, route
+    def notify(self, n: Notify, *, eligible: Callable[[Eligibility], bool], session: str) -> None:
+        self.eligible = eligible
         self.called("notify", n.kind, session)
 
     def withdraw(self, w: Withdraw) -> None:
         self.called("withdraw", w.cue_id, w.reason)
 
-    def escalate(self, n: Notify, session: str, eligible: object = None) -> None:
+    def escalate(self, n: Notify, *, eligible: Callable[[Eligibility], bool], session: str) -> None:
         self.called("escalate", n.kind)
+
+    def pending(self) -> bool:
+        return False
 
     def progress(self, on: bool) -> None:
         self.called("progress", on)
@@ -344,6 +339,22 @@ def test_every_effect_type_has_its_effector() -> None:
     assert set(_EFFECTORS) == set(typing.get_args(Effect))
 
 
+def relay_event_types() -> list[type]:
+    def flat(t: Any) -> list[type]:
+        args = typing.get_args(t)
+        return [x for a in args for x in flat(a)] if args else [t]
+
+    return flat(RelayEvent)
+
+
+def test_relay_events_are_dispatched_by_their_exact_type() -> None:
+    """The table holds only relay events, and none of them is another's subclass (the
+    lookup is by exact type: a subclass would silently take the default path)."""
+    kinds = relay_event_types()
+    assert set(_ON_RELAY_EVENT) <= set(kinds)
+    assert not [(a, b) for a in kinds for b in kinds if a is not b and issubclass(a, b)]
+
+
 # -- the bridge: facts to cues to delivery ---------------------------------------------------
 def test_bridge_run_settled_while_away_notifies_through_the_delivery() -> None:
     r = Rig()
@@ -379,7 +390,8 @@ def test_cue_request_from_the_bridge_gives_the_page_and_the_toggle_replies() -> 
         next(line for line in page if line.startswith("channels:"))
     )
     i = page.index("tmux 3.4: Pi's pane is shown (1 client attached)")
-    assert page[i - 1].startswith("clipboard guard: user")
+    assert page[i - 2].startswith("clipboard guard: user")
+    assert page[i - 1].startswith("sequence guard: own")
     assert [line for line in page[i + 1 :] if not line.startswith("to improve: ")] == []
     assert page[i + 1 :]  # advice for this session (no focus reports seen yet, in tmux)
     assert r.c.request("on") == CUES_ON and r.c.request("off") == CUES_OFF
@@ -472,7 +484,7 @@ def test_inside_tmux_focus_reports_and_keys_go_to_the_tmux_side_not_the_engine()
     assert r.logged("fact") == []  # the merged presence comes back from tmux
 
 
-def test_tmux_view_change_is_a_presence_fact_and_routes_the_notification() -> None:
+def test_tmux_view_change_is_a_presence_fact_and_cues_through_the_delivery() -> None:
     r = Rig(tmux=True)
     to = _ToController()  # what build_controller hands the tmux side
     to.controller = r.c
@@ -481,7 +493,6 @@ def test_tmux_view_change_is_a_presence_fact_and_routes_the_notification() -> No
     assert r.logged("fact")[-1] == {"type": "Presence", "source": "tmux", "state": "away"}
     r.facts(*SETTLE)
     assert r.calls("FakeDelivery", "notify") == [("finished", "proj")]
-    assert r.delivery.route is r.tmux  # tmux is asked first for the terminal's notification
 
 
 # -- the screen source -----------------------------------------------------------------------

@@ -17,7 +17,8 @@ from desktoprig import Session
 from launch import default_signals
 from waiting import turning, wait_until
 
-from cuewrap.deliver.dbus import DBusNotifier
+from cuewrap.deliver.dbus import MAX_ACTIONS, DBusNotifier
+from cuewrap.engine.effects import Action
 from cuewrap.loop import Loop
 
 pytestmark = pytest.mark.desktop
@@ -168,6 +169,7 @@ FAKE_SERVER = textwrap.dedent(
     from jeepney.bus_messages import message_bus
     from jeepney.io.blocking import open_dbus_connection
     conn = open_dbus_connection(sys.argv[1])
+    caps = json.loads(sys.argv[3]) if len(sys.argv) > 3 else ["body"]
     conn.send_and_get_reply(message_bus.RequestName("org.freedesktop.Notifications"))
     print("ready", flush=True)
     next_id = 40
@@ -177,7 +179,7 @@ FAKE_SERVER = textwrap.dedent(
             continue
         member = msg.header.fields.get(HeaderFields.member)
         if member == "GetCapabilities":
-            conn.send(new_method_return(msg, "as", (["body"],)))
+            conn.send(new_method_return(msg, "as", (caps,)))
         elif member == "Notify":
             with open(sys.argv[2], "a") as fh:
                 fh.write(json.dumps({"actions": list(msg.body[5])}) + "\\n")
@@ -191,11 +193,10 @@ FAKE_SERVER = textwrap.dedent(
 )
 
 
-@pytest.fixture
-def plain_server(bus: Session, tmp_path: Path) -> Iterator[Path]:
+def fake_server(bus: Session, tmp_path: Path, caps: list[str]) -> Iterator[Path]:
     calls = tmp_path / "server-calls.jsonl"
     proc = subprocess.Popen(
-        [sys.executable, "-c", FAKE_SERVER, bus.address, str(calls)],
+        [sys.executable, "-c", FAKE_SERVER, bus.address, str(calls), json.dumps(caps)],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )
@@ -205,6 +206,39 @@ def plain_server(bus: Session, tmp_path: Path) -> Iterator[Path]:
     finally:
         proc.kill()
         proc.wait()
+
+
+@pytest.fixture
+def plain_server(bus: Session, tmp_path: Path) -> Iterator[Path]:
+    yield from fake_server(bus, tmp_path, ["body"])
+
+
+@pytest.fixture
+def actions_server(bus: Session, tmp_path: Path) -> Iterator[Path]:
+    yield from fake_server(bus, tmp_path, ["body", "actions"])
+
+
+def test_a_notifications_buttons_follow_the_default_action_bounded(
+    bus: Session, actions_server: Path
+) -> None:
+    """A notification's actions (``Notify.actions``) become buttons where the server shows
+    actions: after the click's default action, one printable line each, never a second
+    "default", at most MAX_ACTIONS."""
+    loop, records = Loop(), Records()
+    n = DBusNotifier(loop, records, env=bus.env)
+    many = tuple(Action(f"k{i}", f"Option {i}") for i in range(20))
+    n.send(1, "Pi", "Needs your input", lambda: True,
+           (Action("yes", "Yes\x1b[31m"), Action("default", "steal the click"), *many))  # fmt: skip
+    run_until(loop, lambda: records.of("delivery", cue=1, state="delivered"), "delivered")
+    n.send(2, "Pi", "Finished", lambda: True)  # none: the click's action only
+    run_until(loop, lambda: records.of("delivery", cue=2, state="delivered"), "delivered")
+    first, second = [
+        json.loads(line)["actions"] for line in actions_server.read_text().splitlines()
+    ]
+    assert first[:4] == ["default", "Show Pi", "yes", "Yes [31m"]
+    assert "steal the click" not in first and len(first) == 2 + 2 * MAX_ACTIONS - 2, first
+    assert second == ["default", "Show Pi"]
+    n.close()
 
 
 def test_a_server_without_actions_still_works(bus: Session, plain_server: Path) -> None:

@@ -504,3 +504,11 @@ def test_clipboard_guard_setting_is_shown(base_env: dict[str, str]) -> None:
     assert line(r.stdout, "guard.clipboard") == "guard.clipboard user default"
     r = doctor(dict(base_env, CUEWRAP_GUARD_CLIPBOARD="block"), "doctor")
     assert line(r.stdout, "guard.clipboard") == "guard.clipboard block env CUEWRAP_GUARD_CLIPBOARD"
+
+
+@pytest.mark.pty
+def test_sequence_guard_setting_is_shown(base_env: dict[str, str]) -> None:
+    r = doctor(base_env, "doctor")
+    assert line(r.stdout, "guard.sequences") == "guard.sequences own default"
+    r = doctor(dict(base_env, CUEWRAP_GUARD_SEQUENCES="allow"), "doctor")
+    assert line(r.stdout, "guard.sequences") == "guard.sequences allow env CUEWRAP_GUARD_SEQUENCES"

@@ -847,3 +847,24 @@ def test_no_mark_record_when_title_marks_are_off() -> None:
     off(FOCUSED, *RUN, AWAY, *settle())
     assert off.records("mark") == []
     assert len(off.notifies()) == 1  # the cue itself is unchanged
+
+
+@pytest.mark.parametrize(
+    ("sequence", "read", "what"),
+    [
+        ("osc52", False, "clipboard write (OSC 52, 7 bytes)"),
+        ("osc52", True, "clipboard read (OSC 52, 7 bytes)"),
+        ("osc1337 Copy", False, "clipboard write (iTerm2 OSC 1337 Copy=, 7 bytes)"),
+        ("osc1337 File", True, "file download (iTerm2 OSC 1337 File=, 7 bytes)"),
+        ("osc5522", True, "clipboard read (kitty OSC 5522, 7 bytes)"),
+        ("osc5522", False, "clipboard write (kitty OSC 5522, 7 bytes)"),
+        ("osc-new", False, "clipboard sequence (osc-new, 7 bytes)"),
+    ],
+)
+def test_the_clipboard_guards_line_in_pi_says_what_and_why_never_the_content(
+    sequence: str, read: bool, what: str
+) -> None:
+    text = wording.clipboard_removed(sequence, read, 7, "no keystroke in the last 2 s")
+    assert text.startswith(f"removed a {what} from Pi's output: no keystroke in the last 2 s.")
+    assert text.endswith("guard.clipboard = allow lets them through.")
+    assert wording.in_pi(text) == f"cuewrap: {text}"

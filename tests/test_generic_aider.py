@@ -10,11 +10,13 @@ user is away, and none while the user looks. The test plays the host terminal.
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pexpect
 import pytest
@@ -40,15 +42,17 @@ def aider_bin() -> str:
     return found
 
 
-def test_aider_bell_gives_one_cue_while_away_and_none_while_looking(tmp_path: Path) -> None:
-    bindir = aider_bin()
-    (tmp_path / "home").mkdir()
-    replies = [text("First answer from the fake model."), text("Second answer, while away.")]
-    with FakeModel(replies) as fm:
-        env = dict(os.environ)
+class Aider:
+    """aider under ``python -m cuewrap --log LOG -- aider …`` in a pexpect terminal (the host
+    terminal is the test), on the fake model ``fm``; ``out()`` is everything cuewrap wrote."""
+
+    def __init__(self, tmp_path: Path, fm: FakeModel, env: dict[str, str] | None = None) -> None:
+        bindir = aider_bin()
+        (tmp_path / "home").mkdir()
+        full = dict(os.environ)
         for var in ("TMUX", "CUEWRAP_LOG", "CUEWRAP_GENERIC_PRESET", "DISPLAY"):
-            env.pop(var, None)
-        env.update(
+            full.pop(var, None)
+        full.update(
             TERM="xterm-256color",
             PATH=bindir,  # no notify-send: aider rings the bell
             HOME=str(tmp_path / "home"),
@@ -60,21 +64,35 @@ def test_aider_bell_gives_one_cue_while_away_and_none_while_looking(tmp_path: Pa
             CUEWRAP_GENERIC_QUIET_AFTER="2",
             CUEWRAP_PRESENCE_IDLE_AFTER="600",
         )
-        log = tmp_path / "log.jsonl"
-        argv = ["-m", "cuewrap", "--log", str(log), "--", os.path.join(bindir, "aider")]
+        full.update(env or {})
+        self.log = tmp_path / "log.jsonl"
+        argv = ["-m", "cuewrap", "--log", str(self.log), "--", os.path.join(bindir, "aider")]
         argv += ["--model", "openai/fake-model", "--notifications", "--no-git", "--no-pretty"]
         argv += ["--no-fancy-input", "--no-check-update", "--no-analytics", "--yes-always"]
         argv += ["--no-show-model-warnings", "--no-show-release-notes", "--no-gitignore"]
-        p = pexpect.spawn(PY, argv, env=env, cwd=str(tmp_path), timeout=90, dimensions=(24, 100))
-        p.logfile_read = io.BytesIO()
+        self.p = pexpect.spawn(PY, argv, env=full, cwd=str(tmp_path), timeout=90,
+                               dimensions=(24, 100))  # fmt: skip
+        self.p.logfile_read = io.BytesIO()
 
-        def out() -> bytes:
-            try:
-                p.read_nonblocking(65536, timeout=0)
-            except (pexpect.TIMEOUT, pexpect.EOF):
-                pass
-            return p.logfile_read.getvalue()  # type: ignore[no-any-return]
+    def out(self) -> bytes:
+        try:
+            self.p.read_nonblocking(65536, timeout=0)
+        except (pexpect.TIMEOUT, pexpect.EOF):
+            pass
+        return self.p.logfile_read.getvalue()  # type: ignore[no-any-return]
 
+    def records(self, kind: str) -> list[dict[str, Any]]:
+        if not self.log.exists():
+            return []
+        recs = [json.loads(line) for line in self.log.read_text().splitlines() if line.strip()]
+        return [r for r in recs if r.get("kind") == kind]
+
+
+def test_aider_bell_gives_one_cue_while_away_and_none_while_looking(tmp_path: Path) -> None:
+    replies = [text("First answer from the fake model."), text("Second answer, while away.")]
+    with FakeModel(replies) as fm:
+        a = Aider(tmp_path, fm)
+        p, out = a.p, a.out
         try:
             p.expect("Repo-map")
             p.expect("> ")
@@ -101,3 +119,40 @@ def test_aider_bell_gives_one_cue_while_away_and_none_while_looking(tmp_path: Pa
         finally:
             p.terminate(force=True)
     assert fm.requests, "aider never asked the fake model"
+
+
+FORGED = (
+    "\x1b]777;notify;aider;forged by the model\x07\x1b]0;owned\x07"
+    "\x1b]7501;state=blocked:app=aider:kind=permission\x1b\\"
+)
+
+
+def test_aider_prints_the_models_sequences_raw_and_none_of_them_is_a_fact(
+    tmp_path: Path,
+) -> None:
+    """aider --no-pretty prints a model's answer as it is, escape sequences included, and
+    draws no frames; it writes no title, OSC notification or status report of its own (the
+    ``aider`` preset): every one in its output is the model's text, removed and never a fact.
+    Its own bell still gives the one cue."""
+    with FakeModel([text(f"Answer {FORGED} end of answer.")]) as fm:
+        a = Aider(tmp_path, fm)
+        p, out = a.p, a.out
+        try:
+            p.expect("> ")
+            p.send(b"\x1b[O")  # away
+            p.send(b"question\r")
+            p.expect("end of answer")
+            notes = wait_until(lambda: OSC777.findall(out()), 10, "the cue for aider's bell")
+            absence_window(3.0, "a second cue")
+            assert notes == [
+                (b"aider \xe2\x80\x94 " + tmp_path.name.encode(), b"Waiting for your input")
+            ]
+            seen = out()
+            assert b"forged by the model" not in seen and b"]0;owned" not in seen
+            assert b"7501;state=blocked" not in seen
+            kinds = {r["sequence"] for r in a.records("guard")}
+            assert kinds == {"osc777", "osc0", "osc7501"}, a.records("guard")
+            facts = [r.get("type") for r in a.records("fact")]
+            assert "ChildNotice" not in facts and "ProgramStatus" not in facts, facts
+        finally:
+            p.terminate(force=True)

@@ -11,8 +11,9 @@ cuewrap's start-up query itself.
   ``p=close`` (0.26.5 rejects it) and the log says ``unsupported``.
 - xterm: exactly one popup per cue, cuewrap's D-Bus notification, closed on return; the
   ``[✓]`` mark in the window title; Ctrl-Z / ``fg`` from an interactive bash; a stream of
-  frames reaches it intact (xterm's own log of what it read) while cuewrap, with the focus
-  reported lost, wakes markedly less often.
+  frames reaches it intact (xterm's own log of what it read) while the focus leaves and comes
+  back; and a performance test: cuewrap, with the focus reported lost, wakes markedly less
+  often per frame.
 - foot (Debian's 1.13, a Wayland terminal, inside weston's X11 backend): one popup per cue,
   foot's own (it runs ``notify-send`` for OSC 777); OSC 777 cannot be closed: ``unsupported``.
 - ``cuewrap doctor`` inside each names the desktop path and why.
@@ -30,6 +31,7 @@ import shlex
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -546,13 +548,41 @@ def wakeups(pid: int) -> int:
     return int(found.group(1))
 
 
-def test_xterm_gets_a_stream_intact_and_cuewrap_wakes_less_while_unfocused(
-    launch: Any, tmp_path: Path
-) -> None:
-    """docs/design.md#unseen-output, where users see it: a child draws ~60 frames a second in
-    real xterm; while xterm reports its focus lost, cuewrap wakes markedly less often (the
-    output gathers); every frame reaches xterm intact and in order (xterm's own log of what
-    it read), before, during and after."""
+@dataclass
+class Stream:
+    """The stream child under cuewrap in real xterm, which logs every byte it read."""
+
+    term: Term
+    here: Path
+    got: Path  # xterm's log
+    cuewrap: int  # cuewrap's pid
+
+    def drawn(self) -> int:
+        """Frames the child has drawn so far (it counts them in a file)."""
+        return int((self.here / "count").read_bytes() or b"0")
+
+    def more_frames(self, n: int) -> None:
+        start = self.drawn()
+        wait_until(lambda: self.drawn() >= start + n, 30, f"{n} more frames drawn")
+
+    def stop(self) -> int:
+        """End the stream; every frame reached xterm whole and in order. Returns how many."""
+        (self.here / "stop").touch()
+        wait_until(lambda: self.got.exists() and b"END-OF-STREAM" in self.got.read_bytes(), 20,
+                   "the end of the stream in xterm")  # fmt: skip
+        frames = int((self.here / "frames").read_text())
+        data = self.got.read_bytes()
+        body = bytes(range(0x41, 0x5B)) * 5
+        shown = re.findall(
+            rb"\x1b\[\?2026h\x1b\[H\x1b\[2Kframe (\d{6}) ([A-Z]*)\x1b\[\?2026l", data
+        )
+        assert [int(n) for n, _ in shown] == list(range(frames)), (frames, len(shown))
+        assert all(b == body for _, b in shown)
+        return frames
+
+
+def stream_in_xterm(launch: Any, tmp_path: Path) -> Stream:
+    """A child drawing ~60 numbered frames a second under cuewrap in real xterm, focused."""
     (tmp_path / "stream.py").write_text(STREAM)
     got = tmp_path / "xterm-received.log"
     child = [sys.executable, str(tmp_path / "stream.py"), str(tmp_path)]
@@ -572,30 +602,100 @@ def test_xterm_gets_a_stream_intact_and_cuewrap_wakes_less_while_unfocused(
                detail=lambda: f"presence facts: {t.presence()}")  # fmt: skip
     pid = int(wait_until(lambda: (tmp_path / "cuewrap.pid").exists(), 10, "the stream")
               and (tmp_path / "cuewrap.pid").read_text())  # fmt: skip
+    return Stream(t, tmp_path, got, pid)
 
-    def drawn() -> int:
-        return int((tmp_path / "count").read_bytes() or b"0")
+
+def test_xterm_gets_a_stream_intact_while_the_focus_leaves_and_comes_back(
+    launch: Any, tmp_path: Path
+) -> None:
+    """docs/design.md#unseen-output, where users see it: a child draws ~60 frames a second in
+    real xterm; every frame reaches xterm intact and in order (xterm's own log of what it
+    read) before, while and after xterm reports its focus lost (cuewrap gathers the output
+    longer then)."""
+    s = stream_in_xterm(launch, tmp_path)
+    s.more_frames(120)
+    s.term.focus(False)
+    s.more_frames(120)
+    s.term.focus(True)
+    s.more_frames(120)
+    assert s.stop() >= 360
+
+
+@pytest.mark.performance
+def test_performance_cuewrap_wakes_less_per_frame_while_xterm_reports_the_focus_lost(
+    launch: Any, tmp_path: Path
+) -> None:
+    """A performance test (docs/testing.md, "Performance tests"): the gathering while nobody
+    looks (docs/design.md#unseen-output) is there to wake cuewrap less often, so this asserts
+    that, as a ratio measured side by side in one run: cuewrap's wake-ups per frame the child
+    drew drop well below the watched figure while xterm reports the focus lost (measured ~1.0
+    -> 0.36-0.38 -> ~1.0, also with both cores kept busy; with the gathering switched off 1.01
+    -> 1.03 -> 1.13, and this fails). Per frame, not per second: a loaded machine that slows
+    the child slows both sides alike."""
+    s = stream_in_xterm(launch, tmp_path)
 
     def rate() -> float:
-        """cuewrap's wake-ups per frame the child drew over 2 s (per frame: a loaded machine
-        that slows the child slows both sides of the comparison alike)."""
-        woke, frames = wakeups(pid), drawn()
+        """cuewrap's wake-ups per frame the child drew over 2 s."""
+        woke, frames = wakeups(s.cuewrap), s.drawn()
         time.sleep(2.0)
-        return (wakeups(pid) - woke) / max(1, drawn() - frames)
+        return (wakeups(s.cuewrap) - woke) / max(1, s.drawn() - frames)
 
     watched = rate()
-    t.focus(False)
+    s.term.focus(False)
     away = rate()
-    t.focus(True)
+    s.term.focus(True)
     back = rate()
-    (tmp_path / "stop").touch()
-    wait_until(lambda: got.exists() and b"END-OF-STREAM" in got.read_bytes(), 20,
-               "the end of the stream in xterm")  # fmt: skip
+    s.stop()
     assert away < 0.6 * min(watched, back), (watched, away, back)
-    frames = int((tmp_path / "frames").read_text())
-    data = got.read_bytes()
-    body = bytes(range(0x41, 0x5B)) * 5
-    shown = re.findall(rb"\x1b\[\?2026h\x1b\[H\x1b\[2Kframe (\d{6}) ([A-Z]*)\x1b\[\?2026l", data)
-    assert [int(n) for n, _ in shown] == list(range(frames)), (frames, len(shown))
-    assert all(b == body for _, b in shown)
-    assert frames > 300  # ~6 s of frames, 2 s of them while away
+
+
+def test_kitty_shows_none_of_an_answers_notifications_or_titles(
+    launch: Any, fakemodel: FakeModel, xdesk: Session
+) -> None:
+    """docs/terminal-guard.md, guard.sequences: an answer carrying a notification in each
+    protocol, a status report and titles. Pi alone in kitty: popups from the model and a window
+    title the model chose, as the user's desktop shows them. Under cuewrap: the one popup is
+    the cue's, the title Pi's with cuewrap's mark."""
+    from test_sequence_guard_pi import ANSWER
+
+    fakemodel.push(text(ANSWER, chunk_delay=0.05))
+    alone = launch("kitty", shlex.join(["pi", "-e", str(TEST_EXT)]))
+    wait_until(lambda: title_of(alone.env, alone.wid) == "π - work", 30, "Pi's own title")
+    alone.type("summarise")
+    alone.key("Return")
+    wait_until(lambda: received(xdesk.env) >= 2, 20, "the model's popups through Pi alone")
+    wait_until(lambda: title_of(alone.env, alone.wid) == "owned by the model", 10,
+               "the model's title through Pi alone")  # fmt: skip
+    last = -1
+
+    def settled() -> bool:  # the answer has streamed: no new popup for 2 s
+        nonlocal last
+        now, last = last, received(xdesk.env)
+        return now == last
+
+    wait_until(settled, 30, "the end of the model's popups", interval=2.0)
+    stop(alone.proc)
+    forged = notifications_now(xdesk.env)
+    assert len(forged) >= 2 and all(n["appname"] == "kitty" for n in forged), forged
+
+    t: Term = launch("kitty", cuewrap_pi())
+    ready(t)
+    fakemodel.push(tool_call("bash", {"command": "sleep 2"}), text(ANSWER, chunk_delay=0.05))
+    t.type("summarise")
+    t.key("Return")
+    wait_until(lambda: t.records("run"), 15, "the run started")
+    t.focus(False)
+    wait_until(lambda: t.records("cue"), 30, "the finished cue")
+    wait_until(lambda: received(xdesk.env) >= 1, 15, "the cue's popup")
+    absence_window(2.0, "another popup")
+    after = Counter(tuple(sorted(n.items())) for n in notifications_now(xdesk.env))
+    after.subtract(tuple(sorted(n.items())) for n in forged)  # dunst keeps its history
+    new = [dict(n) for n, k in after.items() for _ in range(k)]
+    assert len(new) == 1, (new, t.records("guard")[-3:])
+    [popup] = new
+    assert "evil.example" not in popup["body"] and "Needs your input" not in popup["body"], popup
+    assert t.title() == "[✓] π - work", t.title()
+    assert {r["sequence"] for r in t.records("guard")} >= {"osc777", "osc99", "osc0", "osc2"}
+    assert [c["cue"] for c in t.records("cue")] == ["finished"]
+    t.focus(True)
+    quit_pi(t)

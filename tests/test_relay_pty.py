@@ -156,8 +156,10 @@ def _wakes(pid: int) -> int:
     return int(found.group(1))
 
 
+@pytest.mark.performance
 def test_streamed_output_gathers_longer_while_the_terminal_says_nobody_looks() -> None:
-    """docs/design.md#unseen-output: a child streaming a frame every ~2 ms; per frame relayed,
+    """A performance test (docs/testing.md, "Performance tests").
+    docs/design.md#unseen-output: a child streaming a frame every ~2 ms; per frame relayed,
     cuewrap wakes up far less often after the terminal reports its focus lost than before (a
     ratio within one run), and as often as before once the focus is back; every frame arrives
     intact and in order."""

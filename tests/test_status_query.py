@@ -141,3 +141,15 @@ def test_not_asked_the_echo_stays_data_as_in_pi_mode() -> None:
     items = feed_all(AnswerFilter(status=False), data)
     assert HostStatusReply() in items
     assert b"".join(i for i in items if isinstance(i, bytes)) == b"\x1b]7501;?\x1b\\"
+
+
+def test_a_query_inside_a_frame_is_content_never_answered() -> None:
+    """With the sequence guard (docs/terminal-guard.md), a query inside a synchronized frame the
+    program draws is rendered content (a model's text): removed, and cuewrap does not answer it.
+    Claude Code asks before its first frame."""
+    framed = b"\x1b[?2026h" + b"\x1b]7501;?\x07" + b"\x1b[?2026l"
+    out, events = run([framed], answer_query=True, consume_status=True, guard_frames=True)
+    assert out == b"\x1b[?2026h\x1b[?2026l"
+    assert not any(isinstance(e, StatusQuery) for e in events)
+    out, events = run([STARTUP + framed], answer_query=True, guard_frames=True)
+    assert [e for e in events if isinstance(e, StatusQuery)] == [StatusQuery(True)]

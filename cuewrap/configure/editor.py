@@ -4,7 +4,7 @@ One row per key (``model.Model``): value, source, and under the list the selecte
 its allowed values and its default. Keys: ↑/↓ (or k/j) move; Enter or Space changes the value
 (true/false and choices cycle, ←/→ go back and forth; numbers and commands open an edit line,
 checked as you type with the loader's messages, Enter refused while invalid, Escape cancels);
-Delete or d puts the default back; t sends a test notification over the chosen channels;
+Delete or d puts the default back; t sends a test notification the way a reminder goes;
 s saves (atomically, comments kept); q quits (asks once when there are unsaved changes);
 Ctrl+C leaves at once without saving (exit 130).
 

@@ -1,7 +1,9 @@
 """Effectors: what performs the engine's effects at the edge (docs/design.md#delivery).
 
-- ``delivery``: the session's channels, built on first use; the controller hands them the
-  engine's effects, every delivery state becomes a ``delivery`` record.
+- ``delivery``: the session's delivery; the controller hands it the engine's effects, it
+  tells the channels the plan chose; every delivery state becomes a ``delivery`` record.
+- ``channel``: the protocol every channel implements (send, withdraw, escalate, pending,
+  close) and what each declares it can do; ``channels``: each channel's adapter to it.
 - ``plan``: which one way a cue reaches the desktop (the terminal's own notification or
   cuewrap's), pure.
 - ``title``: title marks composed onto the child's own title (pure: returns bytes).

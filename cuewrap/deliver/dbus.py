@@ -31,11 +31,14 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from cuewrap.deliver import DeliveryState
+from cuewrap.engine.effects import Action
 from cuewrap.loop import Loop, Timer
 from cuewrap.workers import Reaper, kill_group, python_worker, spawn
 
 START_TIMEOUT = 5.0  # the worker connects and reads capabilities within this, or fails
 MAX_TEXT = 1000
+MAX_ACTIONS = 8  # buttons on one notification (servers show few)
+MAX_LABEL = 64  # characters of a button's key and label
 _MAX_LINE = 8192
 # NotificationClosed reasons (Desktop Notifications Specification 1.2)
 _CLOSED = {1: "expired", 2: "dismissed by the user", 3: "closed by CloseNotification"}
@@ -68,6 +71,7 @@ class DBusNotifier:
         self._queue: list[tuple[dict[str, Any], Callable[[], bool]]] = []  # before ready
         self._in_flight: dict[int, dict[str, Any]] = {}  # cue -> notify request, no reply yet
         self._texts: dict[int, tuple[str, str]] = {}  # cue -> (title, body) while shown
+        self._actions: dict[int, list[str]] = {}  # cue -> its buttons: key, label, key, …
         self._shown: dict[int, int] = {}  # cue -> server id, still shown
         self._sent: dict[int, int] = {}  # server id -> the latest cue shown with it
         self._latest: int | None = None  # cue of the session's latest shown notification
@@ -80,11 +84,22 @@ class DBusNotifier:
         return len(self._queue) + len(self._in_flight)
 
     # -- public ---------------------------------------------------------------------------
-    def send(self, cue_id: int, title: str, body: str, still_eligible: Callable[[], bool]) -> None:
+    def send(
+        self,
+        cue_id: int,
+        title: str,
+        body: str,
+        still_eligible: Callable[[], bool],
+        actions: tuple[Action, ...] = (),
+    ) -> None:
+        """``actions``: buttons, shown where the server has the "actions" capability; the
+        key of the one chosen comes back in the ``activated`` record."""
         if not _eligible(still_eligible):
             self._delivery(cue_id, "dropped-ineligible", "no longer eligible before the call")
             return
         self._texts[cue_id] = (title[:MAX_TEXT], body[:MAX_TEXT])
+        if actions:
+            self._actions[cue_id] = _flat(actions)
         self._request({"op": "notify", "cue": cue_id, "urgency": 1}, still_eligible)
 
     def escalate(self, cue_id: int, still_eligible: Callable[[], bool]) -> None:
@@ -100,6 +115,7 @@ class DBusNotifier:
             return
         server_id = self._shown.pop(cue_id, None)
         self._texts.pop(cue_id, None)
+        self._actions.pop(cue_id, None)
         if self._latest == cue_id:
             self._latest = None
         if server_id is None:
@@ -142,6 +158,8 @@ class DBusNotifier:
         if replaces is None and self._latest is not None:
             replaces = self._shown.get(self._latest)  # the session's previous one
         full = {**request, "app": self.app, "title": title, "body": body, "replaces": replaces or 0}
+        if cue in self._actions:
+            full["actions"] = self._actions[cue]
         if self._write(full):
             self._in_flight[cue] = full
             self._delivery(cue, "requested", "critical" if request.get("urgency") == 2 else "")
@@ -253,6 +271,7 @@ class DBusNotifier:
             if sid == server_id and other != cue:  # replaced in place by this one
                 del self._shown[other]
                 self._texts.pop(other, None)
+                self._actions.pop(other, None)
                 self._withdrawal(other, "replaced", f"by cue {cue}")
         self._shown[cue] = server_id
         self._sent[server_id] = cue
@@ -306,6 +325,18 @@ class DBusNotifier:
 
     def _withdrawal(self, cue: int, state: str, reason: str) -> None:
         self.record("withdrawal", cue=cue, channel="desktop", state=state, reason=reason)
+
+
+def _flat(actions: tuple[Action, ...]) -> list[str]:
+    """D-Bus's action list (key, label, key, label, …): bounded, one printable line each,
+    never the "default" action's key (a click on the notification itself)."""
+    out: list[str] = []
+    for a in actions[:MAX_ACTIONS]:
+        key, label = (" ".join("".join(c if c.isprintable() else " " for c in t).split())
+                      for t in (a.key, a.label))  # fmt: skip
+        if key and key != "default":
+            out += [key[:MAX_LABEL], label[:MAX_LABEL] or key[:MAX_LABEL]]
+    return out
 
 
 def _eligible(check: Callable[[], bool]) -> bool:

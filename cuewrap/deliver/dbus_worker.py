@@ -7,7 +7,7 @@ cuewrap (its stdin reaches EOF, and PR_SET_PDEATHSIG on Linux). It talks to
 and to the parent in JSON lines:
 
     parent -> worker  {"op": "notify", "cue": N, "title": …, "body": …, "replaces": ID,
-                       "urgency": 1|2}
+                       "urgency": 1|2, "actions": [key, label, …] (optional: buttons)}
                       {"op": "close", "cue": N, "id": ID}
     worker -> parent  {"ready": true, "actions": bool}        (connected, capabilities read)
                       {"fatal": reason}                       (then it exits)
@@ -42,6 +42,15 @@ PATH = "/org/freedesktop/Notifications"
 IFACE = "org.freedesktop.Notifications"
 REPLY_TIMEOUT = 2.0
 ACTION = ["default", "Show Pi"]
+
+
+def _extra_actions(request: dict[str, Any]) -> list[str]:
+    """The notification's own buttons after the default action (key, label, …; the parent
+    bounds them)."""
+    extra = request.get("actions")
+    if not isinstance(extra, list) or len(extra) % 2:
+        return []
+    return [str(x) for x in extra[:16]]
 
 
 def _escape(text: str) -> str:
@@ -117,7 +126,7 @@ def main() -> int:
                     "",
                     str(request["title"]),
                     _escape(str(request["body"])) if markup else str(request["body"]),
-                    ACTION if actions else [],
+                    ACTION + _extra_actions(request) if actions else [],
                     hints,
                     -1,
                 ),

@@ -1,45 +1,69 @@
-"""The delivery channels of one session: what the controller hands the engine's effects to.
+"""The delivery of one session: what the controller hands the engine's effects to.
 
-Title marks and the terminal notification become bytes for ``inject`` (the ``Injector``);
-the desktop notification, ``notify.command`` and keep-awake run in worker processes off the
-loop and report back. Every delivery state goes to the decision log as a ``delivery`` record
-(``cue``, ``channel``, ``state``, ``reason``). The effectors are built on first use, so a
-session that never cues never imports them.
+Title marks and the progress indicator become bytes for ``inject`` (the ``Injector``);
+keep-awake runs an inhibitor process. A notification goes through the channels
+(``deliver.channel``: the terminal's OSC and the bell, or tmux's route to it; the desktop;
+``notify.command``) that the channel plan (``deliver.plan``) chose: each is told in turn and
+fails open on its own; a withdrawal or an escalation goes to every channel that can do it.
+Every delivery state goes to the decision log as a ``delivery`` record (``cue``,
+``channel``, ``state``, ``reason``). The notifiers behind the channels are built on first
+use, so a session that never cues never imports them.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from cuewrap.decisionlog import DecisionLog
 from cuewrap.deliver import DeliveryState
+from cuewrap.deliver.channel import Capabilities, Channel, Message, Off
+from cuewrap.deliver.channels import (
+    CommandChannel,
+    TerminalChannel,
+    TerminalRoute,
+    TmuxChannel,
+    desktop_channel,
+)
 from cuewrap.deliver.desktop import desktop_available
+from cuewrap.deliver.plan import make_plan
+from cuewrap.deliver.terminal import TerminalNotifier, detect_terminal_protocol
 from cuewrap.deliver.title import TitleMarks
 from cuewrap.engine.effects import Eligibility, Notify, Withdraw
 from cuewrap.engine.page import Channels
 from cuewrap.loop import Loop
-from cuewrap.term.sequences import BEL
 
 if TYPE_CHECKING:
     from cuewrap.config import Settings
-    from cuewrap.deliver.command import CommandNotifier
-    from cuewrap.deliver.dbus import DBusNotifier
-    from cuewrap.deliver.desktop import DesktopNotifier
     from cuewrap.deliver.keepawake import Inhibitor
     from cuewrap.deliver.plan import Answers, Plan
-    from cuewrap.deliver.terminal import Choice, TerminalNotifier, TmuxInfo
+    from cuewrap.deliver.terminal import Choice, TmuxInfo
 
 
-class TerminalRoute(Protocol):
-    """Another way to the user's terminal (tmux): asked first, ``fallback`` otherwise."""
+def build_delivery(
+    loop: Loop,
+    settings: Settings,
+    log: DecisionLog,
+    env: Mapping[str, str],
+    inject: Callable[[bytes], None],
+    undo_at_restore: Callable[[bytes], None] = lambda off: None,
+    app: str = "Pi",
+) -> Delivery:
+    """A session's delivery, as a session builds it (``cueside``) and as ``cuewrap config``'s
+    test notification does: inside tmux, tmux is asked about the pane first (blocking; not
+    when nothing would go through it)."""
+    from cuewrap.deliver import terminal
 
-    def notify(self, n: Notify, fallback: Callable[[Notify], None]) -> None: ...
+    in_tmux = bool(env.get("TMUX"))
+    info = terminal.query_tmux(env) if in_tmux and settings.notify.terminal != "off" else None
+    return Delivery(loop, settings, log, env, inject, undo_at_restore, app, info)
 
 
 class Delivery:
+    """The session's channels: the title mark, progress and keep-awake here; every
+    notification through the channels the plan chose (``deliver.channel``)."""
+
     def __init__(
         self,
         loop: Loop,
@@ -53,7 +77,8 @@ class Delivery:
     ) -> None:
         """``tmux_info``: what tmux said about this pane at start (``terminal.query_tmux``,
         blocking, asked by whoever builds this; None outside tmux or when it could not be
-        asked)."""
+        asked). The terminal choice and the channel plan are made here (logged as
+        ``terminal_protocol``), and again when the terminal answers (``answered``)."""
         self.loop = loop
         self.app = app  # names the program in desktop notifications (generic mode: its own)
         self.settings = settings
@@ -63,48 +88,51 @@ class Delivery:
         self.undo_at_restore = undo_at_restore  # bytes the host writes on every exit path
         self._progress_on = False  # the indicator as cuewrap last set it
         self.titles = TitleMarks()
-        self._terminal: TerminalNotifier | None = None  # detected on first use
         self.tmux_info = tmux_info
-        self._plan: Plan | None = None  # the channel plan (made with the terminal choice)
         self._answers: Answers | None = None  # what the terminal said about itself
         self.desktop_on, self.desktop_why = desktop_available(self.env, settings.notify.desktop)
-        self._desktop: DesktopNotifier | DBusNotifier | None = None
-        self._command: CommandNotifier | None = None
-        self._keepawake: Inhibitor | None = None
-        self.cwd = os.getcwd()
         # which session a notification came from (pid, tmux_pane, tty), set by its builder
         self.where: dict[str, Any] = {}
         # notification ids: unique across cuewrap processes (kitty wants them global)
         self.id_prefix = f"cuewrap-{os.getpid()}-"
-        self._terminal_sent: set[int] = set()  # cues whose terminal OSC was written
+        self._keepawake: Inhibitor | None = None
+        self.terminal, self.plan = self._choose()
+        notify = settings.notify
+        self._terminal = TerminalChannel(
+            self.terminal,
+            self.plan,
+            bell=notify.bell,
+            inject=inject,
+            record=self.record,
+            withdrawal=self._withdrawal,
+        )
+        # every channel this session has, in the order each is told (the terminal's bytes
+        # first: they cost nothing); the plan chooses among them at each notification
+        self._channels: dict[str, Channel] = {"terminal": self._terminal}
+        if self.desktop_on:
+            self._channels["desktop"] = desktop_channel(loop, log.write, self.record, self.env, app)
+        if notify.command:
+            cwd = os.getcwd()
+            self._channels["command"] = CommandChannel(
+                loop, notify.command, notify.command_timeout, self.record, self.env,
+                cwd=cwd, origin=lambda: self.where,
+            )  # fmt: skip
 
-    # -- the terminal -----------------------------------------------------------------------
-    @property
-    def terminal(self) -> TerminalNotifier:
-        if self._terminal is None:
-            from cuewrap.deliver.terminal import TerminalNotifier, detect_terminal_protocol
-
-            version = self._answers.version if self._answers is not None else ""
-            setting = self.settings.notify.terminal
-            info = self.tmux_info
-            choice = detect_terminal_protocol(self.env, setting, lambda: info, version)
-            self._terminal = TerminalNotifier(choice, bell=self.settings.notify.bell)
-            self._plan = self._make_plan(choice)
-            self.log.write(
-                "terminal_protocol",
-                protocol=choice.protocol,
-                tmux_passthrough=choice.tmux_passthrough,
-                terminal=choice.terminal,
-                reason=choice.reason,
-            )
-        return self._terminal
-
-    def _make_plan(self, choice: Choice) -> Plan:
-        from cuewrap.deliver.plan import make_plan
-
+    # -- the terminal choice and the channel plan -----------------------------------------
+    def _choose(self) -> tuple[TerminalNotifier, Plan]:
+        """The terminal's protocol (``terminal_protocol`` record) and the channel plan."""
+        version = self._answers.version if self._answers is not None else ""
         notify = self.settings.notify
         info = self.tmux_info
-        return make_plan(
+        choice = detect_terminal_protocol(self.env, notify.terminal, lambda: info, version)
+        self.log.write(
+            "terminal_protocol",
+            protocol=choice.protocol,
+            tmux_passthrough=choice.tmux_passthrough,
+            terminal=choice.terminal,
+            reason=choice.reason,
+        )
+        plan = make_plan(
             choice,
             notify.terminal,
             notify.desktop,
@@ -114,25 +142,38 @@ class Delivery:
             answers=self._answers,
             tmux_termtype=info.client_termtype if info is not None else "",
         )
-
-    @property
-    def plan(self) -> Plan:
-        """Which way a cue reaches the desktop, once (``deliver.plan``)."""
-        self.terminal  # noqa: B018 (made with the terminal choice)
-        assert self._plan is not None
-        return self._plan
+        return TerminalNotifier(choice, bell=notify.bell), plan
 
     def answered(self, answers: Answers) -> None:
         """The host terminal said what it is and supports: the choice and plan again."""
         self._answers = answers
-        if self._terminal is None:
-            return  # made on first use, with these answers
-        self._terminal = None
-        self.terminal  # noqa: B018
+        self.terminal, self.plan = self._choose()
+        self._terminal.use(self.terminal, self.plan)
+
+    def route_through(self, route: TerminalRoute) -> None:
+        """Inside tmux: the terminal's notification takes ``route`` (the tmux side), the
+        plain terminal channel when tmux cannot be asked."""
+        self._channels["terminal"] = TmuxChannel(route, self._terminal)
 
     @property
     def terminal_choice(self) -> Choice:
         return self.terminal.choice
+
+    def chosen(self) -> list[Channel]:
+        """The channels a notification goes to now, in order: the terminal's (which also
+        rings the bell), the desktop's or why not, ``notify.command`` where set."""
+        plan = self.plan
+        desktop = self._channels.get("desktop")
+        if desktop is None:
+            desktop = Off("desktop", self.desktop_why, self.record)
+        elif not plan.desktop:
+            desktop = Off("desktop", f"not sent: {plan.why}", self.record)
+        command = self._channels.get("command")
+        return [self._channels["terminal"], desktop, *([command] if command is not None else [])]
+
+    def capabilities(self) -> dict[str, Capabilities]:
+        """What each chosen channel can do, by its name."""
+        return {ch.name: ch.capabilities for ch in self.chosen()}
 
     def channels(self) -> Channels:
         """The channels as set up, for the /cue page."""
@@ -175,115 +216,54 @@ class Delivery:
     def record(self, cue_id: int, channel: str, state: DeliveryState, reason: str = "") -> None:
         self.log.write("delivery", cue=cue_id, channel=channel, state=state, reason=reason)
 
-    def notify(
-        self,
-        n: Notify,
-        *,
-        eligible: Callable[[Eligibility], bool],
-        session: str,
-        route: TerminalRoute | None = None,
-    ) -> None:
-        """One notification on every enabled channel. ``eligible`` is asked again right before
-        each asynchronous delivery; ``route`` (tmux) is asked first for the terminal's."""
-        try:
-            self._run_command(n, session)
-        except Exception as exc:  # fail open: the other channels still go
-            self.log.error("notify.command", exc)
-        if route is not None:
-            route.notify(n, self.notify_terminal)
-        else:
-            self.notify_terminal(n)
-        self._notify_desktop(n, eligible)
-
-    def notify_terminal(self, n: Notify) -> None:
-        plan = self.plan
-        protocol = self.terminal_choice.protocol
-        if plan.terminal and protocol != "off":
-            data = self.terminal.build(n, self._ident(n.cue_id))
-            self.record(n.cue_id, "terminal", "requested", protocol)
-            self.inject(data)
-            self._terminal_sent.add(n.cue_id)
-            self.record(n.cue_id, "terminal", "unconfirmable", "terminal OSC has no receipt")
-        else:
-            why = self.terminal_choice.reason if protocol == "off" else f"not sent: {plan.why}"
-            self.record(n.cue_id, "terminal", "off", why)
-            if self.settings.notify.bell:
-                self.inject(BEL)
-        if self.settings.notify.bell:
-            self.record(n.cue_id, "bell", "unconfirmable")
-
-    def _notify_desktop(self, n: Notify, eligible: Callable[[Eligibility], bool]) -> None:
-        if not self.desktop_on:
-            self.record(n.cue_id, "desktop", "off", self.desktop_why)
-            return
-        if not self.plan.desktop:
-            self.record(n.cue_id, "desktop", "off", f"not sent: {self.plan.why}")
-            return
-        if self._desktop is None:
-            self._desktop = self._desktop_notifier()
-        eligibility = n.eligibility
-        self._desktop.send(n.cue_id, n.title, n.body, lambda: eligible(eligibility))
-
-    def _desktop_notifier(self) -> DesktopNotifier | DBusNotifier:
-        """D-Bus desktops: one long-lived worker (withdraw, replace, click); macOS: notify-py."""
-        if sys.platform != "darwin":
-            from cuewrap.deliver.dbus import DBusNotifier
-
-            return DBusNotifier(self.loop, self.log.write, env=self.env, app=self.app)
-        from cuewrap.deliver.desktop import DesktopNotifier
-
-        return DesktopNotifier(
-            self.loop,
-            lambda cue, st, why: self.record(cue, "desktop", st, why),
-            env=self.env,
-        )
-
-    def _dbus(self) -> DBusNotifier | None:
-        from cuewrap.deliver.dbus import DBusNotifier
-
-        return self._desktop if isinstance(self._desktop, DBusNotifier) else None
-
-    def _ident(self, cue_id: int) -> str:
-        return f"{self.id_prefix}{cue_id}"
-
     def _withdrawal(self, cue_id: int, channel: str, state: str, reason: str) -> None:
         self.log.write("withdrawal", cue=cue_id, channel=channel, state=state, reason=reason)
 
-    def withdraw(self, w: Withdraw) -> None:
-        """A stale cue (docs/design.md#follow-ups): withdrawn where its notification went and can be
-        withdrawn."""
-        if w.cue_id in self._terminal_sent:
-            self._terminal_sent.discard(w.cue_id)
-            plan = self.plan
-            data = self.terminal.withdraw(self._ident(w.cue_id)) if plan.can_close else b""
-            if data:
-                self.inject(data)
-                self._withdrawal(w.cue_id, "terminal", "withdrawn", w.reason)
-            else:
-                self._withdrawal(w.cue_id, "terminal", "unsupported", plan.close_why)
-        dbus = self._dbus()
-        if dbus is not None:
-            dbus.withdraw(w.cue_id, w.reason)
-        elif self._desktop is not None:
-            why = "the macOS notifier keeps no notification id"
-            self._withdrawal(w.cue_id, "desktop", "unsupported", why)
-        if self.settings.notify.command:
-            why = "what notify.command sent is out of cuewrap's reach"
-            self._withdrawal(w.cue_id, "command", "unsupported", why)
+    def _message(
+        self, n: Notify, session: str, eligible: Callable[[Eligibility], bool], escalated: bool
+    ) -> Message:
+        eligibility = n.eligibility
+        return Message(
+            n, f"{self.id_prefix}{n.cue_id}", session, lambda: eligible(eligibility), escalated
+        )
 
-    def escalate(
-        self, n: Notify, session: str, eligible: Callable[[Eligibility], bool] | None = None
-    ) -> None:
-        """Still unanswered and away after notify.escalate_after (docs/design.md#follow-ups): once
-        more, and the desktop notification raised to critical in place."""
-        try:
-            self._run_command(n, session, escalated=True)
-        except Exception as exc:
-            self.log.error("notify.command", exc)
-        dbus = self._dbus()
-        if dbus is not None and eligible is not None:
-            eligibility = n.eligibility
-            dbus.escalate(n.cue_id, lambda: eligible(eligibility))
+    def notify(self, n: Notify, *, eligible: Callable[[Eligibility], bool], session: str) -> None:
+        """One notification on every channel the plan chose. ``eligible`` is asked again
+        right before each asynchronous delivery. Each channel fails open on its own."""
+        m = self._message(n, session, eligible, False)
+        for ch in self.chosen():
+            try:
+                ch.send(m)
+            except Exception as exc:  # fail open: the other channels still go
+                self.log.error(f"notify.{ch.name}", exc)
+
+    def withdraw(self, w: Withdraw) -> None:
+        """A stale cue (docs/design.md#follow-ups): withdrawn where its notification went and
+        can be withdrawn; "unsupported" where it went and cannot."""
+        ident = f"{self.id_prefix}{w.cue_id}"
+        for ch in list(self._channels.values()):
+            try:
+                if not ch.holds(w.cue_id):
+                    continue
+                caps = ch.capabilities
+                if caps.withdraw:
+                    ch.withdraw(w.cue_id, ident, w.reason)
+                else:
+                    ch.forget(w.cue_id)
+                    self._withdrawal(w.cue_id, ch.name, "unsupported", caps.cannot_withdraw)
+            except Exception as exc:
+                self.log.error(f"withdraw.{ch.name}", exc)
+
+    def escalate(self, n: Notify, *, eligible: Callable[[Eligibility], bool], session: str) -> None:
+        """Still unanswered and away after notify.escalate_after (docs/design.md#follow-ups):
+        once more where a channel can (notify.command again, the desktop notification raised
+        to critical in place)."""
+        m = self._message(n, session, eligible, True)
+        for ch in list(self._channels.values()):
+            try:
+                ch.escalate(m)
+            except Exception as exc:
+                self.log.error(f"notify.{ch.name}", exc)
 
     def progress(self, on: bool) -> None:
         """The terminal's progress indicator; its clearing is also kept for every exit path."""
@@ -297,33 +277,6 @@ class Delivery:
         exactly when it was on before (the engine turns it off when Pi shows its own)."""
         if self._progress_on:
             self.inject(self.terminal.progress(True))
-
-    def _run_command(self, n: Notify, session: str, *, escalated: bool = False) -> None:
-        """notify.command for one notification (docs/design.md#follow-ups): started now, reaped on
-        the loop."""
-        argv = self.settings.notify.command
-        if not argv:
-            return
-        from cuewrap.deliver.command import CommandNotifier, cue_fields
-
-        if self._command is None:
-            self._command = CommandNotifier(
-                self.loop,
-                argv,
-                self.settings.notify.command_timeout,
-                lambda cue, st, why: self.record(cue, "command", st, why),
-                env=self.env,
-            )
-        fields = cue_fields(
-            n,
-            ident=self._ident(n.cue_id),
-            session=session,
-            cwd=self.cwd,
-            time=_utc_now(),
-            escalated=escalated,
-            **self.where,
-        )
-        self._command.run(n.cue_id, fields)
 
     # -- keep-awake -----------------------------------------------------------------------
     def keep_awake(self, hold: bool) -> None:
@@ -345,28 +298,17 @@ class Delivery:
             self._keepawake.release()
 
     # -- the end --------------------------------------------------------------------------
-    @property
     def pending(self) -> bool:
-        """A desktop notification or a notify.command run has not finished yet."""
-        desktop = self._desktop is not None and self._desktop.pending > 0
-        return desktop or (self._command is not None and self._command.pending > 0)
+        """A channel has not finished yet (a desktop notification, a notify.command run)."""
+        return any(ch.pending() > 0 for ch in self._channels.values())
 
     def close(self) -> None:
         """Release keep-awake, end what still runs and reap it (bounded). Fails open."""
-        for name, part in (
-            ("keep_awake", self._keepawake),
-            ("desktop", self._desktop),
-            ("command", self._command),
-        ):
+        parts: list[tuple[str, Inhibitor | Channel | None]] = [("keep_awake", self._keepawake)]
+        parts += [(name, ch) for name, ch in self._channels.items()]
+        for name, part in parts:
             if part is not None:
                 try:
                     part.close()
                 except Exception as exc:
                     self.log.error(f"{name}.close", exc)
-
-
-def _utc_now() -> str:
-    """Wall-clock time of a notification, ISO 8601 UTC to the second (for notify.command)."""
-    import time
-
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

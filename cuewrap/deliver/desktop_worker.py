@@ -71,14 +71,6 @@ def _send_silent(notify: Any, title: str, body: str) -> bool:
     )
 
 
-def send_now(title: str, body: str) -> tuple[str, str]:
-    """One notification, here and now (``cuewrap config``'s test): ``(state, reason)``."""
-    try:
-        return _load_sender()(title, body)
-    except Exception as exc:
-        return "failed", _why(exc)
-
-
 def _load_sender() -> Callable[[str, str], tuple[str, str]]:
     """Import notify-py quietly and return ``send(title, body) -> (state, reason)``."""
     # loguru logs to stderr by default: silence it before notify-py imports it.

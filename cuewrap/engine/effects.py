@@ -36,6 +36,16 @@ class SetMark:
 
 
 @dataclass(frozen=True)
+class Action:
+    """A button on a notification: ``label`` is what it says, ``key`` what comes back when the
+    user chooses it. Shown only by a channel that declares ``buttons``
+    (``deliver.channel.Capabilities``); the others show the notification without it."""
+
+    key: str
+    label: str
+
+
+@dataclass(frozen=True)
 class Notify:
     """Send one notification for cue ``cue_id`` on every enabled channel.
 
@@ -55,6 +65,7 @@ class Notify:
     source: str = ""  # where the deciding fact came from: bridge | osc7501 | screen | pty
     certainty: Certainty = "certain"  # "uncertain": the outcome is unknown or only seen
     summary: str | None = None  # privacy.body = "summary" only (None: off)
+    actions: tuple[Action, ...] = ()  # buttons, where a channel shows them (none yet)
 
 
 @dataclass(frozen=True)

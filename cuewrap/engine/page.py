@@ -94,6 +94,21 @@ def guard_line(g: GuardCounts) -> str:
     return line
 
 
+def sequences_line(g: GuardCounts) -> str:
+    """``/cue``'s line for guard.sequences (titles, notifications, status reports)."""
+    words = {
+        "own": "titles, notifications and status reports inside the program's frames are removed",
+        "allow": "titles, notifications and status reports pass, also from what it renders",
+    }
+    line = f"sequence guard: {g.setting} ({words.get(g.setting, g.setting)})"
+    if g.removed:
+        noun = "sequence" if g.removed == 1 else "sequences"
+        line += f" · removed {g.removed} {noun}, last at {g.last_at} ({g.last_size} bytes)"
+    else:
+        line += " · nothing removed"
+    return line
+
+
 def toggle_reply(on: bool) -> str:
     """The reply to ``/cue on`` / ``/cue off``."""
     return CUES_ON if on else CUES_OFF
@@ -105,6 +120,7 @@ def cue_page(
     bridge: BridgeCounts | None = None,
     guard: GuardCounts | None = None,
     *,
+    sequences: GuardCounts | None = None,
     tmux: str | None = None,
     fixes: Sequence[str] = (),
 ) -> str:
@@ -150,6 +166,8 @@ def cue_page(
         lines.append(f"desktop popup: {c.path_why}")  # the reason begins with the path
     if guard is not None:
         lines.append(guard_line(guard))
+    if sequences is not None:
+        lines.append(sequences_line(sequences))
     if tmux is not None:
         lines.append(tmux)
     lines.extend(f"to improve: {fix}" for fix in fixes)

@@ -1,4 +1,5 @@
-"""Notification text (docs/design.md#cue-rules rules 9 and 12).
+"""What cuewrap says: notification text (docs/design.md#cue-rules rules 9 and 12), and the
+lines it shows inside Pi. Pure.
 
 A notification names the app ("Pi", or in generic mode the program: a preset's name, the
 command, or the ``app=`` of its OSC 7501 reports), the session label (Pi's session name or the cwd
@@ -81,3 +82,54 @@ def exited(code: int | None, signal: int | None) -> str:
 def sentence(body: str, app: str = APP) -> str:
     """The body as one sentence naming the app: ``Pi finished; 2 background tasks …``."""
     return f"{app} {body[:1].lower()}{body[1:]}"
+
+
+# -- shown inside Pi (the bridge's notices) -------------------------------------------------------
+def in_pi(text: str) -> str:
+    """A line cuewrap shows inside Pi: said to be cuewrap's."""
+    return f"cuewrap: {text}"
+
+
+_CLIPBOARD = {
+    # sequence -> (what a write is, what a read is)
+    "osc52": ("clipboard write (OSC 52", "clipboard read (OSC 52"),
+    "osc1337 Copy": ("clipboard write (iTerm2 OSC 1337 Copy=",) * 2,
+    "osc1337 File": ("file download (iTerm2 OSC 1337 File=",) * 2,
+    "osc5522": ("clipboard write (kitty OSC 5522", "clipboard read (kitty OSC 5522"),
+}
+
+
+def clipboard_removed(sequence: str, read: bool, size: int, why: str) -> str:
+    """The first clipboard sequence the guard removed from Pi's output (docs/terminal-guard.md):
+    what it was, its size, why; never its content."""
+    write_what, read_what = _CLIPBOARD.get(sequence, (f"clipboard sequence ({sequence}",) * 2)
+    what = read_what if read else write_what
+    return (
+        f"removed a {what}, {size} bytes) from Pi's output:"
+        f" {why}. It never reached your terminal; /cue counts them,"
+        " guard.clipboard = allow lets them through."
+    )
+
+
+# what each guarded sequence is (term/clipboard.py's GUARDED_PS), for the notice inside Pi
+SEQUENCE_NAMES = {
+    "osc0": "window title (OSC 0)",
+    "osc1": "icon title (OSC 1)",
+    "osc2": "window title (OSC 2)",
+    "osc9": "notification or progress (OSC 9)",
+    "osc777": "notification (OSC 777)",
+    "osc99": "notification (OSC 99)",
+    "osc7501": "program status report (OSC 7501)",
+    "osc21337": "program status (OSC 21337)",
+}
+
+
+def sequence_removed(what: str, size: int) -> str:
+    """The first title, notification or status report removed from an answer in a run
+    (docs/terminal-guard.md, guard.sequences): what it was and its size; never its content."""
+    name = SEQUENCE_NAMES.get(what, what)
+    return (
+        f"removed a {name}, {size} bytes, from an answer Pi shows: a model's text cannot pose"
+        " as Pi or cuewrap. It never reached your terminal; /cue counts them,"
+        " guard.sequences = allow lets them through."
+    )

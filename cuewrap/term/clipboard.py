@@ -55,7 +55,40 @@ class ClipboardSequence:
     what: str = "osc52"
 
 
+@dataclass(frozen=True, slots=True)
+class GuardedSequence:
+    """A sequence that acts outside the window — a title, a notification, a program status
+    report (:data:`GUARDED_PS`) — found inside a frame the child draws: content it renders,
+    not its own; removed whole (``guard.sequences = own``). ``what``: "osc0", "osc777", …;
+    ``size``: its length in bytes (never its payload)."""
+
+    what: str
+    size: int
+
+
+def clip_event(
+    read: bool, passed: bool, size: int, what: str
+) -> ClipboardSequence | GuardedSequence:
+    """The event for a sequence the guard decided (a guarded one is always removed)."""
+    if what in GUARDED_WHATS:
+        return GuardedSequence(what, size)
+    return ClipboardSequence(read, passed, size, what)
+
+
 _PS = (b"52", b"1337", b"5522")
+# The sequences that act outside the window (docs/terminal-guard.md, "Sequences that pose as the
+# program"), by ``Ps`` without leading zeros ("" is 0): titles, notifications, program status.
+GUARDED_PS: dict[bytes, str] = {
+    b"": "osc0",
+    b"1": "osc1",
+    b"2": "osc2",
+    b"9": "osc9",
+    b"777": "osc777",
+    b"99": "osc99",
+    b"7501": "osc7501",
+    b"21337": "osc21337",
+}
+GUARDED_WHATS = frozenset(GUARDED_PS.values())
 _ITERM_KEYS = (b"Copy=", b"File=", b"MultipartFile=")
 _HEAD_MAX = 8192  # bytes of a sequence looked at to classify it
 
@@ -120,13 +153,54 @@ def is_read(rest: bytes) -> bool:
     return bool(semi) and pd[:1] == b"?"
 
 
-def clip_head(s: bytes, final: bool) -> tuple[int, bool, str]:
+def guarded_ps(ps: bytes) -> str | None:
+    """``Ps`` of an OSC (C0 already removed) names a guarded sequence: its ``what``, or None."""
+    if _DIGITS.fullmatch(ps) is None:
+        return None
+    return GUARDED_PS.get(ps.lstrip(b"0"))
+
+
+def clip_head(
+    s: bytes, final: bool, clip: bool = True, guard: bool = False
+) -> tuple[int, bool, str]:
     """Classify ``s``: an ESC-led sequence (``ESC [C0…] ] …``) without its terminator.
 
     ``final``: its terminator has arrived (its content is complete). Returns (class, read,
     what) where class is :data:`NOT_CLIP`, :data:`MAYBE` or :data:`CLIP`; ``read`` and
     ``what`` (see :class:`ClipboardSequence`) are meaningful for :data:`CLIP`. Only the first
-    8 KiB are looked at (a header longer than that is not complete: :data:`MAYBE`)."""
+    8 KiB are looked at (a header longer than that is not complete: :data:`MAYBE`).
+
+    ``clip``: clipboard sequences count; ``guard``: the guarded sequences of
+    :data:`GUARDED_PS` count too (``what`` "osc0", "osc777", …; never a read): the tracker
+    asks for them only inside a frame, where they are content to remove."""
+    if not guard:
+        return _clip_head(s, final) if clip else (NOT_CLIP, False, "osc52")
+    if len(s) > _HEAD_MAX:
+        s = s[:_HEAD_MAX]
+        final = False
+    m = _ESC_SKIP.match(s, 1)
+    i = m.end() if m is not None else 1
+    if i >= len(s):
+        return (NOT_CLIP if final else MAYBE), False, "osc52"
+    if s[i] != 0x5D:  # ]
+        return NOT_CLIP, False, "osc52"
+    content = s[i + 1 :]
+    if _OSC_C0.search(content) is not None:
+        content = _OSC_C0.sub(b"", content)
+    ps, semi, _ = content.partition(b";")
+    if semi:
+        what = guarded_ps(ps)
+        if what is not None:
+            return CLIP, False, what
+    elif not final and _DIGITS.fullmatch(ps) is not None:
+        short = ps.lstrip(b"0")
+        if any(p.startswith(short) for p in GUARDED_PS):
+            return MAYBE, False, "osc52"
+    return _clip_head(s, final) if clip else (NOT_CLIP, False, "osc52")
+
+
+def _clip_head(s: bytes, final: bool) -> tuple[int, bool, str]:
+    """:func:`clip_head` for the clipboard sequences alone."""
     if len(s) > _HEAD_MAX:
         s = s[:_HEAD_MAX]
         final = False

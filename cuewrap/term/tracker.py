@@ -87,10 +87,14 @@ from cuewrap.factbase import ChildProgress, ProgramStatus  # not all facts: star
 from cuewrap.term import sequences as seq
 from cuewrap.term.clipboard import (
     CLIP,
+    GUARDED_WHATS,
     NOT_CLIP,
     ClipboardPolicy,
     ClipboardSequence,
+    GuardedSequence,
+    clip_event,
     clip_head,
+    guarded_ps,
     is_clip_ps,
 )
 from cuewrap.term.notices import INTROS, ChildNotification, NoticeParser, NoticePolicy, protocol_of
@@ -227,6 +231,7 @@ OutputEvent = (
     | ChildNotification
     | FocusMayBeOff
     | ClipboardSequence
+    | GuardedSequence
     | StatusQuery
 )
 
@@ -491,6 +496,8 @@ class OutputTracker:
         *,
         own_focus: bool = False,
         clipboard: ClipboardPolicy | None = None,
+        guard_frames: bool = False,
+        content_only: bool = False,
         answer_query: bool = False,
     ) -> None:
         self.consume_status: bool = consume_status
@@ -513,6 +520,14 @@ class OutputTracker:
         # the clipboard guard: None passes every OSC 52 unseen
         self._clip = clipboard
         self._frame0 = False  # synchronized output was on at the start of this chunk
+        # a frame is being drawn (the last exact CSI ? 2026 h / l), at the end of the output
+        self._sync = False
+        # guard.sequences = own: titles, notifications and status reports inside a frame are
+        # content the child renders, removed whole (docs/terminal-guard.md)
+        self._guard = guard_frames
+        # the child writes none of its own (generic mode, e.g. aider): all of its output counts
+        # as inside a frame, for the guard and for facts
+        self._all_content = content_only
         # clipboard sequences cut in this chunk that a bare ESC ended
         self._bare_cuts: dict[int, int] = {}  # its ESC -> its start, for each one
         self._reps: dict[int, bytes] = {}  # cut start -> bytes put in its place
@@ -537,7 +552,13 @@ class OutputTracker:
     # -- public ----------------------------------------------------------------------------
 
     def feed(self, data: bytes) -> Scan:
-        """Scan the next output chunk; see :class:`Scan` for what comes back."""
+        """Scan the next output chunk; see :class:`Scan` for what comes back.
+
+        The path is chosen up front, from C-level searches: the rest of a clipboard or guarded
+        sequence decided before (:meth:`_feed_stream`), text alone (:meth:`_feed_text`), a
+        chunk in which nothing can give an event or a cut (:meth:`_feed_plain`: Pi's frames,
+        :meth:`_plain_frame`; a TUI's colours and cursor moves, :meth:`_plain_flood`), and
+        everything else (:meth:`_feed_general`)."""
         if self._stream:
             return self._feed_stream(data)
         pend = self._pend
@@ -554,226 +575,32 @@ class OutputTracker:
         else:
             work = data
             base = 0
-        n = len(work)
         k_last = work.rfind(_ESCB)
-
         if k_last < 0:
-            if work.find(b"\x07") < 0:
-                # fast path: text only (no sequence open before it, since pend is empty)
-                tail = work[-3:] if n >= 3 else (self._u8 + work)[-3:]
-                self._u8 = tail
-                self._safe = safe = tail[-1] < 0x80 or _u8_complete(tail)
-                return _new(Scan, (work, [], safe))
-            plain = False
+            if work.find(b"\x07") < 0:  # no sequence open before it, since pend is empty
+                return self._feed_text(work)
+            return self._feed_general(work, data, base, k_last, False)
+        self._frame0 = self._sync
+        if self._bare_cuts:
+            self._bare_cuts = {}
+        if work.find(b"]", 1) >= 0:
+            plain = self._plain_frame(work)
         else:
-            self._frame0 = _SYNC in self.modes
-            if self._bare_cuts:
-                self._bare_cuts = {}
-            if work.find(b"]", 1) >= 0:
-                # Pi's frames: no sequence gives an event or a cut, every BEL ends an empty
-                # hyperlink (Pi ends each line with one); only quiet toggles change state
-                plain = _INTERESTING.search(work) is None
-                if plain and work.count(b"\x07") != work.count(_LINK_END):
-                    plain = False
-            else:
-                # No OSC at all (a TUI drawing with colours and cursor moves only): plain when
-                # there is no BEL, no CSI > < =, no RIS / DECSTR when cuewrap owns the focus
-                # reporting, and every CSI ? is a quiet toggle. Mostly C-level searches: memchr
-                # for the rare bytes (text with them is looked at only there), a regex scan for
-                # RIS and one for a "?" that does not begin a quiet toggle. (Looking at each "?"
-                # in Python costs more: the relay sleeps between chunks, and on cold caches
-                # every Python step counts.)
-                plain = (
-                    _FLOOD_PATH
-                    and work.find(b"\x07") < 0
-                    and ((i := work.find(b">", 2)) < 0 or not _find_all(work, b"\x1b[>", i))
-                    and ((i := work.find(b"<", 2)) < 0 or not _find_all(work, b"\x1b[<", i))
-                    and ((i := work.find(b"=", 2)) < 0 or not _find_all(work, b"\x1b[=", i))
-                )
-                if (
-                    plain
-                    and self.own_focus
-                    and (
-                        _RIS.search(work, base) is not None
-                        or (work.find(b"!", base) >= 0 and work.find(b"\x1b[!p", base) >= 0)
-                    )
-                ):
-                    plain = False
-                i = work.find(b"?", 2) if plain else -1
-                if i >= 0:
-                    m = _NOT_QUIET.search(work, i)
-                    while m is not None:
-                        i = m.start()
-                        if work.startswith(b"\x1b[", i - 2):  # a private CSI, not quiet
-                            plain = False
-                            break
-                        m = _NOT_QUIET.search(work, i + 1)  # a "?" in text: go on
-            if plain:
-                if work.endswith(_FRAME_OFF):  # how TUIs end a frame: ground, 2026 last off
-                    if 2026 not in self.modes_off:
-                        self._set_mode(2026, False)
-                    i = work.rfind(b"\x1b[?25")
-                    if i >= 0:
-                        on = work[i + 5] == 0x68  # h
-                        if 25 not in (self.modes if on else self.modes_off):
-                            self._set_mode(25, on)
-                    self._u8 = b""
-                    self._safe = True
-                    return _new(Scan, (data, [], True))
-                if work.find(b"?", 2) >= 0:  # every CSI ? here is a complete quiet toggle
-                    for mode, head, at in _QUIET_LAST:
-                        i = work.rfind(head)
-                        if i >= 0:
-                            on = work[i + at] == 0x68  # h
-                            if mode not in (self.modes if on else self.modes_off):
-                                self._set_mode(mode, on)
-                e = _seq_end(work, k_last, n)
-                if e == n:  # the usual end: a complete sequence
-                    self._u8 = b""
-                    self._safe = True
-                    return _new(Scan, (data, [], True))
-                if e >= 0:
-                    tail = work[max(e, n - 3) :]
-                    self._u8 = tail
-                    self._safe = safe = _u8_complete(tail)
-                    return _new(Scan, (data, [], safe))
-                if work[k_last + 1 : k_last + 2] == b"[":  # cut inside a CSI: it is pending
-                    self._pend = work[k_last:] if n - k_last <= CAP else _synthetic(work[k_last:])
-                    self._u8 = b""
-                    self._safe = False
-                    return _new(Scan, (data, [], False))
-                # unfinished at the end: the general end below (nothing else to do)
-
-        events: list[tuple[int, OutputEvent]] = []
-        cuts: list[tuple[int, int]] = []
-        find = work.find
-        if k_last >= 0 and not plain:
-            starts: list[int] = []
-            quiet_seen: dict[int, int] = {}  # quiet mode -> position of its last change
-            for needle, last in _PRIVATE_CSI:
-                i = find(last, 2)
-                if i >= 0:
-                    if needle == b"\x1b[?":
-                        found = self._dec_starts(work, i, quiet_seen)
-                    else:
-                        found = _find_all(work, needle, i)
-                    if starts:  # state changes must be applied in stream order
-                        starts = sorted(starts + found)
-                    else:
-                        starts = found
-            for j in starts:
-                self._private_csi(work, j, base, events, quiet_seen, cuts)
-            # an OSC can begin only where there is a "]"; with the clipboard guard, the first ESC
-            # followed by a control character (an OSC written ESC C0… ]) is looked for then
-            i = find(b"]", 1)
-            c0_needed = i >= 0 and self._clip is not None
-            c0 = -1
-            if self.own_focus:
-                c0 = self._resets(work, base, events, c0_needed)
-            elif c0_needed:
-                c0m = _RIS_C0.search(work, base)
-                c0 = c0m.start() if c0m is not None else -1
-            if i >= 0:
-                # hyperlinks (OSC 8; Pi writes ~10 a frame) say nothing to cuewrap
-                found = [
-                    j for j in _find_all(work, b"\x1b]", i) if not work.startswith(b"8;", j + 2)
-                ]
-                c0s = (
-                    [] if c0 < 0 else [(m.start(), m.end()) for m in _ESC_C0_OSC.finditer(work, c0)]
-                )
-                if not c0s:
-                    for j in found:
-                        self._osc(work, j, base, events, cuts)
-                else:  # in stream order: a kitty write's data follows its start's decision
-                    for j, c in sorted([(j, -1) for j in found] + c0s):
-                        if c < 0:
-                            self._osc(work, j, base, events, cuts)
-                        else:
-                            self._clip_osc(work, j, c, base, events, cuts)
-        b = -1 if plain else find(b"\x07", base)
-        while b >= 0:
-            k = work.rfind(_ESCB, 0, b)
-            if k < 0:
-                events.append((b, _BELL))
-            elif work[k + 1] == 0x5D:  # ESC ]: the BEL ends that OSC unless it ended before
-                if _OSC_STOP.search(work, k + 2, b) is not None:
-                    events.append((b, _BELL))
-            elif _seq_end(work, k, b) >= 0:
-                events.append((b, _BELL))
-            b = find(b"\x07", b + 1)
-
-        # the end: ground, inside a sequence, or a possible OSC 7501 report to hold
-        out_end = n
-        tail_rep = b""
-        e = _seq_end(work, k_last, n) if k_last >= 0 else 0
-        if e >= 0:  # ground at the end
-            tail = work[max(e, n - 3) :] if k_last >= 0 else (self._u8 + work)[-3:]
-            self._u8 = tail
-            self._safe = _u8_complete(tail)
-        elif k_last + 1 < n and work[k_last + 1] == 0x5B:
-            # cut inside a CSI (how a flood's chunks are cut): never a clipboard sequence, never
-            # a report or notification to hold; it is pending
-            new_pend = work[k_last:]
-            self._pend = new_pend if len(new_pend) <= CAP else _synthetic(new_pend)
-            self._u8 = b""
-            self._safe = False
-        else:
-            clip = None
-            if self._clip is not None and k_last >= base:
-                clip = self._clip_end(work, k_last, base, n)
-            if clip is not None:
-                out_end, tail_rep = clip
-            elif (hold_from := self._hold_from(work, k_last, base, n)) >= 0:
-                self._held = work[hold_from:]
-                out_end = hold_from
-                _, tail = self._state_before(work, out_end)  # ground: _hold_from checked
-                self._u8 = tail
-                self._safe = True
-            else:
-                pend_from = k_last
-                if k_last == n - 1:
-                    k2 = work.rfind(_ESCB, 0, k_last)
-                    if k2 >= 0 and work[k2 + 1] == 0x5D and _seq_end(work, k2, k_last) < 0:
-                        pend_from = k2  # an OSC waiting for the "\" of its ST
-                new_pend = work[pend_from:]
-                self._pend = new_pend if len(new_pend) <= CAP else _synthetic(new_pend)
-                self._u8 = b""
-                self._safe = False
-
-        if cuts:
-            if len(cuts) > 1:
-                cuts.sort()
-            parts = []
-            pos = base
-            reps = self._reps
-            for s, e in cuts:
-                parts.append(work[pos:s])
-                if reps and s in reps:
-                    parts.append(reps.pop(s))
-                pos = e
-            parts.append(work[pos:out_end])
-            parts.append(tail_rep)
-            out = b"".join(parts)
-        elif tail_rep:
-            out = work[base:out_end] + tail_rep
-        elif out_end == n:
-            out = data  # work[base:], not copied
-        else:
-            out = work[base:out_end]
-
-        if not events:
-            return _new(Scan, (out, [], self._safe))
-        if len(events) > 1:
-            events.sort(key=_first)
-        return _new(Scan, (out, [ev for _, ev in events], self._safe))
+            plain = self._plain_flood(work, base)
+        if plain:
+            scan = self._feed_plain(work, data, k_last)
+            if scan is not None:
+                return scan
+        return self._feed_general(work, data, base, k_last, plain)
 
     def flush(self) -> bytes:
         """Release held bytes unchanged (they begin an unfinished sequence: not safe)."""
         held = self._held
         if not held:
             return b""
-        if self._clip is not None:
-            if clip_head(held, False)[0] != NOT_CLIP:
+        guard = self._guard and (self._sync or self._all_content)
+        if self._clip is not None or guard:
+            if clip_head(held, False, self._clip is not None, guard)[0] != NOT_CLIP:
                 return b""  # a possible clipboard sequence is never released undecided
             if len(held) > 1 and held[-1] == _ESC:
                 # a report waiting for the "\\" of its ST: its last ESC may yet begin an
@@ -821,6 +648,246 @@ class OutputTracker:
         parts.extend(seq.dec_reset(m) for m in _RESTORE_ON if m in self.modes_off)
         return b"".join(parts)
 
+    # -- the paths of feed --------------------------------------------------------------------
+
+    def _feed_text(self, work: bytes) -> Scan:
+        """Text only: nothing to look at but whether it ends inside a UTF-8 character."""
+        tail = work[-3:] if len(work) >= 3 else (self._u8 + work)[-3:]
+        self._u8 = tail
+        self._safe = safe = tail[-1] < 0x80 or _u8_complete(tail)
+        return _new(Scan, (work, [], safe))
+
+    @staticmethod
+    def _plain_frame(work: bytes) -> bool:
+        """A chunk with an OSC like Pi's frames: no sequence gives an event or a cut, every BEL
+        ends an empty hyperlink (Pi ends each line with one); only quiet toggles change state."""
+        if _INTERESTING.search(work) is not None:
+            return False
+        return work.count(b"\x07") == work.count(_LINK_END)
+
+    def _plain_flood(self, work: bytes, base: int) -> bool:
+        """No OSC at all (a TUI drawing with colours and cursor moves only): plain when there is
+        no BEL, no CSI > < =, no RIS / DECSTR when cuewrap owns the focus reporting, and every
+        CSI ? is a quiet toggle. Mostly C-level searches: memchr for the rare bytes (text with
+        them is looked at only there), a regex scan for RIS and one for a "?" that does not
+        begin a quiet toggle. (Looking at each "?" in Python costs more: the relay sleeps
+        between chunks, and on cold caches every Python step counts.)"""
+        if not (
+            _FLOOD_PATH
+            and work.find(b"\x07") < 0
+            and ((i := work.find(b">", 2)) < 0 or not _find_all(work, b"\x1b[>", i))
+            and ((i := work.find(b"<", 2)) < 0 or not _find_all(work, b"\x1b[<", i))
+            and ((i := work.find(b"=", 2)) < 0 or not _find_all(work, b"\x1b[=", i))
+        ):
+            return False
+        if self.own_focus and (
+            _RIS.search(work, base) is not None
+            or (work.find(b"!", base) >= 0 and work.find(b"\x1b[!p", base) >= 0)
+        ):
+            return False
+        i = work.find(b"?", 2)
+        if i >= 0:
+            m = _NOT_QUIET.search(work, i)
+            while m is not None:
+                i = m.start()
+                if work.startswith(b"\x1b[", i - 2):  # a private CSI, not quiet
+                    return False
+                m = _NOT_QUIET.search(work, i + 1)  # a "?" in text: go on
+        return True
+
+    def _feed_plain(self, work: bytes, data: bytes, k_last: int) -> Scan | None:
+        """A plain chunk: the quiet toggles' last states and the end, and it goes out as it came
+        (not copied). None: it ends inside a sequence that is not a CSI (the general end)."""
+        n = len(work)
+        if work.endswith(_FRAME_OFF):  # how TUIs end a frame: ground, 2026 last off
+            self._sync = False
+            if 2026 not in self.modes_off:
+                self._set_mode(2026, False)
+            i = work.rfind(b"\x1b[?25")
+            if i >= 0:
+                on = work[i + 5] == 0x68  # h
+                if 25 not in (self.modes if on else self.modes_off):
+                    self._set_mode(25, on)
+            self._u8 = b""
+            self._safe = True
+            return _new(Scan, (data, [], True))
+        if work.find(b"?", 2) >= 0:  # every CSI ? here is a complete quiet toggle
+            for mode, head, at in _QUIET_LAST:
+                i = work.rfind(head)
+                if i >= 0:
+                    on = work[i + at] == 0x68  # h
+                    if mode == 2026:
+                        self._sync = on
+                    if mode not in (self.modes if on else self.modes_off):
+                        self._set_mode(mode, on)
+        e = _seq_end(work, k_last, n)
+        if e == n:  # the usual end: a complete sequence
+            self._u8 = b""
+            self._safe = True
+            return _new(Scan, (data, [], True))
+        if e >= 0:
+            tail = work[max(e, n - 3) :]
+            self._u8 = tail
+            self._safe = safe = _u8_complete(tail)
+            return _new(Scan, (data, [], safe))
+        if work[k_last + 1 : k_last + 2] == b"[":  # cut inside a CSI: it is pending
+            self._pend = work[k_last:] if n - k_last <= CAP else _synthetic(work[k_last:])
+            self._u8 = b""
+            self._safe = False
+            return _new(Scan, (data, [], False))
+        return None
+
+    def _feed_general(self, work: bytes, data: bytes, base: int, k_last: int, plain: bool) -> Scan:
+        """Every sequence that can give an event or a cut, the bells, the end, the cuts."""
+        events: list[tuple[int, OutputEvent]] = []
+        cuts: list[tuple[int, int]] = []
+        if not plain:
+            if k_last >= 0:
+                self._sequences(work, base, events, cuts)
+            self._bells(work, base, events)
+        out_end, tail_rep = self._end(work, base, k_last)
+        out = self._output(work, data, base, out_end, tail_rep, cuts)
+        if not events:
+            return _new(Scan, (out, [], self._safe))
+        if len(events) > 1:
+            events.sort(key=_first)
+        return _new(Scan, (out, [ev for _, ev in events], self._safe))
+
+    def _sequences(
+        self,
+        work: bytes,
+        base: int,
+        events: list[tuple[int, OutputEvent]],
+        cuts: list[tuple[int, int]],
+    ) -> None:
+        """The private CSIs (in stream order), RIS / DECSTR, and the OSCs but hyperlinks."""
+        find = work.find
+        starts: list[int] = []
+        quiet_seen: dict[int, int] = {}  # quiet mode -> position of its last change
+        for needle, last in _PRIVATE_CSI:
+            i = find(last, 2)
+            if i >= 0:
+                if needle == b"\x1b[?":
+                    found = self._dec_starts(work, i, quiet_seen)
+                else:
+                    found = _find_all(work, needle, i)
+                # state changes must be applied in stream order
+                starts = sorted(starts + found) if starts else found
+        for j in starts:
+            self._private_csi(work, j, base, events, quiet_seen, cuts)
+        # an OSC can begin only where there is a "]"; with the clipboard guard, the first ESC
+        # followed by a control character (an OSC written ESC C0… ]) is looked for then
+        i = find(b"]", 1)
+        c0_needed = i >= 0 and (self._clip is not None or self._guard)
+        c0 = -1
+        if self.own_focus:
+            c0 = self._resets(work, base, events, c0_needed)
+        elif c0_needed:
+            c0m = _RIS_C0.search(work, base)
+            c0 = c0m.start() if c0m is not None else -1
+        if i < 0:
+            return
+        # hyperlinks (OSC 8; Pi writes ~10 a frame) say nothing to cuewrap
+        found = [j for j in _find_all(work, b"\x1b]", i) if not work.startswith(b"8;", j + 2)]
+        c0s = [] if c0 < 0 else [(m.start(), m.end()) for m in _ESC_C0_OSC.finditer(work, c0)]
+        if not c0s:
+            for j in found:
+                self._osc(work, j, base, events, cuts)
+            return
+        # in stream order: a kitty write's data follows its start's decision
+        for j, c in sorted([(j, -1) for j in found] + c0s):
+            if c < 0:
+                self._osc(work, j, base, events, cuts)
+            else:
+                self._clip_osc(work, j, c, base, events, cuts)
+
+    def _bells(self, work: bytes, base: int, events: list[tuple[int, OutputEvent]]) -> None:
+        """Every BEL in ground state (not one that ends an OSC)."""
+        find = work.find
+        b = find(b"\x07", base)
+        while b >= 0:
+            k = work.rfind(_ESCB, 0, b)
+            if k < 0:
+                events.append((b, _BELL))
+            elif work[k + 1] == 0x5D:  # ESC ]: the BEL ends that OSC unless it ended before
+                if _OSC_STOP.search(work, k + 2, b) is not None:
+                    events.append((b, _BELL))
+            elif _seq_end(work, k, b) >= 0:
+                events.append((b, _BELL))
+            b = find(b"\x07", b + 1)
+
+    def _end(self, work: bytes, base: int, k_last: int) -> tuple[int, bytes]:
+        """The end of the chunk: ground, inside a sequence (pending), or a possible clipboard or
+        guarded sequence, report or notification to hold. Returns (end of the output, bytes to
+        append)."""
+        n = len(work)
+        e = _seq_end(work, k_last, n) if k_last >= 0 else 0
+        if e >= 0:  # ground at the end
+            tail = work[max(e, n - 3) :] if k_last >= 0 else (self._u8 + work)[-3:]
+            self._u8 = tail
+            self._safe = _u8_complete(tail)
+            return n, b""
+        if k_last + 1 < n and work[k_last + 1] == 0x5B:
+            # cut inside a CSI (how a flood's chunks are cut): never a clipboard sequence, never
+            # a report or notification to hold; it is pending
+            self._pending(work[k_last:])
+            return n, b""
+        if (self._clip is not None or self._guard) and k_last >= base:
+            clip = self._clip_end(work, k_last, base, n)
+            if clip is not None:
+                return clip
+        hold_from = self._hold_from(work, k_last, base, n)
+        if hold_from >= 0:
+            self._held = work[hold_from:]
+            _, tail = self._state_before(work, hold_from)  # ground: _hold_from checked
+            self._u8 = tail
+            self._safe = True
+            return hold_from, b""
+        pend_from = k_last
+        if k_last == n - 1:
+            k2 = work.rfind(_ESCB, 0, k_last)
+            if k2 >= 0 and work[k2 + 1] == 0x5D and _seq_end(work, k2, k_last) < 0:
+                pend_from = k2  # an OSC waiting for the "\" of its ST
+        self._pending(work[pend_from:])
+        return n, b""
+
+    def _pending(self, seq_open: bytes) -> None:
+        """The chunk ends inside ``seq_open`` (released): kept, bounded, for the next chunk."""
+        self._pend = seq_open if len(seq_open) <= CAP else _synthetic(seq_open)
+        self._u8 = b""
+        self._safe = False
+
+    def _output(
+        self,
+        work: bytes,
+        data: bytes,
+        base: int,
+        out_end: int,
+        tail_rep: bytes,
+        cuts: list[tuple[int, int]],
+    ) -> bytes:
+        """What goes out: ``work[base:out_end]`` without the cuts (with what takes their
+        place), then ``tail_rep``; the chunk itself when nothing changed (not copied)."""
+        if cuts:
+            if len(cuts) > 1:
+                cuts.sort()
+            parts = []
+            pos = base
+            reps = self._reps
+            for s, e in cuts:
+                parts.append(work[pos:s])
+                if reps and s in reps:
+                    parts.append(reps.pop(s))
+                pos = e
+            parts.append(work[pos:out_end])
+            parts.append(tail_rep)
+            return b"".join(parts)
+        if tail_rep:
+            return work[base:out_end] + tail_rep
+        if out_end == len(work):
+            return data  # work[base:], not copied
+        return work[base:out_end]
+
     # -- internals -------------------------------------------------------------------------
 
     def _state_before(self, work: bytes, pos: int) -> tuple[bool, bytes]:
@@ -838,26 +905,14 @@ class OutputTracker:
             return False, b""
         return True, work[max(e, pos - 3) : pos]
 
-    def _status_query(
-        self,
-        work: bytes,
-        j: int,
-        end: int,
-        base: int,
-        events: list[tuple[int, OutputEvent]],
-        cuts: list[tuple[int, int]],
-    ) -> None:
-        """The child's Program Status query at ``j`` (complete, ending at ``end``): reported,
-        and taken out where that changes nothing else the host sees (at a safe point)."""
-        cut = j >= base and self._removable_at(work, j)
-        if cut:
-            cuts.append((j, end))
-        events.append((j, _QUERY_CUT if cut else _QUERY_PASSED))
-
     # -- the clipboard guard (OSC 52) ---------------------------------------------------------
 
     def _framed(self, work: bytes, j: int) -> bool:
-        """Synchronized output (a frame being drawn) is on at ``j`` (single-mode toggles)."""
+        """Synchronized output (a frame being drawn) is on at ``j``: the last exact
+        ``CSI ? 2026 h`` / ``l`` before it decides (how TUIs and Pi write them). Always, for a
+        child that writes no sequence of its own (``content_only``)."""
+        if self._all_content:
+            return True
         on = work.rfind(_FRAME_ON, 0, j)
         off = work.rfind(_FRAME_OFF, 0, j)
         if on < 0 and off < 0:
@@ -884,13 +939,14 @@ class OutputTracker:
             end = t + 2 if work[t + 1] == 0x5C else t  # a bare ESC begins the next sequence
         else:
             end = t + 1  # BEL, CAN, SUB
-        kind, read, what = clip_head(work[j:t], True)
+        guard = self._guard and j >= base and self._framed(work, j)
+        kind, read, what = clip_head(work[j:t], True, self._clip is not None, guard)
         if kind == NOT_CLIP:
             return
         if kind != CLIP:  # a header longer than 8 KiB: the strictest reading
             read = True
         passed = j < base or self._decide(work, j, read, what)
-        events.append((j, ClipboardSequence(read, passed, end - j, what)))
+        events.append((j, clip_event(read, passed, end - j, what)))
         if not passed:
             cuts.append((j, end))
             if not self._removable_at(work, j):
@@ -901,6 +957,8 @@ class OutputTracker:
     def _decide(self, work: bytes, j: int, read: bool, what: str) -> bool:
         """Ask the policy about the clipboard sequence at ``j``. A kitty write's data and end
         get its start's answer (never asked: the write passes or goes as a whole)."""
+        if what in GUARDED_WHATS:
+            return False  # asked for only inside a frame with the guard on: content
         if what == "osc5522 data" or what == "osc5522 end":
             passed = self._kitty_write
             if what == "osc5522 end":
@@ -942,11 +1000,22 @@ class OutputTracker:
             if (
                 k2 >= 0
                 and _seq_end(work, k2, k_last) < 0
-                and clip_head(work[k2:k_last], True)[0] == CLIP
+                and clip_head(
+                    work[k2:k_last],
+                    True,
+                    self._clip is not None,
+                    self._guard and self._framed(work, k2),
+                )[0]
+                == CLIP
             ):
                 start = k2
                 final = True
-        kind, read, what = clip_head(work[start:k_last] if final else work[start:], final)
+        kind, read, what = clip_head(
+            work[start:k_last] if final else work[start:],
+            final,
+            self._clip is not None,
+            self._guard and self._framed(work, start),
+        )
         if kind == NOT_CLIP:
             return None
         if kind != CLIP:  # could still become one, or its header is not complete yet
@@ -983,10 +1052,8 @@ class OutputTracker:
         self._safe = True
         return start, _NEUTRAL
 
-    def _end_stream(self) -> ClipboardSequence:
-        ev = ClipboardSequence(
-            self._stream_read, self._stream == 1, self._stream_size, self._stream_what
-        )
+    def _end_stream(self) -> ClipboardSequence | GuardedSequence:
+        ev = clip_event(self._stream_read, self._stream == 1, self._stream_size, self._stream_what)
         if self._stream == 1:  # the host is in ground after it
             self._u8 = b""
             self._safe = True
@@ -1121,6 +1188,8 @@ class OutputTracker:
             else:
                 starts.append(j)
         for mode, (at, on) in last.items():
+            if mode == 2026:
+                self._sync = on
             self._set_mode(mode, on)
             quiet_seen[mode] = at
         return starts
@@ -1209,11 +1278,11 @@ class OutputTracker:
         elif term == _ESC and work[t + 1 : t + 2] == b"\\":
             end = t + 2
         else:
-            if self._clip is not None:  # a terminal may still take it as complete
+            if self._clip is not None or self._guard:  # a terminal may take it as complete
                 self._clip_osc(work, j, j + 2, base, events, cuts)
             return  # aborted (CAN, SUB, ESC not followed by "\"), or unfinished
         if end - j > CAP + 1:
-            if self._clip is not None:
+            if self._clip is not None or self._guard:
                 self._clip_osc(work, j, j + 2, base, events, cuts)
             return
         content = work[j + 2 : t]
@@ -1223,37 +1292,134 @@ class OutputTracker:
         ps, semi, rest = content.partition(b";")
         if not semi:
             return
-        if ps == b"0" or ps == b"2":
-            title = rest.decode("utf-8", "replace")
-            self.title = title
-            controls = had_c0 or _TITLE_CONTROLS.search(title) is not None
-            events.append((j, TitleChange(title, controls) if controls else TitleChange(title)))
-        elif ps == b"9" and rest[:2] == b"4;":
-            state = _PROGRESS.match(rest, 2)
-            if state is not None and int(state.group()) != self.progress:
-                self.progress = int(state.group())  # reported on change only (Pi repeats it)
-                events.append((j, ChildProgress(self.progress)))
-        elif ps == b"7501":
-            if rest == b"?" and self.answer_query:
-                self._status_query(work, j, end, base, events, cuts)
-                return
-            status = _parse_status(rest)
-            if status is None:
-                return
-            events.append((j, status))
-            if self.consume_status and j >= base and self._removable_at(work, j):
-                cuts.append((j, end))
+        if (guarded := guarded_ps(ps)) is not None and self._framed(work, j):
+            # inside a frame the child draws: content it renders, never a fact
+            if self._guard and j >= base:
+                self._clip_osc(work, j, j + 2, base, events, cuts)  # removed whole
+            elif guarded == "osc0" or guarded == "osc2":
+                title = rest.decode("utf-8", "replace")
+                self.title = title
+                events.append((j, TitleChange(title, True)))  # never a mark composed onto it
+            return
+        handler = _OSC_HANDLERS.get(ps)
+        if handler is not None:
+            handler(self, work, j, end, base, ps, rest, had_c0, events, cuts)
         elif self._clip is not None and is_clip_ps(ps):
             self._clip_osc(work, j, j + 2, base, events, cuts)
-        else:
-            proto = protocol_of(ps)
-            if proto is None:
-                return
-            policy = self._policy
-            if policy is not None and not (j >= base and self._removable_at(work, j)):
-                policy = None  # already released, or inside another sequence / character
-            notice, cut = self._notices.osc(proto, rest, policy)
-            if notice is not None:
-                events.append((j, notice))
-            if cut:
-                cuts.append((j, end))
+
+    # The OSCs the tracker reads, by Ps (the table is _OSC_HANDLERS, after the class). Each gets
+    # the OSC's start ``j`` and end, its Ps and the rest of its content (C0 removed).
+
+    def _osc_title(
+        self,
+        work: bytes,
+        j: int,
+        end: int,
+        base: int,
+        ps: bytes,
+        rest: bytes,
+        had_c0: bool,
+        events: list[tuple[int, OutputEvent]],
+        cuts: list[tuple[int, int]],
+    ) -> None:
+        """OSC 0 / 2: the window title."""
+        title = rest.decode("utf-8", "replace")
+        self.title = title
+        controls = had_c0 or _TITLE_CONTROLS.search(title) is not None
+        events.append((j, TitleChange(title, controls) if controls else TitleChange(title)))
+
+    def _osc_9(
+        self,
+        work: bytes,
+        j: int,
+        end: int,
+        base: int,
+        ps: bytes,
+        rest: bytes,
+        had_c0: bool,
+        events: list[tuple[int, OutputEvent]],
+        cuts: list[tuple[int, int]],
+    ) -> None:
+        """OSC 9: ConEmu's progress (``9 ; 4 ; state``), else a notification."""
+        if rest[:2] != b"4;":
+            self._osc_notice(work, j, end, base, ps, rest, had_c0, events, cuts)
+            return
+        state = _PROGRESS.match(rest, 2)
+        if state is not None and int(state.group()) != self.progress:
+            self.progress = int(state.group())  # reported on change only (Pi repeats it)
+            events.append((j, ChildProgress(self.progress)))
+
+    def _osc_status(
+        self,
+        work: bytes,
+        j: int,
+        end: int,
+        base: int,
+        ps: bytes,
+        rest: bytes,
+        had_c0: bool,
+        events: list[tuple[int, OutputEvent]],
+        cuts: list[tuple[int, int]],
+    ) -> None:
+        """OSC 7501: a program status report; consumed at a safe point when asked to. Or the
+        child's Program Status query, in generic mode (``answer_query``)."""
+        if rest == b"?" and self.answer_query:
+            self._status_query(work, j, end, base, events, cuts)
+            return
+        status = _parse_status(rest)
+        if status is None:
+            return
+        events.append((j, status))
+        if self.consume_status and j >= base and self._removable_at(work, j):
+            cuts.append((j, end))
+
+    def _status_query(
+        self,
+        work: bytes,
+        j: int,
+        end: int,
+        base: int,
+        events: list[tuple[int, OutputEvent]],
+        cuts: list[tuple[int, int]],
+    ) -> None:
+        """The child's Program Status query at ``j`` (complete, ending at ``end``): reported,
+        and taken out where that changes nothing else the host sees (at a safe point)."""
+        cut = j >= base and self._removable_at(work, j)
+        if cut:
+            cuts.append((j, end))
+        events.append((j, _QUERY_CUT if cut else _QUERY_PASSED))
+
+    def _osc_notice(
+        self,
+        work: bytes,
+        j: int,
+        end: int,
+        base: int,
+        ps: bytes,
+        rest: bytes,
+        had_c0: bool,
+        events: list[tuple[int, OutputEvent]],
+        cuts: list[tuple[int, int]],
+    ) -> None:
+        """OSC 9 / 777 / 99: the child's own notification, taken out when the policy says so."""
+        proto = protocol_of(ps)
+        if proto is None:
+            return
+        policy = self._policy
+        if policy is not None and not (j >= base and self._removable_at(work, j)):
+            policy = None  # already released, or inside another sequence / character
+        notice, cut = self._notices.osc(proto, rest, policy)
+        if notice is not None:
+            events.append((j, notice))
+        if cut:
+            cuts.append((j, end))
+
+
+_OSC_HANDLERS = {
+    b"0": OutputTracker._osc_title,
+    b"2": OutputTracker._osc_title,
+    b"9": OutputTracker._osc_9,
+    b"7501": OutputTracker._osc_status,
+    b"777": OutputTracker._osc_notice,
+    b"99": OutputTracker._osc_notice,
+}

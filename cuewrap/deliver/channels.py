@@ -1,0 +1,322 @@
+"""Every channel of a session, as the channel protocol (``deliver.channel``) wants it.
+
+Each class here adapts one notifier: ``TerminalChannel`` (``terminal.TerminalNotifier``: the
+OSC and the bell, bytes for ``inject``), ``TmuxChannel`` (inside tmux: ``tmux.side`` decides
+the terminal's route, the plain terminal channel is its fallback), ``DBusChannel``
+(``dbus.DBusNotifier``: one long-lived worker; withdraw, replace, buttons, a receipt),
+``NotifyPyChannel`` (macOS: ``desktop.DesktopNotifier``, one worker per cue) and
+``CommandChannel`` (``command.CommandNotifier``: the user's ``notify.command``). A notifier
+is built on its channel's first notification, so a session that never cues never imports it.
+
+A new channel is one class here (and its notifier's module), and one line in
+``Delivery.__init__`` (or ``desktop_channel``) that builds it.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from cuewrap.deliver.channel import Capabilities, Message, Record, WithdrawalRecord
+from cuewrap.engine.effects import Notify
+from cuewrap.loop import Loop
+from cuewrap.term.sequences import BEL
+
+if TYPE_CHECKING:
+    from cuewrap.deliver.command import CommandNotifier
+    from cuewrap.deliver.dbus import DBusNotifier, RecordLog
+    from cuewrap.deliver.desktop import DesktopNotifier
+    from cuewrap.deliver.plan import Plan
+    from cuewrap.deliver.terminal import TerminalNotifier
+
+
+class TerminalRoute(Protocol):
+    """Another way to the user's terminal (tmux: ``tmux.side.TmuxSide``): asked first, the
+    plain terminal channel is its ``fallback``."""
+
+    def notify(self, n: Notify, fallback: Callable[[Notify], None]) -> None: ...
+
+
+# -- the terminal -----------------------------------------------------------------------------
+class TerminalChannel:
+    """The terminal's notification OSC (777 / 9 / 99, wrapped for tmux where it passes it) and
+    the bell. It writes the OSC only where the plan says so; the bell rings either way."""
+
+    name = "terminal"
+
+    def __init__(
+        self,
+        notifier: TerminalNotifier,
+        plan: Plan,
+        *,
+        bell: bool,
+        inject: Callable[[bytes], None],
+        record: Record,
+        withdrawal: WithdrawalRecord,
+    ) -> None:
+        self.bell = bell
+        self.inject = inject
+        self.record = record
+        self.withdrawal = withdrawal
+        self._sent: set[int] = set()  # cues whose OSC was written and not withdrawn
+        self.use(notifier, plan)
+
+    def use(self, notifier: TerminalNotifier, plan: Plan) -> None:
+        """The choice and the plan, made again (the terminal answered cuewrap's query)."""
+        self.notifier = notifier
+        self.plan = plan
+        self.capabilities = Capabilities(withdraw=plan.can_close, cannot_withdraw=plan.close_why)
+
+    def send(self, m: Message) -> None:
+        cue, plan = m.cue_id, self.plan
+        protocol = self.notifier.choice.protocol
+        if plan.terminal and protocol != "off":
+            data = self.notifier.build(m.notify, m.ident)
+            self.record(cue, "terminal", "requested", protocol)
+            self.inject(data)
+            self._sent.add(cue)
+            self.record(cue, "terminal", "unconfirmable", "terminal OSC has no receipt")
+        else:
+            why = self.notifier.choice.reason if protocol == "off" else f"not sent: {plan.why}"
+            self.record(cue, "terminal", "off", why)
+            if self.bell:
+                self.inject(BEL)
+        if self.bell:
+            self.record(cue, "bell", "unconfirmable", "")
+
+    def holds(self, cue_id: int) -> bool:
+        return cue_id in self._sent
+
+    def withdraw(self, cue_id: int, ident: str, reason: str) -> None:
+        self._sent.discard(cue_id)
+        data = self.notifier.withdraw(ident)
+        if data:
+            self.inject(data)
+            self.withdrawal(cue_id, "terminal", "withdrawn", reason)
+        else:
+            self.withdrawal(cue_id, "terminal", "unsupported", self.plan.close_why)
+
+    def forget(self, cue_id: int) -> None:
+        self._sent.discard(cue_id)
+
+    def escalate(self, m: Message) -> None:
+        pass  # written once: a second OSC would be a second popup, not a louder one
+
+    def pending(self) -> int:
+        return 0
+
+    def close(self) -> None:
+        pass
+
+
+class TmuxChannel:
+    """Inside tmux: ``route`` (the tmux side) decides from a fresh view of Pi's pane what goes
+    where (passthrough, a status-line message, the window's bell flag); the plain terminal
+    channel when tmux cannot be asked. The tmux side is the controller's (presence too): it
+    is closed there."""
+
+    name = "tmux"
+
+    def __init__(self, route: TerminalRoute, terminal: TerminalChannel) -> None:
+        self.route = route
+        self.terminal = terminal
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self.terminal.capabilities
+
+    def send(self, m: Message) -> None:
+        self.route.notify(m.notify, lambda n: self.terminal.send(m))
+
+    def holds(self, cue_id: int) -> bool:
+        return self.terminal.holds(cue_id)
+
+    def withdraw(self, cue_id: int, ident: str, reason: str) -> None:
+        self.terminal.withdraw(cue_id, ident, reason)
+
+    def forget(self, cue_id: int) -> None:
+        self.terminal.forget(cue_id)
+
+    def escalate(self, m: Message) -> None:
+        pass
+
+    def pending(self) -> int:
+        return 0
+
+    def close(self) -> None:
+        pass
+
+
+# -- the desktop ------------------------------------------------------------------------------
+class DBusChannel:
+    """Linux (D-Bus desktops): one long-lived worker per session; notifications withdrawn,
+    replaced in place, clicked, with buttons where the server shows actions."""
+
+    name = "desktop"
+    capabilities = Capabilities(withdraw=True, replace=True, buttons=True, receipt=True)
+
+    def __init__(self, loop: Loop, log: RecordLog, env: Mapping[str, str], app: str) -> None:
+        self.loop = loop
+        self.log = log
+        self.env = env
+        self.app = app
+        self._notifier: DBusNotifier | None = None  # the worker's parent side, on first use
+
+    def send(self, m: Message) -> None:
+        if self._notifier is None:
+            from cuewrap.deliver.dbus import DBusNotifier
+
+            self._notifier = DBusNotifier(self.loop, self.log, env=self.env, app=self.app)
+        n = m.notify
+        self._notifier.send(n.cue_id, n.title, n.body, m.still_eligible, n.actions)
+
+    def holds(self, cue_id: int) -> bool:
+        return self._notifier is not None  # the notifier knows which of its cues are shown
+
+    def withdraw(self, cue_id: int, ident: str, reason: str) -> None:
+        if self._notifier is not None:
+            self._notifier.withdraw(cue_id, reason)
+
+    def forget(self, cue_id: int) -> None:
+        pass
+
+    def escalate(self, m: Message) -> None:
+        if self._notifier is not None:
+            self._notifier.escalate(m.cue_id, m.still_eligible)
+
+    def pending(self) -> int:
+        return self._notifier.pending if self._notifier is not None else 0
+
+    def close(self) -> None:
+        if self._notifier is not None:
+            self._notifier.close()
+
+
+class NotifyPyChannel:
+    """macOS: notify-py in a short-lived worker per cue; nothing to withdraw it by."""
+
+    name = "desktop"
+    capabilities = Capabilities(cannot_withdraw="the macOS notifier keeps no notification id")
+
+    def __init__(self, loop: Loop, record: Record, env: Mapping[str, str]) -> None:
+        self.loop = loop
+        self.record = record
+        self.env = env
+        self._notifier: DesktopNotifier | None = None
+
+    def send(self, m: Message) -> None:
+        if self._notifier is None:
+            from cuewrap.deliver.desktop import DesktopNotifier
+
+            self._notifier = DesktopNotifier(
+                self.loop, lambda cue, st, why: self.record(cue, "desktop", st, why), env=self.env
+            )
+        n = m.notify
+        self._notifier.send(n.cue_id, n.title, n.body, m.still_eligible)
+
+    def holds(self, cue_id: int) -> bool:
+        return self._notifier is not None
+
+    def withdraw(self, cue_id: int, ident: str, reason: str) -> None:
+        pass
+
+    def forget(self, cue_id: int) -> None:
+        pass
+
+    def escalate(self, m: Message) -> None:
+        pass
+
+    def pending(self) -> int:
+        return self._notifier.pending if self._notifier is not None else 0
+
+    def close(self) -> None:
+        if self._notifier is not None:
+            self._notifier.close()
+
+
+def desktop_channel(
+    loop: Loop, log: RecordLog, record: Record, env: Mapping[str, str], app: str
+) -> DBusChannel | NotifyPyChannel:
+    """D-Bus desktops: one long-lived worker (withdraw, replace, click); macOS: notify-py."""
+    if sys.platform != "darwin":
+        return DBusChannel(loop, log, env, app)
+    return NotifyPyChannel(loop, record, env)
+
+
+# -- notify.command ---------------------------------------------------------------------------
+class CommandChannel:
+    """The user's own notifier, once per notification and again when escalated; its exit
+    status is the delivery state."""
+
+    name = "command"
+    capabilities = Capabilities(
+        receipt=True, cannot_withdraw="what notify.command sent is out of cuewrap's reach"
+    )
+
+    def __init__(
+        self,
+        loop: Loop,
+        argv: Sequence[str],
+        timeout: float,
+        record: Record,
+        env: Mapping[str, str],
+        *,
+        cwd: str,
+        origin: Callable[[], Mapping[str, Any]],
+    ) -> None:
+        self.loop = loop
+        self.argv = list(argv)
+        self.timeout = timeout
+        self.record = record
+        self.env = env
+        self.cwd = cwd
+        self.origin = origin  # which session: pid, tmux_pane, tty (set once it is known)
+        self._notifier: CommandNotifier | None = None
+
+    def send(self, m: Message) -> None:
+        from cuewrap.deliver.command import CommandNotifier, cue_fields
+
+        if self._notifier is None:
+            self._notifier = CommandNotifier(
+                self.loop,
+                self.argv,
+                self.timeout,
+                lambda cue, st, why: self.record(cue, "command", st, why),
+                env=self.env,
+            )
+        fields = cue_fields(
+            m.notify,
+            ident=m.ident,
+            session=m.session,
+            cwd=self.cwd,
+            time=_utc_now(),
+            escalated=m.escalated,
+            **self.origin(),
+        )
+        self._notifier.run(m.cue_id, fields)
+
+    def holds(self, cue_id: int) -> bool:
+        return True  # it ran for every cue: what it did is out of reach
+
+    def withdraw(self, cue_id: int, ident: str, reason: str) -> None:
+        pass
+
+    def forget(self, cue_id: int) -> None:
+        pass
+
+    def escalate(self, m: Message) -> None:
+        self.send(m)  # once more, with "escalated": true
+
+    def pending(self) -> int:
+        return self._notifier.pending if self._notifier is not None else 0
+
+    def close(self) -> None:
+        if self._notifier is not None:
+            self._notifier.close()
+
+
+def _utc_now() -> str:
+    """Wall-clock time of a notification, ISO 8601 UTC to the second (for notify.command)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -1,0 +1,256 @@
+"""cuewrap.deliver.delivery and the channel protocol: the channels the plan chose, each told in
+turn and failing open on its own; withdrawn only where a channel can; what each declares.
+
+Unit tier: the real ``Delivery`` with the terminal channel (bytes collected), the desktop off
+(no graphical session) or chosen away by the plan, and a recording route for tmux. The
+desktop and ``notify.command`` channels against real processes: tests/test_desktop_dbus.py,
+tests/test_notify_command.py, tests/test_testnotify.py.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from cuewrap.config import Settings
+from cuewrap.decisionlog import DecisionLog
+from cuewrap.deliver.channel import Capabilities, Channel, Message, Off
+from cuewrap.deliver.channels import (
+    CommandChannel,
+    DBusChannel,
+    NotifyPyChannel,
+    TerminalChannel,
+    TmuxChannel,
+)
+from cuewrap.deliver.delivery import Delivery
+from cuewrap.deliver.plan import Answers
+from cuewrap.engine.effects import Eligibility, Notify, Withdraw
+from cuewrap.loop import Loop
+
+pytestmark = pytest.mark.unit
+
+WEZTERM = {"TERM_PROGRAM": "WezTerm"}  # OSC 777, shows its own popup
+KITTY = {"TERM": "xterm-kitty", "KITTY_WINDOW_ID": "1"}  # OSC 99
+XTERM_DESKTOP = {"XTERM_VERSION": "XTerm(390)", "DISPLAY": ":99"}  # the desktop's popup only
+
+
+class Log(DecisionLog):
+    def __init__(self) -> None:
+        super().__init__(None)
+        self.records: list[dict[str, Any]] = []
+
+    def write(self, kind: str, **fields: object) -> None:
+        self.records.append({"kind": kind, **fields})
+
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        return [
+            {k: v for k, v in r.items() if k != "kind"} for r in self.records if r["kind"] == kind
+        ]
+
+
+def settings(**notify: Any) -> Settings:
+    s = Settings()
+    return s._replace(notify=s.notify._replace(**notify))
+
+
+def note(cue: int) -> Notify:
+    return Notify(
+        cue, "finished", "completed", "Pi — proj", "Finished", Eligibility(0, None, cue, 0)
+    )
+
+
+def made(env: dict[str, str], s: Settings | None = None) -> tuple[Delivery, Log, bytearray]:
+    log, out = Log(), bytearray()
+    d = Delivery(Loop(), s or settings(), log, {"TERM": "xterm-256color", **env}, out.extend)
+    return d, log, out
+
+
+def always(e: Eligibility) -> bool:
+    return True
+
+
+# -- the protocol ----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "cls", [TerminalChannel, TmuxChannel, DBusChannel, NotifyPyChannel, CommandChannel, Off]
+)
+def test_every_channel_has_the_protocols_methods_with_its_parameters(cls: type) -> None:
+    for name, member in vars(Channel).items():
+        if name.startswith("_") or not callable(member):
+            continue
+        mine = getattr(cls, name, None)
+        assert callable(mine), (cls.__name__, name)
+        assert list(inspect.signature(mine).parameters) == list(
+            inspect.signature(member).parameters
+        ), (cls.__name__, name)
+    assert hasattr(cls, "name") or "name" in inspect.signature(cls).parameters
+
+
+def test_what_each_channel_declares() -> None:
+    assert DBusChannel.capabilities == Capabilities(
+        withdraw=True, replace=True, buttons=True, receipt=True
+    )
+    assert (
+        not NotifyPyChannel.capabilities.withdraw and NotifyPyChannel.capabilities.cannot_withdraw
+    )
+    assert CommandChannel.capabilities.receipt and not CommandChannel.capabilities.withdraw
+    # the terminal: only kitty 0.36 or later can close its notification (the plan says so)
+    d, _, _ = made(KITTY)
+    assert d.capabilities()["terminal"] == Capabilities(
+        cannot_withdraw="not known to support p=close (the terminal has not said so): not sent"
+    )
+    d.answered(Answers("kitty(0.36.1)", "a=focus:p=title,body,close", True))
+    assert d.capabilities()["terminal"].withdraw
+    assert not any(c.buttons for c in d.capabilities().values())  # no desktop here
+
+
+def test_reading_the_choice_and_the_plan_logs_nothing() -> None:
+    d, log, out = made(WEZTERM)
+    assert [r["kind"] for r in log.records] == ["terminal_protocol"]  # made once, at the start
+    for _ in range(3):
+        assert d.plan.terminal and d.terminal_choice.protocol == "osc777"
+        d.channels()
+        d.capabilities()
+    assert [r["kind"] for r in log.records] == ["terminal_protocol"] and out == b""
+
+
+# -- a notification --------------------------------------------------------------------------
+def test_one_notification_on_the_chosen_channels_in_order() -> None:
+    d, log, out = made(WEZTERM, settings(bell=True))
+    d.notify(note(1), eligible=always, session="proj")
+    assert out.startswith(b"\x1b]777;notify;Pi \xe2\x80\x94 proj;Finished") and out.endswith(
+        b"\x07"
+    )
+    assert log.of("delivery") == [
+        {"cue": 1, "channel": "terminal", "state": "requested", "reason": "osc777"},
+        {"cue": 1, "channel": "terminal", "state": "unconfirmable",
+         "reason": "terminal OSC has no receipt"},
+        {"cue": 1, "channel": "bell", "state": "unconfirmable", "reason": ""},
+        {"cue": 1, "channel": "desktop", "state": "off",
+         "reason": "no graphical session (neither DISPLAY nor WAYLAND_DISPLAY is set)"},
+    ]  # fmt: skip
+
+
+def test_the_plan_chooses_the_desktop_and_the_terminal_says_why_not_and_rings_the_bell() -> None:
+    d, log, out = made(XTERM_DESKTOP, settings(bell=True))
+    assert [c.name for c in d.chosen()] == ["terminal", "desktop"]
+    assert isinstance(d.chosen()[1], DBusChannel)
+    d._channels["desktop"] = Off("desktop", "stands in for the D-Bus worker", log_record(log))
+    d.notify(note(1), eligible=always, session="proj")
+    assert out == b"\x07"  # no OSC: the desktop's popup is the one
+    [terminal, bell, desktop] = log.of("delivery")
+    assert terminal["state"] == "off" and terminal["reason"].startswith(
+        "not sent: cuewrap's desktop"
+    )
+    assert bell["channel"] == "bell" and desktop["reason"] == "stands in for the D-Bus worker"
+
+
+def log_record(log: Log) -> Callable[[int, str, Any, str], None]:
+    return lambda cue, ch, st, why: log.write("delivery", cue=cue, channel=ch, state=st, reason=why)
+
+
+class Route:
+    """Stands for the tmux side: records, and falls back when told to."""
+
+    def __init__(self, fall_back: bool = False, fail: bool = False) -> None:
+        self.fall_back, self.fail = fall_back, fail
+        self.got: list[int] = []
+
+    def notify(self, n: Notify, fallback: Callable[[Notify], None]) -> None:
+        if self.fail:
+            raise RuntimeError("tmux broke")
+        self.got.append(n.cue_id)
+        if self.fall_back:
+            fallback(n)
+
+
+def test_inside_tmux_the_route_comes_first_and_the_plain_terminal_is_its_fallback() -> None:
+    d, log, out = made(WEZTERM)
+    route = Route()
+    d.route_through(route)
+    d.notify(note(1), eligible=always, session="proj")
+    assert route.got == [1] and out == b""
+    assert [r["channel"] for r in log.of("delivery")] == ["desktop"]  # the route records its own
+    route.fall_back = True
+    d.notify(note(2), eligible=always, session="proj")
+    assert out.startswith(b"\x1b]777;") and [r["channel"] for r in log.of("delivery")][-3:] == [
+        "terminal", "terminal", "desktop"
+    ]  # fmt: skip
+
+
+def test_a_failing_channel_is_logged_and_the_others_still_go() -> None:
+    d, log, _ = made(WEZTERM)
+    d.route_through(Route(fail=True))
+    d.notify(note(1), eligible=always, session="proj")
+    assert [r["where"] for r in log.of("internal_error")] == ["notify.tmux"]
+    assert [r["channel"] for r in log.of("delivery")] == ["desktop"]
+
+
+# -- withdrawal and escalation ---------------------------------------------------------------
+def test_withdrawn_where_the_channel_can_close_it() -> None:
+    d, log, out = made(KITTY)
+    d.answered(Answers("kitty(0.36.1)", "a=focus:p=title,body,close", True))
+    d.notify(note(1), eligible=always, session="proj")
+    del out[:]
+    d.withdraw(Withdraw(1, "user returned"))
+    assert out.startswith(b"\x1b]99;") and b"p=close" in out
+    assert log.of("withdrawal") == [
+        {"cue": 1, "channel": "terminal", "state": "withdrawn", "reason": "user returned"}
+    ]
+    d.withdraw(Withdraw(1, "again"))  # nothing is withdrawn twice
+    assert len(log.of("withdrawal")) == 1
+
+
+def test_unsupported_where_it_went_and_cannot_be_closed_nothing_where_it_never_went() -> None:
+    d, log, _ = made(WEZTERM, settings(command=["/bin/true"]))
+    d.withdraw(Withdraw(7, "stale"))  # never sent: the terminal holds nothing of it
+    assert log.of("withdrawal") == [
+        {"cue": 7, "channel": "command", "state": "unsupported",
+         "reason": "what notify.command sent is out of cuewrap's reach"},
+    ]  # fmt: skip
+    d._channels.pop("command")  # no process in the unit tier
+    d.notify(note(1), eligible=always, session="proj")
+    d.withdraw(Withdraw(1, "user returned"))
+    assert log.of("withdrawal")[-1] == {
+        "cue": 1, "channel": "terminal", "state": "unsupported",
+        "reason": "osc777 has no way to close a notification",
+    }  # fmt: skip
+    d.withdraw(Withdraw(1, "again"))
+    assert len(log.of("withdrawal")) == 2  # forgotten once said
+
+
+def test_escalation_goes_to_every_channel_with_the_message_marked_escalated() -> None:
+    d, log, out = made(WEZTERM)
+    seen: list[Message] = []
+
+    class Recording(Off):
+        def escalate(self, m: Message) -> None:
+            seen.append(m)
+
+    d._channels["command"] = Recording("command", "", log_record(log))
+    d.escalate(note(3), eligible=lambda e: e.cue_id == 3, session="proj")
+    [m] = seen
+    assert m.escalated and m.session == "proj" and m.ident.endswith("-3") and m.still_eligible()
+    assert out == b"" and log.of("delivery") == []  # the terminal writes no second popup
+
+
+def test_pending_and_close_ask_every_channel() -> None:
+    d, log, _ = made(WEZTERM)
+
+    class Busy(Off):
+        closed = 0
+
+        def pending(self) -> int:
+            return 1
+
+        def close(self) -> None:
+            Busy.closed += 1
+            raise RuntimeError("stuck")
+
+    assert not d.pending()
+    d._channels["command"] = Busy("command", "", log_record(log))
+    assert d.pending()
+    d.close()
+    assert Busy.closed == 1 and [r["where"] for r in log.of("internal_error")] == ["command.close"]

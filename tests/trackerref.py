@@ -1,0 +1,650 @@
+"""The tracker's byte-at-a-time reference (``Ref``), the policies the tests hand it, the
+generated streams and ``check_against_reference``: shared by the tests of cuewrap.term.tracker
+(tests/test_tracker*.py). ``Ref`` is written from the model in the tracker's docstring."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import strategies as st
+
+from cuewrap.facts import ChildProgress, ProgramStatus
+from cuewrap.term.clipboard import GUARDED_PS, GUARDED_WHATS, ClipboardSequence, GuardedSequence
+from cuewrap.term.notices import NoticeParser, NoticeProtocol, protocol_of
+from cuewrap.term.tracker import (
+    CAP,
+    QUIET_MODES,
+    Bell,
+    ModeChange,
+    OutputEvent,
+    OutputTracker,
+    TitleChange,
+)
+
+ST = b"\x1b\\"
+
+# recorded from Pi 1.4.0 (docs/pi-facts.md#escape-sequences)
+PI_STARTUP = (
+    b"\x1b[?1049h\x1b[?7l\x1b[?1000h\x1b[?1002h\x1b[?1003h\x1b[?1006h\x1b[?1004h"
+    b"\x1b[?2004h\x1b[>7u\x1b[?u\x1b]7501;?\x1b\\\x1b[c\x1b[c\x1b[?2031h"
+    b"\x1b]10;?\x1b\\\x1b]11;?\x1b\\\x1b]4;0;?\x1b\\\x1b[>4;2m"
+    b"\x1b]0;\xcf\x80 - work\x07"
+)
+PI_FRAME = (
+    "\x1b[?2026h\x1b[?25l\x1b[38;2;129;161;193m── ⠋ Working ───\x1b[39m\x1b[12;1H"
+    "\x1b[2K  ↑200 ↓20 0.1%/128k (auto)    fake-model\x1b[?2026l"
+).encode()
+PI_EXIT = (
+    b"\x1b[?2031l\x1b[<u\x1b[>4;0m\x1b[?1006l\x1b[?1004l\x1b[?1003l\x1b[?1002l\x1b[?1000l"
+    b"\x1b[?7h\x1b[?25h\x1b[?2004l\x1b[?1049l"
+)
+WORKING = b"\x1b]7501;state=working:app=pi:msg=bXlzZXNzaW9u\x1b\\"
+DONE = b"\x1b]7501;state=done:app=pi\x07"
+BLOCKED = b"\x1b]7501;state=blocked:app=pi:kind=permission\x1b\\"
+QUERY = b"\x1b]7501;?\x1b\\"
+
+
+def feed_all(t: OutputTracker, chunks: list[bytes]) -> tuple[bytes, list[OutputEvent]]:
+    out = bytearray()
+    events: list[OutputEvent] = []
+    for c in chunks:
+        s = t.feed(c)
+        out += s.out
+        events += s.events
+    out += t.flush()
+    return bytes(out), events
+
+
+# --- the reference model -----------------------------------------------------------------------
+
+GROUND, ESCS, ESCINT, CSI, OSC, OSCESC, STR = range(7)
+TRACKED = {1, 7, 9, 12, 25, 47, 1000, 1001, 1002, 1003, 1004, 1005, 1006, 1007}
+TRACKED |= {1015, 1016, 1047, 1049, 2004, 2026, 2027, 2031, 2048}
+TOKEN = re.compile(rb"[A-Za-z0-9_.+-]{1,64}")
+
+
+class Ref:
+    """Byte-at-a-time reference of the tracker's model (see tracker module docstring)."""
+
+    def __init__(
+        self,
+        consume: bool = True,
+        notices: Always | None = None,
+        clip: Clip | None = None,
+        guard: bool = False,
+    ) -> None:
+        self.consume = consume
+        self.notices = notices
+        self.clip = clip
+        self.guard = guard  # guard.sequences = own
+        self.sync = False  # a frame is drawn: the last exact CSI ? 2026 h / l
+        self.framed = False  # ... at the start of the open sequence
+        self.replaced: dict[int, bytes] = {}  # removal start -> bytes put in its place
+        self.kitty = False  # the answer for a kitty write begun (OSC 5522)
+        self.parser = NoticeParser()
+        self.state = GROUND
+        self.u8 = 0
+        self.events: list[OutputEvent] = []
+        self.removed: list[tuple[int, int]] = []
+        self.modes: set[int] = set()
+        self.modes_off: set[int] = set()
+        self.depth = 0
+        self.mok = False
+        self.title: str | None = None
+        self.progress: int | None = None
+        self.start = 0
+        self.ok_before = True
+        self.params = bytearray()
+        self.inter = bytearray()
+        self.bad = False
+        self.content = bytearray()
+        self.osc_c0 = False
+
+    @property
+    def safe(self) -> bool:
+        return self.state == GROUND and self.u8 == 0
+
+    def run(self, data: bytes) -> list[bool]:
+        """Feed everything; return the safe flag after each prefix (index = length)."""
+        safe = [self.safe]
+        for i, b in enumerate(data):
+            self.step(i, b)
+            safe.append(self.safe)
+        if self.clip is not None or self.guard:
+            self.finish(len(data))
+        return safe
+
+    def guarded(self, final: bool) -> tuple[str, str] | None:
+        """The open OSC inside a frame with the guard on: ("clip" | "maybe", what), or None."""
+        if not (self.guard and self.framed):
+            return None
+        ps, semi, _ = bytes(self.content).partition(b";")
+        digits = re.fullmatch(rb"[0-9]*", ps) is not None
+        if semi:
+            what = GUARDED_PS.get(ps.lstrip(b"0")) if digits else None
+            return None if what is None else ("clip", what)
+        if not final and digits and any(g.startswith(ps.lstrip(b"0")) for g in GUARDED_PS):
+            return "maybe", ""
+        return None
+
+    # -- the clipboard guard: any OSC 52, any terminator, removed whole ----------------------
+
+    def classify(self, final: bool) -> tuple[str, bool, str]:
+        """The open OSC's content so far: ("clip" | "maybe" | "no", read, what)."""
+        g = self.guarded(final)
+        if g is not None:
+            return g[0], False, g[1]
+        if self.clip is None:
+            return "no", False, ""
+        ps, semi, rest = bytes(self.content).partition(b";")
+        if not semi:
+            short = ps.lstrip(b"0")
+            digits = re.fullmatch(rb"[0-9]*", ps) is not None
+            nums = (b"52", b"1337", b"5522")
+            if not final and digits and any(n.startswith(short) for n in nums):
+                return "maybe", False, ""
+            return "no", False, ""
+        if re.fullmatch(rb"0*52", ps):
+            _, semi2, pd = rest.partition(b";")
+            if final or (semi2 and pd):
+                return "clip", bool(semi2) and pd[:1] == b"?", "osc52"
+            return "maybe", False, ""
+        if re.fullmatch(rb"0*5522", ps):
+            meta, semi2, payload = rest.partition(b";")
+            if not semi2 and not final:
+                return "maybe", False, ""
+            types = [v for k, _, v in (i.partition(b"=") for i in meta.split(b":")) if k == b"type"]
+            kind = types[0] if types else b""
+            if kind in (b"read", b"write"):
+                return "clip", kind == b"read", "osc5522"
+            if kind == b"walias" or (kind == b"wdata" and payload):
+                return "clip", False, "osc5522 data"
+            if kind == b"wdata":
+                return ("clip", False, "osc5522 end") if final else ("maybe", False, "")
+            return "no", False, ""
+        if not re.fullmatch(rb"0*1337", ps):
+            return "no", False, ""
+        if rest.startswith(b"Copy="):
+            return "clip", False, "osc1337 Copy"
+        if rest.startswith(b"File="):
+            args, colon, _ = rest[5:].partition(b":")
+            if not colon and not final:
+                return "maybe", False, ""
+        elif rest.startswith(b"MultipartFile="):
+            args = rest[14:]
+            if not final:
+                return "maybe", False, ""
+        else:
+            keys = (b"Copy=", b"File=", b"MultipartFile=")
+            maybe = not final and any(k.startswith(rest) for k in keys)
+            return ("maybe" if maybe else "no"), False, ""
+        if b"inline=1" in args.split(b";"):
+            return "no", False, ""
+        return "clip", False, "osc1337 File"
+
+    def decide(self, read: bool, what: str) -> bool:
+        """The policy's answer; a kitty write's data and end follow its start's."""
+        if what in GUARDED_WHATS:
+            return False  # content inside a frame: removed
+        assert self.clip is not None
+        if what in ("osc5522 data", "osc5522 end"):
+            passed = self.kitty
+            if what == "osc5522 end":
+                self.kitty = False
+            return passed
+        passed = self.clip.clipboard(read, False)
+        if what == "osc5522" and not read:
+            self.kitty = passed
+        return passed
+
+    def clip_end(self, end: int) -> bool:
+        """The open OSC ended at ``end`` (exclusive): a clipboard sequence is decided here."""
+        cls, read, what = self.classify(True)
+        if cls != "clip":
+            return False
+        passed = self.decide(read, what)
+        if what in GUARDED_WHATS:
+            self.events.append(GuardedSequence(what, end - self.start))
+        else:
+            self.events.append(ClipboardSequence(read, passed, end - self.start, what))
+        if not passed:
+            self.removed.append((self.start, end))
+            if not self.ok_before:
+                self.replaced[self.start] = b"\x1b\x18"
+        return True
+
+    def finish(self, n: int) -> None:
+        """The end of the stream: an open sequence that is, or could still become, a
+        clipboard sequence is never released undecided."""
+        s = self.state
+        if s == ESCS:
+            if self.clip is not None or (self.guard and self.framed):
+                self.removed.append((self.start, n))  # ESC [C0…]: could still become one
+        elif s in (OSC, OSCESC):
+            cls, read, what = self.classify(s == OSCESC)
+            if cls == "clip":  # decided: passed or dropped
+                if not self.decide(read, what):
+                    self.removed.append((self.start, n))
+                    if not self.ok_before:
+                        self.replaced[self.start] = b"\x1b\x18"
+                elif s == OSCESC:
+                    self.removed.append((n - 1, n))  # passed; its last ESC is held back
+            elif cls == "maybe":
+                self.removed.append((self.start, n))  # held: not decidable yet
+            elif s == OSCESC and (self.clip is not None or (self.guard and self.sync)):
+                self.removed.append((n - 1, n))  # its ESC could still begin one
+
+    def begin(self, i: int) -> None:
+        self.framed = self.sync
+        self.ok_before = self.state == GROUND and self.u8 == 0
+        self.state = ESCS
+        self.start = i
+        self.u8 = 0
+
+    def step(self, i: int, b: int) -> None:
+        s = self.state
+        if s == GROUND:
+            if b == 0x1B:
+                self.begin(i)
+            elif b == 0x07:
+                self.events.append(Bell())
+                self.u8 = 0
+            elif b < 0x80:
+                self.u8 = 0
+            elif b <= 0xBF:
+                self.u8 = max(0, self.u8 - 1)
+            elif 0xC2 <= b <= 0xDF:
+                self.u8 = 1
+            elif 0xE0 <= b <= 0xEF:
+                self.u8 = 2
+            elif 0xF0 <= b <= 0xF4:
+                self.u8 = 3
+            else:
+                self.u8 = 0
+            return
+        if s == OSCESC:
+            if b == 0x5C:
+                self.dispatch_osc(i + 1)
+                self.state = GROUND
+                return
+            removed = self.clip_end(i - 1) and bool(self.removed) and self.removed[-1][1] == i - 1
+            self.begin(i - 1)  # a bare ESC ends it and begins the next sequence
+            if removed:
+                self.ok_before = True  # an OSC 52 taken out: the host is at a safe point
+            self.step(i, b)
+            return
+        if b == 0x1B:
+            if s == OSC:
+                self.state = OSCESC
+            else:
+                self.begin(i)
+            return
+        if b in (0x18, 0x1A):
+            if s == OSC:
+                self.clip_end(i + 1)
+            self.state = GROUND
+            return
+        if s == ESCS:
+            if b < 0x20 or b == 0x7F:
+                return
+            if b <= 0x2F:
+                self.state = ESCINT
+            elif b == 0x5B:
+                self.state = CSI
+                self.params = bytearray()
+                self.inter = bytearray()
+                self.bad = False
+            elif b == 0x5D:
+                self.state = OSC
+                self.content = bytearray()
+                self.osc_c0 = False
+            elif b in b"PX^_":
+                self.state = STR
+            elif b < 0x80:
+                self.state = GROUND
+            else:
+                self.state = GROUND
+                self.step(i, b)
+        elif s == ESCINT:
+            if b <= 0x2F or b == 0x7F:
+                return
+            self.state = GROUND
+            if b >= 0x80:
+                self.step(i, b)
+        elif s == CSI:
+            if b < 0x20 or b == 0x7F:
+                return
+            if b <= 0x2F:
+                self.inter.append(b)
+            elif b <= 0x3F:
+                self.bad = self.bad or bool(self.inter)
+                self.params.append(b)
+            elif b <= 0x7E:
+                self.state = GROUND
+                self.dispatch_csi(b, i + 1)
+            else:
+                self.state = GROUND
+                self.step(i, b)
+        elif s == OSC:
+            if b == 0x07:
+                self.state = GROUND
+                self.dispatch_osc(i + 1)
+            elif b >= 0x20:
+                self.content.append(b)
+            else:
+                self.osc_c0 = True
+
+    @staticmethod
+    def ints(p: bytes) -> list[int | None]:
+        return [int(x) if x and len(x) <= 5 else None for x in p.split(b";")]
+
+    def dispatch_csi(self, final: int, end: int) -> None:
+        p = bytes(self.params)
+        if p == b"?2026" and end - self.start == 8 and final in b"hl":  # exact: a frame
+            self.sync = final == ord("h")
+        if self.bad or self.inter or not p or end - self.start > CAP + 1:
+            return
+        if p[:1] not in (b"?", b">", b"<", b"=") or not re.fullmatch(rb"[0-9;]*", p[1:]):
+            return
+        vals = self.ints(p[1:])
+        if p[:1] == b"?" and final in b"hl":
+            on = final == ord("h")
+            for v in vals:
+                if v is None:
+                    continue
+                if v in TRACKED:
+                    (self.modes.add if on else self.modes.discard)(v)
+                    (self.modes_off.discard if on else self.modes_off.add)(v)
+                if v not in QUIET_MODES:  # per-frame toggles: state only, no event
+                    self.events.append(ModeChange(v, on))
+        elif p[:1] == b">" and final == ord("u"):
+            self.depth = min(self.depth + 1, 64)
+        elif p[:1] == b">" and final == ord("m"):
+            if vals == [None]:
+                self.mok = False
+            elif vals[0] == 4 and len(vals) <= 2:
+                self.mok = len(vals) == 2 and bool(vals[1])
+        elif p[:1] == b"<" and final == ord("u"):
+            self.depth = max(0, self.depth - (vals[0] or 1))
+        elif p[:1] == b"=" and final == ord("u") and vals[0]:
+            self.depth = max(self.depth, 1)
+
+    def dispatch_osc(self, end: int) -> None:
+        if self.clip_end(end):
+            return
+        if end - self.start > CAP + 1:
+            return
+        c = bytes(self.content)
+        ps, semi, rest = c.partition(b";")
+        if not semi:
+            return
+        guarded = GUARDED_PS.get(ps.lstrip(b"0")) if re.fullmatch(rb"[0-9]*", ps) else None
+        if guarded is not None and self.framed:  # content the child renders: never a fact
+            if guarded in ("osc0", "osc2"):
+                self.title = rest.decode("utf-8", "replace")
+                self.events.append(TitleChange(self.title, True))
+            return
+        if ps in (b"0", b"2"):
+            self.title = rest.decode("utf-8", "replace")
+            controls = self.osc_c0 or re.search("[\x7f-\x9f]", self.title) is not None
+            self.events.append(TitleChange(self.title, controls))
+        elif ps == b"9" and rest[:2] == b"4;":
+            if rest[2:3] in (b"0", b"1", b"2", b"3", b"4") and int(rest[2:3]) != self.progress:
+                self.progress = int(rest[2:3])
+                self.events.append(ChildProgress(self.progress))
+        elif ps == b"7501":
+            fields: dict[bytes, bytes] = {}
+            for part in rest.split(b":"):
+                k, eq, v = part.partition(b"=")
+                if eq:
+                    fields.setdefault(k, v)
+            state = fields.get(b"state", b"")
+            if not TOKEN.fullmatch(state):
+                return
+            app, kind = fields.get(b"app"), fields.get(b"kind")
+            self.events.append(
+                ProgramStatus(
+                    state.decode(),
+                    app.decode() if app and TOKEN.fullmatch(app) else None,
+                    kind.decode() if kind and TOKEN.fullmatch(kind) else None,
+                    bool(fields.get(b"msg")),
+                )
+            )
+            if self.consume and self.ok_before:
+                self.removed.append((self.start, end))
+        elif (proto := protocol_of(ps)) is not None:
+            policy = self.notices if self.ok_before else None
+            notice, cut = self.parser.osc(proto, rest, policy)
+            if notice is not None:
+                self.events.append(notice)
+            if cut:
+                self.removed.append((self.start, end))
+
+
+class Always:
+    """A notice policy that consumes every child notification (or none)."""
+
+    def __init__(self, answer: bool = True) -> None:
+        self.answer = answer
+
+    def consume(self, protocol: NoticeProtocol) -> bool:
+        return self.answer
+
+
+class Clip:
+    """A clipboard policy by kind: writes pass or not, reads pass or not."""
+
+    def __init__(self, write: bool = False, read: bool = False) -> None:
+        self.write = write
+        self.read = read
+        self.asked: list[tuple[bool, bool]] = []
+
+    def clipboard(self, read: bool, framed: bool) -> bool:
+        self.asked.append((read, framed))
+        return self.read if read else self.write
+
+
+def expected(
+    data: bytes,
+    consume: bool,
+    notices: Always | None = None,
+    clip: Clip | None = None,
+    guard: bool = False,
+) -> tuple[bytes, Ref]:
+    ref = Ref(consume, notices, clip, guard)
+    ref.run(data)
+    out = bytearray()
+    pos = 0
+    for s, e in sorted(ref.removed):
+        out += data[pos:s]
+        out += ref.replaced.get(s, b"")
+        pos = e
+    out += data[pos:]
+    return bytes(out), ref
+
+
+# --- generated streams -------------------------------------------------------------------------
+
+
+def osc_token(ps: bytes, body: bytes, term: bytes) -> bytes:
+    return b"\x1b]" + ps + b";" + body + term
+
+
+def long_osc(total: int, term: bytes, report: bool, clip: bool = False) -> bytes:
+    head = b"\x1b]7501;state=idle:msg=" if report else b"\x1b]2;"
+    if clip:
+        head = b"\x1b]52;c;"
+    return head + b"x" * (total - len(head) - len(term)) + term
+
+
+TEXT = st.one_of(
+    st.text(max_size=6).map(lambda s: s.encode("utf-8", "surrogatepass")),
+    st.sampled_from(["π - work", "── ⠋ Working ──", "😀é€", "plain text\r\n"]).map(str.encode),
+    st.sampled_from([b"\xe2", b"\x94", b"\x80", b"\xf0\x9f", b"\xc3", b"\xff"]),
+    st.binary(max_size=4),
+)
+CSI_TOKENS = st.builds(
+    lambda marker, params, inter, c0, final: (
+        b"\x1b[" + marker + b";".join(params) + c0 + inter + final
+    ),
+    st.sampled_from([b"", b"?", b"?", b">", b"<", b"="]),
+    st.lists(
+        st.sampled_from([b"", b"0", b"1", b"2", b"4", b"7", b"25", b"47", b"1000", b"1004"])
+        | st.sampled_from([b"1006", b"1049", b"2004", b"2026", b"2031", b"123456", b"38"]),
+        max_size=3,
+    ),
+    st.sampled_from([b"", b"", b"", b"$", b" "]),
+    st.sampled_from([b"", b"", b"", b"\n", b"\x07", b"\x7f"]),
+    st.sampled_from([b"h", b"l", b"m", b"u", b"H", b"p", b"c", b""]),
+)
+OSC_TOKENS = st.builds(
+    osc_token,
+    st.sampled_from([b"0", b"2", b"1", b"10", b"7501", b"9", b"133", b"x", b"777", b"99"])
+    | st.sampled_from([b"52", b"052", b"5\x002", b"5", b"520", b"1337", b"01337", b"133"])
+    | st.sampled_from([b"5522", b"55", b"05522"]),
+    st.sampled_from(
+        [
+            b"title",
+            "π - work".encode(),
+            b"state=working:app=pi:msg=bXk=",
+            b"state=done:app=pi",
+            b"state=blocked:app=pi:kind=question",
+            b"?",
+            b"app=pi",
+            b"state=",
+            b"4;3",
+            b"A",
+            b"t\ni\x00t",
+            b"notify;T;B;x",
+            b"i=1:d=0;head",
+            b"i=1:p=body;tail",
+            b"i=1:p=close;",
+            b";plain",
+            b"e=1;aGk=",
+            b"4;0",
+            b"c;ZXZpbA==",
+            b"c;?",
+            b";?",
+            b"c;",
+            b"p\x01;\x02?",
+            b"s0;Y3VybA",
+            b"Copy=:QUJD",
+            b"File=name=eA==;size=3:QUJD",
+            b"File=inline=1:QUJD",
+            b"File=inline=1;size=3",
+            b"MultipartFile=name=eA==;size=3",
+            b"MultipartFile=inline=1",
+            b"FilePart=QUJD",
+            b"SetUserVar=a=Yg==",
+            b"type=write",
+            b"type=wdata:mime=dGV4dA==;QUJD",
+            b"type=wdata",
+            b"type=walias:mime=dGV4dA==;dGV4dA==",
+            b"type=read;dGV4dA==",
+            b"type=read:status=OK",
+        ]
+    ),
+    st.sampled_from([b"\x07", ST, ST, b"", b"\x1b", b"\x18"]),
+)
+MISC = st.sampled_from(
+    [
+        b"\x1b",
+        b"\x1b\x1b",
+        b"\x07",
+        b"\x18",
+        b"\x1a",
+        b"\x1b\\",
+        b"\x1b(B",
+        b"\x1b(",
+        b"\x1b7",
+        b"\x1bc",
+        b"\x1b\n[",
+        b"\x1b\xc3\xa9",
+        b"\x1bP1$r0m\x1b\\",
+        b"\x1bPq#0;2\x07;0\x1b\\",
+        b"\x1b_Gf=100;AAAA\x1b\\",
+        b"\x1b^pm\x1b\\",
+        b"\x1b]",
+        b"\x1b]75",
+        b"\x1b]7501;",
+        b"\x1b]7501;state=idle",
+        b"\x1b]9;",
+        b"\x1b]99;i=2:d=0;x",
+        b"\x1b]52;c;",
+        b"\x1b]1337;Fi",
+        b"\x1b]1337;File=size=1",
+        b"\x1b]13",
+        b"\x1b]5",
+        b"\x1b\x00]52;c;QQ==\x07",
+        b"\x1bPtmux;\x1b\x1b]52;c;QQ==\x07\x1b\\",
+        b"\x1b]777;notify;a;b\x07",
+        WORKING,
+        DONE,
+        BLOCKED,
+        QUERY,
+        b"\x1b[?2026h",
+        b"\x1b[?2026h",
+        b"\x1b[?2026l",
+        b"\x1b[?20\n26h",
+        PI_STARTUP,
+        PI_FRAME,
+        PI_EXIT,
+    ]
+)
+LONG = st.builds(
+    long_osc,
+    st.integers(CAP - 1, CAP + 3) | st.integers(2 * CAP, 3 * CAP),
+    st.sampled_from([b"\x07", ST, b"\x1b", b"\x18", b""]),
+    st.booleans(),
+    st.booleans(),
+)
+TOKENS = st.one_of(TEXT, TEXT, CSI_TOKENS, OSC_TOKENS, MISC, MISC)
+STREAMS = st.lists(TOKENS, max_size=30).map(b"".join)
+
+
+@st.composite
+def splits(
+    draw: st.DrawFn, streams: st.SearchStrategy[bytes] = STREAMS, bytewise: bool = True
+) -> list[bytes]:
+    data = draw(streams)
+    if bytewise and draw(st.integers(0, 9)) == 0:
+        cuts = list(range(len(data) + 1))  # byte by byte
+    else:
+        cuts = sorted(draw(st.lists(st.integers(0, len(data)), max_size=15)))
+    return [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+
+
+def check_against_reference(
+    chunks: list[bytes],
+    consume: bool,
+    notices: Always | None = None,
+    clip: Clip | None = None,
+    guard: bool = False,
+) -> None:
+    data = b"".join(chunks)
+    want_out, ref = expected(data, consume, notices, clip, guard)
+    safe_at = Ref(False).run(want_out)  # states the host terminal goes through
+    t = OutputTracker(consume_status=consume, notices=notices, clipboard=clip, guard_frames=guard)
+    out = bytearray()
+    events: list[OutputEvent] = []
+    for c in chunks:
+        s = t.feed(c)
+        out += s.out
+        events += s.events
+        assert want_out.startswith(bytes(out))
+        assert s.safe == safe_at[len(out)], (bytes(out), c)
+        assert t.safe == s.safe
+    out += t.flush()
+    assert t.safe == safe_at[len(out)]
+    assert bytes(out) == want_out
+    assert events == ref.events
+    assert t.modes == ref.modes
+    assert t.modes_off == ref.modes_off
+    assert t.kitty_keyboard_depth == ref.depth
+    assert t.modify_other_keys == ref.mok
+    assert t.title == ref.title
+    if not consume and not (notices and notices.answer) and clip is None and not guard:
+        assert bytes(out) == data
+
+
+CLIPS = st.builds(Clip, st.booleans(), st.booleans())
