@@ -2,6 +2,9 @@
 native binary; not a cuewrap dependency) under ``cuewrap -- claude``, talking to the project's
 fake Anthropic Messages API (``tests/fakeanthropic.py``), offline, in a private HOME.
 
+Fixture (registered by tests/conftest.py): ``claude_sessions``, a list a test appends its
+``ClaudeSession``s to; each is closed (Claude Code killed, its fake API stopped) at teardown.
+
 The test plays the host terminal through pexpect (it answers none of the queries, as a bare
 PTY; cuewrap's start-up query then closes after its 5 s). What Claude Code needs to start
 interactively without a network (docs/generic-mode.md, "Claude Code"):
@@ -24,10 +27,12 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pexpect
+import pytest
 from fakeanthropic import FakeAnthropic, Step
 from pirig import pi_environment
 from waiting import wait_until
@@ -183,3 +188,11 @@ class ClaudeSession:
         with contextlib.suppress(Exception):
             self.p.terminate(force=True)
         self.fake.stop()
+
+
+@pytest.fixture
+def claude_sessions() -> Iterator[list[ClaudeSession]]:
+    started: list[ClaudeSession] = []
+    yield started
+    for s in started:
+        s.close()

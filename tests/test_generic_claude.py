@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,14 +21,6 @@ from fakeanthropic import http_error, text, tool_use
 from waiting import absence_window, wait_until
 
 pytestmark = pytest.mark.pi
-
-
-@pytest.fixture
-def sessions() -> Iterator[list[ClaudeSession]]:
-    started: list[ClaudeSession] = []
-    yield started
-    for s in started:
-        s.close()
 
 
 def start(
@@ -42,9 +33,9 @@ def start(
 
 
 def test_a_prompt_while_away_gives_one_finished_from_its_own_reports(
-    tmp_path: Path, sessions: list[ClaudeSession]
+    tmp_path: Path, claude_sessions: list[ClaudeSession]
 ) -> None:
-    s = start(sessions, tmp_path, [text("The first answer from the fake API.")])
+    s = start(claude_sessions, tmp_path, [text("The first answer from the fake API.")])
     s.presence(AWAY, "away")
     mark = s.type("say hello")
     s.wait_text("The first answer from the fake API", mark)
@@ -72,13 +63,13 @@ def test_a_prompt_while_away_gives_one_finished_from_its_own_reports(
 
 
 def test_a_permission_prompt_while_away_gives_one_needs_input_from_blocked(
-    tmp_path: Path, sessions: list[ClaudeSession]
+    tmp_path: Path, claude_sessions: list[ClaudeSession]
 ) -> None:
     steps = [
         tool_use("Bash", {"command": "touch made-by-the-tool", "description": "Make a file"}),
         text("The tool ran."),
     ]
-    s = start(sessions, tmp_path, steps)
+    s = start(claude_sessions, tmp_path, steps)
     s.presence(AWAY, "away")
     mark = s.type("make a file")
     s.wait_text("Do you want to proceed", mark)
@@ -102,8 +93,8 @@ def test_a_permission_prompt_while_away_gives_one_needs_input_from_blocked(
     assert len(s.notifications()) == 1
 
 
-def test_present_nothing(tmp_path: Path, sessions: list[ClaudeSession]) -> None:
-    s = start(sessions, tmp_path, [text("An answer while you look.")])
+def test_present_nothing(tmp_path: Path, claude_sessions: list[ClaudeSession]) -> None:
+    s = start(claude_sessions, tmp_path, [text("An answer while you look.")])
     s.presence(BACK, "focused")
     mark = s.type("say hello")
     s.wait_text("An answer while you look", mark)
@@ -118,12 +109,14 @@ def test_present_nothing(tmp_path: Path, sessions: list[ClaudeSession]) -> None:
     )
 
 
-def test_ls_shows_working_then_finished(tmp_path: Path, sessions: list[ClaudeSession]) -> None:
+def test_ls_shows_working_then_finished(
+    tmp_path: Path, claude_sessions: list[ClaudeSession]
+) -> None:
     runtime = tmp_path / "run"
     runtime.mkdir(mode=0o700)
     private = {"XDG_RUNTIME_DIR": str(runtime), "TMPDIR": str(tmp_path)}
     slow = text(" ".join(f"word{i}" for i in range(80)), chunk_delay=0.05)  # about 4 s
-    s = start(sessions, tmp_path, [slow], env=private)
+    s = start(claude_sessions, tmp_path, [slow], env=private)
     s.presence(AWAY, "away")
 
     def ls() -> list[dict[str, object]]:
@@ -153,9 +146,9 @@ def test_ls_shows_working_then_finished(tmp_path: Path, sessions: list[ClaudeSes
 
 
 def test_an_api_error_gives_one_failed_from_error(
-    tmp_path: Path, sessions: list[ClaudeSession]
+    tmp_path: Path, claude_sessions: list[ClaudeSession]
 ) -> None:
-    s = start(sessions, tmp_path, [http_error(400, "prompt is too long")])
+    s = start(claude_sessions, tmp_path, [http_error(400, "prompt is too long")])
     s.presence(AWAY, "away")
     s.type("fail please")
     notes = wait_until(s.notifications, 15, "the Failed cue")
@@ -166,10 +159,10 @@ def test_an_api_error_gives_one_failed_from_error(
 
 
 def test_escape_during_a_run_is_idle_without_done_cancelled(
-    tmp_path: Path, sessions: list[ClaudeSession]
+    tmp_path: Path, claude_sessions: list[ClaudeSession]
 ) -> None:
     slow = text(" ".join(f"word{i}" for i in range(200)), chunk_delay=0.05)  # about 10 s
-    s = start(sessions, tmp_path, [slow])
+    s = start(claude_sessions, tmp_path, [slow])
     s.presence(AWAY, "away")
     mark = s.type("write slowly")
     s.wait_text("word3", mark)
