@@ -51,6 +51,7 @@ from cuewrap.engine.effects import (
 )
 from cuewrap.engine.guard import SEQUENCE_WHY, clipboard_passes
 from cuewrap.engine.page import BridgeCounts, GuardCounts, cue_page, toggle_reply
+from cuewrap.engine.status import driving_source
 from cuewrap.loop import Loop, Timer
 from cuewrap.relay import events as relay_events
 from cuewrap.relay.events import RelayEvent
@@ -165,6 +166,7 @@ class Controller:
                 "terminal_answers",
                 version=a.version,
                 osc99=a.osc99,
+                program_status=a.program_status,
                 state="answered" if answer is not None else "no answer in time",
             )
             self.delivery.answered(a)
@@ -173,6 +175,8 @@ class Controller:
             self._answers = dataclasses.replace(a, version=answer.text[:100])
         elif answer.kind == "osc99":
             self._answers = dataclasses.replace(a, osc99=answer.text[:500])
+        elif answer.kind == "osc7501":  # the relay now passes the child's reports on
+            self._answers = dataclasses.replace(a, program_status=True)
 
     @property
     def output_tap(self) -> OutputTap | None:
@@ -387,7 +391,9 @@ class Controller:
         s = self.state
         mark = s.mark_shown if self.settings.notify.title_marks else None
         changes = glance.changes(before, s)
-        self.publisher.publish(changes, self._session_label(), glance.presence(s), mark)
+        self.publisher.publish(
+            changes, self._session_label(), glance.presence(s), mark, driving_source(s)
+        )
 
     def _tick(self) -> None:
         self._wake = None

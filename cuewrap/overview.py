@@ -33,6 +33,7 @@ FIELDS = (
     "state",
     "since",
     "outcome",
+    "source",
     "presence",
     "mark",
     "tty",
@@ -160,7 +161,7 @@ def _home(path: str) -> str:
 
 
 def table(rows: Sequence[Mapping[str, Any]], now: float) -> str:
-    head = ("PID", "STATE", "SINCE", "PROGRAM", "SESSION", "WHERE")
+    head = ("PID", "STATE", "SINCE", "PROGRAM", "SOURCE", "SESSION", "WHERE")
     lines = [head]
     for r in rows:
         label = r.get("session") or _home(str(r.get("cwd") or ""))
@@ -171,6 +172,7 @@ def table(rows: Sequence[Mapping[str, Any]], now: float) -> str:
                 _clean(r["state"]) + _clean(mark),
                 _ago(now - float(r["since"])),
                 _clean(r.get("program")),
+                _clean(r.get("source") or "-"),
                 _clean(label),
                 _clean(r.get("where") or "?"),
             )

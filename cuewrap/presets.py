@@ -44,8 +44,9 @@ PRESETS: tuple[Preset, ...] = (
         "Claude Code",
         ("claude", "claude-code"),
         "Needs your input",
-        "Claude Code notifies (terminal bell, or OSC 9/777/99 with its own text) when it needs"
-        " your permission or has been waiting for your input",
+        "Claude Code reports its state (OSC 7501, app=claude-code) once cuewrap answers its"
+        " query, and those reports decide (measured with 2.1.328); its bell or own notification"
+        " (OSC 9/777/99), when it sends one, means it waits for you",
     ),
     Preset(
         "codex",

@@ -74,6 +74,7 @@ class Publisher:
         self.since = time.time()
         self.outcome: str | None = None
         self._details: tuple[str, str, str | None] = ("", "unknown", None)
+        self.source = ""  # the source whose facts drive the cues (engine/status.py)
         self._written: tuple[object, ...] | None = None
         self.entry: Entry | None = None
         try:
@@ -164,8 +165,11 @@ class Publisher:
         self._write()
         self._send_tmux()
 
-    def publish(self, glances: list[Glance], session: str, presence: str, mark: str | None) -> None:
+    def publish(
+        self, glances: list[Glance], session: str, presence: str, mark: str | None, source: str
+    ) -> None:
         changed = False
+        self.source = source
         for g in glances:
             if g.state == self.state and g.outcome is None:
                 continue
@@ -191,6 +195,7 @@ class Publisher:
             "state": self.state,
             "since": round(self.since, 3),
             "outcome": self.outcome,
+            "source": self.source,
             "presence": presence,
             "mark": mark,
             "tty": self.where.tty,
@@ -219,6 +224,8 @@ class Publisher:
 
         line: dict[str, Any] = {"state": g.state, "since": round(self.since, 3)}
         line["pid"] = self.where.pid
+        if self.source:
+            line["source"] = self.source
         if g.outcome is not None:
             line["outcome"] = g.outcome
         try:

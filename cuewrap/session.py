@@ -240,9 +240,11 @@ class Session:
         self, controller: PendingCueSide | None
     ) -> tuple[FocusFilter | None, OutputTracker, Sink | None]:
         """The relay's byte filters and event sink: the focus filter only when cues run, OSC
-        7501 reports consumed only for Pi, events to the cue side (none without one; its
-        stand-in until it is built). ``CUEWRAP_DEBUG_FAULT`` makes the named parts raise
-        (tests of failing open)."""
+        7501 reports consumed unless the host terminal speaks the protocol (Pi: it answered
+        Pi's own query; generic mode: cuewrap's start-up query), the child's Program Status
+        query answered by cuewrap in generic mode (docs/generic-mode.md), events to the cue side
+        (none without one; its stand-in until it is built). ``CUEWRAP_DEBUG_FAULT`` makes the
+        named parts raise (tests of failing open)."""
         from cuewrap.term.focus import FocusFilter
         from cuewrap.term.tracker import OutputTracker
 
@@ -262,13 +264,14 @@ class Session:
         if self.guard and focus_cls is FocusFilter and self._ask_terminal:
             from cuewrap.term.answers import AnswerFilter
 
-            focus = AnswerFilter(self._osc99_query_id())
+            focus = AnswerFilter(self._osc99_query_id(), status=not self.args.pi_mode)
         elif self.guard:
             focus = focus_cls()
         # generic mode: the controller decides which of the child's notifications to take out
         notices = controller if controller is not None and not self.args.pi_mode else None
         tracker = tracker_cls(
-            consume_status=self.guard and self.args.pi_mode,
+            consume_status=self.guard,
+            answer_query=self.guard and not self.args.pi_mode,
             notices=notices,
             own_focus=self.guard,  # the host's focus reporting is cuewrap's: design.md#presence
             # docs/terminal-guard.md: the child's OSC 52 pass only when the controller says
@@ -325,8 +328,13 @@ class Session:
         query = seq.XTVERSION_QUERY
         if ident is not None:
             query += seq.osc99_query(ident)
+        status = not self.args.pi_mode  # Pi mode: Pi's own query reaches the host (as it was)
+        if status:
+            query += seq.PROGRAM_STATUS_QUERY
         self.host.write(query + seq.DA1_QUERY)
-        self.log.write("terminal_query", xtversion=True, osc99=ident is not None, da1=True)
+        self.log.write(
+            "terminal_query", xtversion=True, osc99=ident is not None, osc7501=status, da1=True
+        )
 
         def too_late() -> None:
             if focus.active:

@@ -197,6 +197,16 @@ def _guard(cls: type[OutputTracker]) -> dict[str, Any]:
     return {"guard_frames": True} if "guard_frames" in inspect.signature(cls).parameters else {}
 
 
+def _status(cls: type[OutputTracker]) -> dict[str, Any]:
+    """Generic mode answers the Program Status query and consumes reports until the host
+    answers it (a tracker that has answer_query); an older REV's consumed nothing there."""
+    import inspect
+
+    if "answer_query" in inspect.signature(cls).parameters:
+        return {"consume_status": True, "answer_query": True}
+    return {"consume_status": False}
+
+
 def pi_figures() -> None:
     chunks = pi_stream(1000)
     sizes = sorted(map(len, chunks))
@@ -239,11 +249,11 @@ def flood_figures() -> None:
 
     def make(cls: type[OutputTracker]) -> OutputTracker:
         return cls(
-            consume_status=False,
             notices=Generic(),
             own_focus=True,
             clipboard=Generic(),
             **_guard(cls),
+            **_status(cls),
         )
 
     for k in (1, 6):

@@ -7,6 +7,7 @@ imports fixtures from another test module):
 - tests/desktoprig.py a private D-Bus session bus and dunst (``bus``, ``dunst``)
 - tests/screenrig.py  the screen watcher around its worker process (``harness``)
 - tests/tmuxrig.py    a private tmux server running cuewrap pi, a client attached (``tmux_scene``)
+- tests/clauderig.py  real Claude Code under cuewrap, a fake Anthropic API (``claude_sessions``)
 
 Rule 1, tiers: every test carries exactly one tier marker, saying what it needs to run
 (docs/testing.md): ``unit``, ``pty``, ``pi``, ``tmux``, ``ssh``, ``desktop`` or ``realterm``.
@@ -23,14 +24,15 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from clauderig import claude_sessions
 from desktoprig import bus, dunst
 from pirig import ask_ext, fakemodel, pi_bin, pi_home, pi_session, pi_version
 from screenrig import harness
 from tmuxrig import tmux_scene
 
 __all__ = [
-    "ask_ext", "bus", "dunst", "fakemodel", "harness", "pi_bin", "pi_home", "pi_session",
-    "pi_version", "tmux_scene",
+    "ask_ext", "bus", "claude_sessions", "dunst", "fakemodel", "harness", "pi_bin", "pi_home",
+    "pi_session", "pi_version", "tmux_scene",
 ]  # fmt: skip
 
 #: The tiers, from the least a test needs to the most (also registered in pyproject.toml).

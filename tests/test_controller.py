@@ -141,7 +141,9 @@ class FakeDelivery(Part):
 class FakePublisher(Part):
     busy = False
 
-    def publish(self, glances: list[Any], session: str, presence: str, mark: str | None) -> None:
+    def publish(
+        self, glances: list[Any], session: str, presence: str, mark: str | None, source: str
+    ) -> None:
         self.called("publish", tuple(g.state for g in glances), presence, mark)
 
     def close(self) -> None:

@@ -240,12 +240,32 @@ def test_policy_never_consumes_without_a_channel_cues_off_or_in_pi_mode() -> Non
         assert not consume_notice(e.s, "osc9", 0.0), cfg
 
 
-def test_policy_never_consumes_once_osc7501_is_trusted() -> None:
+def test_policy_consumes_nothing_outside_a_blocked_wait_once_osc7501_is_trusted() -> None:
     e = eng()
     e(AWAY, ProgramStatus("working", "build"))
     assert not consume_notice(e.s, "osc9", 0.0)
     e(notice("osc9", False), ChildBell())
     assert e.notifies() == []  # weaker source: recorded only
+
+
+def test_policy_merges_a_notification_into_the_blocked_wait_it_already_told() -> None:
+    """One popup per wait: the program's own notification during an OSC 7501 ``blocked``
+    wait cuewrap already told is taken out (merged), whatever the host shows; outside such a
+    wait it passes (the stronger source's cue covers the rest)."""
+    e = eng()
+    e(AWAY, ProgramStatus("working", "claude-code"))
+    assert not consume_notice(e.s, "osc777", 0.0)
+    e(ProgramStatus("blocked", "claude-code", "permission"))
+    (told,) = e.notifies()
+    assert consume_notice(e.s, "osc777", 0.0) and consume_notice(e.s, "osc9", 0.0)
+    e(notice("osc777", True, "Claude Code", "Claude needs your permission to use Bash"))
+    assert e.notifies() == [told]
+    (merged,) = [r for r in e.records("no_cue") if r.get("signal") == "osc777"]
+    assert merged["reason"] == "merged: this wait was already told"
+    e(FOCUSED)
+    assert not consume_notice(e.s, "osc777", 0.0)  # looking: it passes
+    e(AWAY, ProgramStatus("working", "claude-code"))
+    assert not consume_notice(e.s, "osc777", 0.0)  # the wait ended with the report
 
 
 # --- OSC 7501 from any program -----------------------------------------------------------------
@@ -257,6 +277,41 @@ def test_osc7501_from_any_program_names_it_never_pi() -> None:
     (n,) = e.notifies()
     assert n.title == "build — proj" and "Pi" not in n.title + n.body
     assert n.kind == "finished" and e.marks()[-1] == MARK_COMPLETED
+
+
+def test_osc7501_as_claude_code_reports_it_and_its_redraws_are_not_work() -> None:
+    """Claude Code 2.1.328's reports for a prompt, a permission prompt and an Esc; its output
+    (redraws after done, the spinner) is not its activity once it reports (docs/generic-mode.md)."""
+    from cuewrap.engine.glance import session_state
+
+    e = eng(app="Claude Code")
+    e(AWAY, OutputActive(), ProgramStatus("idle", "claude-code"))
+    assert session_state(e.s) == "idle"
+    e(ProgramStatus("working", "claude-code"), OutputActive())
+    assert session_state(e.s) == "working"
+    e(ProgramStatus("done", "claude-code"), OutputActive(), OutputQuiet())
+    assert session_state(e.s) == "finished"
+    e(
+        ProgramStatus("working", "claude-code"),
+        ProgramStatus("blocked", "claude-code", "permission"),
+    )
+    assert session_state(e.s) == "needs-input"
+    done, waiting = e.notifies()
+    assert (done.kind, done.body, done.source) == ("finished", "Finished", "osc7501")
+    assert (waiting.kind, waiting.body, waiting.source) == (
+        "needs-input",
+        "Needs your input",
+        "osc7501",
+    )
+    assert done.title == "claude-code — proj"
+    assert [r["fact_kind"] for r in e.records("wait") if r.get("state") == "pending"] == [
+        "permission"
+    ]
+    assert e.records("cue")[-1]["fact_kind"] == "permission"
+    # Esc during a run: idle with no done is the user's cancel
+    e(ProgramStatus("working", "claude-code"), ProgramStatus("idle", "claude-code"))
+    assert e.notifies()[-1].body == "Cancelled"
+    assert [r for r in e.records("no_cue") if r.get("signal") == "quiet"]  # recorded only
 
 
 def test_osc7501_without_app_is_rejected_in_generic_mode() -> None:

@@ -281,7 +281,7 @@ def test_order_and_table(runtime: Path, sleepers: list[subprocess.Popen[bytes]])
         assert {"pid", "program", "cwd", "session", "state", "since", "tmux_pane", "tty"} <= set(r)
         assert {"presence", "mark"} <= set(r)
     table = cli(env, "ls").stdout.splitlines()
-    assert table[0].split() == ["PID", "STATE", "SINCE", "PROGRAM", "SESSION", "WHERE"]
+    assert table[0].split() == ["PID", "STATE", "SINCE", "PROGRAM", "SOURCE", "SESSION", "WHERE"]
     assert [line.split()[1] for line in table[1:]] == [r["state"] for r in rows]
 
 

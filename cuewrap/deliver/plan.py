@@ -46,6 +46,7 @@ class Answers:
     version: str = ""  # XTVERSION, e.g. "kitty(0.26.5)", "XTerm(379)"
     osc99: str | None = None  # the OSC 99 p=? answer's key=value list; None: none came
     complete: bool = False  # the DA1 sentinel came back: no more answers are coming
+    program_status: bool = False  # it answered the Program Status query (OSC 7501)
 
     def osc99_keys(self) -> dict[str, tuple[str, ...]]:
         """``a=focus,report:p=title,body,close`` -> {"a": ("focus", "report"), "p": (...)}."""

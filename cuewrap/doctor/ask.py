@@ -1,10 +1,10 @@
 """``cuewrap doctor`` asks the terminal what it is, as ``cuewrap pi`` does at start.
 
-The same query (XTVERSION, kitty's OSC 99 ``p=?`` where the environment says kitty, DA1 as
-the sentinel) and the same filter (``term.answers``). Doctor can wait for the answers (up to
-``timeout``): raw mode while it waits (no echo of the answers), the user's settings restored
-on every path. Anything else read meanwhile (a key pressed) is dropped: doctor is not a
-child's input.
+The same query (XTVERSION, kitty's OSC 99 ``p=?`` where the environment says kitty, the
+Program Status query ``OSC 7501 ; ?`` as in generic mode, DA1 as the sentinel) and the same
+filter (``term.answers``). Doctor can wait for the answers (up to ``timeout``): raw mode
+while it waits (no echo of the answers), the user's settings restored on every path. Anything
+else read meanwhile (a key pressed) is dropped: doctor is not a child's input.
 """
 
 from __future__ import annotations
@@ -36,13 +36,13 @@ def ask_terminal(
     except termios.error:
         return None
     found = Answers()
-    filt = AnswerFilter(ident)
+    filt = AnswerFilter(ident, status=True)
     try:
         tty.setraw(stdin_fd, termios.TCSANOW)
         query = seq.XTVERSION_QUERY
         if ident is not None:
             query += seq.osc99_query(ident)
-        write_all(stdout_fd, query + seq.DA1_QUERY)
+        write_all(stdout_fd, query + seq.PROGRAM_STATUS_QUERY + seq.DA1_QUERY)
         deadline = time.monotonic() + timeout
         while filt.active:
             left = deadline - time.monotonic()
@@ -69,4 +69,6 @@ def _add(found: Answers, answer: TerminalAnswer) -> Answers:
         return Answers(answer.text[:100], found.osc99, found.complete)
     if answer.kind == "osc99":
         return Answers(found.version, answer.text[:500], found.complete)
-    return Answers(found.version, found.osc99, True)
+    if answer.kind == "osc7501":
+        return Answers(found.version, found.osc99, found.complete, program_status=True)
+    return Answers(found.version, found.osc99, True, found.program_status)

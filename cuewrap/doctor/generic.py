@@ -46,7 +46,9 @@ def generic_lines(
         f"    BEL                        '{preset.signal}' [?], once per wait",
         "    OSC 9 / OSC 777 / OSC 99   its own title and body [?] (OSC 9;4 progress is not one)",
         "    OSC 7501 with app=NAME     runs and waits named by NAME; stronger: the facts above",
-        "                               and below are then recorded only",
+        "                               and below are then recorded only (cuewrap answers the",
+        "                               program's Program Status query: Claude Code and Pi then",
+        "                               report working / done / blocked; source 'osc7501')",
         f"    output, then quiet         {quiet} (generic.quiet_after,"
         f" {settings.origin('generic.quiet_after')})",
         "    output resuming            ends the wait",

@@ -282,6 +282,8 @@ def _answers_line(answers: Answers) -> str:
     said = f"XTVERSION {answers.version}" if answers.version else "no XTVERSION answer"
     if answers.osc99 is not None:
         said += f"; OSC 99 query: {_show(answers.osc99, 120)}"
+    if answers.program_status:
+        said += "; speaks the Program Status Protocol (OSC 7501)"
     if not answers.complete:
         said += " (no DA1 answer in time: the terminal may not have answered everything)"
     return said

@@ -133,7 +133,9 @@ def new_cue(
         why = {**why, "summary_chars": len(said)}
     note = Notify(cue_id, kind, outcome, title, body, elig, source, certainty, said)
     st.set(cue_seq=cue_id, live_cues=s.live_cues | {cue_id})
-    st.rec("cue", cue_id=cue_id, cue=kind, outcome=outcome, body=logged, run=run, **why)
+    st.rec(
+        "cue", cue_id=cue_id, cue=kind, outcome=outcome, body=logged, run=run, source=source, **why
+    )
     st.fx.append(note)
     return note
 

@@ -24,6 +24,7 @@ from cuewrap.engine.waits import end_wait
 from cuewrap.facts import ChildBell, ChildNotice, OutputActive, OutputQuiet
 
 CHILD = "child"  # wait opened by the child's BEL or notification
+OSC = "osc"  # wait opened by the program's own OSC 7501 ``blocked`` (runs.on_program_status)
 QUIET = "quiet"  # wait opened by output quiet after activity
 TITLE_CAP = 80
 BODY_CAP = 200
@@ -43,14 +44,15 @@ def _looking_at(s: EngineState, now: float) -> bool:
 def consume_notice(s: EngineState, protocol: str, now: float) -> bool:
     """The tracker's policy: take this child notification out of the output now?
 
-    Only in generic mode with cues on, the user away, no stronger source live, and either a
-    wait of the child's already told (it merges: shown by the host it would be a second
-    notification for one wait) or a channel to re-emit it and a host terminal that would not
-    show it as it is."""
-    if not (
-        s.config.generic and s.cues_active and not stronger_live(s) and not _looking_at(s, now)
-    ):
+    Only in generic mode with cues on, the user away, and either a wait of the child's already
+    told (it merges: shown by the host it would be a second notification for one wait) or —
+    no stronger source live — a channel to re-emit it and a host terminal that would not show
+    it as it is. With the program's own OSC 7501 reports live, only the first: its notification
+    during a ``blocked`` wait cuewrap already told (docs/generic-mode.md)."""
+    if not (s.config.generic and s.cues_active and not _looking_at(s, now)):
         return False
+    if stronger_live(s):
+        return OSC in s.wait_keys and s.wait_cue is not None
     if CHILD in s.wait_keys:
         return True
     return s.config.reemit and protocol not in s.config.host_native
@@ -107,7 +109,7 @@ def on_child_notice(st: Step, f: ChildNotice) -> None:
         _signalled(st)
     if f.consumed:
         # taken out of the output by the policy: it reaches the user only through us
-        if CHILD in s.wait_keys:
+        if CHILD in s.wait_keys or (stronger_live(s) and OSC in s.wait_keys):
             # this wait was already told (the child's BEL or an earlier notification): the signals
             # of one wait merge into one notification (docs/design.md#cue-rules rules 2 and 5)
             st.set(told=True)
@@ -161,7 +163,9 @@ def on_output_active(st: Step, f: OutputActive) -> None:
         end_wait(st, key, why)
     st.set(signalled=False)
     if not f.echo:
-        st.set(busy=True, told=False)
+        # while the program reports its own state (OSC 7501) its output is not its activity:
+        # a redraw after "done" must not read as working (docs/generic-mode.md)
+        st.set(busy=not stronger_live(st.s), told=False)
 
 
 def on_output_quiet(st: Step, f: OutputQuiet) -> None:

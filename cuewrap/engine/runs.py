@@ -178,7 +178,8 @@ def on_program_status(st: Step, f: ProgramStatus) -> None:
         if f.app is None or f.state not in OSC_STATES:
             reject(st, "osc7501", "no app= or an unknown state", app=f.app, state=f.state)
             return
-        st.set(status_app=f.app, told=True)
+        # from now on its reports say whether it works, not its output (generic.py)
+        st.set(status_app=f.app, told=True, busy=False)
     elif f.app != "pi" or f.state not in OSC_STATES:
         reject(st, "osc7501", "not a Pi program status", app=f.app, state=f.state)
         return
@@ -198,7 +199,7 @@ def on_program_status(st: Step, f: ProgramStatus) -> None:
             error = summaries.error_text(summaries.clean(said)) if said else None
             settle(st, _OSC_SETTLE[f.state], f"osc7501 {f.state}", summary=error)
     elif f.state == "blocked":
-        add_wait(st, "osc")
+        add_wait(st, "osc", kind=f.kind)
 
 
 def on_screen(st: Step, f: ScreenActivity) -> None:

@@ -27,8 +27,11 @@ from cuewrap.facts import AskBlocked, ToolEnd, ToolStart, UiPromptEnd, UiPromptS
 ASK_TOOL = "ask_user_question"
 
 
-def add_wait(st: Step, key: str, summary: str | None = None) -> None:
+def add_wait(st: Step, key: str, summary: str | None = None, kind: str | None = None) -> None:
+    """Open the wait ``key``. ``kind``: what it is, as its fact said (OSC 7501 ``blocked``'s
+    ``kind=permission|question|auth``): kept in the wait's and its cue's records."""
     s = st.s
+    said_kind = {"fact_kind": kind} if kind else {}
     if key in s.wait_keys:
         st.rec("wait", key=key, state="already pending")
         return
@@ -39,21 +42,21 @@ def add_wait(st: Step, key: str, summary: str | None = None) -> None:
         pending = {w for _, w in s.waits}  # ended waits' summaries go (bounded by the waits)
         says = tuple(x for x in s.wait_says if x[0] in pending)
         st.set(wait_says=(*says, (wid, summary)))
-    st.rec("wait", key=key, wait=wid, state="pending")
+    st.rec("wait", key=key, wait=wid, state="pending", **said_kind)
     block = block_reason(s)
     if block is None:
         if merged and not s.uncovered:
             st.rec("no_cue", cue="needs-input", wait=wid, reason="merged with a pending wait")
         else:
             st.set(uncovered=st.s.uncovered | {wid})
-            notify_wait(st)
+            notify_wait(st, kind)
     else:
         if s.cues_active:  # only because the user is looking: notify if they leave
             st.set(uncovered=s.uncovered | {wid})
         st.rec("no_cue", cue="needs-input", wait=wid, reason=block)
 
 
-def notify_wait(st: Step) -> None:
+def notify_wait(st: Step, kind: str | None = None) -> None:
     s = st.s
     run = s.run.id if s.run is not None else None
     keys = [k for k, w in s.waits if w in s.uncovered] or list(s.wait_keys)
@@ -70,6 +73,7 @@ def notify_wait(st: Step) -> None:
         source=source,
         summary=summary,
         waits=sorted(s.uncovered),
+        fact_kind=kind,
     )
     st.set(uncovered=frozenset(), wait_cue=note.cue_id)
 

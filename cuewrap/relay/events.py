@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING
 from cuewrap.term.answers import TerminalAnswer
 from cuewrap.term.focus import FocusReport, HostStatusReply
 from cuewrap.term.notices import ChildNotification
-from cuewrap.term.tracker import Bell, FocusMayBeOff, ModeChange, OutputEvent, TitleChange
+from cuewrap.term.tracker import (
+    Bell,
+    FocusMayBeOff,
+    ModeChange,
+    OutputEvent,
+    StatusQuery,
+    TitleChange,
+)
 
 if TYPE_CHECKING:
     from cuewrap.facts import Fact
@@ -85,6 +92,8 @@ def record(event: RelayEvent) -> tuple[str, dict[str, object]] | None:
         return "job", {"state": event.state}
     if isinstance(event, FocusMayBeOff):
         return "focus_reasserted", {"why": event.why}
+    if isinstance(event, StatusQuery):  # the relay answered it (docs/generic-mode.md)
+        return "status_query", {"answered": True, "taken_out": event.cut}
     if isinstance(event, HostStatusReply):
         return "host_status_reply", {"note": "host answers OSC 7501: reports forwarded"}
     return None

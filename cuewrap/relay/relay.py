@@ -4,7 +4,11 @@ Bytes pass unchanged in both directions, except the two things cuewrap owns:
 - focus reports (``CSI I`` / ``CSI O``) are taken out of the input and handed to the child only
   while the child itself enabled mode 1004, each report in ONE write
   (docs/pi-facts.md#focus-reports: a split ``ESC [O`` reads as the Escape key and aborts Pi's run);
-- Pi's OSC 7501 status reports are consumed unless the host terminal itself answered Pi's query.
+- OSC 7501 status reports are consumed unless the host terminal itself answered a Program
+  Status query (Pi's, or in generic mode cuewrap's own at start);
+- in generic mode the child's Program Status query (``ESC ] 7501 ; ? ST``) is taken out of the
+  output and answered on the child's input, before the host terminal can answer what follows it
+  (docs/generic-mode.md).
 
 Everything else cuewrap learns (modes, title, bell, status, keystrokes, the exit) is passed to
 ``sink`` as ``RelayEvent``s; every output chunk and every new size also go to ``screen`` (the
@@ -48,7 +52,7 @@ from cuewrap.relay.signals import TERM_SIGNALS, SignalPipe
 from cuewrap.term import sequences as seq
 from cuewrap.term.answers import AnswerFilter, TerminalAnswer
 from cuewrap.term.focus import FocusFilter, FocusReport, HostStatusReply
-from cuewrap.term.tracker import FocusMayBeOff, OutputTracker
+from cuewrap.term.tracker import FocusMayBeOff, OutputTracker, StatusQuery
 
 READ_SIZE = 65536
 BATCH_AFTER = 4000  # a read this large (Linux's PTY hands out 4095 at most) may have more behind
@@ -269,6 +273,8 @@ class Relay:
                     self.tracker.consume_status = False
                 self._emit(item)
             elif isinstance(item, TerminalAnswer):
+                if item.kind == "osc7501" and self.tracker is not None:
+                    self.tracker.consume_status = False  # the host shows the child's reports
                 self._emit(item)  # to cuewrap, never to the child
         if typed:
             self._emit(_KEYSTROKE)
@@ -521,6 +527,9 @@ class Relay:
                 if isinstance(event, FocusMayBeOff) and self.focus is not None:
                     # docs/design.md#presence: cuewrap owns the mode
                     injector.inject(seq.FOCUS_REPORTING_ON)
+                elif isinstance(event, StatusQuery):
+                    # answered now: the host has not yet seen what followed the query (its DA1)
+                    self._queue_child(seq.PROGRAM_STATUS_ANSWER)
                 self._emit(event)
         if safe and injector.queue:
             injector.flush()

@@ -5,10 +5,11 @@ answers come before any answer to the child's own queries: a terminal answers in
 
     CSI > 0 q                 XTVERSION     -> DCS > | NAME(VERSION) ST
     OSC 99 ; i=ID : p=? ; ST  (kitty only)  -> OSC 99 ; i=ID : p=? ; KEY=VALUES:… ST|BEL
+    OSC 7501 ; ? ST   (generic mode only)   -> OSC 7501 ; ? ST|BEL (the Program Status Protocol)
     CSI c                     DA1, sentinel -> CSI ? NUMBERS c
 
 The answers arrive on stdin, mixed with what the user types. :class:`AnswerFilter` is the
-focus filter (``focus.py``) with one more job while the query is open: it removes those three
+focus filter (``focus.py``) with one more job while the query is open: it removes those
 answers from the input and returns them as :class:`TerminalAnswer` items, in stream order, so
 they never reach the child, even split across reads. The first DA1 answer closes the query
 (every terminal answers DA1, and answers in order, so nothing of ours can follow it): from
@@ -32,6 +33,7 @@ from cuewrap.term.focus import FocusFilter, Item
 MAX_ANSWER = 1024  # an "answer" longer than this without its end is not one: data
 _XTVERSION = b"\x1bP>|"
 _DA1 = b"\x1b[?"
+_STATUS = b"\x1b]7501;"
 _SHORT = 2  # held prefixes up to this length are released by a plain flush
 
 
@@ -39,8 +41,10 @@ _SHORT = 2  # held prefixes up to this length are released by a plain flush
 class TerminalAnswer:
     """One answer of the host terminal to cuewrap's query."""
 
-    kind: Literal["xtversion", "osc99", "da1"]
-    text: str  # XTVERSION: "kitty(0.26.5)"; osc99: "a=focus:p=title,body,close…"; da1: "?62;c"
+    kind: Literal["xtversion", "osc99", "osc7501", "da1"]
+    # XTVERSION: "kitty(0.26.5)"; osc99: "a=focus:p=title,body,close…"; osc7501: "?";
+    # da1: "?62;c"
+    text: str
 
 
 AnyItem = Item | TerminalAnswer
@@ -49,8 +53,9 @@ AnyItem = Item | TerminalAnswer
 class AnswerFilter(FocusFilter):
     """The focus filter, plus: the answers to cuewrap's query removed until the DA1 answer."""
 
-    def __init__(self, osc99_ident: str | None = None) -> None:
+    def __init__(self, osc99_ident: str | None = None, status: bool = False) -> None:
         super().__init__()
+        self._status = status  # the Program Status query was asked (OSC 7501)
         self.active = True  # the query is open: answers may still come
         # the start of kitty's answer to our OSC 99 query (None: not asked)
         self._osc99 = (
@@ -113,6 +118,8 @@ class AnswerFilter(FocusFilter):
         still become one, None when it is not one."""
         rest = len(buf) - j
         starts = [_XTVERSION, _DA1] + ([self._osc99] if self._osc99 is not None else [])
+        if self._status:
+            starts.append(_STATUS)
         for start in starts:
             if rest < len(start):
                 if start.startswith(buf[j:]):
@@ -136,7 +143,9 @@ class AnswerFilter(FocusFilter):
             if end < 0:
                 return -1 if rest <= MAX_ANSWER else None
             text = buf[body:end].decode("utf-8", "replace")
-            kind: Literal["xtversion", "osc99"] = "xtversion" if start is _XTVERSION else "osc99"
+            kind: Literal["xtversion", "osc99", "osc7501"] = (
+                "xtversion" if start is _XTVERSION else "osc7501" if start is _STATUS else "osc99"
+            )
             return TerminalAnswer(kind, text), end + term_len
         return None
 

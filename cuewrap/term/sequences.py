@@ -240,3 +240,10 @@ def tmux_passthrough(payload: bytes) -> bytes:
     built by this module; an ESC in it is doubled so that tmux does not read it as the end.
     """
     return b"\x1bPtmux;" + payload.replace(ESC, ESC + ESC) + ST
+
+
+# The Program Status Protocol's query (OSC 7501, body "?"); a terminal that speaks the protocol
+# answers with the same body before its DA1 answer. cuewrap asks the host terminal once at
+# start (generic mode) and answers its child's query with the same bytes (docs/generic-mode.md).
+PROGRAM_STATUS_QUERY = b"\x1b]7501;?\x1b\\"
+PROGRAM_STATUS_ANSWER = PROGRAM_STATUS_QUERY

@@ -54,6 +54,11 @@ it. Only a possible report at the very end of a chunk is held back (``ESC``, ``E
 an unterminated ``ESC ] 7501 ; …`` up to 4 KiB, or such a report waiting for the ``\\`` of
 its ST), and only when it would be removable; :meth:`OutputTracker.flush` releases it.
 
+Program Status query (``answer_query``, generic mode; docs/generic-mode.md): the child's
+``ESC ] 7501 ; ? ST`` (or BEL) is reported as a :class:`StatusQuery` and taken out of the output
+like a report (at a safe point; a possible one at the end of a chunk is held), so that the relay
+answers it on the child's input before the host terminal can see it or answer what follows it.
+
 A child's own notifications (OSC 9 / 777 / 99, :mod:`cuewrap.term.notices`) are reported as
 :class:`ChildNotification` events and removed under the same conditions, but only when the
 ``notices`` policy given at construction says so at that moment (generic mode, user away,
@@ -102,6 +107,7 @@ _MISS_LIMIT = 16  # memchr false hits before switching to a plain substring find
 _ESC = 0x1B
 _ESCB = b"\x1b"
 _STATUS = b"\x1b]7501;"
+_QUERY = b"\x1b]7501;?"  # the Program Status query's head (its body is "?")
 
 # after ESC: C0 (but CAN, SUB, ESC) and DEL keep the escape state
 _ESC_SKIP = re.compile(rb"[\x00-\x17\x19\x1c-\x1f\x7f]*")
@@ -200,6 +206,14 @@ class Bell:
 
 
 @dataclass(frozen=True)
+class StatusQuery:
+    """The child asked ``ESC ] 7501 ; ? ST|BEL`` (the Program Status query). ``cut``: it was
+    taken out of the output (the host terminal never sees it)."""
+
+    cut: bool
+
+
+@dataclass(frozen=True)
 class FocusMayBeOff:
     """With ``own_focus``: the host's focus reporting may be off now (docs/design.md#presence): the
     child reset the terminal (``ris``: ``ESC c``, ``decstr``: ``CSI ! p``), or turned mode 1004 off
@@ -218,6 +232,7 @@ OutputEvent = (
     | FocusMayBeOff
     | ClipboardSequence
     | GuardedSequence
+    | StatusQuery
 )
 
 # Events are immutable values: share one instance per value for the frequent ones (Pi
@@ -226,6 +241,8 @@ _BELL = Bell()
 _MODE_EVENTS = {(m, on): ModeChange(m, on) for m in TRACKED_MODES for on in (True, False)}
 
 
+_QUERY_CUT = StatusQuery(True)
+_QUERY_PASSED = StatusQuery(False)
 _FOCUS_RIS = FocusMayBeOff("ris")
 _FOCUS_DECSTR = FocusMayBeOff("decstr")
 _FOCUS_1004 = FocusMayBeOff("1004")
@@ -463,6 +480,7 @@ class OutputTracker:
     Attributes (all tracked from the output only):
 
     - ``consume_status``: remove complete OSC 7501 reports from ``out`` (settable any time).
+    - ``answer_query``: report the child's Program Status queries and remove them from ``out``.
     - ``modes``: DEC private modes of :data:`TRACKED_MODES` last set on (``CSI ? Pm h``).
     - ``modes_off``: tracked modes last reset (``CSI ? Pm l``): ``25`` in it means the cursor
       was hidden, ``7`` that autowrap was turned off.
@@ -480,8 +498,10 @@ class OutputTracker:
         clipboard: ClipboardPolicy | None = None,
         guard_frames: bool = False,
         content_only: bool = False,
+        answer_query: bool = False,
     ) -> None:
         self.consume_status: bool = consume_status
+        self.answer_query = answer_query  # the relay answers the child's OSC 7501 query
         # cuewrap owns the host's focus reporting: the child's CSI ? 1004 h/l are tracked
         # (they decide what is forwarded to it) but taken out of the output
         self.own_focus = own_focus
@@ -1090,6 +1110,8 @@ class OutputTracker:
         ``whole``: ``s`` is the head of an OSC already known to be unfinished."""
         if self.consume_status and (s.startswith(_STATUS) or (not whole and _STATUS.startswith(s))):
             return True
+        if self.answer_query and (s.startswith(_QUERY) or (not whole and _QUERY.startswith(s))):
+            return True
         policy = self._policy
         if policy is None:
             return False
@@ -1101,7 +1123,9 @@ class OutputTracker:
 
     def _hold_from(self, work: bytes, k_last: int, base: int, n: int) -> int:
         """Where to start holding back a possible OSC 7501 report at the end, or -1."""
-        if (not self.consume_status and self._policy is None) or k_last < base:
+        if (
+            not self.consume_status and self._policy is None and not self.answer_query
+        ) or k_last < base:
             return -1
         start = -1
         if k_last == n - 1:  # a lone ESC: a report's ST, or the start of one
@@ -1337,13 +1361,33 @@ class OutputTracker:
         events: list[tuple[int, OutputEvent]],
         cuts: list[tuple[int, int]],
     ) -> None:
-        """OSC 7501: a program status report; consumed at a safe point when asked to."""
+        """OSC 7501: a program status report; consumed at a safe point when asked to. Or the
+        child's Program Status query, in generic mode (``answer_query``)."""
+        if rest == b"?" and self.answer_query:
+            self._status_query(work, j, end, base, events, cuts)
+            return
         status = _parse_status(rest)
         if status is None:
             return
         events.append((j, status))
         if self.consume_status and j >= base and self._removable_at(work, j):
             cuts.append((j, end))
+
+    def _status_query(
+        self,
+        work: bytes,
+        j: int,
+        end: int,
+        base: int,
+        events: list[tuple[int, OutputEvent]],
+        cuts: list[tuple[int, int]],
+    ) -> None:
+        """The child's Program Status query at ``j`` (complete, ending at ``end``): reported,
+        and taken out where that changes nothing else the host sees (at a safe point)."""
+        cut = j >= base and self._removable_at(work, j)
+        if cut:
+            cuts.append((j, end))
+        events.append((j, _QUERY_CUT if cut else _QUERY_PASSED))
 
     def _osc_notice(
         self,

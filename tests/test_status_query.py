@@ -1,0 +1,155 @@
+"""The child's Program Status query (``ESC ] 7501 ; ? ST|BEL``) in the output tracker, and the
+host terminal's answer to cuewrap's own query in the answer filter (docs/generic-mode.md).
+
+Generic mode answers the child's query itself: the tracker reports it (``StatusQuery``) and
+takes it out of the output at a safe point, however the output is split; without
+``answer_query`` (Pi mode) it passes untouched and is no event.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hs
+
+from cuewrap.factbase import ProgramStatus
+from cuewrap.term.answers import AnswerFilter, TerminalAnswer
+from cuewrap.term.focus import HostStatusReply
+from cuewrap.term.tracker import OutputTracker, StatusQuery
+
+pytestmark = pytest.mark.unit
+
+# what Claude Code 2.1.328 writes at start (its query BEL-terminated), then a report
+STARTUP = b"\x1b[>0q\x1b]7501;?\x07\x1b[c"
+REPORT = b"\x1b]7501;state=idle:app=claude-code\x07"
+
+
+def run(chunks: list[bytes], **kw: bool) -> tuple[bytes, list[object]]:
+    t = OutputTracker(**kw)
+    out = b""
+    events: list[object] = []
+    for c in chunks:
+        scan = t.feed(c)
+        out += scan.out
+        events += scan.events
+    out += t.flush()
+    return out, events
+
+
+def test_the_query_is_taken_out_and_reported_either_terminator() -> None:
+    for query in (b"\x1b]7501;?\x07", b"\x1b]7501;?\x1b\\"):
+        out, events = run([b"a" + query + b"\x1b[cb"], answer_query=True, consume_status=False)
+        assert out == b"a\x1b[cb"
+        assert events == [StatusQuery(True)]
+
+
+def test_without_answer_query_it_passes_and_is_no_event() -> None:
+    out, events = run([STARTUP], answer_query=False, consume_status=True)
+    assert out == STARTUP
+    assert events == []
+
+
+def test_repeated_queries_are_each_reported() -> None:
+    data = STARTUP + b"text" + REPORT + b"more" + STARTUP
+    out, events = run([data], answer_query=True, consume_status=True)
+    assert out == b"\x1b[>0q\x1b[ctextmore\x1b[>0q\x1b[c"
+    assert [type(e) for e in events] == [StatusQuery, ProgramStatus, StatusQuery]
+
+
+def test_reports_pass_when_not_consumed_but_queries_still_go() -> None:
+    out, events = run([STARTUP + REPORT], answer_query=True, consume_status=False)
+    assert out == b"\x1b[>0q\x1b[c" + REPORT
+    assert events[0] == StatusQuery(True)
+    assert isinstance(events[1], ProgramStatus) and events[1].app == "claude-code"
+
+
+def test_a_body_other_than_the_query_is_no_query() -> None:
+    for body in (b"??", b"? ", b"state=?", b""):
+        seq = b"\x1b]7501;" + body + b"\x07"
+        out, events = run([seq], answer_query=True, consume_status=False)
+        assert out == seq
+        assert not any(isinstance(e, StatusQuery) for e in events)
+
+
+def test_a_query_inside_a_utf8_character_is_not_cut_but_is_answered() -> None:
+    # ESC inside a pending UTF-8 character: the host's parser state differs; never cut there
+    data = b"\xe2\x82" + b"\x1b]7501;?\x07" + b"x"
+    out, events = run([data], answer_query=True, consume_status=False)
+    assert out == data
+    assert events == [StatusQuery(False)]
+
+
+@pytest.mark.parametrize("consume", [True, False])
+def test_split_at_every_byte_boundary_is_the_same_as_whole(consume: bool) -> None:
+    data = b"hello " + STARTUP + b" \xe2\x82\xac " + REPORT + b"\x1b]0;title\x07 end" + STARTUP
+    whole = run([data], answer_query=True, consume_status=consume)
+    assert whole[0].count(b"7501;?") == 0
+    for i in range(len(data) + 1):
+        for j in range(i, len(data) + 1):
+            assert (
+                run([data[:i], data[i:j], data[j:]], answer_query=True, consume_status=consume)
+                == whole
+            ), (i, j)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(hs.lists(hs.integers(min_value=0, max_value=80), max_size=8))
+def test_any_split_gives_the_same_events_and_output(cuts: list[int]) -> None:
+    data = b"x" + STARTUP + REPORT + b"\x1b[?2026h" + b"\x1b]7501;?\x1b\\" + b"\x1b[?2026l" + b"y"
+    points = sorted({min(c, len(data)) for c in cuts})
+    chunks = [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True)]
+    assert run(chunks, answer_query=True, consume_status=True) == run(
+        [data], answer_query=True, consume_status=True
+    )
+
+
+def test_a_held_prefix_released_by_flush_still_answers_when_it_completes() -> None:
+    # the relay flushes a held prefix after a short time: the query reached the host, and
+    # when its end comes it is still reported (the relay answers), not cut
+    t = OutputTracker(answer_query=True, consume_status=False)
+    first = t.feed(b"ab\x1b]7501")
+    assert first.out == b"ab" and t.held
+    assert t.flush() == b"\x1b]7501"
+    rest = t.feed(b";?\x07\x1b[c")
+    assert rest.out == b";?\x07\x1b[c"
+    assert rest.events == [StatusQuery(False)]
+
+
+# --- the host terminal's answer to cuewrap's own query ----------------------------------
+
+
+def feed_all(f: AnswerFilter, data: bytes, split: int | None = None) -> list[object]:
+    parts = [data] if split is None else [data[:split], data[split:]]
+    items: list[object] = []
+    for p in parts:
+        items += f.feed(p)
+    items += f.flush(everything=True)
+    return items
+
+
+def test_the_hosts_answer_is_taken_out_when_asked_at_every_split() -> None:
+    answer = b"\x1bP>|WezTerm 2024\x1b\\\x1b]7501;?\x1b\\\x1b[?62;22ckeys"
+    for split in range(len(answer) + 1):
+        items = feed_all(AnswerFilter(status=True), answer, split)
+        kinds = [i.kind for i in items if isinstance(i, TerminalAnswer)]
+        assert kinds == ["xtversion", "osc7501", "da1"], split
+        assert b"".join(i for i in items if isinstance(i, bytes)) == b"keys"
+
+
+def test_not_asked_the_echo_stays_data_as_in_pi_mode() -> None:
+    data = b"\x1b]7501;?\x1b\\\x1b[?62c"
+    items = feed_all(AnswerFilter(status=False), data)
+    assert HostStatusReply() in items
+    assert b"".join(i for i in items if isinstance(i, bytes)) == b"\x1b]7501;?\x1b\\"
+
+
+def test_a_query_inside_a_frame_is_content_never_answered() -> None:
+    """With the sequence guard (docs/terminal-guard.md), a query inside a synchronized frame the
+    program draws is rendered content (a model's text): removed, and cuewrap does not answer it.
+    Claude Code asks before its first frame."""
+    framed = b"\x1b[?2026h" + b"\x1b]7501;?\x07" + b"\x1b[?2026l"
+    out, events = run([framed], answer_query=True, consume_status=True, guard_frames=True)
+    assert out == b"\x1b[?2026h\x1b[?2026l"
+    assert not any(isinstance(e, StatusQuery) for e in events)
+    out, events = run([STARTUP + framed], answer_query=True, guard_frames=True)
+    assert [e for e in events if isinstance(e, StatusQuery)] == [StatusQuery(True)]
