@@ -153,3 +153,19 @@ def test_a_query_inside_a_frame_is_content_never_answered() -> None:
     assert not any(isinstance(e, StatusQuery) for e in events)
     out, events = run([STARTUP + framed], answer_query=True, guard_frames=True)
     assert [e for e in events if isinstance(e, StatusQuery)] == [StatusQuery(True)]
+
+
+def test_a_report_from_a_program_that_never_asked_is_no_fact() -> None:
+    """Generic mode: a program reports only after its query was answered. A report from one that
+    never asked (a file a shell prints, a model's answer a line program shows raw) is text it
+    prints: no fact, passed untouched. After the query, reports are facts."""
+    out, events = run([b"cat: " + REPORT + b"done\r\n"], answer_query=True, consume_status=False)
+    assert out == b"cat: " + REPORT + b"done\r\n"
+    assert events == []
+    out, events = run([STARTUP, REPORT], answer_query=True, consume_status=False)
+    assert [e for e in events if isinstance(e, ProgramStatus)] == [
+        ProgramStatus("idle", "claude-code", None, False)
+    ]
+    # Pi mode (no answer_query): Pi's reports count, as PI_PROGRAM_STATUS=1 turns them on
+    out, events = run([REPORT], answer_query=False, consume_status=True)
+    assert events == [ProgramStatus("idle", "claude-code", None, False)]

@@ -502,6 +502,7 @@ class OutputTracker:
     ) -> None:
         self.consume_status: bool = consume_status
         self.answer_query = answer_query  # the relay answers the child's OSC 7501 query
+        self._asked = False  # the child asked it: its reports count (generic mode)
         # cuewrap owns the host's focus reporting: the child's CSI ? 1004 h/l are tracked
         # (they decide what is forwarded to it) but taken out of the output
         self.own_focus = own_focus
@@ -1369,6 +1370,10 @@ class OutputTracker:
         status = _parse_status(rest)
         if status is None:
             return
+        if self.answer_query and not self._asked:
+            # generic mode: a program reports only after its query was answered; a report
+            # from one that never asked is text it prints (a file, a model's answer), no fact
+            return
         events.append((j, status))
         if self.consume_status and j >= base and self._removable_at(work, j):
             cuts.append((j, end))
@@ -1384,6 +1389,7 @@ class OutputTracker:
     ) -> None:
         """The child's Program Status query at ``j`` (complete, ending at ``end``): reported,
         and taken out where that changes nothing else the host sees (at a safe point)."""
+        self._asked = True
         cut = j >= base and self._removable_at(work, j)
         if cut:
             cuts.append((j, end))
