@@ -303,7 +303,7 @@ def test_osc7501_as_claude_code_reports_it_and_its_redraws_are_not_work() -> Non
         "Needs your input",
         "osc7501",
     )
-    assert done.title == "claude-code — proj"
+    assert done.title == "claude-code — proj"  # no preset named it: its own app= name
     assert [r["fact_kind"] for r in e.records("wait") if r.get("state") == "pending"] == [
         "permission"
     ]
@@ -383,3 +383,11 @@ def test_privacy_summary_the_programs_own_text_is_its_summary() -> None:
     bell(AWAY, ChildBell())  # a BEL: the preset's words, no text of the program's own
     (n,) = bell.notifies()
     assert n.body == "Waiting for your input" and n.summary == ""
+
+
+def test_a_presets_name_wins_over_the_reports_app_name() -> None:
+    """The claude preset names the program "Claude Code"; its reports say app=claude-code."""
+    e = eng(app="Claude Code", app_known=True)
+    e(AWAY, ProgramStatus("working", "claude-code"), ProgramStatus("done", "claude-code"))
+    [done] = e.notifies()
+    assert done.title == "Claude Code — proj"

@@ -41,7 +41,7 @@ def test_a_prompt_while_away_gives_one_finished_from_its_own_reports(
     s.wait_text("The first answer from the fake API", mark)
     notes = wait_until(s.notifications, 15, "the Finished cue", detail=lambda: s.records("cue"))
     absence_window(2.0, "a second notification for the same run (quiet, title, bell)")
-    assert s.notifications() == notes == [("claude-code — proj".encode(), b"Finished")]
+    assert s.notifications() == notes == [("Claude Code — proj".encode(), b"Finished")]
     states = [(f["state"], f["app"]) for f in s.statuses()]
     assert ("working", "claude-code") in states and ("done", "claude-code") in states
     assert states.index(("working", "claude-code")) < states.index(("done", "claude-code"))
@@ -75,7 +75,7 @@ def test_a_permission_prompt_while_away_gives_one_needs_input_from_blocked(
     s.wait_text("Do you want to proceed", mark)
     notes = wait_until(s.notifications, 15, "the Needs your input cue")
     absence_window(2.0, "a second notification for the same permission prompt")
-    assert s.notifications() == notes == [("claude-code — proj".encode(), b"Needs your input")]
+    assert s.notifications() == notes == [("Claude Code — proj".encode(), b"Needs your input")]
     blocked = [f for f in s.statuses() if f["state"] == "blocked"]
     assert blocked and blocked[0]["fact_kind"] == "permission" and blocked[0]["has_msg"]
     (cue,) = s.records("cue")
@@ -152,7 +152,7 @@ def test_an_api_error_gives_one_failed_from_error(
     s.presence(AWAY, "away")
     s.type("fail please")
     notes = wait_until(s.notifications, 15, "the Failed cue")
-    assert notes == [("claude-code — proj".encode(), b"Failed")]
+    assert notes == [("Claude Code — proj".encode(), b"Failed")]
     assert [f["state"] for f in s.statuses()][-2:] == ["working", "error"]
     (cue,) = s.records("cue")
     assert (cue["outcome"], cue["source"], cue["why"]) == ("failed", "osc7501", "osc7501 error")
@@ -168,6 +168,6 @@ def test_escape_during_a_run_is_idle_without_done_cancelled(
     s.wait_text("word3", mark)
     s.p.send(b"\x1b")  # Escape: Claude Code interrupts the run
     notes = wait_until(s.notifications, 15, "the Cancelled cue")
-    assert notes == [("claude-code — proj".encode(), b"Cancelled")]
+    assert notes == [("Claude Code — proj".encode(), b"Cancelled")]
     states = [f["state"] for f in s.statuses()]
     assert states[-2:] == ["working", "idle"] and "done" not in states

@@ -94,7 +94,10 @@ def _label(s: EngineState) -> str:
 
 
 def app_name(s: EngineState) -> str:
-    """The program notifications name: Pi, or in generic mode its OSC 7501 app or preset."""
+    """The program notifications name: Pi, or in generic mode its preset's name for it
+    ("Claude Code"), else the app= of its OSC 7501 reports, else the command's name."""
+    if s.config.app_known:
+        return s.config.app
     return s.status_app or s.config.app
 
 

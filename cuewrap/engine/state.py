@@ -100,6 +100,7 @@ class EngineConfig:
     # generic mode (docs/design.md#generic-mode): any program, facts from the "child" source
     generic: bool = False
     app: str = "Pi"  # how notifications name the program (a preset's app or the command)
+    app_known: bool = False  # a preset named the program: its app wins over OSC 7501's app=
     signal: str = "Wants your attention"  # what its BEL / a text-less notification means
     host_native: frozenset[str] = frozenset()  # child OSCs the host shows as they are
     reemit: bool = False  # a channel exists to re-emit a child's notification
