@@ -247,7 +247,7 @@ def test_osc777_notification_while_present_passes_through_nothing_added(tmp_path
 
 
 def test_osc7501_from_another_program_names_it_never_pi(tmp_path: Path) -> None:
-    steps = ("ready", "wait", "7501:working:build", "sleep:0.5", "7501:done:build", "hold")
+    steps = ("ask", "ready", "wait", "7501:working:build", "sleep:0.5", "7501:done:build", "hold")
     s = start(tmp_path, *steps)
     s.presence(AWAY, "away")
     s.go()

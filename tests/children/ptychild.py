@@ -9,7 +9,8 @@ kill-self SIG print READY, wait for a line, kill itself with signal SIG
 modes-die     enable alt screen + mouse + bracketed paste + kitty keyboard, then SIGKILL itself
 focus         raw mode, enable 1004 (CSI ?1004h) and report reads like raw-echo
 sleep         print READY and sleep until killed
-pause-mid     print READY, wait for a line, report a run (OSC 7501 working, done), then pause
+pause-mid     ask the Program Status query (echo off), print READY, wait for a line, report a run
+              (OSC 7501 working, done), then pause
               1 s inside a UTF-8 character and 1 s inside a DCS string, print END, wait
 focus-resets  raw mode, 1004 on, READY; on "a" 1004 off (OFF), on "b" RIS (RESET), on "c" DECSTR
               (SOFT), on "d" 1004 on again inside a multi-mode sequence (MULTI); then as raw-echo
@@ -108,6 +109,12 @@ def main() -> None:
         while True:
             time.sleep(1)
     elif mode == "pause-mid":
+        import termios
+
+        attrs = termios.tcgetattr(0)
+        attrs[3] &= ~termios.ECHO  # the answer to the query is not echoed
+        termios.tcsetattr(0, termios.TCSANOW, attrs)
+        out("\x1b]7501;?\x1b\\")  # a program reports only once asked and answered
         out("READY\n")
         sys.stdin.readline()
         out("\x1b]7501;state=working:app=t\x1b\\")

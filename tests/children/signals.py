@@ -3,6 +3,8 @@
     signals.py STEP [STEP ...]
 
 Steps, run in order (raw mode, no echo):
+  ask                 ask the Program Status query (ESC ] 7501 ; ? ST) and read the answer:
+                      a program reports only after that (docs/generic-mode.md)
   ready               print READY
   wait                wait for one byte on stdin (the test's "go")
   sleep:S             sleep S seconds
@@ -32,7 +34,12 @@ def main() -> None:
     tty.setraw(0)
     for step in sys.argv[1:]:
         name, _, arg = step.partition(":")
-        if name == "ready":
+        if name == "ask":
+            out(f"\x1b]7501;?{ST}")
+            got = b""
+            while not got.endswith(ST.encode()) and len(got) < 64:
+                got += os.read(0, 1)
+        elif name == "ready":
             out("READY\r\n")
         elif name == "wait":
             os.read(0, 1)
