@@ -59,6 +59,8 @@ from cuewrap.term.tracker import TitleChange
 
 if TYPE_CHECKING:
     from cuewrap.activity import OutputWatch
+    from cuewrap.answer.answerer import Answerer
+    from cuewrap.answer.control import ControlServer
     from cuewrap.bridge.server import BridgeServer
     from cuewrap.config import Settings
     from cuewrap.deliver.delivery import Delivery
@@ -86,6 +88,8 @@ class Parts:
     activity: OutputWatch | None = None  # output activity and quiet (generic mode)
     tmux: TmuxSide | None = None  # inside tmux, once started: presence and delivery through it
     reaper: Reaper | None = None  # ends tmux's control client (and the publisher's commands)
+    answerer: Answerer | None = None  # answers to Pi's dialogs from elsewhere (Pi mode)
+    control: ControlServer | None = None  # the control socket `cuewrap answer` talks to
 
 
 class Controller:
@@ -113,6 +117,8 @@ class Controller:
         self.activity = parts.activity
         self.tmux = parts.tmux
         self._reaper = parts.reaper
+        self.answerer = parts.answerer
+        self.control = parts.control
         self.state = initial_state(config)
         self._wake: Timer | None = None
         self._last_key = float("-inf")  # the user's last keystroke (the clipboard guard)
@@ -302,6 +308,8 @@ class Controller:
         if self.activity is not None:
             self.activity.input()  # output right after this is its echo
         self._last_key = self.loop.clock()
+        if self.answerer is not None:
+            self.answerer.typed()  # before anything else: the token dies at the first key
         self.keys.key()
         if self.tmux is not None:
             self.tmux.keystroke()
@@ -319,6 +327,11 @@ class Controller:
                 self.log.error(f"effect:{type(effect).__name__}", exc)
         if self.screen is not None:
             self.screen.check()
+        if self.answerer is not None and isinstance(fact, F.Fact):
+            try:
+                self.answerer.fact(fact, self.state.wait_keys)
+            except Exception as exc:
+                self.log.error("answerer", exc)
         if self._on_unseen is not None:
             self._tell_unseen()
         try:
@@ -422,7 +435,7 @@ class Controller:
         """The /cue page (docs/design.md#what-the-user-sees): ``engine.page.cue_page`` from the
         engine's status and what this session's parts report."""
         bridge = BridgeCounts.from_stats(self.bridge.stats()) if self.bridge is not None else None
-        return cue_page(
+        page = cue_page(
             status(self.state),
             self.delivery.channels(),
             bridge,
@@ -430,6 +443,9 @@ class Controller:
             tmux=self.tmux.status_line() if self.tmux is not None else None,
             fixes=fixes(self._where()),
         )
+        if self.answerer is not None and self.answerer.last is not None:
+            page += f"\nLast answer from elsewhere: {self.answerer.last}"
+        return page
 
     def _where(self) -> Where:
         """What /cue's advice needs (cuewrap.advice): this session's evidence."""
@@ -476,6 +492,10 @@ class Controller:
         if self.activity is not None:
             self.activity.close()
         self.keys.close()
+        if self.control is not None:
+            self.control.close()
+        if self.answerer is not None:
+            self.answerer.close()
         if self.screen is not None:
             self.screen.close()
         if self._wake is not None:

@@ -147,6 +147,7 @@ class ToolEnd(Fact):
 class UiPromptStart(Fact):
     kind: str  # select | confirm | input | editor | custom
     summary: str | None = None  # when asked for: the dialog's title
+    dialog: str | None = None  # confirm/select: the title's first line (the answer check only)
     source: Source = "bridge"
 
 

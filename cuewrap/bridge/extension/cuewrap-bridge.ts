@@ -542,6 +542,9 @@ export default function cuewrapBridge(pi: ExtensionAPI): void {
 		type: "ui_prompt_start",
 		kind: word(e.kind) ?? null,
 		summary: channel.summary ? oneLine(e.title) : undefined,
+		// the title's first line, for cuewrap's check of the dialog on the screen before an
+		// answer from elsewhere (docs/answering.md); kept inside the session
+		dialog: e.kind === "confirm" || e.kind === "select" ? oneLine(e.title) : undefined,
 	}));
 	forward<Json>("ui_prompt_end", (e) => ({ type: "ui_prompt_end", kind: word(e.kind) ?? null }));
 
