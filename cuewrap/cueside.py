@@ -152,6 +152,8 @@ def build_controller(
         )
         if bridge is not None:
             parts.answerer, parts.control = _answering(loop, settings, log, env, size, publisher)
+            if parts.answerer is not None:
+                parts.screen.ring = parts.answerer.ring
     if in_tmux:
         side, parts.reaper = _tmux_side(loop, settings, log, env, delivery, to, inject)
         if side is not None:

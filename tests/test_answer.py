@@ -1,0 +1,255 @@
+"""The pure parts of answering (cuewrap/answer/: dialog.py, book.py, wire.py) and the control
+socket's reader over a real socket (docs/answering.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import tempfile
+from collections.abc import Callable
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cuewrap.answer import book as B
+from cuewrap.answer import dialog as D
+from cuewrap.answer import wire
+from cuewrap.answer.control import ControlServer
+from cuewrap.decisionlog import DecisionLog
+from cuewrap.loop import Loop
+
+pytestmark = pytest.mark.unit
+
+BORDER = "─" * 100
+# Pi 1.4.0's confirm and select (30x100), as pyte read them (tests/test_answer_pi.py's run)
+CONFIRM = [
+    "",
+    BORDER,
+    "",
+    " Test",
+    " Really?",
+    "",
+    " → Yes",
+    "   No",
+    "",
+    " ↑↓ navigate  enter select  escape/ctrl+c cancel",
+    "",
+    BORDER,
+    "/tmp/work",
+    "0.0%/128k (auto)                                                   fake-model",
+]
+SELECT = [
+    " earlier transcript line",
+    BORDER,
+    "",
+    " Pick a color",
+    "",
+    "   Red",
+    " → Green",
+    "   Blue",
+    "",
+    " ↑↓ navigate  enter select  escape/ctrl+c cancel",
+    "",
+    BORDER,
+]
+
+
+def test_confirm_and_select_are_read() -> None:
+    assert D.parse(CONFIRM) == D.Dialog("Test Really?", ("Yes", "No"), 0)
+    assert D.parse(SELECT) == D.Dialog("Pick a color", ("Red", "Green", "Blue"), 1)
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        [ln for ln in SELECT if "→" not in ln],  # no selection
+        [ln.replace("   Red", " → Red") for ln in SELECT],  # two selections
+        [ln for ln in SELECT if "navigate" not in ln],  # no hint
+        [ln for ln in SELECT if ln != BORDER],  # no border above the title
+        [*SELECT[:8], "  (2/12)", *SELECT[8:]],  # a scrolled list
+        [ln.replace("   Blue", "Blue") for ln in SELECT],  # an option out of the layout
+        [ln for ln in SELECT if "Pick" not in ln],  # no title
+    ],
+)
+def test_what_does_not_fit_the_layout_is_no_dialog(broken: list[str]) -> None:
+    assert D.parse(broken) is None
+
+
+def test_the_bridge_cross_check() -> None:
+    confirm = D.parse(CONFIRM)
+    select = D.parse(SELECT)
+    assert confirm is not None and select is not None
+    assert D.matches_bridge(confirm, "confirm", "Test")
+    assert not D.matches_bridge(confirm, "confirm", "Other")
+    assert not D.matches_bridge(confirm, "confirm", None)
+    assert D.matches_bridge(select, "select", "Pick a color")
+    assert not D.matches_bridge(select, "confirm", "Pick a color")  # not Yes / No
+    assert not D.matches_bridge(select, "input", "Pick a color")
+
+
+def test_choices() -> None:
+    opts = ("Red", "Green", "Blue")
+    assert D.resolve_choice(opts, "2") == 1
+    assert D.resolve_choice(opts, "GREEN") == 1
+    assert D.resolve_choice(opts, " blue ") == 2
+    for bad in ("0", "4", "-1", "purple", "", "99999999999"):
+        assert D.resolve_choice(opts, bad) is None
+    assert D.resolve_choice(("A", "a"), "a") is None  # ambiguous
+
+
+def test_keys() -> None:
+    assert D.keys_for(0, 0) == b"\r"
+    assert D.keys_for(0, 2) == b"\x1b[B\x1b[B\r"
+    assert D.keys_for(2, 0) == b"\x1b[A\x1b[A\r"
+    assert D.selector_keys({}) == D.DEFAULT_KEYS
+    assert D.selector_keys(["not", "an", "object"]) == D.DEFAULT_KEYS
+    remapped = D.selector_keys({"tui.select.up": "ctrl+k", "tui.select.down": ["ctrl+j"]})
+    assert remapped == D.Keys(b"\x0b", b"\x0a", b"\r")
+    assert D.selector_keys({"selectConfirm": "tab"}) == D.Keys(b"\x1b[A", b"\x1b[B", b"\t")
+    why = D.selector_keys({"tui.select.down": "shift+alt+pageDown"})
+    assert isinstance(why, str) and "cannot type" in why
+    taken = D.selector_keys({"app.tools.expand": "down"})
+    assert isinstance(taken, str) and "another action" in taken
+    assert isinstance(D.selector_keys({"tui.select.up": "ctrl+o"}), str)  # expand's default
+
+
+def _ticket(token: str = "t" * 32, wait: int = 1) -> B.Ticket:
+    return B.Ticket(token, wait, "select", D.Dialog("Pick", ("Red", "Green", "Blue"), 0))
+
+
+def test_a_token_is_single_use() -> None:
+    book = B.Book()
+    assert book.claim(None, "1") == B.NOTHING
+    assert book.claim("x", "1") == B.STALE
+    book.issue(_ticket())
+    assert book.claim("t" * 32, "purple") == B.NO_OPTION  # a bad choice leaves it alive
+    claim = book.claim("t" * 32, "green")
+    assert claim == B.Claim(_ticket(), 1)
+    assert book.claim("t" * 32, "green") == B.BUSY
+    assert book.settle() == claim
+    assert book.claim("t" * 32, "green") == B.STALE  # used
+    assert book.claim(None, "green") == B.NOTHING
+
+
+def test_a_token_dies_with_its_dialog_and_a_new_one_replaces_it() -> None:
+    book = B.Book()
+    book.issue(_ticket("a" * 32, 1))
+    book.issue(_ticket("b" * 32, 2))  # another dialog (same title) opened
+    assert book.claim("a" * 32, "1") == B.STALE
+    assert book.kill() == _ticket("b" * 32, 2)
+    assert book.claim("b" * 32, "1") == B.STALE
+    assert book.claim(None, "1") == B.NOTHING
+
+
+REQUEST = wire.request_line("2", "tok")
+
+
+def test_wire_round_trip() -> None:
+    assert wire.read_request(REQUEST) == wire.Request("2", "tok")
+    assert wire.read_request(wire.request_line("Yes", None)) == wire.Request("Yes", None)
+    assert wire.read_request(REQUEST[:-1]) == wire.Incomplete()
+    assert wire.read_request(REQUEST + REQUEST) == "more than one request"
+    assert wire.read_request(b"x" * wire.MAX_REQUEST) == "request too long"
+    assert wire.read_request(b"[1]\n") == "not an object"
+    assert wire.read_request(b'{"v": 2, "op": "answer", "choice": "1"}\n') == "unknown request"
+    assert wire.read_reply(wire.reply_line(True)) == (True, "")
+    assert wire.read_reply(wire.reply_line(False, B.STALE)) == (False, B.STALE)
+    assert wire.read_reply(b"garbage") == (False, "the session gave no answer")
+
+
+FUZZ = settings(
+    max_examples=300, deadline=None, derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)  # fmt: skip
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=30),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=10,
+)
+
+
+@FUZZ
+@given(
+    st.one_of(
+        st.binary(max_size=2 * wire.MAX_REQUEST),
+        _json.map(lambda v: json.dumps(v).encode() + b"\n"),
+        st.builds(
+            lambda c, t: (
+                json.dumps({"v": 1, "op": "answer", "choice": c, "token": t}).encode() + b"\n"
+            ),
+            _json,
+            _json,
+        ),
+    )
+)
+def test_the_request_reader_never_raises_and_stays_bounded(data: bytes) -> None:
+    got = wire.read_request(data)
+    assert isinstance(got, wire.Request | wire.Incomplete | str)
+    if isinstance(got, wire.Incomplete):
+        assert b"\n" not in data and len(data) < wire.MAX_REQUEST
+    if isinstance(got, wire.Request):
+        assert len(data) <= wire.MAX_REQUEST
+        assert 0 < len(got.choice) <= wire.MAX_CHOICE
+        assert got.token is None or 0 < len(got.token) <= wire.MAX_TOKEN
+
+
+@FUZZ
+@given(st.lists(st.text(max_size=40), max_size=30), st.lists(st.text(max_size=20), max_size=3))
+def test_the_dialog_reader_never_raises(lines: list[str], extra: list[str]) -> None:
+    got = D.parse([*lines, *SELECT[:4], *extra, *SELECT[4:]])
+    if got is not None:
+        assert 1 <= len(got.options) <= D.MAX_OPTIONS
+        assert 0 <= got.selected < len(got.options)
+    D.selector_keys(dict(zip(lines, extra, strict=False)))
+
+
+# -- the control socket, for real -----------------------------------------------------------
+
+
+def _serve(requests: list[bytes]) -> list[bytes]:
+    """Each request on its own connection to a real control server; the replies."""
+    loop = Loop()
+    seen: list[wire.Request] = []
+
+    def handler(req: wire.Request, reply: Callable[[bool, str], None]) -> None:
+        seen.append(req)
+        reply(False, B.NOTHING)
+
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "1.sock")
+        server = ControlServer(loop, DecisionLog(None), path, handler)
+        assert server.start()
+        assert oct(os.stat(path).st_mode & 0o777) == "0o600"
+        out = []
+        for data in requests:
+            c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            c.connect(path)
+            c.sendall(data)
+            if not data.endswith(b"\n"):
+                c.shutdown(socket.SHUT_WR)
+            c.setblocking(False)
+            got = b""
+            for _ in range(200):
+                loop.run_once(max_timeout=0.01)
+                try:
+                    chunk = c.recv(4096)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    break
+                got += chunk
+            c.close()
+            out.append(got)
+        server.close()
+        assert not os.path.exists(path)
+    return out
+
+
+def test_the_control_socket_answers_one_request_per_connection() -> None:
+    good, garbage, empty = _serve([REQUEST, b"\xff\xfe{{\n", b""])
+    assert wire.read_reply(good) == (False, B.NOTHING)
+    assert wire.read_reply(garbage) == (False, "not JSON")
+    assert empty == b""  # closed without a request: closed, no reply
