@@ -150,8 +150,11 @@ def build_controller(
         parts.screen = ScreenGate(
             loop, *size, stronger_live=to.stronger_live, on_fact=to.fact, log=log
         )
-        if bridge is not None:
-            parts.answerer, parts.control = _answering(loop, settings, log, env, size, publisher)
+        channel_key = channel.token if channel is not None else ""
+        if bridge is not None and channel_key:
+            parts.answerer, parts.control = _answering(
+                loop, settings, log, env, size, publisher, channel_key
+            )
             if parts.answerer is not None:
                 parts.screen.ring = parts.answerer.ring
     if in_tmux:
@@ -196,6 +199,7 @@ def _answering(
     env: Mapping[str, str],
     size: tuple[int, int],
     publisher: Publisher,
+    bridge_key: str,
 ) -> tuple[Answerer | None, ControlServer | None]:
     """Answering Pi's dialogs from elsewhere (docs/answering.md): the answerer, and the
     control socket ``cuewrap answer`` talks to, beside the registry entry."""
@@ -210,6 +214,7 @@ def _answering(
         OutputRing(*size),
         keys=lambda: pi_keys(env),
         summary=settings.privacy.body == "summary",
+        bridge_key=bridge_key,
         on_change=lambda: publisher.set_wait(answerer.wait_info()),
     )
     directory = own_directory(env)

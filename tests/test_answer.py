@@ -81,12 +81,21 @@ def test_the_bridge_cross_check() -> None:
     confirm = D.parse(CONFIRM)
     select = D.parse(SELECT)
     assert confirm is not None and select is not None
-    assert D.matches_bridge(confirm, "confirm", "Test")
-    assert not D.matches_bridge(confirm, "confirm", "Other")
-    assert not D.matches_bridge(confirm, "confirm", None)
-    assert D.matches_bridge(select, "select", "Pick a color")
-    assert not D.matches_bridge(select, "confirm", "Pick a color")  # not Yes / No
-    assert not D.matches_bridge(select, "input", "Pick a color")
+    key = "k" * 32
+
+    def check(title: str, k: str = key) -> str:
+        return D.title_check(title, k)
+
+    assert D.matches_bridge(confirm, "confirm", check("Test"), key)
+    assert not D.matches_bridge(confirm, "confirm", check("Other"), key)
+    assert not D.matches_bridge(confirm, "confirm", check("Test", "another key"), key)
+    assert not D.matches_bridge(confirm, "confirm", None, key)
+    assert not D.matches_bridge(confirm, "confirm", "4:nothex", key)
+    assert D.matches_bridge(select, "select", check("Pick a color"), key)
+    assert not D.matches_bridge(select, "confirm", check("Pick a color"), key)  # not Yes / No
+    assert not D.matches_bridge(select, "input", check("Pick a color"), key)
+    wrapped = D.parse([*SELECT[:3], " Pick a", " color", *SELECT[4:]])
+    assert wrapped is not None and D.matches_bridge(wrapped, "select", check("Pick a color"), key)
 
 
 def test_choices() -> None:

@@ -5,6 +5,7 @@ types nothing."""
 from __future__ import annotations
 
 import json
+import re
 import os
 import pwd
 import shutil
@@ -283,3 +284,32 @@ def test_answer_to_dialog_closed_times(
         f" session claim->ui_prompt_end ms: p50 {statistics.median(inside):.1f}"
         f" max {max(inside):.1f}"
     )
+
+
+_TITLE = re.compile(rb"\x1b\][02];([^\x07\x1b]*)(?:\x07|\x1b\\)")
+
+
+def last_title(s: PiSession) -> str | None:
+    found = _TITLE.findall(s.raw_output)
+    return found[-1].decode("utf-8", "replace") if found else None
+
+
+def test_an_answer_from_elsewhere_clears_the_mark_and_shows_on_cue(
+    pi_session: Any, pi_home: PiHome, fakemodel: FakeModel
+) -> None:
+    s: PiSession = pi_session()
+    env = pi_home.env
+    s.focus_out()  # away: the wait gets its mark and reminder
+    s.wait_log(lambda r: r.get("kind") == "presence" and r.get("presence") == "away")
+    open_dialog(s, fakemodel, "test_confirm", {"title": "Deploy", "message": "Now?"})
+    wait_until(lambda: (last_title(s) or "").startswith("[?]"), 5, "the [?] mark", detail=s.dump)
+    token(s, env)
+    assert cuewrap(env, "answer", str(s.pid), "yes") == (0, "")
+    finished(s, fakemodel, "confirmed: yes")
+    # the wait ended with the dialog: its reminder is stale, the [?] mark gone
+    wait_until(lambda: not (last_title(s) or "").startswith("[?]"), 5, "the mark cleared")
+    withdrawn = s.wait_log(lambda r: r.get("kind") == "withdraw")
+    assert "wait ended" in str(withdrawn.get("reason")), withdrawn
+    s.focus_in()
+    s.submit("/cue")
+    s.wait_for_screen(r"Last answer from elsewhere: .* from the command line, option 1: answered")

@@ -77,6 +77,7 @@ class Answerer:
         *,
         keys: Callable[[], D.Keys | str],
         summary: bool,
+        bridge_key: str,
         on_change: Callable[[], None] = lambda: None,
         make_reader: Callable[[int, int], DialogReader] | None = None,
     ) -> None:
@@ -85,6 +86,7 @@ class Answerer:
         self.ring = ring
         self.keys = keys
         self.summary = summary
+        self.bridge_key = bridge_key  # the bridge's token: the key of its title checks
         self.on_change = on_change
         self.type_keys: TypeKeys | None = None  # the relay's, set once both exist
         self.book = B.Book()
@@ -153,7 +155,7 @@ class Answerer:
             return
         _, kind, title = self._open
         dialog = D.parse(lines) if lines is not None else None
-        if dialog is not None and D.matches_bridge(dialog, kind, title):
+        if dialog is not None and D.matches_bridge(dialog, kind, title, self.bridge_key):
             self.book.issue(B.Ticket(new_token(), seq, kind, dialog))
             self.log.write("answer", state="answerable", wait=seq, dialog=kind,
                            count=len(dialog.options), selected=dialog.selected + 1)  # fmt: skip

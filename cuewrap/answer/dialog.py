@@ -21,6 +21,8 @@ is not a dialog: ``parse`` returns None, and nothing is answered from a guess.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import re
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -92,18 +94,27 @@ def parse(lines: Sequence[str]) -> Dialog | None:
     return Dialog(_norm(" ".join(title))[:MAX_TITLE], labels, selected)
 
 
-def matches_bridge(dialog: Dialog, kind: str, title: str | None) -> bool:
+def title_check(line: str, key: str) -> str:
+    """What the bridge sends for a dialog's title (its first line made one line): the length
+    in code points and an HMAC-SHA256 keyed with the bridge's token (the title's text never
+    crosses the socket)."""
+    mac = hmac.new(key.encode(), line.encode("utf-8"), hashlib.sha256).hexdigest()
+    return f"{len(line)}:{mac}"
+
+
+def matches_bridge(dialog: Dialog, kind: str, check: str | None, key: str) -> bool:
     """The dialog on the screen is the one the bridge opened: a confirm shows exactly Yes /
-    No, and the screen's title begins with the bridge's title (a confirm's message follows
-    its title)."""
+    No, and the screen's title begins with the bridge's title (``check``: ``title_check``; a
+    confirm's message follows its title, a long title wraps over several lines)."""
     if kind == "confirm" and dialog.options != ("Yes", "No"):
         return False
-    if kind not in ("confirm", "select"):
+    if kind not in ("confirm", "select") or not check:
         return False
-    if not title:
+    count, _, _mac = check.partition(":")
+    if not count.isdecimal() or not 0 < int(count) <= MAX_TITLE:
         return False
-    want = _norm(title)
-    return bool(want) and _norm(dialog.title).startswith(want)
+    line = _norm(dialog.title)[: int(count)].rstrip()
+    return hmac.compare_digest(title_check(line, key), check)
 
 
 def resolve_choice(options: Sequence[str], choice: str) -> int | None:

@@ -23,6 +23,7 @@
  */
 
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
@@ -266,6 +267,15 @@ class Channel {
 	}
 
 	/** Summaries may be sent (the user chose privacy.body = "summary"). */
+	/** A dialog's title as cuewrap can check it against the screen without being told it:
+	 * `<code points>:<HMAC-SHA256 keyed with the channel's token, hex>` of its first line. */
+	titleCheck(title: unknown): string | undefined {
+		const line = oneLine(title);
+		if (line === undefined || this.config === undefined) return undefined;
+		const mac = crypto.createHmac("sha256", this.config.token).update(line, "utf8").digest("hex");
+		return `${Array.from(line).length}:${mac}`;
+	}
+
 	get summary(): boolean {
 		return this.config?.summary === true;
 	}
@@ -542,9 +552,9 @@ export default function cuewrapBridge(pi: ExtensionAPI): void {
 		type: "ui_prompt_start",
 		kind: word(e.kind) ?? null,
 		summary: channel.summary ? oneLine(e.title) : undefined,
-		// the title's first line, for cuewrap's check of the dialog on the screen before an
-		// answer from elsewhere (docs/answering.md); kept inside the session
-		dialog: e.kind === "confirm" || e.kind === "select" ? oneLine(e.title) : undefined,
+		// for cuewrap's check of the dialog on the screen before an answer from elsewhere
+		// (docs/answering.md): the title's length and MAC, never its text
+		dialog: e.kind === "confirm" || e.kind === "select" ? channel.titleCheck(e.title) : undefined,
 	}));
 	forward<Json>("ui_prompt_end", (e) => ({ type: "ui_prompt_end", kind: word(e.kind) ?? null }));
 
