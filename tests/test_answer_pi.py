@@ -5,9 +5,9 @@ types nothing."""
 from __future__ import annotations
 
 import json
-import re
 import os
 import pwd
+import re
 import shutil
 import statistics
 import subprocess
