@@ -8,11 +8,13 @@ import os
 import socket
 import tempfile
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cuewrap import facts as F
 from cuewrap.answer import book as B
 from cuewrap.answer import dialog as D
 from cuewrap.answer import wire
@@ -262,3 +264,114 @@ def test_the_control_socket_answers_one_request_per_connection() -> None:
     assert wire.read_reply(good) == (False, B.NOTHING)
     assert wire.read_reply(garbage) == (False, "not JSON")
     assert empty == b""  # closed without a request: closed, no reply
+
+
+# -- the answerer, with a fake screen reader (the real one: tests/test_answer_pi.py) ---------
+
+
+class FakeReader:
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.fed: list[bytes] = []
+
+    def start(self) -> bool:
+        return True
+
+    def feed(self, data: bytes) -> None:
+        self.fed.append(data)
+
+    def resize(self, *, rows: int, cols: int) -> None:
+        pass
+
+    def query(self, on_lines: Callable[[list[str] | None], None]) -> None:
+        on_lines(list(self.lines))
+
+    def stop(self) -> None:
+        pass
+
+
+KEY = "k" * 32
+
+
+def _answerer(lines: list[str]) -> tuple[Any, FakeReader, list[bytes], Loop]:
+    from cuewrap.answer.answerer import Answerer
+    from cuewrap.answer.screen import OutputRing
+
+    loop = Loop()
+    reader = FakeReader(lines)
+    typed: list[bytes] = []
+    a = Answerer(loop, DecisionLog(None), OutputRing(14, 100), keys=lambda: D.DEFAULT_KEYS,
+                 summary=False, bridge_key=KEY,
+                 make_reader=lambda c, r: reader)  # type: ignore[arg-type,return-value]  # fmt: skip
+
+    def type_keys(data: bytes) -> str | None:
+        typed.append(data)
+        return None
+
+    a.type_keys = type_keys
+    a.ring.feed(b"earlier output")
+    a.fact(F.UiPromptStart("select", None, D.title_check("Pick a color", KEY)), ("ui",))
+    wait_until_loop(loop, lambda: a.book.current is not None)
+    assert reader.fed == [b"earlier output"]  # the ring replayed
+    return a, reader, typed, loop
+
+
+def wait_until_loop(loop: Loop, pred: Callable[[], bool], seconds: float = 5.0) -> None:
+    import time
+
+    end = time.monotonic() + seconds
+    while not pred():
+        assert time.monotonic() < end, "timed out"
+        loop.run_once(max_timeout=0.05)
+
+
+def _ask(a: Any, choice: str, token: str | None = None) -> list[tuple[bool, str]]:
+    replies: list[tuple[bool, str]] = []
+    a.request(wire.Request(choice, token), lambda ok, why: replies.append((ok, why)))
+    return replies
+
+
+def test_answerer_types_once_and_waits_for_the_dialog_to_close() -> None:
+    a, _reader, typed, _loop = _answerer(SELECT)
+    assert a.wait_info() == {"kind": "select", "token": a.book.current.token, "options": None,
+                             "count": 3}  # fmt: skip
+    replies = _ask(a, "blue")
+    assert typed == [b"\x1b[B\r"] and replies == []  # from Green (selected) one down
+    a.fact(F.UiPromptEnd("select"), ())
+    assert replies == [(True, "")]
+    assert a.last is not None and "option 3: answered" in a.last
+    assert _ask(a, "1") == [(False, B.NOTHING)]
+
+
+def test_answerer_refuses_when_the_screen_changed() -> None:
+    a, reader, typed, _loop = _answerer(SELECT)
+    reader.lines = [ln.replace("→ Green", "  Green").replace("   Red", " → Red") for ln in SELECT]
+    assert _ask(a, "3") == [(False, B.NOT_SHOWN)]
+    assert typed == []
+    assert _ask(a, "3") == [(False, B.NOTHING)]  # the token was spent
+
+
+def test_answerer_fails_when_the_dialog_does_not_close() -> None:
+    a, _reader, typed, loop = _answerer(SELECT)
+    replies = _ask(a, "2")
+    assert typed == [b"\r"]
+    wait_until_loop(loop, lambda: bool(replies), seconds=5.0)
+    assert replies == [(False, B.NOT_CLOSED)]
+    assert typed == [b"\r"]  # nothing more typed
+
+
+def test_answerer_key_or_unsafe_input_or_another_dialog() -> None:
+    a, _reader, typed, _loop = _answerer(SELECT)
+    a.typed()  # the user pressed a key
+    assert a.book.current is None and _ask(a, "1") == [(False, B.NOTHING)]
+
+    a, _reader, typed, _loop = _answerer(SELECT)
+    a.type_keys = lambda data: B.UNSAFE
+    assert _ask(a, "1") == [(False, B.UNSAFE)]
+
+    a, _reader, typed, _loop = _answerer(SELECT)
+    old = a.book.current.token
+    a.fact(F.UiPromptEnd("select"), ())
+    a.fact(F.UiPromptStart("select", None, D.title_check("Pick a color", KEY)), ("ui",))
+    assert _ask(a, "1", old) == [(False, B.STALE)]
+    assert typed == []
