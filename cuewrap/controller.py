@@ -320,6 +320,11 @@ class Controller:
             return
         before = self.state
         self.state, effects = step(before, fact, self.loop.clock())
+        if self.answerer is not None and isinstance(fact, F.Fact):
+            try:  # before the effects: a wait's notification may wait for its token
+                self.answerer.fact(fact, self.state.wait_keys)
+            except Exception as exc:
+                self.log.error("answerer", exc)
         for effect in effects:
             try:
                 _EFFECTORS[type(effect)](self, effect)
@@ -327,11 +332,6 @@ class Controller:
                 self.log.error(f"effect:{type(effect).__name__}", exc)
         if self.screen is not None:
             self.screen.check()
-        if self.answerer is not None and isinstance(fact, F.Fact):
-            try:
-                self.answerer.fact(fact, self.state.wait_keys)
-            except Exception as exc:
-                self.log.error("answerer", exc)
         if self._on_unseen is not None:
             self._tell_unseen()
         try:
@@ -394,6 +394,23 @@ class Controller:
         self.delivery.set_mark(effect.mark)
 
     def _notify(self, effect: Notify) -> None:
+        answerer = self.answerer
+        if effect.kind == "needs-input" and answerer is not None and answerer.reading:
+            # its token is a moment away: the notification carries it (docs/answering.md)
+            def later() -> None:
+                if self._closed:
+                    return
+                if not self.eligible(effect.eligibility):
+                    self.delivery.record(effect.cue_id, "all", "dropped-ineligible",
+                                         "stale while the dialog was read")  # fmt: skip
+                    return
+                self._deliver(effect)
+
+            answerer.when_ready(later)
+            return
+        self._deliver(effect)
+
+    def _deliver(self, effect: Notify) -> None:
         self.delivery.notify(
             effect, eligible=self.eligible, session=self._session_label(), route=self.tmux
         )

@@ -153,7 +153,7 @@ def build_controller(
         channel_key = channel.token if channel is not None else ""
         if bridge is not None and channel_key:
             parts.answerer, parts.control = _answering(
-                loop, settings, log, env, size, publisher, channel_key
+                loop, settings, log, env, size, publisher, channel_key, delivery
             )
             if parts.answerer is not None:
                 parts.screen.ring = parts.answerer.ring
@@ -200,6 +200,7 @@ def _answering(
     size: tuple[int, int],
     publisher: Publisher,
     bridge_key: str,
+    delivery: Delivery,
 ) -> tuple[Answerer | None, ControlServer | None]:
     """Answering Pi's dialogs from elsewhere (docs/answering.md): the answerer, and the
     control socket ``cuewrap answer`` talks to, beside the registry entry."""
@@ -217,6 +218,7 @@ def _answering(
         bridge_key=bridge_key,
         on_change=lambda: publisher.set_wait(answerer.wait_info()),
     )
+    delivery.answer_for = lambda cue_id: answerer.notification_answer()
     directory = own_directory(env)
     if directory is None:
         log.write("answer", state="no control socket", why="no registry directory")

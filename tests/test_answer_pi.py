@@ -313,3 +313,32 @@ def test_an_answer_from_elsewhere_clears_the_mark_and_shows_on_cue(
     s.focus_in()
     s.submit("/cue")
     s.wait_for_screen(r"Last answer from elsewhere: .* from the command line, option 1: answered")
+
+
+def test_notify_command_gets_the_token_and_answers_with_it(
+    pi_session: Any, pi_home: PiHome, fakemodel: FakeModel, tmp_path: Path
+) -> None:
+    """The phone's path: the user's notify.command is told {token, options} (and
+    CUEWRAP_CUE_ANSWER_TOKEN) with the needs-input cue; the token answers the dialog."""
+    out = tmp_path / "notified"
+    hook = tmp_path / "hook.sh"
+    hook.write_text(f'#!/bin/sh\n{{ cat; echo "env=$CUEWRAP_CUE_ANSWER_TOKEN"; }} >> {out}\n')
+    hook.chmod(0o755)
+    config = tmp_path / "config.toml"
+    config.write_text(f'[notify]\ncommand = ["{hook}"]\n')
+    s: PiSession = pi_session(cuewrap_args=["--config", str(config)])
+    env = pi_home.env
+    s.focus_out()
+    s.wait_log(lambda r: r.get("kind") == "presence" and r.get("presence") == "away")
+    open_dialog(s, fakemodel, "test_confirm", {"title": "Deploy", "message": "Now?"})
+    wait_until(lambda: out.exists() and out.read_text().count("\n") >= 2, 10,
+               "notify.command's run", detail=s.dump)  # fmt: skip
+    lines = out.read_text().splitlines()
+    got = json.loads(lines[0])
+    assert got["event"] == "needs-input"
+    answer = got["answer"]
+    assert answer["options"] == ["Yes", "No"]
+    assert lines[1] == f"env={answer['token']}"
+    assert wait_of(env, s.pid) is not None and wait_of(env, s.pid)["token"] == answer["token"]
+    assert cuewrap(env, "answer", "--token", answer["token"], "no") == (0, "")
+    finished(s, fakemodel, "confirmed: no")

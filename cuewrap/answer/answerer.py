@@ -29,6 +29,7 @@ from cuewrap.decisionlog import DecisionLog
 from cuewrap.loop import Loop, Timer
 
 CLOSE_WITHIN = 2.0  # seconds the dialog has to close after the keys
+READY_WITHIN = 1.5  # seconds a needs-input notification may wait for the dialog's token
 LOOK_EVERY = 0.15  # seconds between reads of the screen while the dialog is being drawn
 LOOKS = 20  # reads before cuewrap gives up on a dialog (it is then not answerable)
 ANSWERABLE = ("confirm", "select")
@@ -103,6 +104,8 @@ class Answerer:
         self._typed = False  # the keys of the answer in flight were written
         self._source = ""
         self._started = 0.0
+        self._ready: list[Callable[[], None]] = []  # notifications waiting for the token
+        self._ready_timer: Timer | None = None
 
     # -- facts (the controller, after each engine step) ------------------------------------
     def fact(self, fact: F.Fact, waits: Collection[str]) -> None:
@@ -160,11 +163,14 @@ class Answerer:
             self.log.write("answer", state="answerable", wait=seq, dialog=kind,
                            count=len(dialog.options), selected=dialog.selected + 1)  # fmt: skip
             self.on_change()
+            self._release()
         elif tries + 1 < LOOKS and lines is not None:
             self._schedule_look(seq, tries + 1)
         else:
             self.log.write("answer", state="not answerable", wait=seq,
                            why="the screen does not show that dialog")  # fmt: skip
+            self._open = (seq, "", None)  # read no more
+            self._release()
 
     def _closed(self) -> None:
         if self.book.in_flight is not None and self._typed:
@@ -176,6 +182,7 @@ class Answerer:
             self._finish(False, B.NOT_CLOSED if self._typed else B.NOT_SHOWN, why)
         self._kill(why)
         self._open = None
+        self._release()
         if self._look is not None:
             self._look.cancel()
             self._look = None
@@ -264,6 +271,38 @@ class Answerer:
         at = time.strftime("%H:%M:%S", time.localtime())
         what = f"option {option}" if option is not None else "no option"
         self.last = f"{at} from the {source}, {what}: {result} ({why})"
+
+    # -- a notification of the wait (notify.command) -------------------------------------
+    @property
+    def reading(self) -> bool:
+        """An answerable dialog is open and being read: its token may come in a moment."""
+        return self._open is not None and self._open[1] != "" and self.book.current is None
+
+    def when_ready(self, callback: Callable[[], None]) -> None:
+        """``callback()`` once the token is there, the dialog is found not answerable or
+        closed, or after ``READY_WITHIN`` seconds, whichever comes first."""
+        if not self.reading:
+            callback()
+            return
+        self._ready.append(callback)
+        if self._ready_timer is None:
+            self._ready_timer = self.loop.call_later(READY_WITHIN, self._release)
+
+    def _release(self) -> None:
+        if self._ready_timer is not None:
+            self._ready_timer.cancel()
+            self._ready_timer = None
+        ready, self._ready = self._ready, []
+        for callback in ready:
+            try:
+                callback()
+            except Exception as exc:
+                self.log.error("answer.notify", exc)
+
+    def notification_answer(self) -> dict[str, Any] | None:
+        """``{token, options}`` for a notification of the wait (labels as ``wait_info``)."""
+        info = self.wait_info()
+        return None if info is None else {"token": info["token"], "options": info["options"]}
 
     # -- for ls --json and scripts ---------------------------------------------------------
     def wait_info(self) -> dict[str, Any] | None:

@@ -74,6 +74,9 @@ class Delivery:
         self.cwd = os.getcwd()
         # which session a notification came from (pid, tmux_pane, tty), set by its builder
         self.where: dict[str, Any] = {}
+        # the answerable wait a cue's notification carries (docs/answering.md), set by the
+        # builder of the cue side in Pi mode
+        self.answer_for: Callable[[int], dict[str, Any] | None] | None = None
         # notification ids: unique across cuewrap processes (kitty wants them global)
         self.id_prefix = f"cuewrap-{os.getpid()}-"
         self._terminal_sent: set[int] = set()  # cues whose terminal OSC was written
@@ -323,6 +326,11 @@ class Delivery:
             escalated=escalated,
             **self.where,
         )
+        answer = None
+        if n.kind == "needs-input" and self.answer_for is not None:
+            answer = self.answer_for(n.cue_id)
+        if answer is not None:  # docs/answering.md: {token, options} of an answerable wait
+            fields["answer"] = answer
         self._command.run(n.cue_id, fields)
 
     # -- keep-awake -----------------------------------------------------------------------
