@@ -219,6 +219,8 @@ def _answering(
         on_change=lambda: publisher.set_wait(answerer.wait_info()),
     )
     delivery.answer_for = lambda cue_id: answerer.notification_answer()
+    delivery.buttons_for = answerer.buttons
+    delivery.on_button = answerer.button
     directory = own_directory(env)
     if directory is None:
         log.write("answer", state="no control socket", why="no registry directory")

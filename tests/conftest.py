@@ -23,14 +23,14 @@ import os
 from collections.abc import Iterator
 
 import pytest
-from desktoprig import bus, dunst
+from desktoprig import bus, dunst, dunst_menu
 from pirig import ask_ext, fakemodel, pi_bin, pi_home, pi_session, pi_version
 from screenrig import harness
 from tmuxrig import tmux_scene
 
 __all__ = [
-    "ask_ext", "bus", "dunst", "fakemodel", "harness", "pi_bin", "pi_home", "pi_session",
-    "pi_version", "tmux_scene",
+    "ask_ext", "bus", "dunst", "dunst_menu", "fakemodel", "harness", "pi_bin", "pi_home",
+    "pi_session", "pi_version", "tmux_scene",
 ]  # fmt: skip
 
 #: The tiers, from the least a test needs to the most (also registered in pyproject.toml).

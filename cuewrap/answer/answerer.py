@@ -30,6 +30,8 @@ from cuewrap.loop import Loop, Timer
 
 CLOSE_WITHIN = 2.0  # seconds the dialog has to close after the keys
 READY_WITHIN = 1.5  # seconds a needs-input notification may wait for the dialog's token
+MAX_BUTTONS = 3  # a longer list gets no buttons
+BUTTON_CUES = 8  # notifications whose buttons' tokens are remembered
 LOOK_EVERY = 0.15  # seconds between reads of the screen while the dialog is being drawn
 LOOKS = 20  # reads before cuewrap gives up on a dialog (it is then not answerable)
 ANSWERABLE = ("confirm", "select")
@@ -105,6 +107,7 @@ class Answerer:
         self._source = ""
         self._started = 0.0
         self._ready: list[Callable[[], None]] = []  # notifications waiting for the token
+        self._button_tokens: dict[int, str] = {}  # cue -> the token its buttons were made for
         self._ready_timer: Timer | None = None
 
     # -- facts (the controller, after each engine step) ------------------------------------
@@ -210,9 +213,11 @@ class Answerer:
             return
         claim = self.book.claim(req.token, req.choice)
         if isinstance(claim, str):
-            option = None
-            if claim != B.NO_OPTION and self.book.current is not None:
-                option = D.resolve_choice(self.book.current.dialog.options, req.choice)
+            text = req.choice.strip()
+            option = int(text) if text.isdecimal() and len(text) <= 4 else None
+            if option is None and self.book.current is not None:  # a label: its number
+                found = D.resolve_choice(self.book.current.dialog.options, req.choice)
+                option = found + 1 if found is not None else None
             self._attempt(src, option, False, claim)
             reply(False, claim)
             return
@@ -303,6 +308,29 @@ class Answerer:
         """``{token, options}`` for a notification of the wait (labels as ``wait_info``)."""
         info = self.wait_info()
         return None if info is None else {"token": info["token"], "options": info["options"]}
+
+    def buttons(self, cue_id: int) -> list[tuple[str, str]] | None:
+        """Answer buttons for cue ``cue_id``'s desktop notification: one per option (at most
+        ``MAX_BUTTONS``), labelled as ``ls --json`` shows them (else by number); the token
+        they answer with is remembered for that cue."""
+        ticket = self.book.current
+        if ticket is None or len(ticket.dialog.options) > MAX_BUTTONS:
+            return None
+        self._button_tokens[cue_id] = ticket.token
+        while len(self._button_tokens) > BUTTON_CUES:
+            del self._button_tokens[next(iter(self._button_tokens))]
+        shown = self.summary or ticket.kind == "confirm"
+        return [(f"answer-{i + 1}", label if shown else str(i + 1))
+                for i, label in enumerate(ticket.dialog.options)]  # fmt: skip
+
+    def button(self, cue_id: int, option: int) -> None:
+        """A click on answer button ``option`` of cue ``cue_id``'s notification: an answer
+        with the token those buttons were made for (a dead one is refused as stale)."""
+        token = self._button_tokens.pop(cue_id, None)
+        if token is None:
+            self._attempt("desktop", option, False, B.STALE)
+            return
+        self.request(Request(str(option), token), lambda ok, why: None, source="desktop")
 
     # -- for ls --json and scripts ---------------------------------------------------------
     def wait_info(self) -> dict[str, Any] | None:

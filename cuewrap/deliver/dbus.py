@@ -72,6 +72,9 @@ class DBusNotifier:
         self._sent: dict[int, int] = {}  # server id -> the latest cue shown with it
         self._latest: int | None = None  # cue of the session's latest shown notification
         self._withdraw_on_reply: dict[int, str] = {}  # cue -> reason
+        self._buttons: dict[int, list[list[str]]] = {}  # cue -> answer buttons while shown
+        # a click on an answer button: (cue, option number) (docs/answering.md)
+        self.on_button: Callable[[int, int], None] | None = None
         self._reaper = Reaper(loop)
 
     @property
@@ -80,11 +83,20 @@ class DBusNotifier:
         return len(self._queue) + len(self._in_flight)
 
     # -- public ---------------------------------------------------------------------------
-    def send(self, cue_id: int, title: str, body: str, still_eligible: Callable[[], bool]) -> None:
+    def send(
+        self,
+        cue_id: int,
+        title: str,
+        body: str,
+        still_eligible: Callable[[], bool],
+        buttons: list[tuple[str, str]] | None = None,
+    ) -> None:
         if not _eligible(still_eligible):
             self._delivery(cue_id, "dropped-ineligible", "no longer eligible before the call")
             return
         self._texts[cue_id] = (title[:MAX_TEXT], body[:MAX_TEXT])
+        if buttons:
+            self._buttons[cue_id] = [[key, label] for key, label in buttons]
         self._request({"op": "notify", "cue": cue_id, "urgency": 1}, still_eligible)
 
     def escalate(self, cue_id: int, still_eligible: Callable[[], bool]) -> None:
@@ -100,6 +112,7 @@ class DBusNotifier:
             return
         server_id = self._shown.pop(cue_id, None)
         self._texts.pop(cue_id, None)
+        self._buttons.pop(cue_id, None)
         if self._latest == cue_id:
             self._latest = None
         if server_id is None:
@@ -142,6 +155,8 @@ class DBusNotifier:
         if replaces is None and self._latest is not None:
             replaces = self._shown.get(self._latest)  # the session's previous one
         full = {**request, "app": self.app, "title": title, "body": body, "replaces": replaces or 0}
+        if cue in self._buttons:
+            full["buttons"] = self._buttons[cue]
         if self._write(full):
             self._in_flight[cue] = full
             self._delivery(cue, "requested", "critical" if request.get("urgency") == 2 else "")
@@ -230,8 +245,12 @@ class DBusNotifier:
             if cue is None and isinstance(msg.get("id"), int):
                 cue = self._sent.get(msg["id"])
             if cue is not None:
-                self.record("activated", cue=cue, channel="desktop", action=msg.get("action"),
+                action = msg.get("action")
+                self.record("activated", cue=cue, channel="desktop", action=action,
                             lead_back=msg.get("lead_back"))  # fmt: skip
+                if isinstance(action, str) and action in ("answer-1", "answer-2", "answer-3"):
+                    if self.on_button is not None:
+                        self.on_button(cue, int(action[-1]))
         elif msg.get("event") == "closed":
             cue = self._cue_of(msg.get("id"))
             if cue is not None:

@@ -7,7 +7,7 @@ cuewrap (its stdin reaches EOF, and PR_SET_PDEATHSIG on Linux). It talks to
 and to the parent in JSON lines:
 
     parent -> worker  {"op": "notify", "cue": N, "title": …, "body": …, "replaces": ID,
-                       "urgency": 1|2}
+                       "urgency": 1|2, "buttons": [["answer-N", label], …] (optional)}
                       {"op": "close", "cue": N, "id": ID}
     worker -> parent  {"ready": true, "actions": bool}        (connected, capabilities read)
                       {"fatal": reason}                       (then it exits)
@@ -42,6 +42,19 @@ PATH = "/org/freedesktop/Notifications"
 IFACE = "org.freedesktop.Notifications"
 REPLY_TIMEOUT = 2.0
 ACTION = ["default", "Show Pi"]
+MAX_BUTTONS = 3  # answer buttons (docs/answering.md)
+
+
+def _buttons(request: dict[str, Any]) -> list[str]:
+    """The answer buttons of a notify request as D-Bus actions (key, label, …); keys are
+    ``answer-1`` … ``answer-3``."""
+    out: list[str] = []
+    raw = request.get("buttons")
+    for item in raw[:MAX_BUTTONS] if isinstance(raw, list) else []:
+        if (isinstance(item, list) and len(item) == 2 and isinstance(item[1], str)
+                and item[0] in ("answer-1", "answer-2", "answer-3")):  # fmt: skip
+            out += [item[0], item[1][:60]]
+    return out
 
 
 def _escape(text: str) -> str:
@@ -117,7 +130,7 @@ def main() -> int:
                     "",
                     str(request["title"]),
                     _escape(str(request["body"])) if markup else str(request["body"]),
-                    ACTION if actions else [],
+                    ACTION + _buttons(request) if actions else [],
                     hints,
                     -1,
                 ),
@@ -151,7 +164,8 @@ def main() -> int:
             return
         member = hdr.fields.get(HeaderFields.member)
         if member == "ActionInvoked" and len(msg.body) >= 2:
-            done = lead_back()
+            # an answer button answers; it does not lead back
+            done = "" if str(msg.body[1]).startswith("answer-") else lead_back()
             _emit({"event": "activated", "id": int(msg.body[0]), "action": str(msg.body[1]),
                    "lead_back": done})  # fmt: skip
         elif member == "NotificationClosed" and len(msg.body) >= 2:

@@ -77,6 +77,9 @@ class Delivery:
         # the answerable wait a cue's notification carries (docs/answering.md), set by the
         # builder of the cue side in Pi mode
         self.answer_for: Callable[[int], dict[str, Any] | None] | None = None
+        # answer buttons for a cue's desktop notification, and a click on one (cue, option)
+        self.buttons_for: Callable[[int], list[tuple[str, str]] | None] | None = None
+        self.on_button: Callable[[int, int], None] | None = None
         # notification ids: unique across cuewrap processes (kitty wants them global)
         self.id_prefix = f"cuewrap-{os.getpid()}-"
         self._terminal_sent: set[int] = set()  # cues whose terminal OSC was written
@@ -225,6 +228,12 @@ class Delivery:
         if self._desktop is None:
             self._desktop = self._desktop_notifier()
         eligibility = n.eligibility
+        dbus = self._dbus()
+        if dbus is not None and n.kind == "needs-input" and self.buttons_for is not None:
+            dbus.on_button = self.on_button  # docs/answering.md
+            buttons = self.buttons_for(n.cue_id)
+            dbus.send(n.cue_id, n.title, n.body, lambda: eligible(eligibility), buttons)
+            return
         self._desktop.send(n.cue_id, n.title, n.body, lambda: eligible(eligibility))
 
     def _desktop_notifier(self) -> DesktopNotifier | DBusNotifier:
