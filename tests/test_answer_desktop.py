@@ -4,7 +4,6 @@ private bus; a button is clicked through dunst's context menu (``dunstctl contex
 
 from __future__ import annotations
 
-import json
 import statistics
 import subprocess
 import time
@@ -134,7 +133,7 @@ def test_button_press_to_dialog_closed(
         pressed = time.time()
         click(dunst_menu, sid, 1)
 
-        def closed() -> float | None:
+        def closed(before: int = before) -> float | None:
             ends = [r for r in s.log_records("fact") if r.get("type") == "UiPromptEnd"]
             return float(ends[before]["t"]) if len(ends) > before else None
 
@@ -148,4 +147,3 @@ def test_button_press_to_dialog_closed(
         f" max {max(times):.0f}; claim -> closed ms: p50 {statistics.median(inside):.1f}"
         f" max {max(inside):.1f}"
     )
-    json.dumps(times)
