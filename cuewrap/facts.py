@@ -132,6 +132,7 @@ class ToolStart(Fact):
     tool_call_id: str
     tool_name: str
     summary: str | None = None  # Ask only, when asked for: its first question
+    dialog: str | None = None  # Ask of one single-choice question: its check (answering)
     source: Source = "bridge"
 
 

@@ -79,6 +79,40 @@ def test_what_does_not_fit_the_layout_is_no_dialog(broken: list[str]) -> None:
     assert D.parse(broken) is None
 
 
+ASK = [
+    BORDER,
+    "",
+    "  Color",
+    "",
+    " Which color should the button",
+    " be?",
+    "",
+    "  1. Blue",
+    "     The calm default",
+    "❯ 2. Red",
+    "     Loud and urgent",
+    "  3. Type something.",
+    "",
+    BORDER,
+    "",
+    " Enter to select · ↑/↓ to navigate · n to add notes · Esc to cancel · Ctrl+] to collapse",
+]
+
+
+def test_the_ask_question_is_read_and_checked() -> None:
+    got = D.parse_ask(ASK)
+    assert got == D.Dialog("Which color should the button be?", ("Blue", "Red"), 1)
+    check = D.title_check("Which color should the button be?\0Blue\0Red", "k")
+    assert D.ask_matches(got, check, "k")
+    assert not D.ask_matches(got, D.title_check("Which color?\0Blue\0Red", "k"), "k")
+    assert not D.ask_matches(got, check, "another key")
+    assert D.parse(ASK) is None and D.parse_ask(SELECT) is None
+    assert D.parse_ask([ln.replace("3. Type", "3. Tipe") for ln in ASK]) is None
+    assert D.parse_ask([ln.replace("❯ 2.", "  2.") for ln in ASK]) is None  # no selection
+    boxes = [ln.replace("1. Blue", "1. [ ] Blue").replace("2. Red", "2. [ ] Red") for ln in ASK]
+    assert D.parse_ask(boxes) is None  # a multi-select
+
+
 def test_the_bridge_cross_check() -> None:
     confirm = D.parse(CONFIRM)
     select = D.parse(SELECT)

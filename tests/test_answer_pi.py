@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from fakemodel import FakeModel, text, tool_call
-from pirig import PiHome, PiSession
+from pirig import PiHome, PiSession, ask_question_args
 from waiting import wait_until
 
 pytestmark = pytest.mark.pi
@@ -342,3 +342,29 @@ def test_notify_command_gets_the_token_and_answers_with_it(
     assert wait_of(env, s.pid) is not None and wait_of(env, s.pid)["token"] == answer["token"]
     assert cuewrap(env, "answer", "--token", answer["token"], "no") == (0, "")
     finished(s, fakemodel, "confirmed: no")
+
+
+def test_an_ask_question_answered(
+    pi_session: Any, pi_home: PiHome, fakemodel: FakeModel, ask_ext: Path
+) -> None:
+    """The Ask questionnaire's one single-choice question: answered by label; a
+    multi-select one is not answerable."""
+    s: PiSession = pi_session(extensions=[ask_ext])
+    env = pi_home.env
+    opts = (("Blue", "calm"), ("Red", "loud"), ("Green", "fresh"))
+    fakemodel.push(tool_call("ask_user_question", ask_question_args(options=opts)),
+                   text("after the dialog"))  # fmt: skip
+    s.prompt("ask me")
+    w = token(s, env)
+    assert (w["kind"], w["options"], w["count"]) == ("ask", None, 3)
+    assert cuewrap(env, "answer", str(s.pid), "green") == (0, "")
+    s.wait_for_screen(r"after the dialog")
+    assert '="Green"' in fakemodel.content_text(fakemodel.tool_results()[-1])
+
+    fakemodel.push(tool_call("ask_user_question", ask_question_args(options=opts,
+                   multi_select=True)), text("after the second"))  # fmt: skip
+    s.wait_idle()
+    s.prompt("ask again")
+    s.wait_log(lambda r: r.get("kind") == "answer" and r.get("state") == "not answerable")
+    assert wait_of(env, s.pid) is None
+    assert cuewrap(env, "answer", str(s.pid), "1") == (1, "nothing to answer")

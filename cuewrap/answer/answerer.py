@@ -35,6 +35,8 @@ BUTTON_CUES = 8  # notifications whose buttons' tokens are remembered
 LOOK_EVERY = 0.15  # seconds between reads of the screen while the dialog is being drawn
 LOOKS = 20  # reads before cuewrap gives up on a dialog (it is then not answerable)
 ANSWERABLE = ("confirm", "select")
+ASK_TOOL = "ask_user_question"
+ASK_CALLS = 8  # Ask calls in flight whose checks are kept
 
 Reply = Callable[[bool, str], None]
 TypeKeys = Callable[[bytes], "str | None"]
@@ -65,6 +67,12 @@ def pi_keys(env: Mapping[str, str]) -> D.Keys | str:
     except (UnicodeDecodeError, ValueError, RecursionError):
         return "Pi's keybindings file is not JSON"
     return D.selector_keys(bindings)
+
+
+def _read(kind: str, lines: list[str] | None) -> D.Dialog | None:
+    if lines is None:
+        return None
+    return D.parse_ask(lines) if kind == "ask" else D.parse(lines)
 
 
 def new_token() -> str:
@@ -108,6 +116,7 @@ class Answerer:
         self._started = 0.0
         self._ready: list[Callable[[], None]] = []  # notifications waiting for the token
         self._button_tokens: dict[int, str] = {}  # cue -> the token its buttons were made for
+        self._ask_checks: dict[str, str | None] = {}  # Ask call id -> its question's check
         self._ready_timer: Timer | None = None
 
     # -- facts (the controller, after each engine step) ------------------------------------
@@ -115,12 +124,20 @@ class Answerer:
         if isinstance(fact, F.UiPromptStart):
             if fact.kind in ANSWERABLE and "ui" in waits and self._open is None:
                 self._start(fact.kind, fact.dialog)
-            else:
-                self._end("another dialog opened")
+            elif not (fact.kind == "custom" and self._open is not None and self._open[1] == "ask"):
+                self._end("another dialog opened")  # (Pi wraps Ask's own overlay as custom)
         elif isinstance(fact, F.UiPromptEnd):
             self._closed()
-        elif isinstance(fact, F.AskBlocked) and fact.active:
-            self._end("another dialog opened")
+        elif isinstance(fact, F.ToolStart) and fact.tool_name == ASK_TOOL:
+            self._ask_checks[fact.tool_call_id] = fact.dialog
+            while len(self._ask_checks) > ASK_CALLS:
+                del self._ask_checks[next(iter(self._ask_checks))]
+        elif isinstance(fact, F.AskBlocked):
+            self._ask_blocked(fact, waits)
+        elif isinstance(fact, F.ToolEnd) and fact.tool_name == ASK_TOOL:
+            self._ask_checks.pop(fact.tool_call_id, None)
+            if self._open is not None and self._open[1] == "ask":
+                self._closed()
         elif isinstance(fact, F.SessionShutdown | F.BridgeGone | F.ChildExit):
             self._end("the session ended or reloaded")
         elif isinstance(fact, F.SessionStart) and fact.reason != "startup":
@@ -132,6 +149,24 @@ class Answerer:
             self._kill("you pressed a key")
         if self.book.in_flight is not None and not self._typed:
             self._finish(False, B.STALE, "you pressed a key")
+
+    def _ask_blocked(self, fact: F.AskBlocked, waits: Collection[str]) -> None:
+        """Ask's questionnaire opened (``active``) or closed. Answerable only for one call in
+        flight whose single-choice question the bridge announced, with its wait pending."""
+        if not fact.active:
+            if self._open is not None and self._open[1] == "ask":
+                self._closed()
+            return
+        if self._open is not None:
+            self._end("another dialog opened")
+            return
+        calls = [fact.tool_call_id] if fact.tool_call_id else list(self._ask_checks)
+        check = self._ask_checks.get(calls[0]) if len(calls) == 1 else None
+        if check is not None and any(k.startswith("ask:") for k in waits):
+            self._start("ask", check)
+        else:
+            self.log.write("answer", state="not answerable", dialog="ask",
+                           why="not one single-choice question the bridge announced")  # fmt: skip
 
     # -- the dialog ------------------------------------------------------------------------
     def _start(self, kind: str, title: str | None) -> None:
@@ -160,8 +195,12 @@ class Answerer:
         if self._open is None or self._open[0] != seq or self.book.current is not None:
             return
         _, kind, title = self._open
-        dialog = D.parse(lines) if lines is not None else None
-        if dialog is not None and D.matches_bridge(dialog, kind, title, self.bridge_key):
+        dialog = _read(kind, lines)
+        if dialog is not None and (
+            D.ask_matches(dialog, title, self.bridge_key)
+            if kind == "ask"
+            else D.matches_bridge(dialog, kind, title, self.bridge_key)
+        ):
             self.book.issue(B.Ticket(new_token(), seq, kind, dialog))
             self.log.write("answer", state="answerable", wait=seq, dialog=kind,
                            count=len(dialog.options), selected=dialog.selected + 1)  # fmt: skip
@@ -233,8 +272,8 @@ class Answerer:
     def _verified(self, claim: B.Claim, keys: D.Keys, lines: list[str] | None) -> None:
         if self.book.in_flight is not claim:
             return  # over meanwhile (a key, the dialog closed)
-        seen = D.parse(lines) if lines is not None else None
-        if seen != claim.ticket.dialog:
+        seen = _read(claim.ticket.kind, lines)
+        if seen is None or seen != claim.ticket.dialog:
             self._finish(False, B.NOT_SHOWN, "the screen changed")
             return
         if self.type_keys is None:

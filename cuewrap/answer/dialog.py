@@ -94,6 +94,95 @@ def parse(lines: Sequence[str]) -> Dialog | None:
     return Dialog(_norm(" ".join(title))[:MAX_TITLE], labels, selected)
 
 
+# -- the Ask questionnaire (rpiv-ask-user-question), one single-choice question ---------------
+#
+#     ────────────────────────────        border
+#                                         spacer
+#       Color                             the header
+#                                         spacer
+#      Which color should the button be?  the question (may wrap)
+#                                         spacer
+#     ❯ 1. Blue                           the options, numbered; ❯ marks the selected one
+#          The calm default               each option's description, indented
+#       2. Red
+#          Loud and urgent
+#       3. Type something.                the free-text row (not an option here)
+#                                         spacer
+#     ────────────────────────────        border
+#                                         spacer
+#      Enter to select · ↑/↓ to navigate · n to add notes · Esc to cancel · …
+
+_ASK_HINT = re.compile(r"^\s*Enter to select · ↑/↓ to navigate\b.*\bEsc to cancel\b")
+_ASK_OPTION = re.compile(r"^(❯| ) (\d{1,2})\. (\S.*?)\s*$")
+_ASK_FREE = "Type something."
+
+
+def parse_ask(lines: Sequence[str]) -> Dialog | None:
+    """The Ask questionnaire's one single-choice question on the screen, or None (several
+    questions show tabs, a multi-select shows checkboxes: neither fits)."""
+    hint = next((i for i in range(len(lines) - 1, -1, -1) if _ASK_HINT.match(lines[i])), None)
+    if hint is None:
+        return None
+    i = hint - 1
+    while i >= 0 and not lines[i].strip():
+        i -= 1
+    if i < 0 or not _BORDER.match(lines[i]):
+        return None
+    i -= 1
+    while i >= 0 and not lines[i].strip():
+        i -= 1
+    block: list[str] = []  # the options and their descriptions, bottom up
+    while i >= 0 and lines[i].strip():
+        block.append(lines[i])
+        i -= 1
+    block.reverse()
+    options: list[str] = []
+    selected: int | None = None
+    for line in block:
+        m = _ASK_OPTION.match(line)
+        if m is None:
+            if not options or not line.startswith("     "):
+                return None  # a description belongs under an option
+            continue
+        if int(m.group(2)) != len(options) + 1:
+            return None
+        if m.group(1) == "❯":
+            if selected is not None:
+                return None
+            selected = len(options)
+        options.append(m.group(3))
+    if not options or options[-1] != _ASK_FREE:
+        return None
+    options.pop()
+    if selected is None or selected >= len(options) or not options:
+        return None
+    if any(o.startswith("[") for o in options) or len(options) > MAX_OPTIONS:
+        return None  # checkboxes: a multi-select
+    # the question: the block above one spacer, itself under a spacer, the header, a spacer
+    if i < 0:
+        return None
+    while i >= 0 and not lines[i].strip():
+        i -= 1
+    question: list[str] = []
+    while i >= 0 and lines[i].strip() and not _BORDER.match(lines[i]):
+        question.append(lines[i].strip())
+        i -= 1
+    question.reverse()
+    if len(question) < 1:
+        return None
+    return Dialog(_norm(" ".join(question))[:MAX_TITLE], tuple(o[:MAX_LABEL] for o in options),
+                  selected)  # fmt: skip
+
+
+def ask_matches(dialog: Dialog, check: str | None, key: str) -> bool:
+    """The Ask question on the screen is the one the bridge announced: the question and the
+    labels, each one line, joined by NUL, as ``title_check`` makes it."""
+    if not check:
+        return False
+    text = "\0".join([_norm(dialog.title), *(_norm(o) for o in dialog.options)])
+    return hmac.compare_digest(title_check(text, key), check)
+
+
 def title_check(line: str, key: str) -> str:
     """What the bridge sends for a dialog's title (its first line made one line): the length
     in code points and an HMAC-SHA256 keyed with the bridge's token (the title's text never

@@ -222,7 +222,10 @@ def _session_start(o: dict[str, object]) -> SessionStart:
 
 def _tool_start(o: dict[str, object]) -> ToolStart:
     return ToolStart(
-        _req_text(o, "toolCallId", MAX_ID), _req_text(o, "toolName", MAX_NAME), _summary(o)
+        _req_text(o, "toolCallId", MAX_ID),
+        _req_text(o, "toolName", MAX_NAME),
+        _summary(o),
+        _summary(o, "dialog"),
     )
 
 
