@@ -409,3 +409,50 @@ def test_answerer_key_or_unsafe_input_or_another_dialog() -> None:
     a.fact(F.UiPromptStart("select", None, D.title_check("Pick a color", KEY)), ("ui",))
     assert _ask(a, "1", old) == [(False, B.STALE)]
     assert typed == []
+
+
+def test_reload_new_and_exit_kill_the_token() -> None:
+    for fact in (F.SessionShutdown("reload"), F.SessionStart("new", "id", None),
+                 F.BridgeGone(), F.ChildExit(0, None)):  # fmt: skip
+        a, _reader, typed, _loop = _answerer(SELECT)
+        old = a.book.current.token
+        a.fact(fact, ("ui",))
+        assert a.book.current is None and a.wait_info() is None
+        assert _ask(a, "1", old) == [(False, B.STALE)] and typed == []
+
+
+class _RelayStub:
+    """What ``Relay.type_to_child`` reads of the relay: its input filter, the queue, the PTY."""
+
+    def __init__(self, focus: Any, fd: int) -> None:
+        self.focus = focus
+        self._to_child: list[bytes] = []
+        self._master_open = True
+        self.master_fd = fd
+
+    def _queue_child(self, data: bytes) -> None:
+        self._to_child.append(data)
+
+
+def test_keys_are_typed_only_at_a_safe_point_of_the_input() -> None:
+    from cuewrap.relay.relay import Relay
+    from cuewrap.term.focus import FocusFilter
+
+    r, w = os.pipe()
+    try:
+        focus = FocusFilter()
+        stub = _RelayStub(focus, w)
+        focus.feed(b"\x1b")  # the user's escape, held: it may begin a sequence
+        assert Relay.type_to_child(stub, b"\r") == B.UNSAFE  # type: ignore[arg-type]
+        focus.flush()
+        focus.feed(b"\x1b[200~half a paste")
+        assert Relay.type_to_child(stub, b"\r") == B.UNSAFE  # type: ignore[arg-type]
+        focus.feed(b"\x1b[201~")
+        stub._to_child.append(b"the user's keys not yet written")
+        assert Relay.type_to_child(stub, b"\r") is not None  # type: ignore[arg-type]
+        stub._to_child.clear()
+        assert Relay.type_to_child(stub, b"\x1b[B\r") is None  # type: ignore[arg-type]
+        assert os.read(r, 100) == b"\x1b[B\r"  # one write, whole
+    finally:
+        os.close(r)
+        os.close(w)
