@@ -344,9 +344,12 @@ class Answerer:
                 self.log.error("answer.notify", exc)
 
     def notification_answer(self) -> dict[str, Any] | None:
-        """``{token, options}`` for a notification of the wait (labels as ``wait_info``)."""
+        """``{token, options, count}`` for a notification of the wait (labels as
+        ``wait_info``; the count, so that a hook can offer numbers without the labels)."""
         info = self.wait_info()
-        return None if info is None else {"token": info["token"], "options": info["options"]}
+        if info is None:
+            return None
+        return {"token": info["token"], "options": info["options"], "count": info["count"]}
 
     def buttons(self, cue_id: int) -> list[tuple[str, str]] | None:
         """Answer buttons for cue ``cue_id``'s desktop notification: one per option (at most
