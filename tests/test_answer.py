@@ -456,3 +456,23 @@ def test_keys_are_typed_only_at_a_safe_point_of_the_input() -> None:
     finally:
         os.close(r)
         os.close(w)
+
+
+def test_a_key_while_the_dialog_is_read_means_no_token_for_it() -> None:
+    from cuewrap.answer.answerer import Answerer
+    from cuewrap.answer.screen import OutputRing
+
+    loop = Loop()
+    reader = FakeReader(SELECT)
+    a = Answerer(loop, DecisionLog(None), OutputRing(14, 100), keys=lambda: D.DEFAULT_KEYS,
+                 summary=False, bridge_key=KEY,
+                 make_reader=lambda c, r: reader)  # type: ignore[arg-type,return-value]  # fmt: skip
+    released: list[bool] = []
+    a.fact(F.UiPromptStart("select", None, D.title_check("Pick a color", KEY)), ("ui",))
+    assert a.reading
+    a.when_ready(lambda: released.append(True))  # a notification waits for the token
+    a.typed()
+    assert released == [True] and not a.reading  # it goes at once, without one
+    for _ in range(10):
+        loop.run_once(max_timeout=0.03)
+    assert a.book.current is None and a.wait_info() is None

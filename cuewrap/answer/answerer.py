@@ -149,6 +149,8 @@ class Answerer:
             self._kill("you pressed a key")
         if self.book.in_flight is not None and not self._typed:
             self._finish(False, B.STALE, "you pressed a key")
+        if self.reading:  # no token comes for this dialog any more
+            self._give_up("you pressed a key")
 
     def _ask_blocked(self, fact: F.AskBlocked, waits: Collection[str]) -> None:
         """Ask's questionnaire opened (``active``) or closed. Answerable only for one call in
@@ -176,7 +178,7 @@ class Answerer:
         rows, cols = self.ring.size
         reader = self._make(cols, rows)
         if not reader.start():
-            self.log.write("answer", state="not answerable", why="the dialog reader did not start")
+            self._give_up("the dialog reader did not start")
             return
         for chunk in self.ring.kept():
             reader.feed(chunk)
@@ -192,7 +194,9 @@ class Answerer:
         self._look = self.loop.call_later(LOOK_EVERY, look)
 
     def _seen(self, seq: int, tries: int, lines: list[str] | None) -> None:
-        if self._open is None or self._open[0] != seq or self.book.current is not None:
+        if self._open is None or self._open[0] != seq or self._open[1] == "":
+            return  # over, or given up
+        if self.book.current is not None:
             return
         _, kind, title = self._open
         dialog = _read(kind, lines)
@@ -209,10 +213,19 @@ class Answerer:
         elif tries + 1 < LOOKS and lines is not None:
             self._schedule_look(seq, tries + 1)
         else:
-            self.log.write("answer", state="not answerable", wait=seq,
-                           why="the screen does not show that dialog")  # fmt: skip
-            self._open = (seq, "", None)  # read no more
-            self._release()
+            self._give_up("the screen does not show that dialog")
+
+    def _give_up(self, why: str) -> None:
+        """This dialog gets no token: read no more, notifications go without one."""
+        if self._open is None:
+            return
+        self.log.write("answer", state="not answerable", wait=self._open[0], why=why)
+        self._open = (self._open[0], "", None)
+        if self._look is not None:
+            self._look.cancel()
+            self._look = None
+        self._stop_reader()
+        self._release()
 
     def _closed(self) -> None:
         if self.book.in_flight is not None and self._typed:
