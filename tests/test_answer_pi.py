@@ -368,3 +368,15 @@ def test_an_ask_question_answered(
     s.wait_log(lambda r: r.get("kind") == "answer" and r.get("state") == "not answerable")
     assert wait_of(env, s.pid) is None
     assert cuewrap(env, "answer", str(s.pid), "1") == (1, "nothing to answer")
+
+
+def test_inline_rendering_too(pi_session: Any, pi_home: PiHome, fakemodel: FakeModel) -> None:
+    """Pi's tuiMode = "regular" (inline on the main screen): the dialog is read the same."""
+    pi_home.write_settings(tuiMode="regular")
+    s: PiSession = pi_session()
+    env = pi_home.env
+    for _ in range(2):
+        open_dialog(s, fakemodel, "test_select", {"title": "Pick a color", "options": COLORS})
+        token(s, env)
+        assert cuewrap(env, "answer", str(s.pid), "blue") == (0, "")
+        finished(s, fakemodel, "selected: Blue")
