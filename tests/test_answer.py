@@ -476,3 +476,25 @@ def test_a_key_while_the_dialog_is_read_means_no_token_for_it() -> None:
     for _ in range(10):
         loop.run_once(max_timeout=0.03)
     assert a.book.current is None and a.wait_info() is None
+
+
+def test_after_a_dialog_given_up_the_next_one_is_answerable() -> None:
+    """An Ask overlay that was never found on the screen closes; the next dialog is read."""
+    from cuewrap.answer.answerer import Answerer
+    from cuewrap.answer.screen import OutputRing
+
+    loop = Loop()
+    reader = FakeReader(["nothing like a dialog"])
+    a = Answerer(loop, DecisionLog(None), OutputRing(14, 100), keys=lambda: D.DEFAULT_KEYS,
+                 summary=False, bridge_key=KEY,
+                 make_reader=lambda c, r: reader)  # type: ignore[arg-type,return-value]  # fmt: skip
+    a.fact(F.ToolStart("call-1", "ask_user_question", None, "5:abc"), ())
+    a.fact(F.AskBlocked(True), ("ask:call-1",))
+    assert a.reading
+    a.typed()  # given up
+    assert not a.reading
+    a.fact(F.AskBlocked(False), ())
+    a.fact(F.ToolEnd("call-1", "ask_user_question", False), ())
+    reader.lines = SELECT
+    a.fact(F.UiPromptStart("select", None, D.title_check("Pick a color", KEY)), ("ui",))
+    wait_until_loop(loop, lambda: a.book.current is not None)

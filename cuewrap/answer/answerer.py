@@ -106,7 +106,8 @@ class Answerer:
             lambda cols, rows: DialogReader(loop, cols, rows, on_error=log.error)
         )
         self._reader: DialogReader | None = None
-        self._open: tuple[int, str, str | None] | None = None  # (seq, kind, bridge title)
+        self._open: tuple[int, str, str | None] | None = None  # (seq, kind, bridge check)
+        self._gave_up = False  # the open dialog gets no token (not found, a key, no reader)
         self._seq = 0
         self._look: Timer | None = None
         self._deadline: Timer | None = None
@@ -174,6 +175,7 @@ class Answerer:
     def _start(self, kind: str, title: str | None) -> None:
         self._seq += 1
         self._open = (self._seq, kind, title)
+        self._gave_up = False
         self._stop_reader()
         rows, cols = self.ring.size
         reader = self._make(cols, rows)
@@ -194,7 +196,7 @@ class Answerer:
         self._look = self.loop.call_later(LOOK_EVERY, look)
 
     def _seen(self, seq: int, tries: int, lines: list[str] | None) -> None:
-        if self._open is None or self._open[0] != seq or self._open[1] == "":
+        if self._open is None or self._open[0] != seq or self._gave_up:
             return  # over, or given up
         if self.book.current is not None:
             return
@@ -220,7 +222,7 @@ class Answerer:
         if self._open is None:
             return
         self.log.write("answer", state="not answerable", wait=self._open[0], why=why)
-        self._open = (self._open[0], "", None)
+        self._gave_up = True
         if self._look is not None:
             self._look.cancel()
             self._look = None
@@ -333,7 +335,7 @@ class Answerer:
     @property
     def reading(self) -> bool:
         """An answerable dialog is open and being read: its token may come in a moment."""
-        return self._open is not None and self._open[1] != "" and self.book.current is None
+        return self._open is not None and not self._gave_up and self.book.current is None
 
     def when_ready(self, callback: Callable[[], None]) -> None:
         """``callback()`` once the token is there, the dialog is found not answerable or
