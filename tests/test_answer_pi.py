@@ -279,10 +279,14 @@ def test_answer_to_dialog_closed_times(
         finished(s, fakemodel, "confirmed: yes")
     inside = [float(a["ms"]) for a in attempts(s)]
     assert len(inside) == 20
+    opened = [r["t"] for r in s.log_records("fact") if r.get("type") == "UiPromptStart"]
+    ready = [r["t"] for r in s.log_records("answer") if r.get("state") == "answerable"]
+    to_token = [(b - a) * 1000 for a, b in zip(opened, ready, strict=True)]
     print(
         f"\nanswer command start->exit ms: p50 {statistics.median(wall):.0f} max {max(wall):.0f};"
         f" session claim->ui_prompt_end ms: p50 {statistics.median(inside):.1f}"
-        f" max {max(inside):.1f}"
+        f" max {max(inside):.1f}; ui_prompt_start->token ms: p50"
+        f" {statistics.median(to_token):.0f} max {max(to_token):.0f}"
     )
 
 
