@@ -35,7 +35,7 @@ def test_the_ntfy_recipe_answers_from_the_phone(
     pi_session: Any, pi_home: PiHome, fakemodel: FakeModel, tmp_path: Path
 ) -> None:
     for tool in ("curl", "jq"):
-        if shutil.which(tool) is None:
+        if shutil.which(tool) is None:  # scripts/install-test-deps installs both
             pytest.fail(f"{tool} is missing: the recipe needs it")
     bindir = tmp_path / "bin"
     bindir.mkdir()
