@@ -18,6 +18,9 @@ usage: cuewrap [OPTIONS] pi [PI_ARGS...]
        cuewrap [--config PATH] config [list | get KEY | set KEY VALUE | unset KEY | path]
        cuewrap ls [--json]      every running session and its state
        cuewrap go PID           take me to that session (inside tmux: switch to its pane)
+       cuewrap answer PID CHOICE | --token TOKEN CHOICE
+                                answer the dialog Pi shows in that session (confirm,
+                                select): CHOICE is the option's number or its label
        cuewrap --version | --help
 
 Run Pi (or any command) in a pseudo-terminal, passing every byte through, and remind you
@@ -46,7 +49,7 @@ class Args:
 
     def __init__(self) -> None:
         self.command: list[str] = []
-        self.subcommand: str | None = None  # "run" | "doctor" | "config" | "ls" | "go"
+        self.subcommand: str | None = None  # run | doctor | config | ls | go | answer
         self.config: str | None = None
         self.log: str | None = None
         self.events: str | None = None
@@ -96,9 +99,10 @@ def parse_args(argv: list[str]) -> Args | str:
             args.subcommand = "config"
             args.command = argv[i + 1 :]  # list | get KEY | set KEY VALUE | unset KEY | path
             return args
-        elif a in ("ls", "go"):
+        elif a in ("ls", "go", "answer"):
             args.subcommand = a
-            args.command = argv[i + 1 :]  # ls: [--json]; go: PID (cuewrap.overview parses)
+            # ls: [--json]; go: PID (cuewrap.overview parses); answer: cuewrap.answer.client
+            args.command = argv[i + 1 :]
             return args
         else:
             raise UsageError(f"unknown command '{a}' (to wrap any command: cuewrap -- {a})")

@@ -46,6 +46,10 @@ def _main(argv: list[str]) -> int:
         from cuewrap.configure import config_command
 
         return config_command(parsed)
+    if parsed.subcommand == "answer":
+        from cuewrap.answer.client import answer_command
+
+        return answer_command(parsed.command)
     if parsed.subcommand in ("ls", "go"):
         from cuewrap.overview import go_command, ls_command
 

@@ -63,6 +63,8 @@ from cuewrap.term.tracker import TitleChange
 
 if TYPE_CHECKING:
     from cuewrap.activity import OutputWatch
+    from cuewrap.answer.answerer import Answerer
+    from cuewrap.answer.control import ControlServer
     from cuewrap.bridge.server import BridgeServer
     from cuewrap.config import Settings
     from cuewrap.deliver.delivery import Delivery
@@ -87,6 +89,8 @@ class Parts:
     activity: OutputWatch | None = None  # output activity and quiet (generic mode)
     tmux: TmuxSide | None = None  # inside tmux, once started: presence and delivery through it
     reaper: Reaper | None = None  # ends tmux's control client (and the publisher's commands)
+    answerer: Answerer | None = None  # answers to Pi's dialogs from elsewhere (Pi mode)
+    control: ControlServer | None = None  # the control socket `cuewrap answer` talks to
 
 
 class Controller:
@@ -114,6 +118,8 @@ class Controller:
         self.activity = parts.activity
         self.tmux = parts.tmux
         self._reaper = parts.reaper
+        self.answerer = parts.answerer
+        self.control = parts.control
         self.state = initial_state(config)
         self._wake: Timer | None = None
         self._last_key = float("-inf")  # the user's last keystroke (the clipboard guard)
@@ -326,6 +332,8 @@ class Controller:
         if self.activity is not None:
             self.activity.input()  # output right after this is its echo
         self._last_key = self.loop.clock()
+        if self.answerer is not None:
+            self.answerer.typed()  # before anything else: the token dies at the first key
         self.keys.key()
         if self.tmux is not None:
             self.tmux.keystroke()
@@ -336,6 +344,11 @@ class Controller:
             return
         before = self.state
         self.state, effects = step(before, fact, self.loop.clock())
+        if self.answerer is not None and isinstance(fact, F.Fact):
+            try:  # before the effects: a wait's notification may wait for its token
+                self.answerer.fact(fact, self.state.wait_keys)
+            except Exception as exc:
+                self.log.error("answerer", exc)
         for effect in effects:
             try:
                 _EFFECTORS[type(effect)](self, effect)
@@ -407,6 +420,23 @@ class Controller:
         self.delivery.set_mark(effect.mark)
 
     def _notify(self, effect: Notify) -> None:
+        answerer = self.answerer
+        if effect.kind == "needs-input" and answerer is not None and answerer.reading:
+            # its token is a moment away: the notification carries it (docs/answering.md)
+            def later() -> None:
+                if self._closed:
+                    return
+                if not self.eligible(effect.eligibility):
+                    self.delivery.record(effect.cue_id, "all", "dropped-ineligible",
+                                         "stale while the dialog was read")  # fmt: skip
+                    return
+                self._deliver(effect)
+
+            answerer.when_ready(later)
+            return
+        self._deliver(effect)
+
+    def _deliver(self, effect: Notify) -> None:
         self.delivery.notify(effect, eligible=self.eligible, session=self._session_label())
 
     def _withdraw(self, effect: Withdraw) -> None:
@@ -446,7 +476,7 @@ class Controller:
         """The /cue page (docs/design.md#what-the-user-sees): ``engine.page.cue_page`` from the
         engine's status and what this session's parts report."""
         bridge = BridgeCounts.from_stats(self.bridge.stats()) if self.bridge is not None else None
-        return cue_page(
+        page = cue_page(
             status(self.state),
             self.delivery.channels(),
             bridge,
@@ -455,6 +485,9 @@ class Controller:
             tmux=self.tmux.status_line() if self.tmux is not None else None,
             fixes=fixes(self._where()),
         )
+        if self.answerer is not None and self.answerer.last is not None:
+            page += f"\nLast answer from elsewhere: {self.answerer.last}"
+        return page
 
     def _where(self) -> Where:
         """What /cue's advice needs (cuewrap.advice): this session's evidence."""
@@ -501,6 +534,10 @@ class Controller:
         if self.activity is not None:
             self.activity.close()
         self.keys.close()
+        if self.control is not None:
+            self.control.close()
+        if self.answerer is not None:
+            self.answerer.close()
         if self.screen is not None:
             self.screen.close()
         if self._wake is not None:

@@ -22,6 +22,8 @@ from cuewrap.loop import Loop
 from cuewrap.term import sequences as seq
 
 if TYPE_CHECKING:
+    from cuewrap.answer.answerer import Answerer
+    from cuewrap.answer.control import ControlServer
     from cuewrap.bridge.channel import Channel
     from cuewrap.bridge.server import BridgeServer
     from cuewrap.config import Settings
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     from cuewrap.engine import EngineConfig, Event
     from cuewrap.engine.effects import Eligibility
     from cuewrap.presets import Preset
+    from cuewrap.publish import Publisher
     from cuewrap.tmux.side import TmuxSide
     from cuewrap.tmux.view import Merged
     from cuewrap.workers import Reaper
@@ -145,6 +148,13 @@ def build_controller(
         parts.screen = ScreenGate(
             loop, *size, stronger_live=to.stronger_live, on_fact=to.fact, log=log
         )
+        channel_key = channel.token if channel is not None else ""
+        if bridge is not None and channel_key:
+            parts.answerer, parts.control = _answering(
+                loop, settings, log, env, size, publisher, channel_key, delivery
+            )
+            if parts.answerer is not None:
+                parts.screen.ring = parts.answerer.ring
     if in_tmux:
         side, parts.reaper = tmux_side(
             loop, settings, log, env, delivery, inject,
@@ -182,6 +192,43 @@ def engine_config(
         host_native=native,
         reemit=reemit,
     )
+
+
+def _answering(
+    loop: Loop,
+    settings: Settings,
+    log: DecisionLog,
+    env: Mapping[str, str],
+    size: tuple[int, int],
+    publisher: Publisher,
+    bridge_key: str,
+    delivery: Delivery,
+) -> tuple[Answerer | None, ControlServer | None]:
+    """Answering Pi's dialogs from elsewhere (docs/answering.md): the answerer, and the
+    control socket ``cuewrap answer`` talks to, beside the registry entry."""
+    from cuewrap.answer.answerer import Answerer, pi_keys
+    from cuewrap.answer.control import ControlServer
+    from cuewrap.answer.screen import OutputRing
+    from cuewrap.registry import own_directory
+
+    answerer = Answerer(
+        loop,
+        log,
+        OutputRing(*size),
+        keys=lambda: pi_keys(env),
+        summary=settings.privacy.body == "summary",
+        bridge_key=bridge_key,
+        on_change=lambda: publisher.set_wait(answerer.wait_info()),
+    )
+    delivery.answering = answerer  # a needs-input cue's answer and buttons, their clicks
+    directory = own_directory(env)
+    if directory is None:
+        log.write("answer", state="no control socket", why="no registry directory")
+        return answerer, None
+    control = ControlServer(
+        loop, log, os.path.join(directory, f"{os.getpid()}.sock"), answerer.request
+    )
+    return answerer, (control if control.start() else None)
 
 
 def _bridge(

@@ -132,6 +132,7 @@ class ToolStart(Fact):
     tool_call_id: str
     tool_name: str
     summary: str | None = None  # Ask only, when asked for: its first question
+    dialog: str | None = None  # Ask of one single-choice question: its check (answering)
     source: Source = "bridge"
 
 
@@ -147,6 +148,7 @@ class ToolEnd(Fact):
 class UiPromptStart(Fact):
     kind: str  # select | confirm | input | editor | custom
     summary: str | None = None  # when asked for: the dialog's title
+    dialog: str | None = None  # confirm/select: the title's first line (the answer check only)
     source: Source = "bridge"
 
 

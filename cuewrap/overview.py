@@ -39,7 +39,26 @@ FIELDS = (
     "tty",
     "tmux_pane",
     "where",
+    "wait",
 )
+
+
+def _wait(value: object) -> dict[str, Any] | None:
+    """An entry's answerable wait (docs/answering.md), only in its own shape."""
+    if not isinstance(value, dict):
+        return None
+    kind, token, options, count = (value.get(k) for k in ("kind", "token", "options", "count"))
+    if kind not in ("confirm", "select", "ask") or not isinstance(token, str):
+        return None
+    if not isinstance(count, int) or isinstance(count, bool) or not 0 < count <= 100:
+        return None
+    if options is not None and not (
+        isinstance(options, list)
+        and len(options) == count
+        and all(isinstance(o, str) for o in options)
+    ):
+        return None
+    return {"kind": kind, "token": token[:100], "options": options, "count": count}
 
 
 def socket_of(env: Mapping[str, str]) -> str:
@@ -102,6 +121,7 @@ def sessions(env: Mapping[str, str]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for r in records:
         row = {key: r.get(key) for key in FIELDS}
+        row["wait"] = _wait(r.get("wait"))
         pane, socket = r.get("tmux_pane"), r.get("tmux_socket")
         place = places.get((str(socket), pane)) if isinstance(pane, str) else None
         if isinstance(pane, str) and place is None:

@@ -92,6 +92,7 @@ class Publisher:
         self._tmux_busy = False
         self._tmux_again = False
         self._closed = False
+        self._wait: dict[str, Any] | None = None  # the answerable wait (docs/answering.md)
         self.log("session_state", state=self.state, outcome=None)
         self._event(Glance(self.state))
         self._write()
@@ -186,6 +187,11 @@ class Publisher:
         if changed:
             self._send_tmux()
 
+    def set_wait(self, wait: dict[str, Any] | None) -> None:
+        """The answerable wait now (docs/answering.md), or None: into the entry."""
+        self._wait = wait
+        self._write()
+
     def _fields(self) -> dict[str, Any]:
         session, presence, mark = self._details
         return {
@@ -202,6 +208,7 @@ class Publisher:
             "tmux_pane": self.where.tmux_pane,
             "tmux_socket": self.where.tmux_socket,
             "tmux_window": self._window(),
+            "wait": self._wait,
         }
 
     def _write(self) -> None:

@@ -193,6 +193,8 @@ def read_sessions(
                         os.unlink(path)
                     except OSError:
                         continue  # another reader was first: it tells
+                    with contextlib.suppress(OSError):  # its control socket (answering)
+                        os.unlink(os.path.join(directory, f"{pid}.sock"))
                     if removed is not None:
                         removed.append(record)
                 continue

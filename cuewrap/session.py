@@ -224,9 +224,19 @@ class Session:
             if self.relay is not None:  # docs/design.md#unseen-output
                 self.controller.watch_unseen(self.relay.set_unseen)
                 gate = self.controller.screen
+                relay = self.relay
+                answerer = self.controller.answerer
+                if answerer is not None:  # docs/answering.md
+                    answerer.type_keys = relay.type_to_child
                 if gate is not None:  # once it will not run, the relay stops feeding it
-                    relay = self.relay
-                    gate.on_done = lambda: relay.drop_tap(gate)
+                    ring = answerer.ring if answerer is not None else None
+
+                    def done() -> None:
+                        relay.drop_tap(gate)
+                        if ring is not None and relay.screen is None:
+                            relay.screen = ring  # the output kept for the dialog reader
+
+                    gate.on_done = done
         except Exception as exc:  # fail open: Pi runs as a plain passthrough
             self.log.error("controller", exc)
             self.controller = None

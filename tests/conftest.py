@@ -25,13 +25,14 @@ from collections.abc import Iterator
 
 import pytest
 from clauderig import claude_sessions
-from desktoprig import bus, dunst
+from desktoprig import bus, dunst, dunst_menu
 from pirig import ask_ext, fakemodel, pi_bin, pi_home, pi_session, pi_version
 from screenrig import harness
 from tmuxrig import tmux_scene
 
 __all__ = [
-    "ask_ext", "bus", "claude_sessions", "dunst", "fakemodel", "harness", "pi_bin", "pi_home",
+    "ask_ext", "bus", "claude_sessions", "dunst", "dunst_menu", "fakemodel", "harness",
+    "pi_bin", "pi_home",
     "pi_session", "pi_version", "tmux_scene",
 ]  # fmt: skip
 

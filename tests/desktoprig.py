@@ -14,6 +14,7 @@ which one is missing (a failure under CI, tests/conftest.py).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -93,6 +94,36 @@ def bus(tmp_path: Path) -> Iterator[Session]:
 @pytest.fixture
 def dunst(bus: Session) -> Iterator[Session]:
     """Xvfb on a free display and dunst on it, owning org.freedesktop.Notifications."""
+    with _dunst(bus) as session:
+        yield session
+
+
+# dunst's context menu (`dunstctl context`) hands its lines to this "dmenu": it prints the
+# first line holding the text in the file `dunst-pick` (e.g. "[7,answer-2]"), as a user's pick
+PICK = """#!/bin/sh
+menu=$(cat)
+printf '%s\n' "$menu" >> "{tmp}/dunst-menu"
+printf '%s\n' "$menu" | grep -F -- "$(cat "{tmp}/dunst-pick")" | head -n 1
+"""
+
+
+@pytest.fixture
+def dunst_menu(bus: Session) -> Iterator[Session]:
+    """``dunst`` whose context menu picks what the file ``tmp/dunst-pick`` names (its
+    ``dmenu`` setting), so that ``dunstctl context`` invokes one named action."""
+    pick = bus.tmp / "dunst-dmenu"
+    pick.write_text(PICK.format(tmp=bus.tmp))
+    pick.chmod(0o755)
+    (bus.tmp / "dunst-pick").write_text("no such action\n")
+    conf = Path(bus.env["XDG_CONFIG_HOME"]) / "dunst" / "dunstrc"
+    conf.parent.mkdir(parents=True, exist_ok=True)
+    conf.write_text(f"[global]\n    dmenu = {pick} -p dunst\n")
+    with _dunst(bus) as session:
+        yield session
+
+
+@contextlib.contextmanager
+def _dunst(bus: Session) -> Iterator[Session]:
     need("Xvfb", "dunst", "dunstctl")
     r, w = os.pipe()
     xvfb = subprocess.Popen(

@@ -539,7 +539,12 @@ def test_rpc_events_dialogs_errors_and_privacy(
             rpc.send({"type": "extension_ui_response", "id": req["id"], "confirmed": True})
             rpc.notify_text("ANSWER=true")
             since(st, n, "UiPromptStart", "UiPromptEnd")
-            assert st.facts[n:] == [UiPromptStart("confirm"), UiPromptEnd("confirm")]
+            start, end = st.facts[n:]
+            # the title only as its length and a MAC keyed with the token (docs/answering.md)
+            assert isinstance(start, UiPromptStart) and start.dialog is not None
+            assert re.fullmatch(r"12:[0-9a-f]{64}", start.dialog), start.dialog
+            assert start == UiPromptStart("confirm", None, start.dialog)
+            assert end == UiPromptEnd("confirm")
 
             # an error run: two attempts (one retry), one settle with outcome "error"
             n = len(st.facts)

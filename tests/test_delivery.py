@@ -27,7 +27,7 @@ from cuewrap.deliver.channels import (
 )
 from cuewrap.deliver.delivery import Delivery
 from cuewrap.deliver.plan import Answers
-from cuewrap.engine.effects import Eligibility, Notify, Withdraw
+from cuewrap.engine.effects import Action, Eligibility, Notify, Withdraw
 from cuewrap.loop import Loop
 
 pytestmark = pytest.mark.unit
@@ -254,3 +254,79 @@ def test_pending_and_close_ask_every_channel() -> None:
     assert d.pending()
     d.close()
     assert Busy.closed == 1 and [r["where"] for r in log.of("internal_error")] == ["command.close"]
+
+
+# -- an answerable wait (docs/answering.md) --------------------------------------------------
+class Answering:
+    """Stands for the answerer: a token, two buttons, the clicks it is given."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.fail = fail
+        self.asked: list[int] = []  # cues whose buttons were made
+        self.clicks: list[tuple[int, str]] = []
+
+    def notification_answer(self) -> dict[str, Any] | None:
+        if self.fail:
+            raise RuntimeError("answerer broke")
+        return {"token": "t" * 32, "options": ["Yes", "No"], "count": 2}
+
+    def buttons(self, cue_id: int) -> tuple[Action, ...]:
+        self.asked.append(cue_id)
+        return (Action("answer-1", "Yes"), Action("answer-2", "No"))
+
+    def button(self, cue_id: int, key: str) -> None:
+        self.clicks.append((cue_id, key))
+
+
+class Kept(Off):
+    """A channel that keeps the messages it is given (and declares buttons if told)."""
+
+    def __init__(self, name: str, log: Log, buttons: bool = False) -> None:
+        super().__init__(name, "", log_record(log))
+        self.capabilities = Capabilities(buttons=buttons)
+        self.got: list[Message] = []
+
+    def send(self, m: Message) -> None:
+        self.got.append(m)
+
+    def escalate(self, m: Message) -> None:
+        self.got.append(m)
+
+
+def waiting(cue: int) -> Notify:
+    return Notify(
+        cue, "needs-input", None, "Pi — proj", "Needs your input", Eligibility(0, None, cue, 0)
+    )
+
+
+def test_an_answerable_wait_carries_its_answer_and_its_buttons_where_a_channel_shows_them() -> None:
+    d, log, _ = made(XTERM_DESKTOP)
+    d.answering = answering = Answering()
+    desktop, command = Kept("desktop", log, buttons=True), Kept("command", log)
+    d._channels.update(desktop=desktop, command=command)
+    d.notify(waiting(1), eligible=always, session="proj")
+    [on_desktop], [on_command] = desktop.got, command.got
+    assert on_desktop.notify.actions == (Action("answer-1", "Yes"), Action("answer-2", "No"))
+    assert on_command.answer == {"token": "t" * 32, "options": ["Yes", "No"], "count": 2}
+    assert answering.asked == [1]
+    d.notify(note(2), eligible=always, session="proj")  # finished: nothing to answer
+    assert desktop.got[-1].notify.actions == () and command.got[-1].answer is None
+    d.escalate(waiting(1), eligible=always, session="proj")  # the command's token again
+    assert command.got[-1].escalated and command.got[-1].answer is not None
+    assert answering.asked == [1]  # the buttons shown are raised in place: none made again
+    d._on_action(1, "answer-2")  # a click comes back with its cue
+    assert answering.clicks == [(1, "answer-2")]
+
+
+def test_no_buttons_where_no_chosen_channel_shows_them_and_a_broken_answerer_fails_open() -> None:
+    d, log, _ = made(WEZTERM)  # the desktop is off here
+    d.answering = answering = Answering()
+    command = Kept("command", log)
+    d._channels["command"] = command
+    d.notify(waiting(1), eligible=always, session="proj")
+    assert answering.asked == [] and command.got[0].notify.actions == ()
+    assert command.got[0].answer is not None
+    answering.fail = True
+    d.notify(waiting(2), eligible=always, session="proj")
+    assert command.got[1].answer is None  # sent all the same, without the answer
+    assert [r["where"] for r in log.of("internal_error")] == ["answer.notify"]

@@ -307,6 +307,38 @@ def test_pi_cue_on_the_desktop_is_closed_on_return(  # type: ignore[no-untyped-d
     assert s.wait_exit() == 0
 
 
+def test_a_button_click_goes_to_on_action_with_its_cue_and_does_not_lead_back(
+    dunst_menu: Session,
+) -> None:
+    """A notification's own button (its ``actions``; the answer buttons of docs/answering.md)
+    comes back as ``on_action(cue, key)`` with no lead back; the notification itself (its
+    default action) and a dismissal never reach ``on_action``."""
+    loop, records = Loop(), Records()
+    n = DBusNotifier(loop, records, env=dunst_menu.env)
+    clicks: list[tuple[int, str]] = []
+    n.on_action = lambda cue, key: clicks.append((cue, key))
+    n.send(3, "Pi — work", "Needs your input", lambda: True,
+           (Action("answer-1", "Yes"), Action("answer-2", "No")))  # fmt: skip
+    run_until(loop, lambda: records.of("delivery", cue=3, state="delivered"), "delivered")
+    sid = delivered_id(records, 3)
+    (dunst_menu.tmp / "dunst-pick").write_text(f"[{sid},answer-2]\n")
+    dunstctl(dunst_menu.env, "context")
+    [act] = run_until(loop, lambda: records.of("activated", cue=3), "activated")
+    assert act == {"cue": 3, "channel": "desktop", "action": "answer-2", "lead_back": ""}
+    assert clicks == [(3, "answer-2")]
+    n.send(4, "Pi — work", "Needs your input", lambda: True, (Action("answer-1", "Yes"),))
+    run_until(loop, lambda: records.of("delivery", cue=4, state="delivered"), "delivered")
+    dunstctl(dunst_menu.env, "action", "0")  # the notification itself: leads back
+    [act] = run_until(loop, lambda: records.of("activated", cue=4), "activated")
+    assert act["action"] == "default" and act["lead_back"].startswith("nothing to select")
+    n.send(5, "Pi — work", "Needs your input", lambda: True, (Action("answer-1", "Yes"),))
+    run_until(loop, lambda: records.of("delivery", cue=5, state="delivered"), "delivered")
+    dunstctl(dunst_menu.env, "close")  # dismissed: never an action
+    run_until(loop, lambda: records.of("desktop_closed", cue=5), "closed")
+    assert clicks == [(3, "answer-2")]
+    n.close()
+
+
 def test_a_click_selects_pis_tmux_window_and_pane(dunst: Session, tmp_path: Path) -> None:
     """The lead back inside tmux: Pi's pane (window 0) while the user looks at window 1."""
     import shutil

@@ -240,7 +240,13 @@ def test_one_json_per_notification_none_while_present(
     assert [c["cue"] for c in cue_records] == ["needs-input", "finished"]
     for call, cue in zip(got, cue_records, strict=True):
         payload = json.loads(call["stdin"])
-        assert set(payload) == FIELDS, payload
+        # an answerable wait's cue also carries its token (docs/answering.md)
+        answerable = cue["cue"] == "needs-input"
+        assert set(payload) == FIELDS | ({"answer"} if answerable else set()), payload
+        if answerable:
+            assert payload["answer"]["options"] == ["Yes", "No"]
+            token = payload.pop("answer")["token"]
+            assert call["env"]["CUEWRAP_CUE_ANSWER_TOKEN"] == token
         assert payload["session"] == "work"
         assert payload["cwd"] == str(pi_home.cwd)
         assert payload["source"] == "bridge" and payload["certainty"] == "certain"

@@ -299,6 +299,10 @@ def test_dead_reused_malformed_foreign_entries(
     dead_proc = subprocess.Popen(["true"])
     dead_proc.wait()
     dead = fake_entry(directory, dead_proc.pid)
+    dead_sock = directory / f"{dead_proc.pid}.sock"  # its control socket (docs/answering.md)
+    dead_sock.write_text("")
+    live_sock = directory / f"{live.pid}.sock"
+    live_sock.write_text("")
     # a zombie (dead, its parent has not reaped it yet)
     zombie = subprocess.Popen(["sleep", "60"])
     sleepers.append(zombie)
@@ -317,6 +321,7 @@ def test_dead_reused_malformed_foreign_entries(
     rows = ls(env_for(runtime))
     assert [r["pid"] for r in rows] == [live.pid]
     assert good.exists() and not reused.exists() and not dead.exists() and not undead.exists()
+    assert live_sock.exists() and not dead_sock.exists()
     for name in ("77777.json", "77778.json", "77779.json", "notes.txt", "99999.json"):
         assert (directory / name).exists()
     assert (directory / "88888.json").is_symlink()

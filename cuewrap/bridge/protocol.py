@@ -169,15 +169,15 @@ def _words(obj: dict[str, object], key: str, most: int) -> frozenset[str] | None
     return frozenset(v)
 
 
-def _summary(obj: dict[str, object]) -> str | None:
+def _summary(obj: dict[str, object], key: str = "summary") -> str | None:
     """The optional ``summary`` text (privacy.body = "summary"): absent, ``null`` or empty gives
     None; any string is kept, cut to ``MAX_SUMMARY`` characters. It is Pi's raw text: control
     characters are allowed here and removed by ``cuewrap.engine.summary`` before any use."""
-    v = _get(obj, "summary")
+    v = _get(obj, key)
     if v is _MISSING or v is None or v == "":
         return None
     if not isinstance(v, str):
-        raise _Bad("summary")
+        raise _Bad(key)
     return v[:MAX_SUMMARY]
 
 
@@ -222,7 +222,10 @@ def _session_start(o: dict[str, object]) -> SessionStart:
 
 def _tool_start(o: dict[str, object]) -> ToolStart:
     return ToolStart(
-        _req_text(o, "toolCallId", MAX_ID), _req_text(o, "toolName", MAX_NAME), _summary(o)
+        _req_text(o, "toolCallId", MAX_ID),
+        _req_text(o, "toolName", MAX_NAME),
+        _summary(o),
+        _summary(o, "dialog"),
     )
 
 
@@ -288,7 +291,9 @@ _BUILDERS: dict[str, Callable[[dict[str, object]], Parsed]] = {
     "agent_settled": lambda o: AgentSettled(_bool(o, "aborted")),
     "tool_execution_start": _tool_start,
     "tool_execution_end": _tool_end,
-    "ui_prompt_start": lambda o: UiPromptStart(_req_word(o, "kind"), _summary(o)),
+    "ui_prompt_start": lambda o: UiPromptStart(
+        _req_word(o, "kind"), _summary(o), _summary(o, "dialog")
+    ),
     "ui_prompt_end": lambda o: UiPromptEnd(_req_word(o, "kind")),
     "rpiv:ask-user:blocked": _ask_blocked,
     "subagent:async-started": _subagent_started,

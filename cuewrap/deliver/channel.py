@@ -21,8 +21,8 @@ are named tuples: cheaper to create than dataclasses when the cue side is built.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import NamedTuple, Protocol
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple, Protocol
 
 from cuewrap.deliver import DeliveryState
 from cuewrap.engine.effects import Notify
@@ -52,6 +52,9 @@ class Message(NamedTuple):
     session: str  # the session's label
     still_eligible: Callable[[], bool]  # asked right before an asynchronous call
     escalated: bool = False  # sent again: still unanswered after notify.escalate_after
+    # an answerable dialog's {token, options, count} (a needs-input cue in Pi mode,
+    # docs/answering.md): notify.command's ``answer``; its buttons are in ``notify.actions``
+    answer: Mapping[str, Any] | None = None
 
     @property
     def cue_id(self) -> int:

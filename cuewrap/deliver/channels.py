@@ -157,11 +157,19 @@ class DBusChannel:
     name = "desktop"
     capabilities = Capabilities(withdraw=True, replace=True, buttons=True, receipt=True)
 
-    def __init__(self, loop: Loop, log: RecordLog, env: Mapping[str, str], app: str) -> None:
+    def __init__(
+        self,
+        loop: Loop,
+        log: RecordLog,
+        env: Mapping[str, str],
+        app: str,
+        on_action: Callable[[int, str], None] | None = None,
+    ) -> None:
         self.loop = loop
         self.log = log
         self.env = env
         self.app = app
+        self.on_action = on_action  # a click on one of a notification's buttons: (cue, key)
         self._notifier: DBusNotifier | None = None  # the worker's parent side, on first use
 
     def send(self, m: Message) -> None:
@@ -169,6 +177,7 @@ class DBusChannel:
             from cuewrap.deliver.dbus import DBusNotifier
 
             self._notifier = DBusNotifier(self.loop, self.log, env=self.env, app=self.app)
+            self._notifier.on_action = self.on_action
         n = m.notify
         self._notifier.send(n.cue_id, n.title, n.body, m.still_eligible, n.actions)
 
@@ -237,11 +246,17 @@ class NotifyPyChannel:
 
 
 def desktop_channel(
-    loop: Loop, log: RecordLog, record: Record, env: Mapping[str, str], app: str
+    loop: Loop,
+    log: RecordLog,
+    record: Record,
+    env: Mapping[str, str],
+    app: str,
+    on_action: Callable[[int, str], None] | None = None,
 ) -> DBusChannel | NotifyPyChannel:
-    """D-Bus desktops: one long-lived worker (withdraw, replace, click); macOS: notify-py."""
+    """D-Bus desktops: one long-lived worker (withdraw, replace, click, buttons whose click
+    goes to ``on_action``); macOS: notify-py."""
     if sys.platform != "darwin":
-        return DBusChannel(loop, log, env, app)
+        return DBusChannel(loop, log, env, app, on_action)
     return NotifyPyChannel(loop, record, env)
 
 
@@ -295,6 +310,8 @@ class CommandChannel:
             escalated=m.escalated,
             **self.origin(),
         )
+        if m.answer is not None:  # docs/answering.md: also CUEWRAP_CUE_ANSWER_TOKEN
+            fields["answer"] = dict(m.answer)
         self._notifier.run(m.cue_id, fields)
 
     def holds(self, cue_id: int) -> bool:

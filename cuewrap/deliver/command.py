@@ -104,11 +104,20 @@ def cue_fields(
     return fields
 
 
+def answer_env(fields: Mapping[str, object]) -> dict[str, str]:
+    """An answerable wait's token as ``CUEWRAP_CUE_ANSWER_TOKEN`` (docs/answering.md)."""
+    answer = fields.get("answer")
+    token = answer.get("token") if isinstance(answer, dict) else None
+    return {ENV_PREFIX + "ANSWER_TOKEN": token} if isinstance(token, str) else {}
+
+
 def cue_env(fields: Mapping[str, object]) -> dict[str, str]:
     """The same fields as ``CUEWRAP_CUE_<NAME>`` variables (booleans as true/false, null as
     an empty variable)."""
-    out: dict[str, str] = {}
+    out: dict[str, str] = answer_env(fields)
     for key, value in fields.items():
+        if isinstance(value, dict):
+            continue  # answer: its token above, the rest in the JSON only
         text = ("true" if value else "false") if isinstance(value, bool) else str(value)
         if value is None:
             text = ""

@@ -12,7 +12,9 @@ notification, fed JSON lines, read on the loop. What it keeps:
 ``withdraw(cue)`` sends ``CloseNotification`` only for a notification of ours that is still
 shown (not failed, not replaced, not closed by the user); ``escalate(cue)`` sends it again with
 critical urgency, in place. A click (``ActionInvoked`` on one of our ids) is logged as
-``activated`` with what the worker did to lead back (tmux pane, terminal window).
+``activated`` with what the worker did to lead back (tmux pane, terminal window): the
+notification itself (the "default" action) leads back; one of its buttons (``send``'s
+``actions``) does not, it goes to ``on_action(cue, key)`` with the cue it was shown for.
 
 Eligibility is asked right before a Notify is written to the worker (at once when it is
 ready, else when it says it is). Records go to ``record(kind, **fields)``: ``delivery`` (the
@@ -76,6 +78,8 @@ class DBusNotifier:
         self._sent: dict[int, int] = {}  # server id -> the latest cue shown with it
         self._latest: int | None = None  # cue of the session's latest shown notification
         self._withdraw_on_reply: dict[int, str] = {}  # cue -> reason
+        # a click on one of a notification's buttons: (cue, key); "default" never comes here
+        self.on_action: Callable[[int, str], None] | None = None
         self._reaper = Reaper(loop)
 
     @property
@@ -248,8 +252,11 @@ class DBusNotifier:
             if cue is None and isinstance(msg.get("id"), int):
                 cue = self._sent.get(msg["id"])
             if cue is not None:
-                self.record("activated", cue=cue, channel="desktop", action=msg.get("action"),
+                action = msg.get("action")
+                self.record("activated", cue=cue, channel="desktop", action=action,
                             lead_back=msg.get("lead_back"))  # fmt: skip
+                if isinstance(action, str) and action != "default" and self.on_action is not None:
+                    self.on_action(cue, action[:MAX_LABEL])
         elif msg.get("event") == "closed":
             cue = self._cue_of(msg.get("id"))
             if cue is not None:

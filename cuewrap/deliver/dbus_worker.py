@@ -20,10 +20,12 @@ and to the parent in JSON lines:
 One select loop over stdin and the bus socket: calls are sent without waiting (replies are
 matched by serial, each bounded by REPLY_TIMEOUT), so the server's signals —
 ``ActionInvoked`` (a click) and ``NotificationClosed`` — are never missed. A click on a
-notification of ours leads back to Pi: inside tmux the pane's window and pane are selected
-(and the client switched to its session); where ``WINDOWID`` and ``xdotool`` exist the
-terminal window is raised (given the focus directly where no window manager activates it).
-What was done is reported (``lead_back``).
+notification of ours (its "default" action) leads back to Pi: inside tmux the pane's window
+and pane are selected (and the client switched to its session); where ``WINDOWID`` and
+``xdotool`` exist the terminal window is raised (given the focus directly where no window
+manager activates it). What was done is reported (``lead_back``). A click on one of its
+buttons (an answer button, docs/answering.md) leads nowhere (``lead_back`` ""): the parent
+acts on its key.
 """
 
 from __future__ import annotations
@@ -160,7 +162,8 @@ def main() -> int:
             return
         member = hdr.fields.get(HeaderFields.member)
         if member == "ActionInvoked" and len(msg.body) >= 2:
-            done = lead_back()
+            # the notification itself leads back; one of its buttons is cuewrap's to act on
+            done = lead_back() if str(msg.body[1]) == "default" else ""
             _emit({"event": "activated", "id": int(msg.body[0]), "action": str(msg.body[1]),
                    "lead_back": done})  # fmt: skip
         elif member == "NotificationClosed" and len(msg.body) >= 2:

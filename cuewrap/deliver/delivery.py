@@ -8,13 +8,20 @@ fails open on its own; a withdrawal or an escalation goes to every channel that 
 Every delivery state goes to the decision log as a ``delivery`` record (``cue``,
 ``channel``, ``state``, ``reason``). The notifiers behind the channels are built on first
 use, so a session that never cues never imports them.
+
+In Pi mode a needs-input cue of a dialog that can be answered from elsewhere
+(docs/answering.md) carries what the answerer (``answering``) gives it: its buttons as the
+notification's ``actions`` (where a chosen channel shows buttons) and ``{token, options,
+count}`` as the message's ``answer`` (notify.command). A click on a button comes back from
+the channel as ``(cue, key)`` and goes to the answerer with that cue.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from cuewrap.decisionlog import DecisionLog
 from cuewrap.deliver import DeliveryState
@@ -30,7 +37,7 @@ from cuewrap.deliver.desktop import desktop_available
 from cuewrap.deliver.plan import make_plan
 from cuewrap.deliver.terminal import TerminalNotifier, detect_terminal_protocol
 from cuewrap.deliver.title import TitleMarks
-from cuewrap.engine.effects import Eligibility, Notify, Withdraw
+from cuewrap.engine.effects import Action, Eligibility, Notify, Withdraw
 from cuewrap.engine.page import Channels
 from cuewrap.loop import Loop
 
@@ -39,6 +46,20 @@ if TYPE_CHECKING:
     from cuewrap.deliver.keepawake import Inhibitor
     from cuewrap.deliver.plan import Answers, Plan
     from cuewrap.deliver.terminal import Choice, TmuxInfo
+
+
+class Answering(Protocol):
+    """Answering Pi's dialogs from elsewhere, as a notification needs it
+    (``answer.answerer.Answerer``; docs/answering.md)."""
+
+    def notification_answer(self) -> dict[str, Any] | None:
+        """``{token, options, count}`` of the answerable wait, or None."""
+
+    def buttons(self, cue_id: int) -> tuple[Action, ...]:
+        """Answer buttons for cue ``cue_id``'s notification (none: no buttons)."""
+
+    def button(self, cue_id: int, key: str) -> None:
+        """A click on the button ``key`` of cue ``cue_id``'s notification."""
 
 
 def build_delivery(
@@ -93,6 +114,9 @@ class Delivery:
         self.desktop_on, self.desktop_why = desktop_available(self.env, settings.notify.desktop)
         # which session a notification came from (pid, tmux_pane, tty), set by its builder
         self.where: dict[str, Any] = {}
+        # answers to Pi's dialogs from elsewhere (docs/answering.md), set by the builder of
+        # the cue side in Pi mode
+        self.answering: Answering | None = None
         # notification ids: unique across cuewrap processes (kitty wants them global)
         self.id_prefix = f"cuewrap-{os.getpid()}-"
         self._keepawake: Inhibitor | None = None
@@ -110,7 +134,9 @@ class Delivery:
         # first: they cost nothing); the plan chooses among them at each notification
         self._channels: dict[str, Channel] = {"terminal": self._terminal}
         if self.desktop_on:
-            self._channels["desktop"] = desktop_channel(loop, log.write, self.record, self.env, app)
+            self._channels["desktop"] = desktop_channel(
+                loop, log.write, self.record, self.env, app, self._on_action
+            )
         if notify.command:
             cwd = os.getcwd()
             self._channels["command"] = CommandChannel(
@@ -227,11 +253,40 @@ class Delivery:
             n, f"{self.id_prefix}{n.cue_id}", session, lambda: eligible(eligibility), escalated
         )
 
+    def _answerable(self, m: Message, chosen: list[Channel] | None) -> Message:
+        """A needs-input cue's message with what the answerer gives it: ``answer`` and, where
+        ``chosen`` (None: an escalation, whose buttons are shown already) has a channel
+        that shows buttons, the buttons as ``actions``. Fails open: the message as it was."""
+        n, answering = m.notify, self.answering
+        if answering is None or n.kind != "needs-input":
+            return m
+        try:
+            answer = answering.notification_answer()
+            buttons: tuple[Action, ...] = ()
+            if chosen is not None and any(ch.capabilities.buttons for ch in chosen):
+                buttons = answering.buttons(n.cue_id)
+        except Exception as exc:
+            self.log.error("answer.notify", exc)
+            return m
+        if buttons:
+            m = m._replace(notify=dataclasses.replace(n, actions=n.actions + buttons))
+        return m._replace(answer=answer)
+
+    def _on_action(self, cue_id: int, key: str) -> None:
+        """A click on one of cue ``cue_id``'s buttons (not the notification itself): the
+        answerer's, which acts only on its own keys."""
+        if self.answering is not None:
+            try:
+                self.answering.button(cue_id, key)
+            except Exception as exc:
+                self.log.error("answer.button", exc)
+
     def notify(self, n: Notify, *, eligible: Callable[[Eligibility], bool], session: str) -> None:
         """One notification on every channel the plan chose. ``eligible`` is asked again
         right before each asynchronous delivery. Each channel fails open on its own."""
-        m = self._message(n, session, eligible, False)
-        for ch in self.chosen():
+        chosen = self.chosen()
+        m = self._answerable(self._message(n, session, eligible, False), chosen)
+        for ch in chosen:
             try:
                 ch.send(m)
             except Exception as exc:  # fail open: the other channels still go
@@ -258,7 +313,7 @@ class Delivery:
         """Still unanswered and away after notify.escalate_after (docs/design.md#follow-ups):
         once more where a channel can (notify.command again, the desktop notification raised
         to critical in place)."""
-        m = self._message(n, session, eligible, True)
+        m = self._answerable(self._message(n, session, eligible, True), None)
         for ch in list(self._channels.values()):
             try:
                 ch.escalate(m)

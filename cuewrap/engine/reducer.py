@@ -84,6 +84,10 @@ def _fact_fields(fact: Fact) -> dict[str, object]:
         said = out.pop("summary")
         if said is not None:
             out["summary_chars"] = len(str(said))
+    if "dialog" in out:  # a dialog's title (kept for the answer check): its length only
+        title = out.pop("dialog")
+        if title is not None:
+            out["dialog_chars"] = len(str(title))
     if "kind" in out:
         out["fact_kind"] = out.pop("kind")
     return out

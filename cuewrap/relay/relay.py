@@ -292,6 +292,23 @@ class Relay:
             except OSError:
                 pass
 
+    def type_to_child(self, data: bytes) -> str | None:
+        """cuewrap's own keys for the child (an answer to a dialog, docs/answering.md): one
+        write, only at a safe point of the input. None once written whole; otherwise why
+        not, and nothing was written."""
+        focus = self.focus
+        if focus is not None and (focus.pending or focus.in_paste):
+            return "the input is in the middle of a key sequence or a paste"
+        if self._to_child or not self._master_open:
+            return "the child is not reading its input"
+        try:
+            n = os.write(self.master_fd, data)
+        except OSError:
+            return "the child is not reading its input"
+        if n != len(data):  # a PTY takes a few bytes whole; keep the rest in order anyway
+            self._queue_child(data[n:])
+        return None
+
     def _queue_child(self, data: bytes) -> None:
         if not self._master_open:
             return

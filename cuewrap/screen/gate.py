@@ -37,6 +37,11 @@ class Watcher(Protocol):
     def stop(self) -> None: ...
 
 
+class OutputTap(Protocol):
+    def feed(self, data: bytes) -> None: ...
+    def resize(self, *, rows: int, cols: int) -> None: ...
+
+
 MakeWatcher = Callable[[int, int], Watcher]
 """``make(cols, rows)``: a watcher, not started yet."""
 
@@ -65,6 +70,9 @@ class ScreenGate:
         self._timer: Timer | None = loop.call_later(DECIDE, self._decide)
         # told once when the gate needs no more output (the watcher will not run again)
         self.on_done: Callable[[], None] | None = None
+        # sees the output too until then: the answerer's ring (docs/answering.md), which the
+        # relay feeds itself once the gate is done
+        self.ring: OutputTap | None = None
 
     @property
     def running(self) -> bool:
@@ -72,6 +80,8 @@ class ScreenGate:
 
     # -- from the relay -------------------------------------------------------------------
     def feed(self, data: bytes) -> None:
+        if self.ring is not None:
+            self.ring.feed(data)
         if self._watcher is not None:
             self._watcher.feed(data)
         elif self._kept is not None and self._kept_len + len(data) <= KEEP:
@@ -80,6 +90,8 @@ class ScreenGate:
 
     def resize(self, *, rows: int, cols: int) -> None:
         self._size = (rows, cols)
+        if self.ring is not None:
+            self.ring.resize(rows=rows, cols=cols)
         if self._watcher is not None:
             self._watcher.resize(rows=rows, cols=cols)
 

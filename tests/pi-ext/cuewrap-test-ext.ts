@@ -4,10 +4,14 @@
  * Tools (the fake model can call them):
  *   test_confirm {title?, message?}   raises ctx.ui.confirm(title ?? "Test", message ?? "Proceed?")
  *                                     inside a run; returns "confirmed: yes" / "confirmed: no".
+ *   test_select {title?, options?}    raises ctx.ui.select(title ?? "Pick one", options ?? Alpha/Beta/Gamma)
+ *                                     inside a run; returns "selected: <option>" / "selected: none".
  *   test_bus {channel, data}          pi.events.emit(channel, data) during a run.
  *   test_owner {id}                   sets the pi-subagents completion owner id (tests only).
  * Commands (typed in the editor, outside a run):
- *   /testconfirm                      the same confirm dialog, outside a run; notifies the answer.
+ *   /testconfirm [message]            the same confirm dialog, outside a run; notifies the answer.
+ *   /testselect [title|opt1|opt2|...] ctx.ui.select(title, options) (default "Pick one", Alpha/Beta/Gamma);
+ *                                     notifies "cuewrap-test: selected <n> <option>" or "selected none".
  *   /testbus <channel> <json>         pi.events.emit(channel, JSON.parse(json)).
  *   /testowner <uuid>                 globalThis[Symbol.for("pi-subagents.completion-owner-id")] = uuid.
  *   /testinfo                         notifies mode, session id and file, and the owner id.
@@ -61,6 +65,25 @@ export default function (pi: ExtensionAPI) {
 	});
 
 	pi.registerTool({
+		name: "test_select",
+		label: "Test Select",
+		description: "Ask the user to pick one option (cuewrap test tool).",
+		parameters: Type.Object({
+			title: Type.Optional(Type.String({ description: "Dialog title" })),
+			options: Type.Optional(Type.Array(Type.String(), { description: "Options" })),
+		}),
+		async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
+			const p = params as { title?: string; options?: string[] };
+			const options = p.options ?? ["Alpha", "Beta", "Gamma"];
+			const choice = ctx.hasUI ? await ctx.ui.select(p.title ?? "Pick one", options) : undefined;
+			return {
+				content: [{ type: "text", text: `selected: ${choice ?? "none"}` }],
+				details: { choice: choice ?? null },
+			};
+		},
+	});
+
+	pi.registerTool({
 		name: "test_bus",
 		label: "Test Bus",
 		description: "Emit an event on the extension bus (cuewrap test tool).",
@@ -92,6 +115,18 @@ export default function (pi: ExtensionAPI) {
 		handler: async (args, ctx) => {
 			const yes = await ctx.ui.confirm("Test", args.trim() || "Proceed?");
 			ctx.ui.notify(`cuewrap-test: confirmed ${yes ? "yes" : "no"}`, "info");
+		},
+	});
+
+	pi.registerCommand("testselect", {
+		description: "cuewrap test: show a select dialog (usage: /testselect title|opt1|opt2|...)",
+		handler: async (args, ctx) => {
+			const parts = args.trim() ? args.trim().split("|") : [];
+			const title = parts[0] || "Pick one";
+			const options = parts.length > 1 ? parts.slice(1) : ["Alpha", "Beta", "Gamma"];
+			const choice = await ctx.ui.select(title, options);
+			const n = choice === undefined ? -1 : options.indexOf(choice);
+			ctx.ui.notify(choice === undefined ? "cuewrap-test: selected none" : `cuewrap-test: selected ${n + 1} ${choice}`, "info");
 		},
 	});
 

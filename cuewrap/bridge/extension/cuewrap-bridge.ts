@@ -23,6 +23,7 @@
  */
 
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
@@ -266,6 +267,28 @@ class Channel {
 	}
 
 	/** Summaries may be sent (the user chose privacy.body = "summary"). */
+	/** A dialog's title as cuewrap can check it against the screen without being told it:
+	 * `<code points>:<HMAC-SHA256 keyed with the channel's token, hex>` of its first line. */
+	titleCheck(title: unknown, clean = true): string | undefined {
+		const line = clean ? oneLine(title) : typeof title === "string" ? title : undefined;
+		if (line === undefined || this.config === undefined) return undefined;
+		const mac = crypto.createHmac("sha256", this.config.token).update(line, "utf8").digest("hex");
+		return `${Array.from(line).length}:${mac}`;
+	}
+
+	/** The same for an Ask call of ONE single-choice question: its question and its options'
+	 * labels (each made one line), joined by NUL; none for anything else. */
+	askCheck(args: unknown): string | undefined {
+		const questions = obj(args).questions;
+		if (!Array.isArray(questions) || questions.length !== 1) return undefined;
+		const q = obj(questions[0]);
+		if (q.multiSelect === true || !Array.isArray(q.options)) return undefined;
+		const labels = (q.options as unknown[]).map((o) => oneLine(obj(o).label));
+		const parts = [oneLine(q.question), ...labels];
+		if (parts.some((p) => p === undefined)) return undefined;
+		return this.titleCheck(parts.join("\u0000"), false);
+	}
+
 	get summary(): boolean {
 		return this.config?.summary === true;
 	}
@@ -531,6 +554,7 @@ export default function cuewrapBridge(pi: ExtensionAPI): void {
 		toolCallId: text(e.toolCallId, MAX_ID),
 		toolName: text(e.toolName, MAX_NAME),
 		summary: channel.summary && e.toolName === ASK_TOOL ? askQuestion(e.args) : undefined,
+		dialog: e.toolName === ASK_TOOL ? channel.askCheck(e.args) : undefined,
 	}));
 	forward<Json>("tool_execution_end", (e) => ({
 		type: "tool_execution_end",
@@ -542,6 +566,9 @@ export default function cuewrapBridge(pi: ExtensionAPI): void {
 		type: "ui_prompt_start",
 		kind: word(e.kind) ?? null,
 		summary: channel.summary ? oneLine(e.title) : undefined,
+		// for cuewrap's check of the dialog on the screen before an answer from elsewhere
+		// (docs/answering.md): the title's length and MAC, never its text
+		dialog: e.kind === "confirm" || e.kind === "select" ? channel.titleCheck(e.title) : undefined,
 	}));
 	forward<Json>("ui_prompt_end", (e) => ({ type: "ui_prompt_end", kind: word(e.kind) ?? null }));
 

@@ -1,0 +1,84 @@
+"""The control socket's wire format (pure): one request line, one reply line, bounded.
+
+Request: one JSON object on one line, at most ``MAX_REQUEST`` bytes with its newline::
+
+    {"v": 1, "op": "answer", "choice": "2"}                    by the session's pid
+    {"v": 1, "op": "answer", "choice": "yes", "token": "…"}    by token
+
+Reply: ``{"ok": true}`` or ``{"ok": false, "why": "<one line>"}``. Anything else is refused
+with a reason (``read_request`` never raises on any bytes).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import NamedTuple
+
+MAX_REQUEST = 1024
+MAX_CHOICE = 200
+MAX_TOKEN = 100
+VERSION = 1
+
+
+class Request(NamedTuple):
+    choice: str
+    token: str | None
+
+
+class Incomplete(NamedTuple):
+    """More bytes are needed (no newline yet)."""
+
+
+def read_request(data: bytes) -> Request | Incomplete | str:
+    """The request in ``data`` (what a connection sent so far): a ``Request``, ``Incomplete``
+    or why it is refused."""
+    end = data.find(b"\n")
+    if end < 0:
+        return "request too long" if len(data) >= MAX_REQUEST else Incomplete()
+    if end + 1 > MAX_REQUEST:
+        return "request too long"
+    if end + 1 != len(data):
+        return "more than one request"
+    try:
+        obj = json.loads(data[:end].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return "not JSON"
+    if not isinstance(obj, dict):
+        return "not an object"
+    if obj.get("v") != VERSION or obj.get("op") != "answer":
+        return "unknown request"
+    choice = obj.get("choice")
+    if not isinstance(choice, str) or not choice.strip() or len(choice) > MAX_CHOICE:
+        return "bad choice"
+    token = obj.get("token")
+    if token is not None and (not isinstance(token, str) or not 0 < len(token) <= MAX_TOKEN):
+        return "bad token"
+    return Request(choice, token)
+
+
+def request_line(choice: str, token: str | None) -> bytes:
+    obj: dict[str, object] = {"v": VERSION, "op": "answer", "choice": choice}
+    if token is not None:
+        obj["token"] = token
+    return json.dumps(obj).encode() + b"\n"
+
+
+def reply_line(ok: bool, why: str = "") -> bytes:
+    obj: dict[str, object] = {"ok": ok}
+    if not ok:
+        obj["why"] = why
+    return json.dumps(obj).encode() + b"\n"
+
+
+def read_reply(data: bytes) -> tuple[bool, str]:
+    """The session's reply as (ok, why); a broken one is not ok."""
+    try:
+        obj = json.loads(data.split(b"\n", 1)[0][:MAX_REQUEST].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return False, "the session gave no answer"
+    if not isinstance(obj, dict) or not isinstance(obj.get("ok"), bool):
+        return False, "the session gave no answer"
+    if obj["ok"]:
+        return True, ""
+    why = obj.get("why")
+    return False, why if isinstance(why, str) and why else "refused"

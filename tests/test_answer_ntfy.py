@@ -1,0 +1,76 @@
+"""docs/answering.md's ntfy recipe, end to end: its two scripts, taken from the page, real Pi
+on the fake model, and a local stand-in for ntfy's HTTP API (tests/ntfystand.py): the
+reminder reaches the reminders' topic with a button per option, a tap on "No" publishes to
+the reply topic, the answers loop runs ``cuewrap answer --token``, and the confirm closes
+with No."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakemodel import FakeModel, text, tool_call
+from ntfystand import NtfyStandIn
+from pirig import REPO, PiHome, PiSession
+from waiting import wait_until
+
+pytestmark = pytest.mark.pi
+
+
+def recipe(name: str) -> str:
+    page = (REPO / "docs" / "answering.md").read_text()
+    m = re.search(rf"<!-- recipe: {name} -->\n```sh\n(.*?)```", page, re.S)
+    assert m is not None, f"docs/answering.md has no recipe block {name}"
+    return m.group(1)
+
+
+def test_the_ntfy_recipe_answers_from_the_phone(
+    pi_session: Any, pi_home: PiHome, fakemodel: FakeModel, tmp_path: Path
+) -> None:
+    for tool in ("curl", "jq"):
+        if shutil.which(tool) is None:  # scripts/install-test-deps installs both
+            pytest.fail(f"{tool} is missing: the recipe needs it")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for name, script in (("cuewrap-ntfy", "ntfy-notify"), ("cuewrap-ntfy-answers", "ntfy-answers")):
+        (bindir / name).write_text(recipe(script))
+        (bindir / name).chmod(0o755)
+    (bindir / "cuewrap").write_text(f'#!/bin/sh\nexec {sys.executable} -m cuewrap "$@"\n')
+    (bindir / "cuewrap").chmod(0o755)
+    config = tmp_path / "config.toml"
+    config.write_text(f'[notify]\ncommand = ["{bindir / "cuewrap-ntfy"}"]\n')
+    with NtfyStandIn() as ntfy:
+        topics = {"NTFY_URL": ntfy.url, "NTFY_TOPIC": "reminders-x7", "NTFY_REPLY": "answers-x7"}
+        s: PiSession = pi_session(cuewrap_args=["--config", str(config)], env=topics)
+        env = {**pi_home.env, **topics, "PATH": f"{bindir}:{pi_home.env['PATH']}"}
+        loop = subprocess.Popen([str(bindir / "cuewrap-ntfy-answers")], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                start_new_session=True)  # fmt: skip
+        try:
+            s.focus_out()
+            s.wait_log(lambda r: r.get("kind") == "presence" and r.get("presence") == "away")
+            fakemodel.push(tool_call("test_confirm", {"title": "Deploy", "message": "Now?"}),
+                           text("after the dialog"))  # fmt: skip
+            s.prompt("run test_confirm")
+            [note] = wait_until(lambda: ntfy.published("reminders-x7"), 15,
+                                "the reminder on ntfy", detail=s.dump)  # fmt: skip
+            assert note["title"] == "Pi: needs-input" and note["message"] == "work"
+            buttons = ntfy.buttons(note)
+            assert [b["label"] for b in buttons] == ["Yes", "No"]
+            assert all(b["url"] == f"{ntfy.url}/answers-x7" for b in buttons)
+            ntfy.tap(note, "No")
+            s.wait_for_screen(r"after the dialog")
+            assert fakemodel.content_text(fakemodel.tool_results()[-1]) == "confirmed: no"
+            [attempt] = [r for r in s.log_records("answer") if "result" in r]
+            assert (attempt["source"], attempt["option"], attempt["result"]) == (
+                "token", 2, "answered")  # fmt: skip
+        finally:
+            os.killpg(loop.pid, signal.SIGTERM)
+            loop.wait(timeout=5)
