@@ -233,10 +233,26 @@ def test_what_each_notification_says(
     assert s.wait_exit() == 0
     # -- nothing private anywhere -----------------------------------------------------------
     assert s.log_path is not None
+    # an answerable wait's options reach notify.command's ``answer`` with summaries on (their
+    # labels, never their descriptions; docs/answering.md): looked at there, and apart
+    calls, answers = [], []
+    for line in out.read_text(encoding="utf-8").splitlines():
+        call = json.loads(line)
+        cue = json.loads(call["stdin"])
+        if "answer" in cue:
+            answers.append(cue.pop("answer"))
+            call["stdin"] = json.dumps(cue, ensure_ascii=False)
+        calls.append(call)
+    for answer in answers:
+        labels = answer.get("options")
+        if summary_on:
+            assert labels is None or all("DESC-SECRET" not in x for x in labels), answer
+        else:  # a select's labels stay home; a confirm's Yes / No are Pi's own words
+            assert labels is None or labels == ["Yes", "No"], answer
     places = {
         "decision log": s.log_path.read_text(encoding="utf-8"),
         "notifications": json.dumps(notifications(s.raw_output), ensure_ascii=False),
-        "notify.command": out.read_text(encoding="utf-8"),
+        "notify.command": json.dumps(calls, ensure_ascii=False),
         "bridge socket": tap.read_text(encoding="utf-8"),
     }
     for where, content in places.items():
