@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 
 from cuewrap.decisionlog import DecisionLog
 from cuewrap.loop import Loop
-from cuewrap.term import sequences as seq
 
 if TYPE_CHECKING:
     from cuewrap.bridge.channel import Channel
@@ -216,27 +215,24 @@ def _tmux_side(
     """Inside tmux: cuewrap.tmux watches who looks at Pi's pane and delivers through tmux;
     without it (None), presence and delivery work as outside tmux (focus reports, keys, the
     start-up passthrough check). The reaper ends its control client."""
-    from cuewrap.deliver.terminal import TerminalNotifier, passthrough_choice
     from cuewrap.tmux.side import TmuxSide
     from cuewrap.workers import Reaper
 
     reaper = Reaper(loop)
-    choice = passthrough_choice(env, settings.notify.terminal, delivery.tmux_info)
-    wrapped = TerminalNotifier(choice, bell=settings.notify.bell)
-    bell = seq.BEL if settings.notify.bell else b""
-    # the channel plan may send the desktop notification instead (one popup per cue)
-    build = wrapped.build if delivery.plan.terminal else (lambda n: bell)
+    # what goes to the terminal and the desktop is decided by delivery at each cue, from the
+    # view tmux gives then (deliver.Delivery.decide)
     side = TmuxSide(
         loop,
         env,
         on_presence=to.presence,
         inject=inject,
         is_eligible=to.eligible,
-        build_osc=build,
         record=delivery.record,
         log=log.write,
         reaper=reaper,
     )
     started = side.start()
     log.write("tmux", state="started" if started else "not started", why=side.why)
+    if started:
+        delivery.live = side.live_now
     return (side if started else None), reaper

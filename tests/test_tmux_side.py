@@ -90,7 +90,6 @@ def test_a_switch_while_the_control_client_changes_kind_is_seen(
         on_presence=lambda merged, via: None,
         inject=lambda data: None,
         is_eligible=lambda eligibility: True,
-        build_osc=lambda n: b"",
         record=lambda cue, channel, state, reason: None,
         log=lambda kind, **fields: log.append((kind, fields)),
         reaper=reaper,

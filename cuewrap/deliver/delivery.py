@@ -30,13 +30,14 @@ if TYPE_CHECKING:
     from cuewrap.deliver.desktop import DesktopNotifier
     from cuewrap.deliver.keepawake import Inhibitor
     from cuewrap.deliver.plan import Answers, Plan
-    from cuewrap.deliver.terminal import Choice, TerminalNotifier, TmuxInfo
+    from cuewrap.deliver.terminal import Choice, Live, TerminalNotifier, TmuxInfo
 
 
 class TerminalRoute(Protocol):
-    """Another way to the user's terminal (tmux): asked first, ``fallback`` otherwise."""
+    """Another way to the user's terminal (tmux): it reads what holds now and calls
+    ``deliver`` with it (None: it could not be read; what was decided at start holds)."""
 
-    def notify(self, n: Notify, fallback: Callable[[Notify], None]) -> None: ...
+    def notify(self, n: Notify, deliver: Callable[[Notify, Live | None], None]) -> None: ...
 
 
 class Delivery:
@@ -66,6 +67,10 @@ class Delivery:
         self._terminal: TerminalNotifier | None = None  # detected on first use
         self.tmux_info = tmux_info
         self._plan: Plan | None = None  # the channel plan (made with the terminal choice)
+        # inside tmux: what tmux said last (its view, set by the builder), and the choice and
+        # plan made from it for the last delivery (made again when what tmux says changes)
+        self.live: Callable[[], Live | None] = lambda: None
+        self._live: tuple[Live, TerminalNotifier, Plan] | None = None
         self._answers: Answers | None = None  # what the terminal said about itself
         self.desktop_on, self.desktop_why = desktop_available(self.env, settings.notify.desktop)
         self._desktop: DesktopNotifier | DBusNotifier | None = None
@@ -76,7 +81,8 @@ class Delivery:
         self.where: dict[str, Any] = {}
         # notification ids: unique across cuewrap processes (kitty wants them global)
         self.id_prefix = f"cuewrap-{os.getpid()}-"
-        self._terminal_sent: set[int] = set()  # cues whose terminal OSC was written
+        # cues whose terminal OSC was written: the notifier that wrote it, whether it closes
+        self._terminal_sent: dict[int, tuple[TerminalNotifier, bool, str]] = {}
 
     # -- the terminal -----------------------------------------------------------------------
     @property
@@ -99,11 +105,13 @@ class Delivery:
             )
         return self._terminal
 
-    def _make_plan(self, choice: Choice) -> Plan:
+    def _make_plan(self, choice: Choice, termtype: str | None = None) -> Plan:
         from cuewrap.deliver.plan import make_plan
 
         notify = self.settings.notify
         info = self.tmux_info
+        if termtype is None:
+            termtype = info.client_termtype if info is not None else ""
         return make_plan(
             choice,
             notify.terminal,
@@ -112,19 +120,51 @@ class Delivery:
             self.desktop_why,
             in_tmux=bool(self.env.get("TMUX")),
             answers=self._answers,
-            tmux_termtype=info.client_termtype if info is not None else "",
+            tmux_termtype=termtype,
         )
+
+    def decide(self, live: Live | None) -> tuple[TerminalNotifier, Plan]:
+        """The terminal notifier and the channel plan for a delivery. Inside tmux from
+        ``live``, what tmux says now (``allow-passthrough``, the pane shown, the client's
+        terminal): a setting the user changes while Pi runs counts at the next cue. Without
+        it, as made at start (and again with the terminal's answers)."""
+        start = self.terminal
+        if live is None:
+            assert self._plan is not None
+            return start, self._plan
+        made = self._live
+        if made is None or made[0] != live:
+            from cuewrap.deliver.terminal import TerminalNotifier, live_choice
+
+            choice = live_choice(self.env, self.settings.notify.terminal, live)
+            plan = self._make_plan(choice, live.info.client_termtype)
+            if made is None or made[1].choice != choice or made[2] != plan:
+                self.log.write(
+                    "channels_now",
+                    protocol=choice.protocol,
+                    reason=choice.reason,
+                    popup=plan.path,
+                    why=plan.why,
+                    terminal_osc=plan.terminal,
+                    desktop_notification=plan.desktop,
+                )
+            made = self._live = (
+                live,
+                TerminalNotifier(choice, bell=self.settings.notify.bell),
+                plan,
+            )
+        return made[1], made[2]
 
     @property
     def plan(self) -> Plan:
-        """Which way a cue reaches the desktop, once (``deliver.plan``)."""
-        self.terminal  # noqa: B018 (made with the terminal choice)
-        assert self._plan is not None
-        return self._plan
+        """Which way a cue reaches the desktop, once (``deliver.plan``): as it stands now
+        (inside tmux from tmux's last view)."""
+        return self.decide(self.live())[1]
 
     def answered(self, answers: Answers) -> None:
         """The host terminal said what it is and supports: the choice and plan again."""
         self._answers = answers
+        self._live = None  # made again with these answers
         if self._terminal is None:
             return  # made on first use, with these answers
         self._terminal = None
@@ -132,7 +172,8 @@ class Delivery:
 
     @property
     def terminal_choice(self) -> Choice:
-        return self.terminal.choice
+        """The terminal choice as it stands now (inside tmux from tmux's last view)."""
+        return self.decide(self.live())[0].choice
 
     def channels(self) -> Channels:
         """The channels as set up, for the /cue page."""
@@ -190,34 +231,62 @@ class Delivery:
         except Exception as exc:  # fail open: the other channels still go
             self.log.error("notify.command", exc)
         if route is not None:
-            route.notify(n, self.notify_terminal)
+            route.notify(n, lambda n, live: self._notify_now(n, eligible, live))
         else:
-            self.notify_terminal(n)
-        self._notify_desktop(n, eligible)
+            self._notify_now(n, eligible, None)
 
-    def notify_terminal(self, n: Notify) -> None:
-        plan = self.plan
-        protocol = self.terminal_choice.protocol
+    def _notify_now(
+        self, n: Notify, eligible: Callable[[Eligibility], bool], live: Live | None
+    ) -> None:
+        """The terminal's and the desktop's part, decided from what holds now (``decide``)."""
+        notifier, plan = self.decide(live)
+        if live is None:
+            self._notify_terminal(n, notifier, plan)
+        else:
+            self._through_tmux(n, notifier, plan)
+        self._notify_desktop(n, eligible, plan)
+
+    def _notify_terminal(self, n: Notify, notifier: TerminalNotifier, plan: Plan) -> None:
+        protocol = notifier.choice.protocol
         if plan.terminal and protocol != "off":
-            data = self.terminal.build(n, self._ident(n.cue_id))
+            data = notifier.build(n, self._ident(n.cue_id))
             self.record(n.cue_id, "terminal", "requested", protocol)
             self.inject(data)
-            self._terminal_sent.add(n.cue_id)
+            self._terminal_sent[n.cue_id] = (notifier, plan.can_close, plan.close_why)
             self.record(n.cue_id, "terminal", "unconfirmable", "terminal OSC has no receipt")
         else:
-            why = self.terminal_choice.reason if protocol == "off" else f"not sent: {plan.why}"
+            why = notifier.choice.reason if protocol == "off" else f"not sent: {plan.why}"
             self.record(n.cue_id, "terminal", "off", why)
             if self.settings.notify.bell:
                 self.inject(BEL)
         if self.settings.notify.bell:
             self.record(n.cue_id, "bell", "unconfirmable")
 
-    def _notify_desktop(self, n: Notify, eligible: Callable[[Eligibility], bool]) -> None:
+    def _through_tmux(self, n: Notify, notifier: TerminalNotifier, plan: Plan) -> None:
+        """Inside tmux: the OSC DCS-wrapped from a pane a client shows with passthrough on
+        (else the reason, e.g. the option to set); the bell only with it (a BEL from a hidden
+        pane is tmux's window flag, which cuewrap.tmux decides)."""
+        cue, choice = n.cue_id, notifier.choice
+        if choice.protocol == "off":
+            self.record(cue, "terminal", "off", choice.reason)
+            return
+        if plan.terminal:
+            self.inject(notifier.build(n, self._ident(cue)))
+            self._terminal_sent[cue] = (notifier, plan.can_close, plan.close_why)
+            self.record(cue, "terminal", "unconfirmable", "tmux passthrough (pane shown)")
+            return
+        self.record(cue, "terminal", "off", f"not sent: {plan.why}")
+        if self.settings.notify.bell:
+            self.inject(BEL)
+
+    def _notify_desktop(
+        self, n: Notify, eligible: Callable[[Eligibility], bool], plan: Plan
+    ) -> None:
         if not self.desktop_on:
             self.record(n.cue_id, "desktop", "off", self.desktop_why)
             return
-        if not self.plan.desktop:
-            self.record(n.cue_id, "desktop", "off", f"not sent: {self.plan.why}")
+        if not plan.desktop:
+            self.record(n.cue_id, "desktop", "off", f"not sent: {plan.why}")
             return
         if self._desktop is None:
             self._desktop = self._desktop_notifier()
@@ -252,15 +321,15 @@ class Delivery:
     def withdraw(self, w: Withdraw) -> None:
         """A stale cue (docs/design.md#follow-ups): withdrawn where its notification went and can be
         withdrawn."""
-        if w.cue_id in self._terminal_sent:
-            self._terminal_sent.discard(w.cue_id)
-            plan = self.plan
-            data = self.terminal.withdraw(self._ident(w.cue_id)) if plan.can_close else b""
+        sent = self._terminal_sent.pop(w.cue_id, None)
+        if sent is not None:
+            notifier, closes, close_why = sent
+            data = notifier.withdraw(self._ident(w.cue_id)) if closes else b""
             if data:
                 self.inject(data)
                 self._withdrawal(w.cue_id, "terminal", "withdrawn", w.reason)
             else:
-                self._withdrawal(w.cue_id, "terminal", "unsupported", plan.close_why)
+                self._withdrawal(w.cue_id, "terminal", "unsupported", close_why)
         dbus = self._dbus()
         if dbus is not None:
             dbus.withdraw(w.cue_id, w.reason)
@@ -287,16 +356,17 @@ class Delivery:
 
     def progress(self, on: bool) -> None:
         """The terminal's progress indicator; its clearing is also kept for every exit path."""
+        notifier = self.decide(self.live())[0]  # wrapped as tmux's last view allows
         if on:
-            self.undo_at_restore(self.terminal.progress(False))
+            self.undo_at_restore(notifier.progress(False))
         self._progress_on = on
-        self.inject(self.terminal.progress(on))
+        self.inject(notifier.progress(on))
 
     def reapply_progress(self) -> None:
         """After a stop and ``fg``: the stop cleared the indicator (with every mode); on again
         exactly when it was on before (the engine turns it off when Pi shows its own)."""
         if self._progress_on:
-            self.inject(self.terminal.progress(True))
+            self.inject(self.decide(self.live())[0].progress(True))
 
     def _run_command(self, n: Notify, session: str, *, escalated: bool = False) -> None:
         """notify.command for one notification (docs/design.md#follow-ups): started now, reaped on
