@@ -123,6 +123,7 @@ class Controller:
         self._unseen = False  # nobody looks at the output (the last value told to on_unseen)
         self._on_unseen: Callable[[bool], None] | None = None
         self._answers = Answers()  # the host terminal's answers to cuewrap's query so far
+        self._fallback: str | None = None  # the output tracker failed: what guards instead
         self._log_channels()
 
     def _log_channels(self) -> None:
@@ -271,6 +272,9 @@ class Controller:
             self.log.write(rec[0], **rec[1])
         if isinstance(event, ClipboardSequence):
             self._clipboard_seen(event)
+            return
+        if isinstance(event, relay_events.GuardFellBack):  # logged above; /cue says it too
+            self._fallback = event.says()
             return
         if isinstance(event, TitleChange):
             self.delivery.child_title(event.title, event.controls)
@@ -429,6 +433,7 @@ class Controller:
             self._clip,
             tmux=self.tmux.status_line() if self.tmux is not None else None,
             fixes=fixes(self._where()),
+            fallback=self._fallback,
         )
 
     def _where(self) -> Where:

@@ -109,6 +109,7 @@ class Session:
                 sink=sink,
                 screen=pending,
                 on_error=self.log.error,
+                fallback=self._fallback_classes(),
             )
             if pending is not None:
                 pending.relay = relay
@@ -235,6 +236,18 @@ class Session:
         finally:  # the start-up is over (cli.run paused the collector)
             gc.enable()
         return self.controller
+
+    def _fallback_classes(self) -> tuple[bool, bool]:
+        """What the output keeps guarded if its tracker fails (``term.fallback``): nothing
+        without the guard (no cue side: nothing is guarded then either); the clipboard class
+        unless ``guard.clipboard = allow``; the classes that act outside the window unless
+        ``guard.sequences = allow`` (in the fallback cuewrap cannot tell Pi's own from the
+        content it prints, so its own are removed too)."""
+        if not self.guard:
+            return False, False
+        guard = self.settings.guard
+        sequences = getattr(guard, "sequences", "own")  # issue 27's setting, where it exists
+        return guard.clipboard != "allow", sequences != "allow"
 
     def _relay_parts(
         self, controller: PendingCueSide | None
