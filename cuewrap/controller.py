@@ -474,6 +474,13 @@ class Controller:
 
     def close(self) -> None:
         self._closed = True
+        if self.tmux is not None:  # first: a window option set still in flight is ended
+            try:  # before the publisher unsets it
+                self.tmux.close()
+                if self._reaper is not None:
+                    self._reaper.close()
+            except Exception as exc:
+                self.log.error("tmux.close", exc)
         try:
             self.publisher.close()  # the entry goes, even if a part below fails
         except Exception as exc:
@@ -491,13 +498,6 @@ class Controller:
                 self.bridge.close()
             except Exception as exc:
                 self.log.error("bridge.close", exc)
-        if self.tmux is not None:
-            try:
-                self.tmux.close()
-                if self._reaper is not None:
-                    self._reaper.close()
-            except Exception as exc:
-                self.log.error("tmux.close", exc)
 
 
 # one effector per effect type (the engine's own dispatch is ``reducer._HANDLERS``)

@@ -8,11 +8,13 @@ opened before the spawn (Pi mode); the screen gate (Pi mode) or the output watch
 mode); the tmux side with its reaper (inside tmux); the key window. Then the ``Controller``,
 handed all of them. The parts' calls back into it go through ``_ToController``, set once it
 exists (the parts call only from the loop, which does not run meanwhile). An exception goes
-to the caller: the session then runs without cues (parts built before it are not closed).
+to the caller: the session then runs without cues, and every part built before it is closed
+again (one ``contextlib.ExitStack``: no socket, worker, control client or registry entry left).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
@@ -96,66 +98,101 @@ def build_controller(
 
     env = dict(env)
     to = _ToController()
+    fault = _fault_hook(env)
     preset: Preset | None = None  # generic mode: what the program's signals mean
     preset_why = ""
     if not pi_mode:
         from cuewrap.presets import choose
 
         preset, preset_why = choose(command, settings.generic.preset)
-    keys = KeyWindow(loop, to.keystroke)
-    in_tmux = bool(env.get("TMUX"))
-    # the one blocking question: tmux about this pane (not asked when nothing goes through it)
-    info = query_tmux(env) if in_tmux and settings.notify.terminal != "off" else None
-    app = preset.app if preset is not None else "Pi"
-    delivery = Delivery(loop, settings, log, env, inject, undo_at_restore, app, info)
-    bridge = _bridge(loop, log, channel, child_pid, to) if channel is not None else None
-    choice = delivery.terminal_choice
-    # the child's notifications the host terminal shows as they are (not through tmux)
-    native = choice.protocol if not choice.tmux_passthrough else "off"
-    # a channel to re-emit it: inside tmux there always is (a status-line message), and a
-    # raw notification from a pane never gets through tmux anyway
-    reemit = choice.protocol != "off" or delivery.desktop_on or in_tmux
-    config = engine_config(settings, preset, reemit, frozenset({native}) - {"off"})
-    publisher = Publisher(
-        loop,
-        env,
-        log.write,
-        log.error,
-        program="pi" if pi_mode else os.path.basename(command),
-        events_fd=events_fd,
-    )
-    where = publisher.where
-    delivery.where = {"pid": where.pid, "tmux_pane": where.tmux_pane, "tty": where.tty}
-    parts = Parts(delivery, publisher, keys, bridge)
-    if preset is not None:
-        from cuewrap.activity import OutputWatch
-
-        parts.activity = OutputWatch(loop, settings.generic.quiet_after, to.child_fact)
-        log.write(
-            "generic",
-            preset=preset.name,
-            app=preset.app,
-            why=preset_why,
-            quiet_after=settings.generic.quiet_after,
-            host_native=native,
-            reemit=reemit,
+    # every part built is closed again if a later one fails (the session then runs without
+    # cues, as if none had been built); once the controller exists, it closes them
+    with contextlib.ExitStack() as built:
+        fault("keys")
+        keys = KeyWindow(loop, to.keystroke)
+        built.callback(keys.close)
+        in_tmux = bool(env.get("TMUX"))
+        # the one blocking question: tmux about this pane (not asked when nothing goes
+        # through it)
+        info = query_tmux(env) if in_tmux and settings.notify.terminal != "off" else None
+        app = preset.app if preset is not None else "Pi"
+        fault("delivery")
+        delivery = Delivery(loop, settings, log, env, inject, undo_at_restore, app, info)
+        built.callback(delivery.close)
+        fault("bridge")
+        bridge = _bridge(loop, log, channel, child_pid, to) if channel is not None else None
+        if bridge is not None:
+            built.callback(bridge.close)
+        choice = delivery.terminal_choice
+        # the child's notifications the host terminal shows as they are (not through tmux)
+        native = choice.protocol if not choice.tmux_passthrough else "off"
+        # a channel to re-emit it: inside tmux there always is (a status-line message), and
+        # a raw notification from a pane never gets through tmux anyway
+        reemit = choice.protocol != "off" or delivery.desktop_on or in_tmux
+        config = engine_config(settings, preset, reemit, frozenset({native}) - {"off"})
+        fault("publisher")
+        publisher = Publisher(
+            loop,
+            env,
+            log.write,
+            log.error,
+            program="pi" if pi_mode else os.path.basename(command),
+            events_fd=events_fd,
         )
-    if pi_mode:
-        from cuewrap.screen.gate import ScreenGate
+        built.callback(publisher.withdraw)
+        where = publisher.where
+        delivery.where = {"pid": where.pid, "tmux_pane": where.tmux_pane, "tty": where.tty}
+        parts = Parts(delivery, publisher, keys, bridge)
+        if preset is not None:
+            from cuewrap.activity import OutputWatch
 
-        parts.screen = ScreenGate(
-            loop, *size, stronger_live=to.stronger_live, on_fact=to.fact, log=log
+            fault("activity")
+            parts.activity = activity = OutputWatch(
+                loop, settings.generic.quiet_after, to.child_fact
+            )
+            built.callback(activity.close)
+            log.write(
+                "generic",
+                preset=preset.name,
+                app=preset.app,
+                why=preset_why,
+                quiet_after=settings.generic.quiet_after,
+                host_native=native,
+                reemit=reemit,
+            )
+        if pi_mode:
+            from cuewrap.screen.gate import ScreenGate
+
+            fault("screen")
+            parts.screen = screen = ScreenGate(
+                loop, *size, stronger_live=to.stronger_live, on_fact=to.fact, log=log
+            )
+            built.callback(screen.close)
+        if in_tmux:
+            fault("tmux")
+            side, parts.reaper = _tmux_side(loop, settings, log, env, delivery, to, inject, built)
+            if side is not None:
+                parts.tmux = side
+                publisher.start_tmux(
+                    parts.reaper, lambda: side.view.window_id if side.view else None
+                )
+                side.refresh(lambda view: publisher.refresh())  # its window, once tmux says
+        fault("controller")
+        controller = to.controller = Controller(
+            loop, settings, log, env, config=config, parts=parts, pi_mode=pi_mode
         )
-    if in_tmux:
-        side, parts.reaper = _tmux_side(loop, settings, log, env, delivery, to, inject)
-        if side is not None:
-            parts.tmux = side
-            publisher.start_tmux(parts.reaper, lambda: side.view.window_id if side.view else None)
-            side.refresh(lambda view: publisher.refresh())  # its window, once tmux says
-    controller = to.controller = Controller(
-        loop, settings, log, env, config=config, parts=parts, pi_mode=pi_mode
-    )
+        built.pop_all()  # the controller's now
     return controller
+
+
+def _fault_hook(env: Mapping[str, str]) -> Callable[[str], None]:
+    """``CUEWRAP_DEBUG_FAULT=build:<part>``: the build fails right before that part (tests
+    of closing what was built; cuewrap._faults)."""
+    if "build:" not in env.get("CUEWRAP_DEBUG_FAULT", ""):
+        return lambda part: None
+    from cuewrap._faults import fail_before
+
+    return lambda part: fail_before(part, env)
 
 
 def engine_config(
@@ -211,6 +248,7 @@ def _tmux_side(
     delivery: Delivery,
     to: _ToController,
     inject: Callable[[bytes], None],
+    built: contextlib.ExitStack,
 ) -> tuple[TmuxSide | None, Reaper]:
     """Inside tmux: cuewrap.tmux watches who looks at Pi's pane and delivers through tmux;
     without it (None), presence and delivery work as outside tmux (focus reports, keys, the
@@ -219,6 +257,7 @@ def _tmux_side(
     from cuewrap.workers import Reaper
 
     reaper = Reaper(loop)
+    built.callback(reaper.close)  # after the side's close (last in, first out)
     # what goes to the terminal and the desktop is decided by delivery at each cue, from the
     # view tmux gives then (deliver.Delivery.decide)
     side = TmuxSide(
@@ -231,6 +270,7 @@ def _tmux_side(
         log=log.write,
         reaper=reaper,
     )
+    built.callback(side.close)
     started = side.start()
     log.write("tmux", state="started" if started else "not started", why=side.why)
     if started:

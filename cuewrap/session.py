@@ -222,6 +222,10 @@ class Session:
                 events_fd=self.events_fd,
             )
             self.events_fd = None  # the controller's now
+            if "build:wired" in self.env.get("CUEWRAP_DEBUG_FAULT", ""):
+                from cuewrap._faults import fail_before
+
+                fail_before("wired", self.env)
             if self.relay is not None:  # docs/design.md#unseen-output
                 self.controller.watch_unseen(self.relay.set_unseen)
                 gate = self.controller.screen
@@ -230,6 +234,11 @@ class Session:
                     gate.on_done = lambda: relay.drop_tap(gate)
         except Exception as exc:  # fail open: Pi runs as a plain passthrough
             self.log.error("controller", exc)
+            if self.controller is not None:  # built, then its wiring failed: it closes all
+                try:
+                    self.controller.close()
+                except Exception as close_exc:
+                    self.log.error("controller.close", close_exc)
             self.controller = None
             if channel is not None:
                 channel.close()
