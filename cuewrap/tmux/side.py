@@ -145,6 +145,14 @@ class TmuxSide:
             on_up=self._on_up,
         )
         if not client.start():
+            if old is None:
+                return False  # at start: start() says so
+            # replacing one: as if it had ended (restarted with the same policy; its first
+            # line then asks tmux again, as below)
+            self._client = client
+            self._started_at = self.loop.clock()
+            self.log("tmux", state="not started", client=kind)
+            self._on_exit()
             return False
         self._ask_when_up = old is not None  # at start, start() asks
         self._client = client
@@ -204,11 +212,15 @@ class TmuxSide:
 
     def _restart(self) -> None:
         self._retry_timer = None
-        if not self._closed and self._client is not None and self._client.start():
-            self._ask_when_up = True
-            self._started_at = self.loop.clock()
-            self.log("tmux", state="listening", client=self._client.kind)
-            self.refresh()
+        if self._closed or self._client is None:
+            return
+        if not self._client.start():
+            self._on_exit()  # once more later, a few times at most
+            return
+        self._ask_when_up = True
+        self._started_at = self.loop.clock()
+        self.log("tmux", state="listening", client=self._client.kind)
+        self.refresh()
 
     # -- asking ---------------------------------------------------------------------------------
     def _on_notification(self, note: Notification) -> None:
