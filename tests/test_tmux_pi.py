@@ -331,3 +331,29 @@ def test_allow_passthrough_changed_while_pi_runs_counts_at_the_next_cue(
     sc.rig.tmux("set", "-g", "allow-passthrough", "on")
     away_run(passes=True)
     assert doctor_advice(sc) == []
+
+
+@pytest.mark.parametrize("pi_version", ["1.4.0"])
+def test_focus_events_turned_off_while_pi_runs_leaves_no_stale_focus(
+    tmux_scene: Callable[..., Scene],
+) -> None:
+    """The terminal lost focus (tmux reported it to the pane), then ``focus-events`` is turned
+    off: tmux reports nothing more, so that last report must not stand for ever (the user
+    counted as away while typing in front of Pi: keys say nothing while focus reports rule).
+    Once cuewrap reads the option off, keys and the idle rule decide again."""
+    sc = tmux_scene({"focus-events": "on"})
+    c = sc.client
+    c.focus_out()
+    sc.presence("away")
+
+    def count(state: str) -> int:
+        return len([r for r in sc.log("presence") if r.get("presence") == state])
+
+    unknown = count("unknown")
+    sc.rig.tmux("set", "-s", "focus-events", "off")
+    sc.select(1)  # away and back: cuewrap reads tmux's options again
+    sc.select(0)
+    # unknown: the engine goes back to keys and the idle rule (and counts the user as back)
+    sc.wait(lambda: count("unknown") > unknown, "presence unknown: the report no longer holds")
+    assert sc.log("presence")[-1].get("presence") == "unknown", sc.why()
+    assert "focus reports off" in [r.get("state") for r in sc.log("tmux")], sc.why()

@@ -150,3 +150,11 @@ def test_advice_names_one_setting_per_weakness() -> None:
     found = fixes(silent)
     assert "presence.idle_after" in found[0] and "notify.desktop = on" in found[1]
     assert "notify.command" in fixes(Where(ssh=True, tmux=False, terminal_notifications=False))[0]
+
+
+def test_presence_merge_forgets_a_focus_report_tmux_no_longer_makes() -> None:
+    p = PresenceMerge()
+    p.on_tmux("active")
+    assert p.on_focus("away") == "away"
+    p.forget_focus()
+    assert p.on_tmux("active") == "unknown"

@@ -264,6 +264,11 @@ class TmuxSide:
                 self.log("tmux_view", state=view.state, clients=len(view.clients))
             self.view = view
         if view is not None:
+            if not view.focus_events and self.presence.focus is not None:
+                # turned off while Pi runs: no more reports come, the last one would stand
+                # for ever (keys and the idle rule decide again)
+                self.presence.forget_focus()
+                self.log("tmux", state="focus reports off", why="focus-events is off")
             self._choose_kind(view)
             self._show_pending(view)
             self._tell(self.presence.on_tmux(view.state), "tmux")

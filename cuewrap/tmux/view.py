@@ -186,6 +186,11 @@ class PresenceMerge:
         self.focus = direction
         return self._changed()
 
+    def forget_focus(self) -> None:
+        """tmux no longer passes the terminal's focus on (``focus-events`` turned off): the
+        last report no longer says anything (the next merge is without it)."""
+        self.focus = None
+
     def on_tmux(self, state: TmuxPresence | None) -> Merged | None:
         self.tmux = state
         return self._changed()
