@@ -39,7 +39,6 @@ it). With it off, tmux drops the sequence either way, so none is sent and the re
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -213,14 +212,27 @@ def detect_terminal_protocol(
     )
 
 
-def passthrough_choice(env: Mapping[str, str], setting: str, info: TmuxInfo | None) -> Choice:
-    """The choice as if ``allow-passthrough`` were on: what to send from a pane tmux shows
-    once the option is read on (live, by ``cuewrap.tmux``) at the moment of a cue."""
-    if info is None:
-        info = TmuxInfo("on")
-    elif info.allow_passthrough is not None:
-        info = dataclasses.replace(info, allow_passthrough="on")
-    return detect_terminal_protocol(env, setting, lambda: info)
+@dataclass(frozen=True)
+class Live:
+    """What tmux says about Pi's pane now, read at a delivery (``cuewrap.tmux``'s fresh view):
+    ``allow-passthrough``, tmux's version and the terminal of the client that shows the pane
+    (in ``info``), and whether any client shows Pi's window (tmux drops a hidden pane's
+    passthrough)."""
+
+    info: TmuxInfo
+    shown: bool
+
+
+NOT_SHOWN = "Pi's window is not shown: tmux would drop it"
+
+
+def live_choice(env: Mapping[str, str], setting: str, live: Live) -> Choice:
+    """The choice for one delivery inside tmux, from what tmux says now (``live``) rather than
+    what it said at start: an option changed while Pi runs counts at the next cue."""
+    choice = detect_terminal_protocol(env, setting, lambda: live.info)
+    if choice.protocol != "off" and not live.shown:
+        return Choice("off", False, NOT_SHOWN, choice.terminal)
+    return choice
 
 
 # -- asking tmux ---------------------------------------------------------------------------------
