@@ -13,8 +13,9 @@ records. A channel never writes to the screen itself: terminal bytes go to ``inj
 
 The channels: ``terminal`` (the terminal's OSC and the bell, ``deliver.terminal``; inside
 tmux DCS-wrapped, as decided from tmux's view at each notification), ``desktop`` (D-Bus,
-``deliver.dbus``; on macOS notify-py, ``deliver.desktop``), ``command`` (``notify.command``, ``deliver.command``),
-and ``Off`` (a channel the plan did not choose: one "off" record per cue, with the reason).
+``deliver.dbus``; on macOS notify-py, ``deliver.desktop``), ``command`` (``notify.command``,
+``deliver.command``), and ``Off`` (a channel the plan did not choose: one "off" record per
+cue, with the reason).
 Their adapters to this protocol are in ``deliver.channels``. ``Capabilities`` and ``Message``
 are named tuples: cheaper to create than dataclasses when the cue side is built.
 """
