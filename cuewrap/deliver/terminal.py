@@ -39,6 +39,7 @@ it). With it off, tmux drops the sequence either way, so none is sent and the re
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -228,11 +229,17 @@ NOT_SHOWN = "Pi's window is not shown: tmux would drop it"
 
 def live_choice(env: Mapping[str, str], setting: str, live: Live) -> Choice:
     """The choice for one delivery inside tmux, from what tmux says now (``live``) rather than
-    what it said at start: an option changed while Pi runs counts at the next cue."""
+    what it said at start: an option changed while Pi runs counts at the next cue. From a
+    pane no client shows nothing gets through, whatever ``allow-passthrough`` says: that is
+    the reason given then."""
     choice = detect_terminal_protocol(env, setting, lambda: live.info)
-    if choice.protocol != "off" and not live.shown:
-        return Choice("off", False, NOT_SHOWN, choice.terminal)
-    return choice
+    if live.shown:
+        return choice
+    if choice.protocol == "off":  # would it go from a shown pane with passthrough on?
+        on = dataclasses.replace(live.info, allow_passthrough="on")
+        if detect_terminal_protocol(env, setting, lambda: on).protocol == "off":
+            return choice  # not for tmux's sake (notify.terminal, the terminal itself)
+    return Choice("off", False, NOT_SHOWN, choice.terminal)
 
 
 # -- asking tmux ---------------------------------------------------------------------------------
