@@ -350,3 +350,27 @@ def test_no_buttons_where_no_chosen_channel_shows_them_and_a_broken_answerer_fai
     d.notify(waiting(2), eligible=always, session="proj")
     assert command.got[1].answer is None  # sent all the same, without the answer
     assert [r["where"] for r in log.of("internal_error")] == ["answer.notify"]
+
+
+def test_inside_tmux_a_cue_is_withdrawn_as_its_own_plan_allows() -> None:
+    """Each cue inside tmux has the plan of its moment: one sent to a kitty that closes its
+    notifications is closed when it goes stale, though the plan changed since (passthrough
+    turned off: the next cue went to the desktop)."""
+    log, out = Log(), bytearray()
+    kitty = TmuxInfo("on", "xterm-kitty", "kitty(0.36.1)", "3.4")
+    d = Delivery(Loop(), settings(), log, IN_TMUX, out.extend, tmux_info=kitty)
+    route = Route(Live(kitty, True))
+    d.route_through(route)
+    d.notify(note(1), eligible=always, session="proj")
+    assert out.startswith(b"\x1bPtmux;\x1b\x1b]99;")
+    route.live = Live(TmuxInfo("off", "xterm-kitty", "kitty(0.36.1)", "3.4"), True)
+    d.notify(note(2), eligible=always, session="proj")
+    assert log.of("delivery")[-2]["reason"].startswith("inside tmux with allow-passthrough off")
+    del out[:]
+    d.withdraw(Withdraw(1, "user returned"))
+    assert out.startswith(b"\x1bPtmux;\x1b\x1b]99;") and b"p=close" in out
+    assert log.of("withdrawal") == [
+        {"cue": 1, "channel": "terminal", "state": "withdrawn", "reason": "user returned"}
+    ]
+    d.withdraw(Withdraw(2, "user returned"))  # never shown by the terminal: nothing to close
+    assert len(log.of("withdrawal")) == 1

@@ -65,7 +65,14 @@ class TerminalChannel:
         self.notifier = notifier
         self.plan = plan
         self.through_tmux = through_tmux
-        self.capabilities = Capabilities(withdraw=plan.can_close, cannot_withdraw=plan.close_why)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """As the plan says; inside tmux each cue's plan may differ: it can withdraw while a
+        cue it holds went to a terminal that closes it (``withdraw`` decides per cue)."""
+        plan = self.plan
+        closes = plan.can_close or any(sent[1] for sent in self._sent.values())
+        return Capabilities(withdraw=closes, cannot_withdraw=plan.close_why)
 
     def send(self, m: Message) -> None:
         cue, plan = m.cue_id, self.plan
