@@ -88,7 +88,9 @@ while True:
 
 def stream_frames(seed: int, n: int) -> list[bytes]:
     """``n`` TUI-like frames from ``seed``: synchronized output, cursor moves, colours, box
-    drawing and spinner characters, a title now and then (passed through by cuewrap)."""
+    drawing and spinner characters, a title now and then, written between frames as a program
+    writes its own (passed through by cuewrap; one inside a frame is content it removes under
+    ``guard.sequences = own``)."""
     rng = random.Random(seed)
     frames = []
     for i in range(n):
@@ -100,9 +102,8 @@ def stream_frames(seed: int, n: int) -> list[bytes]:
                 b"\x1b[%d;1H\x1b[2K\x1b[38;5;%dm%s\x1b[0m %d:%d"
                 % (r, rng.randrange(256), word.encode(), seed, i)
             )
-        if rng.random() < 0.05:
-            rows.append(b"\x1b]2;soak %d\x07" % i)
-        frames.append(b"\x1b[?2026h\x1b[?25l" + b"".join(rows) + b"\x1b[?25h\x1b[?2026l")
+        title = b"\x1b]2;soak %d\x07" % i if rng.random() < 0.05 else b""
+        frames.append(b"\x1b[?2026h\x1b[?25l" + b"".join(rows) + b"\x1b[?25h\x1b[?2026l" + title)
     return frames
 
 
