@@ -133,6 +133,7 @@ class Controller:
         self._unseen = False  # nobody looks at the output (the last value told to on_unseen)
         self._on_unseen: Callable[[bool], None] | None = None
         self._answers = Answers()  # the host terminal's answers to cuewrap's query so far
+        self._fallback: str | None = None  # the output tracker failed: what guards instead
         self._log_channels()
 
     def _log_channels(self) -> None:
@@ -300,6 +301,10 @@ class Controller:
             self.tmux.focus(fact.state)  # merged with tmux's view of the pane
         elif fact is not None:
             self.fact(fact)
+
+    def _guard_fell_back(self, event: relay_events.GuardFellBack) -> None:
+        self._relayed(event)
+        self._fallback = event.says()  # /cue says it too
 
     def _title_change(self, event: TitleChange) -> None:
         self._relayed(event)
@@ -484,6 +489,7 @@ class Controller:
             sequences=self._seqs,
             tmux=self.tmux.status_line() if self.tmux is not None else None,
             fixes=fixes(self._where()),
+            fallback=self._fallback,
         )
         if self.answerer is not None and self.answerer.last is not None:
             page += f"\nLast answer from elsewhere: {self.answerer.last}"
@@ -527,6 +533,13 @@ class Controller:
 
     def close(self) -> None:
         self._closed = True
+        if self.tmux is not None:  # first: a window option set still in flight is ended
+            try:  # before the publisher unsets it
+                self.tmux.close()
+                if self._reaper is not None:
+                    self._reaper.close()
+            except Exception as exc:
+                self.log.error("tmux.close", exc)
         try:
             self.publisher.close()  # the entry goes, even if a part below fails
         except Exception as exc:
@@ -548,13 +561,6 @@ class Controller:
                 self.bridge.close()
             except Exception as exc:
                 self.log.error("bridge.close", exc)
-        if self.tmux is not None:
-            try:
-                self.tmux.close()
-                if self._reaper is not None:
-                    self._reaper.close()
-            except Exception as exc:
-                self.log.error("tmux.close", exc)
 
 
 # what the controller does with a relay event of each type beyond ``_relayed`` (its record and
@@ -565,6 +571,7 @@ _ON_RELAY_EVENT: dict[type, Callable[[Controller, Any], None]] = {
     FocusReport: Controller._focus_report,
     ClipboardSequence: Controller._clipboard_seen,
     GuardedSequence: Controller._guarded_seen,
+    relay_events.GuardFellBack: Controller._guard_fell_back,
     TitleChange: Controller._title_change,
     ChildNotification: Controller._child_notification,
     relay_events.JobChange: Controller._job_change,

@@ -5,21 +5,24 @@ generic mode's preset for the command; tmux asked about the pane (the one blocki
 and only when a terminal notification could go through tmux); the delivery channels and the
 engine's config from the terminal choice; the publisher; the bridge server on the channel
 opened before the spawn (Pi mode); the screen gate (Pi mode) or the output watch (generic
-mode); the tmux side with its reaper (inside tmux); the key window. Then the ``Controller``,
-handed all of them. The parts' calls back into it go through ``_ToController``, set once it
-exists (the parts call only from the loop, which does not run meanwhile). An exception goes
-to the caller: the session then runs without cues (parts built before it are not closed).
+mode); answering Pi's dialogs from elsewhere (Pi mode with the bridge: the answerer and its
+control socket); the tmux side with its reaper (inside tmux); the key window. Then the
+``Controller``, handed all of them. The parts' calls back into it go through
+``_ToController``, set once it exists (the parts call only from the loop, which does not run
+meanwhile). An exception goes to the caller: the session then runs without cues, and every
+part built before it is closed again (one ``contextlib.ExitStack``: no socket, worker,
+control client or registry entry left).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from cuewrap.decisionlog import DecisionLog
 from cuewrap.loop import Loop
-from cuewrap.term import sequences as seq
 
 if TYPE_CHECKING:
     from cuewrap.answer.answerer import Answerer
@@ -99,75 +102,110 @@ def build_controller(
 
     env = dict(env)
     to = _ToController()
+    fault = _fault_hook(env)
     preset: Preset | None = None  # generic mode: what the program's signals mean
     preset_why = ""
     if not pi_mode:
         from cuewrap.presets import choose
 
         preset, preset_why = choose(command, settings.generic.preset)
-    keys = KeyWindow(loop, to.keystroke)
-    in_tmux = bool(env.get("TMUX"))
-    # the one blocking question: tmux about this pane (not asked when nothing goes through it)
-    app = preset.app if preset is not None else "Pi"
-    delivery = build_delivery(loop, settings, log, env, inject, undo_at_restore, app)
-    bridge = _bridge(loop, log, channel, child_pid, to) if channel is not None else None
-    choice = delivery.terminal_choice
-    # the child's notifications the host terminal shows as they are (not through tmux)
-    native = choice.protocol if not choice.tmux_passthrough else "off"
-    # a channel to re-emit it: inside tmux there always is (a status-line message), and a
-    # raw notification from a pane never gets through tmux anyway
-    reemit = choice.protocol != "off" or delivery.desktop_on or in_tmux
-    config = engine_config(settings, preset, reemit, frozenset({native}) - {"off"})
-    publisher = Publisher(
-        loop,
-        env,
-        log.write,
-        log.error,
-        program="pi" if pi_mode else os.path.basename(command),
-        events_fd=events_fd,
-    )
-    where = publisher.where
-    delivery.where = {"pid": where.pid, "tmux_pane": where.tmux_pane, "tty": where.tty}
-    parts = Parts(delivery, publisher, keys, bridge)
-    if preset is not None:
-        from cuewrap.activity import OutputWatch
-
-        parts.activity = OutputWatch(loop, settings.generic.quiet_after, to.child_fact)
-        log.write(
-            "generic",
-            preset=preset.name,
-            app=preset.app,
-            why=preset_why,
-            quiet_after=settings.generic.quiet_after,
-            host_native=native,
-            reemit=reemit,
+    # every part built is closed again if a later one fails (the session then runs without
+    # cues, as if none had been built); once the controller exists, it closes them
+    with contextlib.ExitStack() as built:
+        fault("keys")
+        keys = KeyWindow(loop, to.keystroke)
+        built.callback(keys.close)
+        in_tmux = bool(env.get("TMUX"))
+        # the one blocking question: tmux about this pane (not asked when nothing goes
+        # through it)
+        app = preset.app if preset is not None else "Pi"
+        fault("delivery")
+        delivery = build_delivery(loop, settings, log, env, inject, undo_at_restore, app)
+        built.callback(delivery.close)
+        fault("bridge")
+        bridge = _bridge(loop, log, channel, child_pid, to) if channel is not None else None
+        if bridge is not None:
+            built.callback(bridge.close)
+        choice = delivery.terminal_choice
+        # the child's notifications the host terminal shows as they are (not through tmux)
+        native = choice.protocol if not choice.tmux_passthrough else "off"
+        # a channel to re-emit it: inside tmux there always is (a status-line message), and
+        # a raw notification from a pane never gets through tmux anyway
+        reemit = choice.protocol != "off" or delivery.desktop_on or in_tmux
+        config = engine_config(settings, preset, reemit, frozenset({native}) - {"off"})
+        fault("publisher")
+        publisher = Publisher(
+            loop,
+            env,
+            log.write,
+            log.error,
+            program="pi" if pi_mode else os.path.basename(command),
+            events_fd=events_fd,
         )
-    if pi_mode:
-        from cuewrap.screen.gate import ScreenGate
+        built.callback(publisher.withdraw)
+        where = publisher.where
+        delivery.where = {"pid": where.pid, "tmux_pane": where.tmux_pane, "tty": where.tty}
+        parts = Parts(delivery, publisher, keys, bridge)
+        if preset is not None:
+            from cuewrap.activity import OutputWatch
 
-        parts.screen = ScreenGate(
-            loop, *size, stronger_live=to.stronger_live, on_fact=to.fact, log=log
-        )
-        channel_key = channel.token if channel is not None else ""
-        if bridge is not None and channel_key:
-            parts.answerer, parts.control = _answering(
-                loop, settings, log, env, size, publisher, channel_key, delivery
+            fault("activity")
+            parts.activity = activity = OutputWatch(
+                loop, settings.generic.quiet_after, to.child_fact
             )
-            if parts.answerer is not None:
-                parts.screen.ring = parts.answerer.ring
-    if in_tmux:
-        side, parts.reaper = tmux_side(
-            loop, settings, log, env, delivery, inject,
-            on_presence=to.presence, is_eligible=to.eligible,
-        )  # fmt: skip
-        if side is not None:
-            parts.tmux = side
-            publisher.start_tmux(parts.reaper, lambda: side.view.window_id if side.view else None)
-            side.refresh(lambda view: publisher.refresh())  # its window, once tmux says
-    controller = to.controller = Controller(
-        loop, settings, log, env, config=config, parts=parts, pi_mode=pi_mode
-    )
+            built.callback(activity.close)
+            log.write(
+                "generic",
+                preset=preset.name,
+                app=preset.app,
+                why=preset_why,
+                quiet_after=settings.generic.quiet_after,
+                host_native=native,
+                reemit=reemit,
+            )
+        if pi_mode:
+            from cuewrap.screen.gate import ScreenGate
+
+            fault("screen")
+            parts.screen = screen = ScreenGate(
+                loop, *size, stronger_live=to.stronger_live, on_fact=to.fact, log=log
+            )
+            built.callback(screen.close)
+            channel_key = channel.token if channel is not None else ""
+            if bridge is not None and channel_key:
+                fault("answer")
+                parts.answerer, parts.control = _answering(
+                    loop, settings, log, env, size, publisher, channel_key, delivery, built
+                )
+                screen.ring = parts.answerer.ring
+        if in_tmux:
+            fault("tmux")
+            side, parts.reaper = tmux_side(
+                loop, settings, log, env, delivery, inject,
+                on_presence=to.presence, is_eligible=to.eligible, built=built,
+            )  # fmt: skip
+            if side is not None:
+                parts.tmux = side
+                publisher.start_tmux(
+                    parts.reaper, lambda: side.view.window_id if side.view else None
+                )
+                side.refresh(lambda view: publisher.refresh())  # its window, once tmux says
+        fault("controller")
+        controller = to.controller = Controller(
+            loop, settings, log, env, config=config, parts=parts, pi_mode=pi_mode
+        )
+        built.pop_all()  # the controller's now
     return controller
+
+
+def _fault_hook(env: Mapping[str, str]) -> Callable[[str], None]:
+    """``CUEWRAP_DEBUG_FAULT=build:<part>``: the build fails right before that part (tests
+    of closing what was built; cuewrap._faults)."""
+    if "build:" not in env.get("CUEWRAP_DEBUG_FAULT", ""):
+        return lambda part: None
+    from cuewrap._faults import fail_before
+
+    return lambda part: fail_before(part, env)
 
 
 def engine_config(
@@ -187,7 +225,6 @@ def engine_config(
         title_marks=settings.notify.title_marks,
         generic=preset is not None,
         app=preset.app if preset is not None else "Pi",
-        app_known=preset is not None and preset.name != "none",
         signal=preset.signal if preset is not None else EngineConfig.signal,
         host_native=native,
         reemit=reemit,
@@ -203,9 +240,11 @@ def _answering(
     publisher: Publisher,
     bridge_key: str,
     delivery: Delivery,
-) -> tuple[Answerer | None, ControlServer | None]:
+    built: contextlib.ExitStack,
+) -> tuple[Answerer, ControlServer | None]:
     """Answering Pi's dialogs from elsewhere (docs/answering.md): the answerer, and the
-    control socket ``cuewrap answer`` talks to, beside the registry entry."""
+    control socket ``cuewrap answer`` talks to, beside the registry entry (each closed by
+    ``built`` if a later part fails)."""
     from cuewrap.answer.answerer import Answerer, pi_keys
     from cuewrap.answer.control import ControlServer
     from cuewrap.answer.screen import OutputRing
@@ -220,6 +259,7 @@ def _answering(
         bridge_key=bridge_key,
         on_change=lambda: publisher.set_wait(answerer.wait_info()),
     )
+    built.callback(answerer.close)
     delivery.answering = answerer  # a needs-input cue's answer and buttons, their clicks
     directory = own_directory(env)
     if directory is None:
@@ -228,6 +268,7 @@ def _answering(
     control = ControlServer(
         loop, log, os.path.join(directory, f"{os.getpid()}.sock"), answerer.request
     )
+    built.callback(control.close)
     return answerer, (control if control.start() else None)
 
 
@@ -263,36 +304,37 @@ def tmux_side(
     *,
     on_presence: Callable[[Merged, str], None],
     is_eligible: Callable[[Eligibility], bool],
+    built: contextlib.ExitStack | None = None,
 ) -> tuple[TmuxSide | None, Reaper]:
-    """Inside tmux: cuewrap.tmux watches who looks at Pi's pane and the terminal's
-    notification goes through it (``delivery.route_through``); without it (None), presence
-    and delivery work as outside tmux (focus reports, keys, the start-up passthrough check).
-    The reaper ends its control client. Also used by ``cuewrap config``'s test notification,
-    so that it takes a reminder's route."""
-    from cuewrap.deliver.terminal import TerminalNotifier, passthrough_choice
+    """Inside tmux: cuewrap.tmux watches who looks at Pi's pane, and each notification asks
+    it first (``delivery.route_through``): delivery decides the terminal's and the desktop's
+    part from the view tmux gives then (``Delivery.decide``), the tmux side adds tmux's own
+    (a status-line message, the window's bell flag). Without it (None), presence and delivery
+    work as outside tmux (focus reports, keys, the start-up passthrough check). The reaper
+    ends its control client; ``built`` closes both if a later part fails. Also used by
+    ``cuewrap config``'s test notification, so that it takes a reminder's route."""
     from cuewrap.tmux.side import TmuxSide
     from cuewrap.workers import Reaper
 
     reaper = Reaper(loop)
-    choice = passthrough_choice(env, settings.notify.terminal, delivery.tmux_info)
-    wrapped = TerminalNotifier(choice, bell=settings.notify.bell)
-    bell = seq.BEL if settings.notify.bell else b""
-    # the channel plan may send the desktop notification instead (one popup per cue)
-    build = wrapped.build if delivery.plan.terminal else (lambda n: bell)
+    if built is not None:
+        built.callback(reaper.close)  # after the side's close (last in, first out)
     side = TmuxSide(
         loop,
         env,
         on_presence=on_presence,
         inject=inject,
         is_eligible=is_eligible,
-        build_osc=build,
         record=delivery.record,
         log=log.write,
         reaper=reaper,
     )
+    if built is not None:
+        built.callback(side.close)
     started = side.start()
     log.write("tmux", state="started" if started else "not started", why=side.why)
     if not started:
         return None, reaper
     delivery.route_through(side)
+    delivery.live = side.live_now  # /cue, the advice and the progress indicator
     return side, reaper

@@ -253,14 +253,22 @@ class Publisher:
         self._closed = True
         if self.entry is not None:
             self.entry.remove()
-        if self._reaper is not None and self._tmux_sent is not None:
-            self._unset_tmux()
+        if self._reaper is not None and (self._tmux_sent is not None or self._tmux_busy):
+            self._unset_tmux()  # also after a set still in flight (it was sent first)
         if self.events_fd is not None:
             try:
                 os.close(self.events_fd)
             except OSError:
                 pass
             self.events_fd = None
+
+    def withdraw(self) -> None:
+        """The cue side's build failed after this was made: the entry and the window option
+        go, but the session runs on (no ``exited`` is said) and its events file stays the
+        session's (it closes it)."""
+        self.events_fd = None
+        self.state = EXITED  # said by nobody: close() says it only when not yet
+        self.close()
 
     def _unset_tmux(self) -> None:
         """At the end, off the loop (it is ending): one short tmux command, waited for."""

@@ -109,6 +109,7 @@ class Session:
                 sink=sink,
                 screen=pending,
                 on_error=self.log.error,
+                fallback=self._fallback_classes(),
             )
             if pending is not None:
                 pending.relay = relay
@@ -221,6 +222,10 @@ class Session:
                 events_fd=self.events_fd,
             )
             self.events_fd = None  # the controller's now
+            if "build:wired" in self.env.get("CUEWRAP_DEBUG_FAULT", ""):
+                from cuewrap._faults import fail_before
+
+                fail_before("wired", self.env)
             if self.relay is not None:  # docs/design.md#unseen-output
                 self.controller.watch_unseen(self.relay.set_unseen)
                 gate = self.controller.screen
@@ -239,12 +244,28 @@ class Session:
                     gate.on_done = done
         except Exception as exc:  # fail open: Pi runs as a plain passthrough
             self.log.error("controller", exc)
+            if self.controller is not None:  # built, then its wiring failed: it closes all
+                try:
+                    self.controller.close()
+                except Exception as close_exc:
+                    self.log.error("controller.close", close_exc)
             self.controller = None
             if channel is not None:
                 channel.close()
         finally:  # the start-up is over (cli.run paused the collector)
             gc.enable()
         return self.controller
+
+    def _fallback_classes(self) -> tuple[bool, bool]:
+        """What the output keeps guarded if its tracker fails (``term.fallback``): nothing
+        without the guard (no cue side: nothing is guarded then either); the clipboard class
+        unless ``guard.clipboard = allow``; the classes that act outside the window unless
+        ``guard.sequences = allow`` (in the fallback cuewrap cannot tell Pi's own from the
+        content it prints, so its own are removed too)."""
+        if not self.guard:
+            return False, False
+        guard = self.settings.guard
+        return guard.clipboard != "allow", guard.sequences != "allow"
 
     def _relay_parts(
         self, controller: PendingCueSide | None

@@ -7,14 +7,20 @@ demand, resized and left/returned too; every stream is checked byte for byte. An
 ``cuewrap pi`` runs inside a real tmux (a private server, window 0; a client attached through a
 PTY as the user's terminal): tasks typed through the client, window switches (to window 1 and
 back, also while a run works, so cuewrap's tmux view sees the pane hidden and active again),
-client resizes, the client's terminal losing and regaining focus, and tmux's ``focus-events``
-turned on and off (cuewrap then changes its kind of control client). At the end that Pi quits:
-its window's ``@cuewrap_state`` option must be unset and its registry entry gone.
+client resizes, the client's terminal losing and regaining focus (also while a run works, so
+that it settles with Pi's pane in front of an unfocused terminal), and tmux's ``focus-events``
+(cuewrap then changes its kind of control client) and ``allow-passthrough`` turned on and off.
+Every reminder is accounted for: a run that settles while the user is in window 1 must give one
+cue delivered as a status-line message; one that settles in front of an unfocused terminal one
+cue, with the terminal notification reaching the client's terminal exactly while
+``allow-passthrough`` is on; a run that settles in front of the user none. At the end that Pi
+quits: its window's ``@cuewrap_state`` option must be unset and its registry entry gone.
 
 Printed at the start (after a warm-up) and at the end, for the three cuewraps: RSS, open fds,
 threads, child processes (direct / all descendants) and internal-error records in the decision
 log. Flat: RSS + < 3 MB, fds / threads / children unchanged, 0 internal errors, 0 bytes lost,
-and in tmux the window option unset and the registry entry gone after ``/quit``.
+in tmux every reminder as expected and none other, the window option unset and the registry
+entry gone after ``/quit``.
 Exit status 0 when flat, 1 when not.
 
     scripts/soak [--minutes 30] [--seed N] [--pi 1.4.0|latest]
@@ -46,6 +52,7 @@ from tmuxrig import SESSION, TmuxRig  # noqa: E402
 from waiting import wait_until  # noqa: E402
 
 PY = sys.executable
+OSC777 = re.compile(rb"\x1b\]777;notify;[^\x07\x1b]*(?:\x07|\x1b\\)")
 PROMPT = "SOAK$"
 RSS_LIMIT_KB = 3 * 1024
 
@@ -81,7 +88,9 @@ while True:
 
 def stream_frames(seed: int, n: int) -> list[bytes]:
     """``n`` TUI-like frames from ``seed``: synchronized output, cursor moves, colours, box
-    drawing and spinner characters, a title now and then (passed through by cuewrap)."""
+    drawing and spinner characters, a title now and then, written between frames as a program
+    writes its own (passed through by cuewrap; one inside a frame is content it removes under
+    ``guard.sequences = own``)."""
     rng = random.Random(seed)
     frames = []
     for i in range(n):
@@ -93,9 +102,8 @@ def stream_frames(seed: int, n: int) -> list[bytes]:
                 b"\x1b[%d;1H\x1b[2K\x1b[38;5;%dm%s\x1b[0m %d:%d"
                 % (r, rng.randrange(256), word.encode(), seed, i)
             )
-        if rng.random() < 0.05:
-            rows.append(b"\x1b]2;soak %d\x07" % i)
-        frames.append(b"\x1b[?2026h\x1b[?25l" + b"".join(rows) + b"\x1b[?25h\x1b[?2026l")
+        title = b"\x1b]2;soak %d\x07" % i if rng.random() < 0.05 else b""
+        frames.append(b"\x1b[?2026h\x1b[?25l" + b"".join(rows) + b"\x1b[?25h\x1b[?2026l" + title)
     return frames
 
 
@@ -335,11 +343,18 @@ class TmuxSide:
         self.fm, self.rng = fm, rng
         self.env = {k: v for k, v in home.env.items() if not k.startswith("TMUX")}
         self.focus_events = rng.random() < 0.5  # tmux's option at the start (then toggled)
-        self.rig = TmuxRig(home, server_options={"focus-events": self.on_off()})
+        self.passthrough = rng.random() < 0.5  # allow-passthrough at the start (then toggled)
+        self.rig = TmuxRig(
+            home,
+            server_options={"focus-events": self.on_off()},
+            global_options={"allow-passthrough": "on" if self.passthrough else "off"},
+        )
         self.log = self.rig.log_path
         argv = [PY, "-m", "cuewrap", "--log", str(self.log), "pi"]
         # under a shell that stays, so the window outlives the session (its option goes)
         self.views = LogTail(self.log, "tmux_view")
+        self.cue_log = LogTail(self.log, "cue")
+        self.delivery_log = LogTail(self.log, "delivery")
         try:
             self.rig.start(["/bin/sh", "-c", shlex.join(argv) + "; exec sleep 100000"])
             self.s = self.rig.attach()
@@ -353,6 +368,11 @@ class TmuxSide:
         self.tasks = 0
         self.switches = 0
         self.toggles = 0
+        self.passthrough_toggles = 0
+        self.expected = 0  # reminders (cue records) expected so far
+        self.messages = 0  # of them delivered as a status-line message on the client
+        self.oscs = 0  # terminal notifications expected on the client's terminal
+        self.unexpected: list[str] = []  # what went otherwise
         self.focus_changes = 0
         self.resizes = 0
 
@@ -392,6 +412,44 @@ class TmuxSide:
         wait_until(lambda: MODEL_ID in self.s.screen_text, 15, "Pi's screen on the client",
                    detail=self.why)  # fmt: skip
 
+    def osc_count(self) -> int:
+        with self.s._cond:
+            return len(OSC777.findall(self.s._raw))
+
+    def new_cue(self, before: int, what: str) -> dict[str, Any]:
+        """The one cue record after the first ``before``."""
+
+        def found() -> dict[str, Any] | None:
+            cues = self.cue_log.read()
+            return cues[before] if len(cues) > before else None
+
+        cue = wait_until(found, 30, f"the reminder of {what}", detail=self.why)
+        assert cue is not None  # wait_until returns a truthy value
+        return cue
+
+    def delivered(self, cue: dict[str, Any], channel: str) -> dict[str, Any]:
+        """The last delivery record of ``cue`` on ``channel``, once a final one is there."""
+
+        def last() -> dict[str, Any] | None:
+            recs = [
+                r
+                for r in self.delivery_log.read()
+                if r.get("cue") == cue.get("cue_id") and r.get("channel") == channel
+            ]
+            return recs[-1] if recs and recs[-1].get("state") != "requested" else None
+
+        got = wait_until(last, 30, f"the {channel} delivery of cue {cue.get('cue_id')}",
+                         detail=self.why)  # fmt: skip
+        assert got is not None  # wait_until returns a truthy value
+        return got
+
+    def account(self, what: str) -> None:
+        """No reminder beyond those expected (a missing one fails its wait)."""
+        got = len(self.cue_log.read())
+        if got != self.expected:
+            self.unexpected.append(f"{what}: {got} reminders, {self.expected} expected")
+            self.expected = got  # said once
+
     def task(self) -> None:
         self.tasks += 1
         n = self.tasks
@@ -405,17 +463,48 @@ class TmuxSide:
         if self.rng.random() < 0.4:  # tool output too
             steps.append(tool_call("bash", {"command": f"seq 1 3000; echo TTOOL{n}"}))
         steps.append(text("\n".join(lines) + f"\n{token}", chunk_delay=0.002))
+        where = self.rng.choice(["front", "window", "unfocused"])
+        if where == "unfocused" and not self.focus_events:
+            where = "window"  # tmux tells the pane nothing of the terminal's focus
+        if where != "front":  # the run lasts until the user is surely away
+            steps.insert(0, tool_call("bash", {"command": f"sleep 1; echo TWAIT{n}"}))
         self.fm.push(*steps)
-        away = self.rng.random() < 0.5
+        self.account(f"before task {n}")
+        before = len(self.cue_log.read())
+        oscs = self.osc_count()
         self.s.prompt(f"tmux task {n}")
-        if away:  # to the other window while it works: the cue goes to tmux
+        if where == "window":  # to the other window while it works: the cue goes to tmux
             self.away()
-            wait_until(lambda: token in self.pane_text(), 120, f"{token} in window 0",
-                       interval=0.2, detail=self.why)  # fmt: skip
+            cue = self.new_cue(before, f"task {n}, settled while in window 1")
+            self.expected += 1
+            msg = self.delivered(cue, "tmux")
+            if msg.get("state") != "delivered":
+                self.unexpected.append(f"task {n}: tmux message {msg}")
+            self.messages += 1
             time.sleep(self.rng.uniform(0.1, 1.0))
             self.back()
+        elif where == "unfocused":  # Pi in front of a terminal that lost focus
+            self.s.wait_working()
+            self.s.focus_out()
+            self.focus_changes += 1
+            cue = self.new_cue(before, f"task {n}, settled before an unfocused terminal")
+            self.expected += 1
+            term = self.delivered(cue, "terminal")
+            want = "unconfirmable" if self.passthrough else "off"
+            if term.get("state") != want:
+                self.unexpected.append(f"task {n}: terminal {term}, {want} expected "
+                                       f"(allow-passthrough {self.passthrough})")  # fmt: skip
+            if self.passthrough:
+                self.oscs += 1
+                what = f"task {n}'s terminal notification on the client"
+                wait_until(lambda: self.osc_count() > oscs, 15, what, detail=self.why)
+            time.sleep(self.rng.uniform(0.1, 1.0))
+            self.s.focus_in()
         self.s.wait_for_screen(re.escape(token), timeout=120)
         self.s.wait_idle(timeout=60)
+        if self.osc_count() != oscs + (where == "unfocused" and self.passthrough):
+            self.unexpected.append(f"task {n} ({where}): {self.osc_count() - oscs} "
+                                   "terminal notifications")  # fmt: skip
 
     def switch(self) -> None:
         self.away()
@@ -447,6 +536,12 @@ class TmuxSide:
         # away, cuewrap starts its new control client; a way back made before that client
         # is up is heard by no client: cuewrap asks tmux again once it is up (so no pause)
         self.switch()
+
+    def toggle_passthrough(self) -> None:
+        """tmux's ``allow-passthrough`` the other way: read by cuewrap at the next reminder."""
+        self.passthrough_toggles += 1
+        self.passthrough = not self.passthrough
+        self.rig.tmux("set", "-g", "allow-passthrough", "on" if self.passthrough else "off")
 
     def registered(self) -> bool:
         done = subprocess.run([PY, "-m", "cuewrap", "ls", "--json"], env=self.env,
@@ -518,7 +613,7 @@ def main() -> int:
                 (pi.task, 6), (pi.leave_return, 3), (pi.resize, 2), (pi.stop_fg, 1),
                 (pi.new, 1), (pi.reload, 1), (st.stream, 6), (st.leave_return, 2),
                 (st.resize, 2), (tx.task, 4), (tx.switch, 4), (tx.focus, 1), (tx.resize, 1),
-                (tx.toggle, 1),
+                (tx.toggle, 1), (tx.toggle_passthrough, 1),
             ]  # fmt: skip
             funcs, weights = zip(*actions, strict=True)
             deadline = time.monotonic() + a.minutes * 60
@@ -546,8 +641,12 @@ def main() -> int:
                 f"{pi.resizes} resizes; {st.streams} streams, {st.bytes / 1e6:.1f} MB, "
                 f"{st.lost} not intact, {st.resizes} resizes; tmux: {tx.tasks} tasks, "
                 f"{tx.switches} window switches, {tx.resizes} client resizes, "
-                f"{tx.focus_changes} focus out/in, {tx.toggles} focus-events changes"
+                f"{tx.focus_changes} focus out/in, {tx.toggles} focus-events changes, "
+                f"{tx.passthrough_toggles} allow-passthrough changes; reminders in tmux: "
+                f"{tx.expected} ({tx.messages} status-line messages, {tx.oscs} terminal "
+                f"notifications), {len(tx.unexpected)} otherwise"
             )
+            tx.account("at the end")
             tmux_end = tx.quit()
         finally:
             for side in (pi, st):
@@ -575,6 +674,10 @@ def main() -> int:
           f"after /quit @cuewrap_state {shown}, entry {'still listed' if listed else 'gone'}"
           f" -> {'clean' if gone else 'NOT CLEAN'}")  # fmt: skip
     flat = flat and gone
+    for line in tx.unexpected:
+        print(f"  tmux reminder: {line}")
+    print(f"  tmux: reminders {'as expected' if not tx.unexpected else 'NOT as expected'}")
+    flat = flat and not tx.unexpected
     print("FLAT" if flat else "NOT FLAT")
     return 0 if flat else 1
 

@@ -125,3 +125,61 @@ def test_tmux_info_is_not_asked_for_the_answers() -> None:
     env = {"TMUX": "/tmp/t,1,0", "TERM": "tmux-256color"}
     choice = detect_terminal_protocol(env, "auto", lambda: info)
     assert choice.terminal == "kitty" and choice.tmux_passthrough
+
+
+def test_inside_tmux_each_delivery_is_planned_from_what_tmux_says_then() -> None:
+    """``Delivery.decide``: the plan for a cue comes from tmux's view at that cue, not from what
+    tmux said at start: passthrough turned on (or off), the pane hidden, another client's
+    terminal. Still one popup: where the terminal's cannot get through, cuewrap's desktop one
+    goes instead. A change is logged once (``channels_now``)."""
+    import dataclasses
+
+    from cuewrap.config import Settings
+    from cuewrap.decisionlog import DecisionLog
+    from cuewrap.deliver.delivery import Delivery
+    from cuewrap.deliver.terminal import Live
+    from cuewrap.loop import Loop
+
+    class Log(DecisionLog):
+        def __init__(self) -> None:
+            super().__init__(None)
+            self.records: list[tuple[str, dict[str, object]]] = []
+
+        def write(self, kind: str, **fields: object) -> None:
+            self.records.append((kind, fields))
+
+    base = Settings()
+    settings = base._replace(notify=base.notify._replace(terminal="osc777"))
+    env = {"TMUX": "/tmp/x,1,0", "TMUX_PANE": "%0", "DISPLAY": ":0"}
+    log = Log()
+    start = TmuxInfo("off", "xterm-256color", "WezTerm 20240203", "3.4")  # off at start
+    loop = Loop()
+    try:
+        d = Delivery(loop, settings, log, env, lambda b: None, tmux_info=start)
+        assert not d.plan.terminal and d.plan.desktop  # at start: passthrough off
+        on = Live(dataclasses.replace(start, allow_passthrough="on"), shown=True)
+        notifier, p = d.decide(on)
+        assert p.terminal and not p.desktop and notifier.choice.tmux_passthrough
+        assert notifier.build(_note(), "x").startswith(b"\x1bPtmux;")
+        assert d.decide(on) == (notifier, p)  # made once while tmux says the same
+        hidden = Live(on.info, shown=False)
+        notifier, p = d.decide(hidden)
+        assert not p.terminal and p.desktop
+        assert notifier.choice.reason == "Pi's window is not shown: tmux would drop it"
+        off = Live(start, shown=True)
+        notifier, p = d.decide(off)
+        assert not p.terminal and p.desktop and "allow-passthrough on" in notifier.choice.reason
+        told = [f["popup"] for kind, f in log.records if kind == "channels_now"]
+        assert told == ["terminal", "desktop", "desktop"], told  # on, hidden, off
+        # /cue and the advice read tmux's last view
+        d.live = lambda: on
+        assert d.plan.terminal and d.terminal_choice.protocol == "osc777"
+    finally:
+        loop.close()
+
+
+def _note():  # type: ignore[no-untyped-def]
+    from cuewrap.engine.effects import Eligibility, Notify
+
+    eligibility = Eligibility(generation=0, run=1, cue_id=1, epoch=0)
+    return Notify(1, "finished", None, "Pi", "Finished", eligibility)

@@ -108,3 +108,30 @@ def test_block_removes_even_copy(pi_session: Any, fakemodel: FakeModel) -> None:
     rec = s.wait_log("clipboard")
     assert rec["passed"] is False and rec["why"] == "guard.clipboard = block", rec
     assert clip_writes(s.raw_output) == []
+
+
+NOTE = "\x1b]777;notify;Urgent;click here\x07"
+
+
+@pytest.mark.parametrize("pi_version", ["1.4.0"])
+def test_a_failed_tracker_still_removes_the_guarded_sequences(
+    pi_session: Any, fakemodel: FakeModel
+) -> None:
+    """The output tracker fails at the first chunk (``CUEWRAP_DEBUG_FAULT=tracker``): Pi runs
+    on, its output through the fallback guard (docs/terminal-guard.md), which still removes
+    the answer's clipboard write and notification (and, unable to tell Pi's own, Pi's titles
+    too); it is said once in the log and on /cue."""
+    fakemodel.push(text(f"Here {WRITE} and {NOTE} ok, all done."))
+    s: PiSession = pi_session(env={"CUEWRAP_DEBUG_FAULT": "tracker"}, dimensions=WIDE)
+    answered(s, "show me", r"ok, all done\.")
+    s.submit("/cue")
+    s.wait_for_screen(r"output guard: the output tracker failed")
+    s.quit()
+    s.wait_exit()
+    raw = s.raw_output
+    assert b"]777;" not in raw and clip_writes(raw) == []
+    assert re.search(rb"\x1b\]0*[012];", raw) is None  # Pi's titles: removed as well
+    assert raw.count(b"\x1b\x18") >= 2  # where they were
+    fell = s.log_records("guard_fallback")
+    assert len(fell) == 1 and fell[0]["clipboard"] and fell[0]["outside"], fell
+    assert any(r.get("where") == "tracker" for r in s.log_records("internal_error"))

@@ -18,15 +18,10 @@ import pytest
 from cuewrap.config import Settings
 from cuewrap.decisionlog import DecisionLog
 from cuewrap.deliver.channel import Capabilities, Channel, Message, Off
-from cuewrap.deliver.channels import (
-    CommandChannel,
-    DBusChannel,
-    NotifyPyChannel,
-    TerminalChannel,
-    TmuxChannel,
-)
+from cuewrap.deliver.channels import CommandChannel, DBusChannel, NotifyPyChannel, TerminalChannel
 from cuewrap.deliver.delivery import Delivery
 from cuewrap.deliver.plan import Answers
+from cuewrap.deliver.terminal import Live, TmuxInfo
 from cuewrap.engine.effects import Action, Eligibility, Notify, Withdraw
 from cuewrap.loop import Loop
 
@@ -74,7 +69,7 @@ def always(e: Eligibility) -> bool:
 
 # -- the protocol ----------------------------------------------------------------------------
 @pytest.mark.parametrize(
-    "cls", [TerminalChannel, TmuxChannel, DBusChannel, NotifyPyChannel, CommandChannel, Off]
+    "cls", [TerminalChannel, DBusChannel, NotifyPyChannel, CommandChannel, Off]
 )
 def test_every_channel_has_the_protocols_methods_with_its_parameters(cls: type) -> None:
     for name, member in vars(Channel).items():
@@ -152,40 +147,65 @@ def log_record(log: Log) -> Callable[[int, str, Any, str], None]:
 
 
 class Route:
-    """Stands for the tmux side: records, and falls back when told to."""
+    """Stands for the tmux side: records, then delivers with what tmux is said to say now
+    (None: tmux could not be asked), or not at all (the cue went stale meanwhile)."""
 
-    def __init__(self, fall_back: bool = False, fail: bool = False) -> None:
-        self.fall_back, self.fail = fall_back, fail
+    def __init__(self, live: Live | None = None, fail: bool = False) -> None:
+        self.live, self.fail = live, fail
+        self.deliver = True
         self.got: list[int] = []
 
-    def notify(self, n: Notify, fallback: Callable[[Notify], None]) -> None:
+    def notify(self, n: Notify, deliver: Callable[[Notify, Live | None], None]) -> None:
         if self.fail:
             raise RuntimeError("tmux broke")
         self.got.append(n.cue_id)
-        if self.fall_back:
-            fallback(n)
+        if self.deliver:
+            deliver(n, self.live)
 
 
-def test_inside_tmux_the_route_comes_first_and_the_plain_terminal_is_its_fallback() -> None:
-    d, log, out = made(WEZTERM)
-    route = Route()
+IN_TMUX = {"TERM": "tmux-256color", "TMUX": "/tmp/t,1,0", "TMUX_PANE": "%0"}
+PASSTHROUGH_OFF = TmuxInfo("off", "xterm-256color", "WezTerm 20240203", "3.4")
+
+
+def in_tmux() -> tuple[Delivery, Log, bytearray]:
+    """A session started inside tmux with allow-passthrough off (no desktop)."""
+    log, out = Log(), bytearray()
+    d = Delivery(Loop(), settings(), log, IN_TMUX, out.extend, tmux_info=PASSTHROUGH_OFF)
+    return d, log, out
+
+
+def test_inside_tmux_the_route_comes_first_and_what_tmux_says_then_decides() -> None:
+    d, log, out = in_tmux()
+    route = Route(Live(TmuxInfo("on", "xterm-256color", "WezTerm 20240203", "3.4"), True))
     d.route_through(route)
-    d.notify(note(1), eligible=always, session="proj")
-    assert route.got == [1] and out == b""
-    assert [r["channel"] for r in log.of("delivery")] == ["desktop"]  # the route records its own
-    route.fall_back = True
-    d.notify(note(2), eligible=always, session="proj")
-    assert out.startswith(b"\x1b]777;") and [r["channel"] for r in log.of("delivery")][-3:] == [
-        "terminal", "terminal", "desktop"
+    d.notify(note(1), eligible=always, session="proj")  # turned on since the start
+    assert route.got == [1] and out.startswith(b"\x1bPtmux;\x1b\x1b]777;")
+    assert log.of("delivery") == [
+        {"cue": 1, "channel": "terminal", "state": "unconfirmable",
+         "reason": "tmux passthrough (pane shown)"},
+        {"cue": 1, "channel": "desktop", "state": "off",
+         "reason": "no graphical session (neither DISPLAY nor WAYLAND_DISPLAY is set)"},
     ]  # fmt: skip
+    assert [r["popup"] for r in log.of("channels_now")] == ["terminal"]
+    del out[:]
+    route.deliver = False  # gone stale while tmux was asked: the tmux side records it
+    d.notify(note(2), eligible=always, session="proj")
+    assert route.got == [1, 2] and out == b"" and len(log.of("delivery")) == 2
+    route.deliver, route.live = True, None  # tmux could not be asked: as at the start
+    d.notify(note(3), eligible=always, session="proj")
+    assert out == b"" and [(r["channel"], r["state"]) for r in log.of("delivery")][2:] == [
+        ("terminal", "off"), ("desktop", "off")
+    ]  # fmt: skip
+    assert "allow-passthrough" in log.of("delivery")[2]["reason"]
+    assert len(log.of("channels_now")) == 1  # said once
 
 
-def test_a_failing_channel_is_logged_and_the_others_still_go() -> None:
+def test_a_failing_route_is_logged_and_the_cue_goes_as_at_the_start() -> None:
     d, log, _ = made(WEZTERM)
     d.route_through(Route(fail=True))
     d.notify(note(1), eligible=always, session="proj")
     assert [r["where"] for r in log.of("internal_error")] == ["notify.tmux"]
-    assert [r["channel"] for r in log.of("delivery")] == ["desktop"]
+    assert [r["channel"] for r in log.of("delivery")] == ["terminal", "terminal", "desktop"]
 
 
 # -- withdrawal and escalation ---------------------------------------------------------------
@@ -330,3 +350,27 @@ def test_no_buttons_where_no_chosen_channel_shows_them_and_a_broken_answerer_fai
     d.notify(waiting(2), eligible=always, session="proj")
     assert command.got[1].answer is None  # sent all the same, without the answer
     assert [r["where"] for r in log.of("internal_error")] == ["answer.notify"]
+
+
+def test_inside_tmux_a_cue_is_withdrawn_as_its_own_plan_allows() -> None:
+    """Each cue inside tmux has the plan of its moment: one sent to a kitty that closes its
+    notifications is closed when it goes stale, though the plan changed since (passthrough
+    turned off: the next cue went to the desktop)."""
+    log, out = Log(), bytearray()
+    kitty = TmuxInfo("on", "xterm-kitty", "kitty(0.36.1)", "3.4")
+    d = Delivery(Loop(), settings(), log, IN_TMUX, out.extend, tmux_info=kitty)
+    route = Route(Live(kitty, True))
+    d.route_through(route)
+    d.notify(note(1), eligible=always, session="proj")
+    assert out.startswith(b"\x1bPtmux;\x1b\x1b]99;")
+    route.live = Live(TmuxInfo("off", "xterm-kitty", "kitty(0.36.1)", "3.4"), True)
+    d.notify(note(2), eligible=always, session="proj")
+    assert log.of("delivery")[-2]["reason"].startswith("inside tmux with allow-passthrough off")
+    del out[:]
+    d.withdraw(Withdraw(1, "user returned"))
+    assert out.startswith(b"\x1bPtmux;\x1b\x1b]99;") and b"p=close" in out
+    assert log.of("withdrawal") == [
+        {"cue": 1, "channel": "terminal", "state": "withdrawn", "reason": "user returned"}
+    ]
+    d.withdraw(Withdraw(2, "user returned"))  # never shown by the terminal: nothing to close
+    assert len(log.of("withdrawal")) == 1

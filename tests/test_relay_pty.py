@@ -389,3 +389,31 @@ def test_internal_failure_fails_open(tmp_path: Path) -> None:
     assert p.exitstatus == 0
     kinds = [json.loads(line)["kind"] for line in log.read_text().splitlines()]
     assert "internal_error" in kinds
+
+
+@pytest.mark.parametrize("clipboard", ["user", "allow"])
+def test_a_failed_tracker_leaves_the_fallback_guard(tmp_path: Path, clipboard: str) -> None:
+    """The output tracker fails (``CUEWRAP_DEBUG_FAULT=tracker``): the child's output still
+    passes through the fallback guard, which removes the notification and title sequences, and
+    the clipboard write unless ``guard.clipboard = allow``; all else arrives as written."""
+    log = tmp_path / "log.jsonl"
+    out = (
+        "printf 'A\\033]52;c;WQ==\\007B\\033]777;notify;t;b\\007C\\033]2;title\\033\\\\"
+        "D\\033]8;;u\\033\\\\E\\n'; sleep 0.3"
+    )
+    argv = [PY, "-m", "cuewrap", "--log", str(log), "--", "sh", "-c", out]
+    e = env()
+    e["CUEWRAP_DEBUG_FAULT"] = "tracker"
+    e["CUEWRAP_GUARD_CLIPBOARD"] = clipboard
+    p = pexpect.spawn(argv[0], argv[1:], env=e, timeout=10, dimensions=(24, 80),
+                      preexec_fn=default_signals)  # fmt: skip
+    p.logfile_read = io.BytesIO()
+    p.expect(pexpect.EOF)
+    p.close()
+    got = p.logfile_read.getvalue()
+    kept = b"\x1b]52;c;WQ==\x07" if clipboard == "allow" else b"\x1b\x18"
+    want = b"A" + kept + b"B\x1b\x18C\x1b\x18D\x1b]8;;u\x1b\\E"
+    assert want in got, got
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    fell = [r for r in records if r["kind"] == "guard_fallback"]
+    assert len(fell) == 1 and fell[0]["clipboard"] == (clipboard != "allow"), fell

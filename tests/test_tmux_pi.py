@@ -11,6 +11,8 @@ passes through).
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 
@@ -256,3 +258,102 @@ def test_pane_and_session_switches_count_as_leaving(
         assert kinds == {"listen"}, kinds
     else:  # nothing else would say them
         assert "attach" in kinds, kinds
+
+
+def doctor_advice(sc: Scene) -> list[str]:
+    """``cuewrap doctor`` as run from a shell in Pi's tmux session (the pane's own TMUX and
+    TMUX_PANE): the tmux commands it advises, as ``tmux set …`` argument lists."""
+    fmt = "#{socket_path},#{pid},#{session_id}\t#{pane_id}"
+    tmux_var, pane = sc.rig.tmux("display-message", "-p", "-t", f"{SESSION}:0", fmt).split("\t")
+    env = {k: v for k, v in sc.rig.env.items() if not k.startswith("TMUX")}
+    env.update(TMUX=tmux_var.replace(",$", ","), TMUX_PANE=pane.strip())
+    done = subprocess.run(
+        [sys.executable, "-m", "cuewrap", "doctor"],
+        env=env,
+        cwd=sc.rig.home.cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    return re.findall(r"\(tmux (set -g [\w-]+ on)\)", done.stdout)
+
+
+@pytest.mark.parametrize("pi_version", ["1.4.0"])
+def test_allow_passthrough_changed_while_pi_runs_counts_at_the_next_cue(
+    tmux_scene: Callable[..., Scene], fakemodel: FakeModel
+) -> None:
+    """tmux's ``allow-passthrough`` starts off (tmux's default), is turned on as
+    ``cuewrap doctor`` advises while Pi runs, then off and on again; after each change a run
+    settles while the user's terminal has lost focus with Pi's pane in front. The terminal
+    notification reaches the outer terminal exactly while the option is on: it is read at each
+    cue, not kept from the start."""
+    sc = tmux_scene({"focus-events": "on"})
+    c = sc.client
+    runs = 0
+
+    def away_run(passes: bool) -> None:
+        nonlocal runs
+        runs += 1
+        before = len(osc_notifications(c.raw_output))
+        aways = len([r for r in sc.log("presence") if r.get("presence") == "away"])
+        cues = len(sc.cues())
+        run_steps(fakemodel, 1, f"run {runs} done")
+        c.prompt(f"task {runs}")
+        c.wait_working()
+        c.focus_out()
+        sc.presence("away", after=aways)
+        sc.settled(runs)
+        [*_, cue] = sc.wait(lambda: len(sc.cues()) > cues and sc.cues(), f"cue of run {runs}")
+        terminal = sc.wait(
+            lambda: [d for d in sc.deliveries("terminal") if d.get("cue") == cue["cue_id"]],
+            f"the terminal's delivery record for run {runs}",
+        )
+        if passes:
+            sc.wait(lambda: len(osc_notifications(c.raw_output)) > before, "an OSC notification")
+            assert [d["state"] for d in terminal] == ["unconfirmable"], terminal
+        else:
+            absence_window(1.0, "an OSC notification while allow-passthrough is off")
+            assert [d["state"] for d in terminal] == ["off"], terminal
+            assert "allow-passthrough on" in terminal[0]["reason"], terminal
+        assert len(osc_notifications(c.raw_output)) == before + (1 if passes else 0)
+        focused = len([r for r in sc.log("presence") if r.get("presence") == "focused"])
+        c.focus_in()
+        sc.presence("focused", after=focused)
+
+    away_run(passes=False)
+    advice = doctor_advice(sc)
+    assert "set -g allow-passthrough on" in advice, advice
+    sc.rig.tmux(*"set -g allow-passthrough on".split())  # the advice, followed while Pi runs
+    away_run(passes=True)
+    sc.rig.tmux("set", "-g", "allow-passthrough", "off")
+    away_run(passes=False)
+    sc.rig.tmux("set", "-g", "allow-passthrough", "on")
+    away_run(passes=True)
+    assert doctor_advice(sc) == []
+
+
+@pytest.mark.parametrize("pi_version", ["1.4.0"])
+def test_focus_events_turned_off_while_pi_runs_leaves_no_stale_focus(
+    tmux_scene: Callable[..., Scene],
+) -> None:
+    """The terminal lost focus (tmux reported it to the pane), then ``focus-events`` is turned
+    off: tmux reports nothing more, so that last report must not stand for ever (the user
+    counted as away while typing in front of Pi: keys say nothing while focus reports rule).
+    Once cuewrap reads the option off, keys and the idle rule decide again."""
+    sc = tmux_scene({"focus-events": "on"})
+    c = sc.client
+    c.focus_out()
+    sc.presence("away")
+
+    def count(state: str) -> int:
+        return len([r for r in sc.log("presence") if r.get("presence") == state])
+
+    unknown = count("unknown")
+    sc.rig.tmux("set", "-s", "focus-events", "off")
+    sc.select(1)  # away and back: cuewrap reads tmux's options again
+    sc.select(0)
+    # unknown: the engine goes back to keys and the idle rule (and counts the user as back)
+    sc.wait(lambda: count("unknown") > unknown, "presence unknown: the report no longer holds")
+    assert sc.log("presence")[-1].get("presence") == "unknown", sc.why()
+    assert "focus reports off" in [r.get("state") for r in sc.log("tmux")], sc.why()

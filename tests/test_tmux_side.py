@@ -90,7 +90,6 @@ def test_a_switch_while_the_control_client_changes_kind_is_seen(
         on_presence=lambda merged, via: None,
         inject=lambda data: None,
         is_eligible=lambda eligibility: True,
-        build_osc=lambda n: b"",
         record=lambda cue, channel, state, reason: None,
         log=lambda kind, **fields: log.append((kind, fields)),
         reaper=reaper,
@@ -148,6 +147,65 @@ def test_a_switch_while_the_control_client_changes_kind_is_seen(
         wait_until(lambda: state() == "hidden", 10,
                    "cuewrap's view to say Pi's window is hidden", sleep=sleep,
                    detail=why)  # fmt: skip
+    finally:
+        side.close()
+        reaper.close()
+        loop.close()
+
+
+def test_a_replacing_client_that_fails_to_start_is_restarted_and_asks_again(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The new kind of control client cannot be started the first time (tmux could not be
+    run): cuewrap does not go on without one; it starts it again as it restarts one that ended,
+    and the window switch made while it had none is seen once the new one is up."""
+    env = server.start()
+    loop = Loop()
+    reaper = Reaper(loop)
+    log: list[tuple[str, dict[str, Any]]] = []
+    side = TmuxSide(
+        loop,
+        env,
+        on_presence=lambda merged, via: None,
+        inject=lambda data: None,
+        is_eligible=lambda eligibility: True,
+        record=lambda cue, channel, state, reason: None,
+        log=lambda kind, **fields: log.append((kind, fields)),
+        reaper=reaper,
+    )
+    sleep = turning(loop)
+
+    def kind() -> str | None:
+        return side._client.kind if side._client is not None and side.watching else None
+
+    def state() -> str | None:
+        return side.view.state if side.view is not None else None
+
+    def why() -> str:
+        return f"kind {kind()}, view {state()}, log {log[-8:]}"
+
+    try:
+        assert side.start()
+        wait_until(lambda: kind() == "attach" and state() == "active" and not side.busy, 10,
+                   "an attached control client and the view", sleep=sleep, detail=why)  # fmt: skip
+        failed: list[str] = []
+        real_start = control.ControlClient.start
+
+        def fail_once(self: control.ControlClient) -> bool:
+            if self.kind == "listen" and not failed:
+                failed.append(server.tmux("select-window", "-t", "work:1"))
+                return False
+            return real_start(self)
+
+        monkeypatch.setattr(control.ControlClient, "start", fail_once)
+        server.tmux("set", "-s", "focus-events", "on")
+        side.refresh()
+        wait_until(lambda: kind() == "listen", 10, "the listening control client, restarted",
+                   sleep=sleep, detail=why)  # fmt: skip
+        assert failed, "the first start failed"
+        assert ("tmux", {"state": "not started", "client": "listen"}) in log
+        wait_until(lambda: state() == "hidden", 10, "cuewrap's view to say Pi's window is hidden",
+                   sleep=sleep, detail=why)  # fmt: skip
     finally:
         side.close()
         reaper.close()

@@ -49,8 +49,17 @@ def pane(window_active: str = "1", passthrough: str = "0", focus: str = "0") -> 
     return "\t".join(fields)
 
 
-def client(name: str, window: str, pane_id: str, *, control: bool = False, flags: str = "") -> str:
+def client(
+    name: str,
+    window: str,
+    pane_id: str,
+    *,
+    control: bool = False,
+    flags: str = "",
+    termtype: str = "kitty(0.36.0)",
+) -> str:
     fields = [name, "1" if control else "0", "$1", window, pane_id, flags or "attached,focused"]
+    fields += ["xterm-kitty", termtype]
     assert len(fields) == CLIENT_FORMAT.count("\t") + 1
     return "\t".join(fields)
 
@@ -76,6 +85,25 @@ def test_view_states() -> None:
     # Pi's window is current but nobody is attached: flagged unless a control client attached
     assert nobody.flag_works(False) and not nobody.flag_works(True)
     assert front.where() == "session work, window 0 (pi)"
+
+
+def test_view_names_the_terminal_that_shows_the_pane() -> None:
+    """The client in front of Pi's pane, else one showing its window, else any: its terminal
+    is what a notification from the pane reaches (its termtype kept whole, tabs and all)."""
+    elsewhere = client("/dev/pts/1", "@5", "%6", termtype="XTerm(390)")
+    split = client("/dev/pts/2", "@2", "%4", termtype="foot(1.20)")
+    front = client("/dev/pts/3", "@2", "%3", termtype="kitty(0.36.0)\tbuild x")
+    view = parse_view((pane(),), (elsewhere, split, front))
+    assert view is not None and view.state == "active"
+    looker = view.looker()
+    assert looker is not None and looker.name == "/dev/pts/3"
+    assert looker.termtype == "kitty(0.36.0)\tbuild x" and looker.termname == "xterm-kitty"
+    view = parse_view((pane(),), (elsewhere, split))
+    assert view is not None and view.looker() is not None and view.looker().name == "/dev/pts/2"
+    view = parse_view((pane(),), (elsewhere,))
+    assert view is not None and view.looker() is not None and view.looker().name == "/dev/pts/1"
+    view = parse_view((pane(),), ())
+    assert view is not None and view.looker() is None
 
 
 def test_view_options_and_malformed_answers() -> None:
@@ -122,3 +150,11 @@ def test_advice_names_one_setting_per_weakness() -> None:
     found = fixes(silent)
     assert "presence.idle_after" in found[0] and "notify.desktop = on" in found[1]
     assert "notify.command" in fixes(Where(ssh=True, tmux=False, terminal_notifications=False))[0]
+
+
+def test_presence_merge_forgets_a_focus_report_tmux_no_longer_makes() -> None:
+    p = PresenceMerge()
+    p.on_tmux("active")
+    assert p.on_focus("away") == "away"
+    p.forget_focus()
+    assert p.on_tmux("active") == "unknown"

@@ -11,10 +11,11 @@ Every state a channel reaches goes to the decision log through the two writers i
 with: ``delivery`` records (``Record``: cue, channel, state, reason) and ``withdrawal``
 records. A channel never writes to the screen itself: terminal bytes go to ``inject``.
 
-The channels: ``terminal`` (the terminal's OSC and the bell, ``deliver.terminal``), ``tmux``
-(the terminal's route inside tmux, ``tmux.side``), ``desktop`` (D-Bus, ``deliver.dbus``; on
-macOS notify-py, ``deliver.desktop``), ``command`` (``notify.command``, ``deliver.command``),
-and ``Off`` (a channel the plan did not choose: one "off" record per cue, with the reason).
+The channels: ``terminal`` (the terminal's OSC and the bell, ``deliver.terminal``; inside
+tmux DCS-wrapped, as decided from tmux's view at each notification), ``desktop`` (D-Bus,
+``deliver.dbus``; on macOS notify-py, ``deliver.desktop``), ``command`` (``notify.command``,
+``deliver.command``), and ``Off`` (a channel the plan did not choose: one "off" record per
+cue, with the reason).
 Their adapters to this protocol are in ``deliver.channels``. ``Capabilities`` and ``Message``
 are named tuples: cheaper to create than dataclasses when the cue side is built.
 """

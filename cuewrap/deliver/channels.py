@@ -1,8 +1,8 @@
 """Every channel of a session, as the channel protocol (``deliver.channel``) wants it.
 
 Each class here adapts one notifier: ``TerminalChannel`` (``terminal.TerminalNotifier``: the
-OSC and the bell, bytes for ``inject``), ``TmuxChannel`` (inside tmux: ``tmux.side`` decides
-the terminal's route, the plain terminal channel is its fallback), ``DBusChannel``
+OSC and the bell, bytes for ``inject``; inside tmux DCS-wrapped, as the plan made from tmux's
+view at that notification says), ``DBusChannel``
 (``dbus.DBusNotifier``: one long-lived worker; withdraw, replace, buttons, a receipt),
 ``NotifyPyChannel`` (macOS: ``desktop.DesktopNotifier``, one worker per cue) and
 ``CommandChannel`` (``command.CommandNotifier``: the user's ``notify.command``). A notifier
@@ -17,10 +17,9 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from cuewrap.deliver.channel import Capabilities, Message, Record, WithdrawalRecord
-from cuewrap.engine.effects import Notify
 from cuewrap.loop import Loop
 from cuewrap.term.sequences import BEL
 
@@ -32,17 +31,11 @@ if TYPE_CHECKING:
     from cuewrap.deliver.terminal import TerminalNotifier
 
 
-class TerminalRoute(Protocol):
-    """Another way to the user's terminal (tmux: ``tmux.side.TmuxSide``): asked first, the
-    plain terminal channel is its ``fallback``."""
-
-    def notify(self, n: Notify, fallback: Callable[[Notify], None]) -> None: ...
-
-
 # -- the terminal -----------------------------------------------------------------------------
 class TerminalChannel:
     """The terminal's notification OSC (777 / 9 / 99, wrapped for tmux where it passes it) and
-    the bell. It writes the OSC only where the plan says so; the bell rings either way."""
+    the bell. It writes the OSC only where the plan says so; the bell rings either way (inside
+    tmux, from a pane the plan cannot reach, the bell is tmux's window flag: the tmux side's)."""
 
     name = "terminal"
 
@@ -60,23 +53,38 @@ class TerminalChannel:
         self.inject = inject
         self.record = record
         self.withdrawal = withdrawal
-        self._sent: set[int] = set()  # cues whose OSC was written and not withdrawn
+        # cues whose OSC was written and not withdrawn: the notifier that wrote it, whether
+        # the terminal it went to closes it, and why not
+        self._sent: dict[int, tuple[TerminalNotifier, bool, str]] = {}
         self.use(notifier, plan)
 
-    def use(self, notifier: TerminalNotifier, plan: Plan) -> None:
-        """The choice and the plan, made again (the terminal answered cuewrap's query)."""
+    def use(self, notifier: TerminalNotifier, plan: Plan, *, through_tmux: bool = False) -> None:
+        """The choice and the plan for what follows: made again when the terminal answered
+        cuewrap's query, and inside tmux for each notification from what tmux says then
+        (``through_tmux``: from a fresh view of Pi's pane)."""
         self.notifier = notifier
         self.plan = plan
-        self.capabilities = Capabilities(withdraw=plan.can_close, cannot_withdraw=plan.close_why)
+        self.through_tmux = through_tmux
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """As the plan says; inside tmux each cue's plan may differ: it can withdraw while a
+        cue it holds went to a terminal that closes it (``withdraw`` decides per cue)."""
+        plan = self.plan
+        closes = plan.can_close or any(sent[1] for sent in self._sent.values())
+        return Capabilities(withdraw=closes, cannot_withdraw=plan.close_why)
 
     def send(self, m: Message) -> None:
         cue, plan = m.cue_id, self.plan
         protocol = self.notifier.choice.protocol
+        if self.through_tmux:
+            self._through_tmux(m)
+            return
         if plan.terminal and protocol != "off":
             data = self.notifier.build(m.notify, m.ident)
             self.record(cue, "terminal", "requested", protocol)
             self.inject(data)
-            self._sent.add(cue)
+            self._sent[cue] = (self.notifier, plan.can_close, plan.close_why)
             self.record(cue, "terminal", "unconfirmable", "terminal OSC has no receipt")
         else:
             why = self.notifier.choice.reason if protocol == "off" else f"not sent: {plan.why}"
@@ -86,61 +94,42 @@ class TerminalChannel:
         if self.bell:
             self.record(cue, "bell", "unconfirmable", "")
 
+    def _through_tmux(self, m: Message) -> None:
+        """Inside tmux: the OSC DCS-wrapped from a pane a client shows with passthrough on
+        (else the reason, e.g. the option to set); the bell only where the plan sends the
+        desktop's popup instead (a BEL from a hidden pane is tmux's window flag, which the
+        tmux side decides)."""
+        cue, plan, choice = m.cue_id, self.plan, self.notifier.choice
+        if choice.protocol == "off":
+            self.record(cue, "terminal", "off", choice.reason)
+            return
+        if plan.terminal:
+            self.inject(self.notifier.build(m.notify, m.ident))
+            self._sent[cue] = (self.notifier, plan.can_close, plan.close_why)
+            self.record(cue, "terminal", "unconfirmable", "tmux passthrough (pane shown)")
+            return
+        self.record(cue, "terminal", "off", f"not sent: {plan.why}")
+        if self.bell:
+            self.inject(BEL)
+
     def holds(self, cue_id: int) -> bool:
         return cue_id in self._sent
 
     def withdraw(self, cue_id: int, ident: str, reason: str) -> None:
-        self._sent.discard(cue_id)
-        data = self.notifier.withdraw(ident)
+        sent = self._sent.pop(cue_id, None)
+        notifier, closes, close_why = sent if sent is not None else (self.notifier, True, "")
+        data = notifier.withdraw(ident) if closes else b""
         if data:
             self.inject(data)
             self.withdrawal(cue_id, "terminal", "withdrawn", reason)
         else:
-            self.withdrawal(cue_id, "terminal", "unsupported", self.plan.close_why)
+            self.withdrawal(cue_id, "terminal", "unsupported", close_why or self.plan.close_why)
 
     def forget(self, cue_id: int) -> None:
-        self._sent.discard(cue_id)
+        self._sent.pop(cue_id, None)
 
     def escalate(self, m: Message) -> None:
         pass  # written once: a second OSC would be a second popup, not a louder one
-
-    def pending(self) -> int:
-        return 0
-
-    def close(self) -> None:
-        pass
-
-
-class TmuxChannel:
-    """Inside tmux: ``route`` (the tmux side) decides from a fresh view of Pi's pane what goes
-    where (passthrough, a status-line message, the window's bell flag); the plain terminal
-    channel when tmux cannot be asked. The tmux side is the controller's (presence too): it
-    is closed there."""
-
-    name = "tmux"
-
-    def __init__(self, route: TerminalRoute, terminal: TerminalChannel) -> None:
-        self.route = route
-        self.terminal = terminal
-
-    @property
-    def capabilities(self) -> Capabilities:
-        return self.terminal.capabilities
-
-    def send(self, m: Message) -> None:
-        self.route.notify(m.notify, lambda n: self.terminal.send(m))
-
-    def holds(self, cue_id: int) -> bool:
-        return self.terminal.holds(cue_id)
-
-    def withdraw(self, cue_id: int, ident: str, reason: str) -> None:
-        self.terminal.withdraw(cue_id, ident, reason)
-
-    def forget(self, cue_id: int) -> None:
-        self.terminal.forget(cue_id)
-
-    def escalate(self, m: Message) -> None:
-        pass
 
     def pending(self) -> int:
         return 0

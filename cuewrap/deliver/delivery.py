@@ -2,9 +2,11 @@
 
 Title marks and the progress indicator become bytes for ``inject`` (the ``Injector``);
 keep-awake runs an inhibitor process. A notification goes through the channels
-(``deliver.channel``: the terminal's OSC and the bell, or tmux's route to it; the desktop;
-``notify.command``) that the channel plan (``deliver.plan``) chose: each is told in turn and
-fails open on its own; a withdrawal or an escalation goes to every channel that can do it.
+(``deliver.channel``: the terminal's OSC and the bell; the desktop; ``notify.command``) that
+the channel plan (``deliver.plan``) chose: each is told in turn and fails open on its own.
+Inside tmux the tmux side (the route) is asked first, and the terminal choice and the plan for
+that notification are made from what tmux says then (``decide``, one ``channels_now`` record
+per change); a withdrawal or an escalation goes to every channel that can do it.
 Every delivery state goes to the decision log as a ``delivery`` record (``cue``,
 ``channel``, ``state``, ``reason``). The notifiers behind the channels are built on first
 use, so a session that never cues never imports them.
@@ -26,16 +28,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 from cuewrap.decisionlog import DecisionLog
 from cuewrap.deliver import DeliveryState
 from cuewrap.deliver.channel import Capabilities, Channel, Message, Off
-from cuewrap.deliver.channels import (
-    CommandChannel,
-    TerminalChannel,
-    TerminalRoute,
-    TmuxChannel,
-    desktop_channel,
-)
+from cuewrap.deliver.channels import CommandChannel, TerminalChannel, desktop_channel
 from cuewrap.deliver.desktop import desktop_available
 from cuewrap.deliver.plan import make_plan
-from cuewrap.deliver.terminal import TerminalNotifier, detect_terminal_protocol
+from cuewrap.deliver.terminal import TerminalNotifier, detect_terminal_protocol, live_choice
 from cuewrap.deliver.title import TitleMarks
 from cuewrap.engine.effects import Action, Eligibility, Notify, Withdraw
 from cuewrap.engine.page import Channels
@@ -45,7 +41,7 @@ if TYPE_CHECKING:
     from cuewrap.config import Settings
     from cuewrap.deliver.keepawake import Inhibitor
     from cuewrap.deliver.plan import Answers, Plan
-    from cuewrap.deliver.terminal import Choice, TmuxInfo
+    from cuewrap.deliver.terminal import Choice, Live, TmuxInfo
 
 
 class Answering(Protocol):
@@ -60,6 +56,19 @@ class Answering(Protocol):
 
     def button(self, cue_id: int, key: str) -> None:
         """A click on the button ``key`` of cue ``cue_id``'s notification."""
+
+
+# the channels the plan decides between (one popup per cue): inside tmux they wait for tmux's
+# view of the moment; the others go at once
+_PLANNED = frozenset({"terminal", "desktop"})
+
+
+class TerminalRoute(Protocol):
+    """Another way to the user's terminal (tmux: ``tmux.side.TmuxSide``): it reads what holds
+    now and calls ``deliver`` with it (None: it could not be read; what was decided at start
+    holds)."""
+
+    def notify(self, n: Notify, deliver: Callable[[Notify, Live | None], None]) -> None: ...
 
 
 def build_delivery(
@@ -99,7 +108,9 @@ class Delivery:
         """``tmux_info``: what tmux said about this pane at start (``terminal.query_tmux``,
         blocking, asked by whoever builds this; None outside tmux or when it could not be
         asked). The terminal choice and the channel plan are made here (logged as
-        ``terminal_protocol``), and again when the terminal answers (``answered``)."""
+        ``terminal_protocol``), and again when the terminal answers (``answered``). Inside
+        tmux, once the tmux side is the route (``route_through``), each notification's are
+        made from what tmux says then (``decide``)."""
         self.loop = loop
         self.app = app  # names the program in desktop notifications (generic mode: its own)
         self.settings = settings
@@ -120,11 +131,17 @@ class Delivery:
         # notification ids: unique across cuewrap processes (kitty wants them global)
         self.id_prefix = f"cuewrap-{os.getpid()}-"
         self._keepawake: Inhibitor | None = None
-        self.terminal, self.plan = self._choose()
+        # inside tmux: the route (the tmux side) and what tmux said last (its view's
+        # ``live_now``), both set by the builder; the choice and plan made from what tmux
+        # said, and the last one logged (``channels_now``)
+        self._route: TerminalRoute | None = None
+        self.live: Callable[[], Live | None] = lambda: None
+        self._made: tuple[Live, TerminalNotifier, Plan] | None = None
+        self._told: tuple[Choice, Plan] | None = None
+        self._start = self._choose()  # the choice and plan as tmux said at start
         notify = settings.notify
         self._terminal = TerminalChannel(
-            self.terminal,
-            self.plan,
+            *self._start,
             bell=notify.bell,
             inject=inject,
             record=self.record,
@@ -158,7 +175,12 @@ class Delivery:
             terminal=choice.terminal,
             reason=choice.reason,
         )
-        plan = make_plan(
+        termtype = info.client_termtype if info is not None else ""
+        return TerminalNotifier(choice, bell=notify.bell), self._make_plan(choice, termtype)
+
+    def _make_plan(self, choice: Choice, termtype: str) -> Plan:
+        notify = self.settings.notify
+        return make_plan(
             choice,
             notify.terminal,
             notify.desktop,
@@ -166,29 +188,80 @@ class Delivery:
             self.desktop_why,
             in_tmux=bool(self.env.get("TMUX")),
             answers=self._answers,
-            tmux_termtype=info.client_termtype if info is not None else "",
+            tmux_termtype=termtype,
         )
-        return TerminalNotifier(choice, bell=notify.bell), plan
 
     def answered(self, answers: Answers) -> None:
         """The host terminal said what it is and supports: the choice and plan again."""
         self._answers = answers
-        self.terminal, self.plan = self._choose()
-        self._terminal.use(self.terminal, self.plan)
+        self._start = self._choose()
+        self._made = None  # made again with these answers
+        self._terminal.use(*self._start)
 
     def route_through(self, route: TerminalRoute) -> None:
-        """Inside tmux: the terminal's notification takes ``route`` (the tmux side), the
-        plain terminal channel when tmux cannot be asked."""
-        self._channels["terminal"] = TmuxChannel(route, self._terminal)
+        """Inside tmux: each notification first asks ``route`` (the tmux side) what tmux
+        says now, and its terminal and desktop part are decided from that (``decide``)."""
+        self._route = route
+
+    def _for(self, live: Live | None) -> tuple[TerminalNotifier, Plan]:
+        """The notifier and plan for ``live`` (None: as made at start), made once while tmux
+        says the same. Records nothing."""
+        if live is None:
+            return self._start
+        made = self._made
+        if made is None or made[0] != live:
+            choice = live_choice(self.env, self.settings.notify.terminal, live)
+            notifier = TerminalNotifier(choice, bell=self.settings.notify.bell)
+            made = self._made = (live, notifier, self._make_plan(choice, live.info.client_termtype))
+        return made[1], made[2]
+
+    def decide(self, live: Live | None) -> tuple[TerminalNotifier, Plan]:
+        """The terminal notifier and the channel plan for a delivery. Inside tmux from
+        ``live``, what tmux says now (``allow-passthrough``, the pane shown, the client's
+        terminal): a setting the user changes while Pi runs counts at the next cue; a change
+        is logged once (``channels_now``). Without it, as made at start (and again with the
+        terminal's answers)."""
+        notifier, plan = self._for(live)
+        if live is not None and self._told != (notifier.choice, plan):
+            self._told = (notifier.choice, plan)
+            choice = notifier.choice
+            self.log.write(
+                "channels_now",
+                protocol=choice.protocol,
+                reason=choice.reason,
+                popup=plan.path,
+                why=plan.why,
+                terminal_osc=plan.terminal,
+                desktop_notification=plan.desktop,
+            )
+        return notifier, plan
+
+    def _now(self) -> tuple[TerminalNotifier, Plan]:
+        """As it stands now: inside tmux from tmux's last view (no record)."""
+        return self._for(self.live())
+
+    @property
+    def terminal(self) -> TerminalNotifier:
+        """The terminal notifier as it stands now (inside tmux from tmux's last view)."""
+        return self._now()[0]
+
+    @property
+    def plan(self) -> Plan:
+        """Which way a cue reaches the desktop, once (``deliver.plan``): as it stands now
+        (inside tmux from tmux's last view)."""
+        return self._now()[1]
 
     @property
     def terminal_choice(self) -> Choice:
-        return self.terminal.choice
+        """The terminal choice as it stands now (inside tmux from tmux's last view)."""
+        return self._now()[0].choice
 
-    def chosen(self) -> list[Channel]:
-        """The channels a notification goes to now, in order: the terminal's (which also
-        rings the bell), the desktop's or why not, ``notify.command`` where set."""
-        plan = self.plan
+    def chosen(self, plan: Plan | None = None) -> list[Channel]:
+        """The channels a notification goes to under ``plan`` (None: as it stands now), in
+        order: the terminal's (which also rings the bell), the desktop's or why not,
+        ``notify.command`` where set."""
+        if plan is None:
+            plan = self.plan
         desktop = self._channels.get("desktop")
         if desktop is None:
             desktop = Off("desktop", self.desktop_why, self.record)
@@ -283,9 +356,32 @@ class Delivery:
 
     def notify(self, n: Notify, *, eligible: Callable[[Eligibility], bool], session: str) -> None:
         """One notification on every channel the plan chose. ``eligible`` is asked again
-        right before each asynchronous delivery. Each channel fails open on its own."""
-        chosen = self.chosen()
-        m = self._answerable(self._message(n, session, eligible, False), chosen)
+        right before each asynchronous delivery. Each channel fails open on its own.
+
+        Inside tmux (``route_through``) ``notify.command`` goes at once; the terminal's and
+        the desktop's part once the route has read what tmux says now, from the plan made
+        from that (``decide``): as made at start when tmux cannot be asked."""
+        m = self._message(n, session, eligible, False)
+        route = self._route
+        if route is None:
+            chosen = self.chosen()
+            self._send(self._answerable(m, chosen), chosen)
+            return
+        m = self._answerable(m, list(self._channels.values()))  # buttons where one may show
+        self._send(m, [ch for ch in self.chosen() if ch.name not in _PLANNED])
+
+        def deliver(n: Notify, live: Live | None) -> None:
+            notifier, plan = self.decide(live)
+            self._terminal.use(notifier, plan, through_tmux=live is not None)
+            self._send(m, [ch for ch in self.chosen(plan) if ch.name in _PLANNED])
+
+        try:
+            route.notify(n, deliver)
+        except Exception as exc:  # fail open: as if tmux could not be asked
+            self.log.error("notify.tmux", exc)
+            deliver(n, None)
+
+    def _send(self, m: Message, chosen: list[Channel]) -> None:
         for ch in chosen:
             try:
                 ch.send(m)

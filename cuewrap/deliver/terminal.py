@@ -213,14 +213,33 @@ def detect_terminal_protocol(
     )
 
 
-def passthrough_choice(env: Mapping[str, str], setting: str, info: TmuxInfo | None) -> Choice:
-    """The choice as if ``allow-passthrough`` were on: what to send from a pane tmux shows
-    once the option is read on (live, by ``cuewrap.tmux``) at the moment of a cue."""
-    if info is None:
-        info = TmuxInfo("on")
-    elif info.allow_passthrough is not None:
-        info = dataclasses.replace(info, allow_passthrough="on")
-    return detect_terminal_protocol(env, setting, lambda: info)
+@dataclass(frozen=True)
+class Live:
+    """What tmux says about Pi's pane now, read at a delivery (``cuewrap.tmux``'s fresh view):
+    ``allow-passthrough``, tmux's version and the terminal of the client that shows the pane
+    (in ``info``), and whether any client shows Pi's window (tmux drops a hidden pane's
+    passthrough)."""
+
+    info: TmuxInfo
+    shown: bool
+
+
+NOT_SHOWN = "Pi's window is not shown: tmux would drop it"
+
+
+def live_choice(env: Mapping[str, str], setting: str, live: Live) -> Choice:
+    """The choice for one delivery inside tmux, from what tmux says now (``live``) rather than
+    what it said at start: an option changed while Pi runs counts at the next cue. From a
+    pane no client shows nothing gets through, whatever ``allow-passthrough`` says: that is
+    the reason given then."""
+    choice = detect_terminal_protocol(env, setting, lambda: live.info)
+    if live.shown:
+        return choice
+    if choice.protocol == "off":  # would it go from a shown pane with passthrough on?
+        on = dataclasses.replace(live.info, allow_passthrough="on")
+        if detect_terminal_protocol(env, setting, lambda: on).protocol == "off":
+            return choice  # not for tmux's sake (notify.terminal, the terminal itself)
+    return Choice("off", False, NOT_SHOWN, choice.terminal)
 
 
 # -- asking tmux ---------------------------------------------------------------------------------

@@ -123,11 +123,12 @@ def cue_page(
     sequences: GuardCounts | None = None,
     tmux: str | None = None,
     fixes: Sequence[str] = (),
+    fallback: str | None = None,
 ) -> str:
     """The text of ``/cue``: on/off and the driving source, presence, each integration's
     evidence, the bridge channel (when there is one), capacity, the delivery channels, the
-    clipboard guard; then ``tmux`` (its status line, inside tmux) and one ``to improve:``
-    line per fix."""
+    clipboard guard (and ``fallback``: what guards the output after its tracker failed); then
+    ``tmux`` (its status line, inside tmux) and one ``to improve:`` line per fix."""
     s = status
     p = s.presence
     lines = [
@@ -168,6 +169,8 @@ def cue_page(
         lines.append(guard_line(guard))
     if sequences is not None:
         lines.append(sequences_line(sequences))
+    if fallback is not None:
+        lines.append(f"output guard: {fallback}")
     if tmux is not None:
         lines.append(tmux)
     lines.extend(f"to improve: {fix}" for fix in fixes)

@@ -45,6 +45,28 @@ class JobChange:
     state: str  # "stopped" | "continued"
 
 
+@dataclass(frozen=True)
+class GuardFellBack:
+    """The output tracker failed: the output passes through the fallback guard
+    (``term.fallback``), which removes the clipboard class and, with ``outside``, the
+    notification, status and title classes, the program's own among them."""
+
+    clipboard: bool
+    outside: bool
+
+    def says(self) -> str:
+        """What it means, for the log and /cue."""
+        classes = []
+        if self.clipboard:
+            classes.append("clipboard")
+        if self.outside:
+            classes.append("notification, status and title")
+        return (
+            "the output tracker failed: the program's output passes through a fallback that"
+            f" removes every {' and '.join(classes)} sequence (it cannot tell the program's own)"
+        )
+
+
 RelayEvent = (
     FocusReport
     | HostStatusReply
@@ -52,6 +74,7 @@ RelayEvent = (
     | KeysRead
     | ChildExited
     | JobChange
+    | GuardFellBack
     | OutputEvent
 )
 """Input (focus filter, the host terminal's answers to cuewrap's query), typing, the child's
@@ -94,6 +117,12 @@ def record(event: RelayEvent) -> tuple[str, dict[str, object]] | None:
         return "focus_reasserted", {"why": event.why}
     if isinstance(event, StatusQuery):  # the relay answered it (docs/generic-mode.md)
         return "status_query", {"answered": True, "taken_out": event.cut}
+    if isinstance(event, GuardFellBack):
+        return "guard_fallback", {
+            "clipboard": event.clipboard,
+            "outside": event.outside,
+            "note": event.says(),
+        }
     if isinstance(event, HostStatusReply):
         return "host_status_reply", {"note": "host answers OSC 7501: reports forwarded"}
     return None

@@ -40,11 +40,11 @@ import signal
 from collections import deque
 from collections.abc import Callable, Iterable
 from math import inf
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from cuewrap.host import HostTerminal, get_size
 from cuewrap.loop import Loop, Timer
-from cuewrap.relay.events import ChildExited, JobChange, KeysRead, RelayEvent
+from cuewrap.relay.events import ChildExited, GuardFellBack, JobChange, KeysRead, RelayEvent
 from cuewrap.relay.inject import Injector
 from cuewrap.relay.jobs import JobControl
 from cuewrap.relay.leader import ChildEvent
@@ -53,6 +53,9 @@ from cuewrap.term import sequences as seq
 from cuewrap.term.answers import AnswerFilter, TerminalAnswer
 from cuewrap.term.focus import FocusFilter, FocusReport, HostStatusReply
 from cuewrap.term.tracker import FocusMayBeOff, OutputTracker, StatusQuery
+
+if TYPE_CHECKING:
+    from cuewrap.term.fallback import GuardFallback
 
 READ_SIZE = 65536
 BATCH_AFTER = 4000  # a read this large (Linux's PTY hands out 4095 at most) may have more behind
@@ -117,13 +120,18 @@ class Relay:
         sink: Sink | None = None,
         screen: OutputTap | None = None,
         on_error: Callable[[str, BaseException], None] | None = None,
+        fallback: tuple[bool, bool] = (False, False),
     ) -> None:
+        """``fallback``: what a failed output tracker leaves guarded (``term.fallback``: the
+        clipboard class, the classes that act outside the window); nothing by default."""
         self.loop = loop
         self.child = child
         self.host = host
         self.master_fd: int = child.fd
         self.focus = focus  # None: input passes unfiltered (no cues, or it failed)
         self.tracker = tracker  # None: output passes unscanned (it failed)
+        self._fallback_classes = fallback
+        self.fallback: GuardFallback | None = None  # the guard left after the tracker failed
         self.injector = injector
         self.sink = sink
         self.screen = screen
@@ -516,7 +524,7 @@ class Relay:
                 self._report("screen", exc)
         tracker = self.tracker
         if tracker is None:
-            self.host.write(data)
+            self.host.write(self._unscanned(data))
             return
         if self._output_timer is not None:
             self._output_timer.cancel()
@@ -525,7 +533,7 @@ class Relay:
             out, events, safe = tracker.feed(data)
         except Exception as exc:
             self._filter_failed("tracker", exc)
-            self.host.write(data)
+            self.host.write(self._unscanned(data))
             return
         host = self.host
         if out and not host.out_dead:
@@ -560,10 +568,24 @@ class Relay:
             self.host.write(rest)
             self.injector.set_safe(self.tracker.safe)
 
+    def _unscanned(self, data: bytes) -> bytes:
+        """Output without the tracker: through the fallback guard, when there is one."""
+        fallback = self.fallback
+        if fallback is None:
+            return data
+        try:
+            return fallback.feed(data)
+        except Exception as exc:  # not expected (pure, small): then nothing is left to guard
+            self.fallback = None
+            self._report("fallback", exc)
+            return data
+
     def _master_eof(self) -> None:
         self._end_gathering()
         if self.tracker is not None and self.tracker.held:
             self._flush_output()
+        if self.fallback is not None:
+            self.host.write(self.fallback.flush())
         self.injector.flush()
         self.loop.remove_reader(self.master_fd)
         self.loop.remove_writer(self.master_fd)
@@ -708,6 +730,12 @@ class Relay:
         else:
             self.tracker = None
             self.injector.set_safe(True)
+            clipboard, outside = self._fallback_classes
+            if clipboard or outside:
+                from cuewrap.term.fallback import GuardFallback
+
+                self.fallback = GuardFallback(clipboard=clipboard, outside=outside)
+                self._emit(GuardFellBack(clipboard, outside))
 
     def _report(self, where: str, exc: BaseException) -> None:
         if self.on_error is not None:

@@ -9,9 +9,12 @@ clients); the answer (``view.PaneView``) is merged with the pane's focus reports
 When the control client is replaced (another kind, or restarted after it ended), changes made
 while no client listened are told to none: the view is asked again once the new one is up.
 
-A notification is delivered from a fresh view, so ``allow-passthrough`` is read when deciding:
+A notification is delivered from a fresh view: what the delivery depends on that can change
+while Pi runs (``allow-passthrough``, the pane shown or not, the clients attached and their
+terminals) is read when deciding, never kept from the start:
 
-- Pi's window shown on a client and passthrough on: the terminal OSC, DCS-wrapped;
+- the terminal OSC and the desktop notification: decided by the session's ``Delivery`` from that
+  view (``deliver``; one popup per cue), the OSC DCS-wrapped, only from a pane a client shows;
 - clients in front of another pane, window or session: a status-line message on each of them
   (``display-message -c``, for ``MESSAGE_MS`` or until their next key), naming the session and
   window;
@@ -29,8 +32,8 @@ import subprocess
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from cuewrap.advice import PASSTHROUGH
 from cuewrap.deliver import DeliveryState
+from cuewrap.deliver.terminal import Live, TmuxInfo
 from cuewrap.loop import Loop, Timer
 from cuewrap.term.sequences import BEL
 from cuewrap.tmux.control import ControlClient, Kind, run_tmux
@@ -86,7 +89,6 @@ class TmuxSide:
         on_presence: Callable[[Merged, str], None],
         inject: Callable[[bytes], None],
         is_eligible: Callable[[Eligibility], bool],
-        build_osc: Callable[[Notify], bytes],
         record: RecordDelivery,
         log: Callable[..., None],
         reaper: Reaper,
@@ -97,7 +99,6 @@ class TmuxSide:
         self.on_presence = on_presence
         self.inject = inject
         self.is_eligible = is_eligible
-        self.build_osc = build_osc  # the terminal OSC already wrapped for passthrough (or b"")
         self.record = record
         self.log = log
         self.presence = PresenceMerge()
@@ -144,6 +145,14 @@ class TmuxSide:
             on_up=self._on_up,
         )
         if not client.start():
+            if old is None:
+                return False  # at start: start() says so
+            # replacing one: as if it had ended (restarted with the same policy; its first
+            # line then asks tmux again, as below)
+            self._client = client
+            self._started_at = self.loop.clock()
+            self.log("tmux", state="not started", client=kind)
+            self._on_exit()
             return False
         self._ask_when_up = old is not None  # at start, start() asks
         self._client = client
@@ -203,11 +212,15 @@ class TmuxSide:
 
     def _restart(self) -> None:
         self._retry_timer = None
-        if not self._closed and self._client is not None and self._client.start():
-            self._ask_when_up = True
-            self._started_at = self.loop.clock()
-            self.log("tmux", state="listening", client=self._client.kind)
-            self.refresh()
+        if self._closed or self._client is None:
+            return
+        if not self._client.start():
+            self._on_exit()  # once more later, a few times at most
+            return
+        self._ask_when_up = True
+        self._started_at = self.loop.clock()
+        self.log("tmux", state="listening", client=self._client.kind)
+        self.refresh()
 
     # -- asking ---------------------------------------------------------------------------------
     def _on_notification(self, note: Notification) -> None:
@@ -251,6 +264,11 @@ class TmuxSide:
                 self.log("tmux_view", state=view.state, clients=len(view.clients))
             self.view = view
         if view is not None:
+            if not view.focus_events and self.presence.focus is not None:
+                # turned off while Pi runs: no more reports come, the last one would stand
+                # for ever (keys and the idle rule decide again)
+                self.presence.forget_focus()
+                self.log("tmux", state="focus reports off", why="focus-events is off")
             self._choose_kind(view)
             self._show_pending(view)
             self._tell(self.presence.on_tmux(view.state), "tmux")
@@ -286,37 +304,26 @@ class TmuxSide:
         self.on_presence(merged, via)
 
     # -- delivery -------------------------------------------------------------------------------
-    def notify(self, n: Notify, fallback: Callable[[Notify], None]) -> None:
-        """Deliver ``n`` from a fresh view; ``fallback`` (the plain terminal path) when tmux
-        cannot be asked."""
+    def notify(self, n: Notify, deliver: Callable[[Notify, Live | None], None]) -> None:
+        """Deliver ``n`` from a fresh view: ``deliver`` (the session's terminal and desktop
+        paths) with what tmux says now, or with None when tmux cannot be asked (then what was
+        decided at start holds); then tmux's own interface."""
 
-        def deliver(view: PaneView | None) -> None:
+        def after(view: PaneView | None) -> None:
             if not self.is_eligible(n.eligibility):
                 self.record(n.cue_id, "tmux", "dropped-ineligible", "no longer holds")
                 return
             if view is None:
                 self.record(n.cue_id, "tmux", "off", self.why or "tmux could not be asked")
-                fallback(n)
+                deliver(n, None)
                 return
+            deliver(n, live(view))
             self._deliver(n, view)
 
-        self.refresh(deliver)
+        self.refresh(after)
 
     def _deliver(self, n: Notify, view: PaneView) -> None:
         cue = n.cue_id
-        # the terminal notification: only from a pane tmux shows, only with passthrough on
-        if not view.shown:
-            self.record(cue, "terminal", "off", "Pi's window is not shown: tmux would drop it")
-        elif not view.passthrough:
-            self.record(cue, "terminal", "off", f"allow-passthrough is off ({PASSTHROUGH})")
-        else:
-            data = self.build_osc(n)
-            if data:
-                self.inject(data)
-                self.record(cue, "terminal", "unconfirmable", "tmux passthrough (pane shown)")
-            else:
-                why = "notify.terminal is off, or the channel plan sends no terminal OSC"
-                self.record(cue, "terminal", "off", why)
         # tmux's own interface
         if view.state != "active":
             if view.clients:
@@ -358,6 +365,11 @@ class TmuxSide:
         else:
             self.record(n.cue_id, "tmux", "dropped-ineligible", "no longer holds at attach")
 
+    def live_now(self) -> Live | None:
+        """What the last view said (for /cue and the progress indicator; a delivery asks
+        afresh); None before tmux has answered or when it cannot be asked."""
+        return live(self.view) if self.view is not None else None
+
     # -- what the user sees on /cue -------------------------------------------------------------
     def status_line(self) -> str:
         view = self.view
@@ -369,6 +381,20 @@ class TmuxSide:
             f"{'on' if view.focus_events else 'off'}, allow-passthrough "
             f"{'on' if view.passthrough else 'off'}"
         )
+
+
+def live(view: PaneView) -> Live:
+    """What a delivery depends on, from a view: ``allow-passthrough`` as read now (a tmux
+    before 3.3 passes DCS always, already folded into ``view.passthrough``), the terminal of
+    the client that shows Pi's pane, and whether any client shows its window."""
+    looker = view.looker()
+    info = TmuxInfo(
+        "on" if view.passthrough else "off",
+        looker.termname if looker is not None else "",
+        looker.termtype if looker is not None else "",
+        view.version,
+    )
+    return Live(info, view.shown)
 
 
 def reaper_add(reaper: Reaper, proc: subprocess.Popen[bytes]) -> None:

@@ -46,6 +46,8 @@ CLIENT_FORMAT = "\t".join(
         "#{window_id}",
         "#{pane_id}",
         "#{client_flags}",
+        "#{client_termname}",
+        "#{client_termtype}",  # last: the terminal's own words (XTVERSION), kept whole
     )
 )
 
@@ -59,6 +61,8 @@ class Client:
     window_id: str
     pane_id: str
     focused: bool  # tmux's view of the client terminal's focus (only with focus-events on)
+    termname: str = ""  # the client terminal's TERM
+    termtype: str = ""  # the client terminal's XTVERSION answer (tmux 3.3+), e.g. "kitty(0.36.0)"
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,17 @@ class PaneView:
         attached = control_attached or any(c.session_id == self.session_id for c in self.clients)
         return self.monitor_bell and (not self.window_active or not attached)
 
+    def looker(self) -> Client | None:
+        """The client whose terminal a notification from Pi's pane would reach: one in front of
+        the pane, else one showing its window, else any (None: nobody attached)."""
+        for c in self.clients:
+            if c.window_id == self.window_id and c.pane_id == self.pane_id:
+                return c
+        for c in self.clients:
+            if c.window_id == self.window_id:
+                return c
+        return self.clients[0] if self.clients else None
+
     def where(self) -> str:
         """``session work, window 0 (pi)``: where Pi is, for a message."""
         name = f" ({self.window_name})" if self.window_name else ""
@@ -121,14 +136,16 @@ def parse_view(pane_lines: tuple[str, ...], client_lines: tuple[str, ...]) -> Pa
     if len(f) != PANE_FORMAT.count("\t") + 1 or not f[6].startswith("%"):
         return None
     clients: list[Client] = []
+    fields = CLIENT_FORMAT.count("\t") + 1
     for line in client_lines:
-        c = line.split("\t")
-        if len(c) != CLIENT_FORMAT.count("\t") + 1 or c[1] == "1":
+        c = line.split("\t", fields - 1)  # the last field (termtype) kept whole
+        if len(c) != fields or c[1] == "1":
             continue  # malformed, or a control client (cuewrap's own among them)
         flags = set(c[5].split(","))
         if flags & {"exited", "suspended", "dead"}:
             continue  # going away, or stopped with C-z: nobody looks through it
-        clients.append(Client(c[0], c[2], c[3], c[4], "focused" in flags))
+        termtype = c[7][:100]  # bounded: the outer terminal's own words
+        clients.append(Client(c[0], c[2], c[3], c[4], "focused" in flags, c[6][:100], termtype))
     return PaneView(
         session_id=f[0],
         session_name=f[1],
@@ -168,6 +185,11 @@ class PresenceMerge:
     def on_focus(self, direction: FocusState) -> Merged | None:
         self.focus = direction
         return self._changed()
+
+    def forget_focus(self) -> None:
+        """tmux no longer passes the terminal's focus on (``focus-events`` turned off): the
+        last report no longer says anything (the next merge is without it)."""
+        self.focus = None
 
     def on_tmux(self, state: TmuxPresence | None) -> Merged | None:
         self.tmux = state
