@@ -9,11 +9,11 @@ modules — pyte, notify-py, prompt_toolkit — are imported only when needed).
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
 
 from cuewrap.args import USAGE, Args, UsageError, err, parse_args
+from cuewrap.startup import GcPause
 
 PI_INSTALL_HINT = "install Pi with: npm install -g @earendil-works/pi-coding-agent"
 
@@ -73,18 +73,13 @@ def resolve(command: str) -> str | None:
 
 
 def run(args: Args) -> int:
-    # The garbage collector pauses while cuewrap starts: during the imports before and after
-    # Pi's spawn it ran about 30 times, ~2 ms of it before Pi's exec, and found next to
-    # nothing (docs/architecture.md#start-up-the-child-first). The session turns it back on
-    # once the cue side is built (or at once without one); here on every other way out.
-    gc.disable()
-    try:
-        return _run(args)
-    finally:
-        gc.enable()
+    # the garbage collector pauses while cuewrap starts (cuewrap/startup.py): the session
+    # ends the pause once the cue side is built, the ``with`` on every other way out
+    with GcPause() as pause:
+        return _run(args, pause)
 
 
-def _run(args: Args) -> int:
+def _run(args: Args, pause: GcPause) -> int:
     path = resolve(args.command[0])
     if path is None and os.sep in args.command[0] and os.path.exists(args.command[0]):
         # found but not runnable: what a shell says, with its status (126, not 127)
@@ -109,7 +104,7 @@ def _run(args: Args) -> int:
     from cuewrap.session import Session, SessionError
 
     try:
-        status = Session(args, path).run()
+        status = Session(args, path, pause.end).run()
     except SessionError as exc:
         err(str(exc))
         return exc.status

@@ -31,7 +31,7 @@ from cuewrap.term import sequences as seq
 if TYPE_CHECKING:
     from cuewrap.controller import Controller
     from cuewrap.relay.events import RelayEvent
-    from cuewrap.relay.relay import Relay
+    from cuewrap.relay.relay import OutputTap, Sink
     from cuewrap.term.answers import TerminalAnswer
     from cuewrap.term.notices import NoticeProtocol
 
@@ -61,7 +61,8 @@ class PendingCueSide:
         self.on_error = on_error
         self._build: Callable[[], Controller | None] | None = build
         self.controller: Controller | None = None
-        self.relay: Relay | None = None  # given its controller's sink and tap once built
+        # the session's: hands the relay the controller's sink and output tap once built
+        self.attach: Callable[[Sink, OutputTap | None], None] | None = None
         self._kept: list[_Kept] = []
         self._kept_bytes = 0
         self._timer: Timer | None = loop.call_later(LATEST, self.build)
@@ -98,9 +99,8 @@ class PendingCueSide:
                 if kind in ("feed", "resize"):
                     tap = None
                 self.on_error("replay", exc)
-        if self.relay is not None:  # from now on straight to the controller
-            self.relay.sink = controller.relay_event
-            self.relay.screen = tap
+        if self.attach is not None:  # from now on straight to the controller
+            self.attach(controller.relay_event, tap)
 
     def _soon(self, delay: float) -> None:
         if self._timer is not None:

@@ -12,7 +12,6 @@ cuewrap, an exception inside cuewrap), the host terminal is restored in its ``fi
 
 from __future__ import annotations
 
-import gc
 import os
 
 from cuewrap.decisionlog import DecisionLog, LogFileError, open_append
@@ -22,6 +21,8 @@ from cuewrap.records import TYPE_CHECKING
 from cuewrap.term import sequences as seq
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from cuewrap.args import Args
     from cuewrap.bridge.channel import Channel
     from cuewrap.controller import Controller
@@ -44,10 +45,14 @@ class SessionError(Exception):
 
 
 class Session:
-    def __init__(self, args: Args, path: str) -> None:
+    def __init__(
+        self, args: Args, path: str, start_done: Callable[[], None] = lambda: None
+    ) -> None:
         from cuewrap.config import ConfigError, check_commands, load_settings
 
         self.args = args
+        # the start-up is over: the garbage collector may run again (cli.run paused it)
+        self._start_done = start_done
         self.env = dict(os.environ)
         try:
             self.settings = load_settings(
@@ -111,10 +116,10 @@ class Session:
                 on_error=self.log.error,
                 fallback=self._fallback_classes(),
             )
-            if pending is not None:
-                pending.relay = relay
-            else:  # no cue side to build: the start-up is over (cli.run paused the collector)
-                gc.enable()
+            if pending is not None:  # what it builds is attached to the relay then
+                pending.attach = relay.attach
+            else:  # no cue side to build: the start-up is over
+                self._start_done()
             relay.resize()
             exit = relay.run()
             self.log.write("child_exit", code=exit.code, signal=exit.signal)
@@ -131,7 +136,6 @@ class Session:
                 self._kill_child(child)
             return 1 if not isinstance(exc, KeyboardInterrupt) else 130
         finally:
-            gc.enable()
             leftover = relay.restore_sequence() if relay is not None else b""
             host.restore(leftover if host.stdout_tty else b"")
             if child is not None:
@@ -237,9 +241,7 @@ class Session:
                     ring = answerer.ring if answerer is not None else None
 
                     def done() -> None:
-                        relay.drop_tap(gate)
-                        if ring is not None and relay.screen is None:
-                            relay.screen = ring  # the output kept for the dialog reader
+                        relay.drop_tap(gate, ring)  # the output kept for the dialog reader
 
                     gate.on_done = done
         except Exception as exc:  # fail open: Pi runs as a plain passthrough
@@ -252,8 +254,8 @@ class Session:
             self.controller = None
             if channel is not None:
                 channel.close()
-        finally:  # the start-up is over (cli.run paused the collector)
-            gc.enable()
+        finally:  # the start-up is over
+            self._start_done()
         return self.controller
 
     def _fallback_classes(self) -> tuple[bool, bool]:

@@ -33,6 +33,7 @@ SPAWN_BUDGET = frozenset(
         "cuewrap.loop",
         "cuewrap.plain",  # fds 0-2 held open (and exec as is without a terminal)
         "cuewrap.records",  # NamedTuple and TYPE_CHECKING without typing
+        "cuewrap.startup",  # the garbage collector's pause: gc only
         "cuewrap.session",
         "cuewrap.term",
         "cuewrap.term.sequences",
@@ -184,7 +185,7 @@ def test_no_import_circle() -> None:
 # part of cuewrap, so the session, the controller and the doctor can all build on them.
 GROUND_FLOOR = ("cuewrap.args", "cuewrap.config", "cuewrap.decisionlog", "cuewrap.engine")
 GROUND_FLOOR += ("cuewrap.facts", "cuewrap.host", "cuewrap.loop", "cuewrap.term")
-GROUND_FLOOR += ("cuewrap.states", "cuewrap.factbase", "cuewrap.records")
+GROUND_FLOOR += ("cuewrap.states", "cuewrap.factbase", "cuewrap.records", "cuewrap.startup")
 
 
 def _ground(name: str) -> bool:

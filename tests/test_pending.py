@@ -57,6 +57,9 @@ class FakeRelay:
     sink: Any = None
     screen: Any = None
 
+    def attach(self, sink: Any, screen: Any) -> None:
+        self.sink, self.screen = sink, screen
+
 
 def _pending(loop: Loop, controller: FakeController | None, *, frames: bool) -> PendingCueSide:
     builds: list[int] = []
@@ -76,7 +79,8 @@ def test_built_after_the_first_frame_then_replayed_in_order() -> None:
     loop = Loop()
     c = FakeController()
     p = _pending(loop, c, frames=True)
-    relay = p.relay = FakeRelay()  # type: ignore[assignment]
+    relay = FakeRelay()
+    p.attach = relay.attach
     p.resize(rows=24, cols=80)
     p.feed(b"\x1b[?1049h\x1b[c")  # Pi's first output: its queries, no frame yet
     p.relay_event(KeysRead())

@@ -175,11 +175,20 @@ class Relay:
         if not unseen and self._gathering and self.loop.deadline > now:
             self.loop.deadline = now  # it was set for the longer time: at the next turn of the loop
 
-    def drop_tap(self, tap: OutputTap) -> None:
+    def attach(self, sink: Sink | None, screen: OutputTap | None) -> None:
+        """What the relay reports to, and what sees every output chunk, from now on (the cue
+        side, once it is built; until then its stand-in)."""
+        self.sink = sink
+        self.screen = screen
+
+    def drop_tap(self, tap: OutputTap, instead: OutputTap | None = None) -> None:
         """``tap`` needs no more output (the screen gate decided it will not run): stop
-        handing it every chunk, if it is the relay's tap."""
+        handing it every chunk, if it is the relay's tap; ``instead`` takes its place where
+        the relay then has none."""
         if self.screen is tap:
             self.screen = None
+        if self.screen is None and instead is not None:
+            self.screen = instead
 
     def restore_sequence(self) -> bytes:
         """What undoes the modes the child left on (alt screen, mouse, paste, kitty…)."""
