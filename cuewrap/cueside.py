@@ -225,6 +225,7 @@ def engine_config(
         title_marks=settings.notify.title_marks,
         generic=preset is not None,
         app=preset.app if preset is not None else "Pi",
+        app_known=preset is not None and preset.name != "none",
         signal=preset.signal if preset is not None else EngineConfig.signal,
         host_native=native,
         reemit=reemit,
