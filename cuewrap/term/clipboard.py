@@ -173,46 +173,47 @@ def clip_head(
     ``clip``: clipboard sequences count; ``guard``: the guarded sequences of
     :data:`GUARDED_PS` count too (``what`` "osc0", "osc777", …; never a read): the tracker
     asks for them only inside a frame, where they are content to remove."""
-    if not guard:
-        return _clip_head(s, final) if clip else (NOT_CLIP, False, "osc52")
+    if not clip and not guard:
+        return _NOT
+    content, final, early = _osc_content(s, final)
+    if content is None:
+        return early
+    if guard:
+        ps, semi, _ = content.partition(b";")
+        if semi:
+            what = guarded_ps(ps)
+            if what is not None:
+                return CLIP, False, what
+        elif not final and _DIGITS.fullmatch(ps) is not None:
+            short = ps.lstrip(b"0")
+            if any(p.startswith(short) for p in GUARDED_PS):
+                return MAYBE, False, "osc52"
+    return _clip_content(content, final) if clip else _NOT
+
+
+_NOT = (NOT_CLIP, False, "osc52")
+
+
+def _osc_content(s: bytes, final: bool) -> tuple[bytes | None, bool, tuple[int, bool, str]]:
+    """The content of the OSC that ``s`` begins (C0 removed, at most 8 KiB: then not final), or
+    None and the class when ``s`` is no OSC or too short to say."""
     if len(s) > _HEAD_MAX:
         s = s[:_HEAD_MAX]
         final = False
     m = _ESC_SKIP.match(s, 1)
     i = m.end() if m is not None else 1
     if i >= len(s):
-        return (NOT_CLIP if final else MAYBE), False, "osc52"
+        return None, final, ((NOT_CLIP if final else MAYBE), False, "osc52")
     if s[i] != 0x5D:  # ]
-        return NOT_CLIP, False, "osc52"
+        return None, final, _NOT
     content = s[i + 1 :]
     if _OSC_C0.search(content) is not None:
         content = _OSC_C0.sub(b"", content)
-    ps, semi, _ = content.partition(b";")
-    if semi:
-        what = guarded_ps(ps)
-        if what is not None:
-            return CLIP, False, what
-    elif not final and _DIGITS.fullmatch(ps) is not None:
-        short = ps.lstrip(b"0")
-        if any(p.startswith(short) for p in GUARDED_PS):
-            return MAYBE, False, "osc52"
-    return _clip_head(s, final) if clip else (NOT_CLIP, False, "osc52")
+    return content, final, _NOT
 
 
-def _clip_head(s: bytes, final: bool) -> tuple[int, bool, str]:
-    """:func:`clip_head` for the clipboard sequences alone."""
-    if len(s) > _HEAD_MAX:
-        s = s[:_HEAD_MAX]
-        final = False
-    m = _ESC_SKIP.match(s, 1)
-    i = m.end() if m is not None else 1
-    if i >= len(s):
-        return (NOT_CLIP if final else MAYBE), False, "osc52"
-    if s[i] != 0x5D:  # ]
-        return NOT_CLIP, False, "osc52"
-    content = s[i + 1 :]
-    if _OSC_C0.search(content) is not None:
-        content = _OSC_C0.sub(b"", content)
+def _clip_content(content: bytes, final: bool) -> tuple[int, bool, str]:
+    """:func:`clip_head` for the clipboard sequences alone, from the OSC's content."""
     ps, semi, rest = content.partition(b";")
     if not semi:
         if final or _DIGITS.fullmatch(ps) is None:
