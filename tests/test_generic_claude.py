@@ -39,7 +39,7 @@ def test_a_prompt_while_away_gives_one_finished_from_its_own_reports(
     s.presence(AWAY, "away")
     mark = s.type("say hello")
     s.wait_text("The first answer from the fake API", mark)
-    notes = wait_until(s.notifications, 15, "the Finished cue", detail=lambda: s.records("cue"))
+    notes = wait_until(s.notifications, 30, "the Finished cue", detail=lambda: s.records("cue"))
     absence_window(2.0, "a second notification for the same run (quiet, title, bell)")
     assert s.notifications() == notes == [("Claude Code — proj".encode(), b"Finished")]
     states = [(f["state"], f["app"]) for f in s.statuses()]
@@ -73,7 +73,7 @@ def test_a_permission_prompt_while_away_gives_one_needs_input_from_blocked(
     s.presence(AWAY, "away")
     mark = s.type("make a file")
     s.wait_text("Do you want to proceed", mark)
-    notes = wait_until(s.notifications, 15, "the Needs your input cue")
+    notes = wait_until(s.notifications, 30, "the Needs your input cue")
     absence_window(2.0, "a second notification for the same permission prompt")
     assert s.notifications() == notes == [("Claude Code — proj".encode(), b"Needs your input")]
     blocked = [f for f in s.statuses() if f["state"] == "blocked"]
@@ -167,7 +167,7 @@ def test_escape_during_a_run_is_idle_without_done_cancelled(
     mark = s.type("write slowly")
     s.wait_text("word3", mark)
     s.p.send(b"\x1b")  # Escape: Claude Code interrupts the run
-    notes = wait_until(s.notifications, 15, "the Cancelled cue")
+    notes = wait_until(s.notifications, 30, "the Cancelled cue")
     assert notes == [("Claude Code — proj".encode(), b"Cancelled")]
     states = [f["state"] for f in s.statuses()]
     assert states[-2:] == ["working", "idle"] and "done" not in states
