@@ -79,34 +79,36 @@ class GuardCounts:
     last_size: int = 0
 
 
-def guard_line(g: GuardCounts) -> str:
-    words = {
-        "user": "the program's clipboard writes pass only right after your own action",
-        "allow": "the program's clipboard writes and reads pass",
-        "block": "the program's clipboard writes are all removed",
-    }
-    line = f"clipboard guard: {g.setting} ({words.get(g.setting, g.setting)})"
+_CLIPBOARD_WORDS = {
+    "user": "the program's clipboard writes pass only right after your own action",
+    "allow": "the program's clipboard writes and reads pass",
+    "block": "the program's clipboard writes are all removed",
+}
+_SEQUENCES_WORDS = {
+    "own": "titles, notifications and status reports inside the program's frames are removed",
+    "allow": "titles, notifications and status reports pass, also from what it renders",
+}
+
+
+def _counts_line(name: str, words: dict[str, str], g: GuardCounts) -> str:
+    """One guard's ``/cue`` line: its setting in words, then what it removed."""
+    line = f"{name}: {g.setting} ({words.get(g.setting, g.setting)})"
     if g.removed:
         noun = "sequence" if g.removed == 1 else "sequences"
         line += f" · removed {g.removed} {noun}, last at {g.last_at} ({g.last_size} bytes)"
     else:
         line += " · nothing removed"
     return line
+
+
+def guard_line(g: GuardCounts) -> str:
+    """``/cue``'s line for guard.clipboard."""
+    return _counts_line("clipboard guard", _CLIPBOARD_WORDS, g)
 
 
 def sequences_line(g: GuardCounts) -> str:
     """``/cue``'s line for guard.sequences (titles, notifications, status reports)."""
-    words = {
-        "own": "titles, notifications and status reports inside the program's frames are removed",
-        "allow": "titles, notifications and status reports pass, also from what it renders",
-    }
-    line = f"sequence guard: {g.setting} ({words.get(g.setting, g.setting)})"
-    if g.removed:
-        noun = "sequence" if g.removed == 1 else "sequences"
-        line += f" · removed {g.removed} {noun}, last at {g.last_at} ({g.last_size} bytes)"
-    else:
-        line += " · nothing removed"
-    return line
+    return _counts_line("sequence guard", _SEQUENCES_WORDS, g)
 
 
 def toggle_reply(on: bool) -> str:
