@@ -101,7 +101,8 @@ def parse_args(argv: list[str]) -> Args | str:
             return args
         elif a in ("ls", "go", "answer"):
             args.subcommand = a
-            # ls: [--json]; go: PID (cuewrap.overview parses); answer: cuewrap.answer.client
+            # ls: [--json]; go: PID (cuewrap.sessions.overview parses);
+            # answer: cuewrap.answer.client
             args.command = argv[i + 1 :]
             return args
         else:

@@ -1,10 +1,10 @@
 """Command line: ``cuewrap [OPTIONS] pi [PI_ARGS…]`` / ``cuewrap [OPTIONS] -- COMMAND [ARGS…]``.
 
 ``main`` parses the arguments (``args.py``), then hands over: ``doctor`` to the doctor package;
-``config`` to the configure package; ``ls`` and ``go`` to ``overview.py``; a command without a
-terminal on stdin or stdout to ``plain.exec_plain`` (exec as it is); any other command to
-``session.Session``, which wires the parts and starts the child as early as possible (heavy
-modules — pyte, notify-py, prompt_toolkit — are imported only when needed).
+``config`` to the configure package; ``ls`` and ``go`` to ``sessions/overview.py``; a command
+without a terminal on stdin or stdout to ``plain.exec_plain`` (exec as it is); any other command
+to ``wiring/session.py``'s ``Session``, which wires the parts and starts the child as early as
+possible (heavy modules — pyte, notify-py, prompt_toolkit — are imported only when needed).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import os
 import sys
 
 from cuewrap.args import USAGE, Args, UsageError, err, parse_args
-from cuewrap.startup import GcPause
+from cuewrap.wiring.startup import GcPause
 
 PI_INSTALL_HINT = "install Pi with: npm install -g @earendil-works/pi-coding-agent"
 
@@ -51,7 +51,7 @@ def _main(argv: list[str]) -> int:
 
         return answer_command(parsed.command)
     if parsed.subcommand in ("ls", "go"):
-        from cuewrap.overview import go_command, ls_command
+        from cuewrap.sessions.overview import go_command, ls_command
 
         return (ls_command if parsed.subcommand == "ls" else go_command)(parsed.command)
     return run(parsed)
@@ -73,7 +73,7 @@ def resolve(command: str) -> str | None:
 
 
 def run(args: Args) -> int:
-    # the garbage collector pauses while cuewrap starts (cuewrap/startup.py): the session
+    # the garbage collector pauses while cuewrap starts (cuewrap/wiring/startup.py): the session
     # ends the pause once the cue side is built, the ``with`` on every other way out
     with GcPause() as pause:
         return _run(args, pause)
@@ -101,7 +101,7 @@ def _run(args: Args, pause: GcPause) -> int:
         except OSError as exc:
             err(f"{args.command[0]}: cannot run: {exc.strerror}")
             return 126
-    from cuewrap.session import Session, SessionError
+    from cuewrap.wiring.session import Session, SessionError
 
     try:
         status = Session(args, path, pause.end).run()
@@ -118,7 +118,7 @@ def _explain_pi_failure(path: str) -> None:
     raw SyntaxError), one line naming the Node found and the version needed. The terminal is
     already restored; this runs only after a failure."""
     try:
-        from cuewrap.pi_install import find_pi, node_problem
+        from cuewrap.doctor.pi_install import find_pi, node_problem
 
         problem = node_problem(find_pi(os.environ, path))
     except Exception:  # an explanation must never turn into a crash

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     BodySetting = Literal["none", "summary"]
     ClipboardSetting = Literal["user", "allow", "block"]
     SequencesSetting = Literal["own", "allow"]
-    # generic mode: which known program's signals to read (cuewrap.presets; "auto": by name)
+    # generic mode: which known program's signals to read (cuewrap.generic.presets; "auto": by name)
     PresetSetting = Literal["auto", "none", "claude", "codex", "aider", "opencode"]
     _S = TypeVar("_S", bound=tuple[Any, ...])
 

@@ -1,6 +1,6 @@
 """The one event loop: file descriptors and timers over ``poll(2)``, no asyncio.
 
-``session.py`` makes one ``Loop`` per session and hands it to the relay and the controller;
+``wiring/session.py`` makes one ``Loop`` per session and hands it to the relay and the controller;
 every part registers its readers, writers and timers on it: the relay (the child's PTY,
 stdin, the signal pipe, the focus-prefix flush, output gathering), the bridge server, the
 tmux control client, the screen watcher's pipes, worker processes' exits (pidfds), the

@@ -501,7 +501,7 @@ def cpu_ticks(pid: int) -> int:
 def bench_idle(seconds: float) -> None:
     pid, fd = run_in_pty([*CUEWRAP, "sleep", str(seconds + 5)])
     # a child that writes nothing: cuewrap builds its cue side 1 s after the start at the
-    # latest (cuewrap/pending.py); idle is what comes after that
+    # latest (cuewrap/wiring/pending.py); idle is what comes after that
     time.sleep(2.5)
     while select.select([fd], [], [], 0)[0]:
         os.read(fd, 4096)

@@ -21,7 +21,7 @@ import time
 
 import pexpect
 
-from cuewrap.registry import read_sessions
+from cuewrap.sessions.registry import read_sessions
 
 CHILD = """
     import sys, termios

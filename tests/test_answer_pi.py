@@ -255,7 +255,7 @@ def test_another_uid_is_refused(pi_session: Any, pi_home: PiHome, fakemodel: Fak
 
 
 def _registry_dirs(env: dict[str, str]) -> list[str]:
-    from cuewrap.registry import directories
+    from cuewrap.sessions.registry import directories
 
     return directories(env)
 

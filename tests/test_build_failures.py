@@ -1,6 +1,6 @@
 """The cue side's build fails at each of its steps (``CUEWRAP_DEBUG_FAULT=build:<part>``,
-cuewrap/_faults.py): what was built before the failure is closed again (cuewrap/cueside.py),
-and the session runs on as a plain passthrough.
+cuewrap/wiring/_faults.py): what was built before the failure is closed again
+(cuewrap/wiring/cueside.py), and the session runs on as a plain passthrough.
 
 Real Pi (and a generic child) under ``python -m cuewrap`` in window 0 of a private tmux server,
 so that every part is built: the bridge server, the publisher (registry entry, tmux window

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from cuewrap.deliver.plan import Answers, can_close, kitty_version, make_plan
-from cuewrap.deliver.terminal import Choice, TmuxInfo, detect_terminal_protocol
+from cuewrap.deliver.terminal import Choice, detect_terminal_protocol
+from cuewrap.tmux.view import TmuxInfo
 
 pytestmark = pytest.mark.unit
 
@@ -137,8 +138,8 @@ def test_inside_tmux_each_delivery_is_planned_from_what_tmux_says_then() -> None
     from cuewrap.config import Settings
     from cuewrap.decisionlog import DecisionLog
     from cuewrap.deliver.delivery import Delivery
-    from cuewrap.deliver.terminal import Live
     from cuewrap.loop import Loop
+    from cuewrap.tmux.view import Live
 
     class Log(DecisionLog):
         def __init__(self) -> None:

@@ -285,7 +285,7 @@ def test_generic_quiet_after_zero_is_off_and_negative_refused(tmp_path: Path) ->
 
 
 def test_presets_match_the_setting_choices() -> None:
-    from cuewrap.presets import PRESETS
+    from cuewrap.generic.presets import PRESETS
 
     spec = next(k for k in KEYS if k.name == "generic.preset")
     assert set(spec.choices) == {"auto", "none", *(p.name for p in PRESETS)}

@@ -19,11 +19,8 @@ from typing import Any
 
 import pytest
 
-from cuewrap.activity import OutputWatch
 from cuewrap.bridge.server import BridgeServer
 from cuewrap.config import Settings
-from cuewrap.controller import _EFFECTORS, _ON_RELAY_EVENT, Controller, Parts
-from cuewrap.cueside import _ToController, build_controller
 from cuewrap.decisionlog import DecisionLog
 from cuewrap.deliver.delivery import Delivery
 from cuewrap.deliver.plan import Answers, make_plan
@@ -47,18 +44,21 @@ from cuewrap.facts import (
     UiPromptStart,
     UserInput,
 )
-from cuewrap.keystrokes import KeyWindow
+from cuewrap.generic.activity import OutputWatch
 from cuewrap.loop import Loop
-from cuewrap.publish import Publisher
 from cuewrap.relay import events as relay_events
 from cuewrap.relay.events import RelayEvent
 from cuewrap.screen.gate import ScreenGate
+from cuewrap.sessions.publish import Publisher
 from cuewrap.term.answers import TerminalAnswer
 from cuewrap.term.clipboard import ClipboardSequence
 from cuewrap.term.focus import FocusReport
 from cuewrap.term.notices import ChildNotification
 from cuewrap.term.tracker import TitleChange
 from cuewrap.tmux.side import TmuxSide
+from cuewrap.wiring.controller import _EFFECTORS, _ON_RELAY_EVENT, Controller, Parts
+from cuewrap.wiring.cueside import _ToController, build_controller
+from cuewrap.wiring.keystrokes import KeyWindow
 
 pytestmark = pytest.mark.unit
 

@@ -21,9 +21,9 @@ from cuewrap.deliver.channel import Capabilities, Channel, Message, Off
 from cuewrap.deliver.channels import CommandChannel, DBusChannel, NotifyPyChannel, TerminalChannel
 from cuewrap.deliver.delivery import Delivery
 from cuewrap.deliver.plan import Answers
-from cuewrap.deliver.terminal import Live, TmuxInfo
 from cuewrap.engine.effects import Action, Eligibility, Notify, Withdraw
 from cuewrap.loop import Loop
+from cuewrap.tmux.view import Live, TmuxInfo
 
 pytestmark = pytest.mark.unit
 

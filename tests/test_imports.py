@@ -33,8 +33,8 @@ SPAWN_BUDGET = frozenset(
         "cuewrap.loop",
         "cuewrap.plain",  # fds 0-2 held open (and exec as is without a terminal)
         "cuewrap.records",  # NamedTuple and TYPE_CHECKING without typing
-        "cuewrap.startup",  # the garbage collector's pause: gc only
-        "cuewrap.session",
+        "cuewrap.wiring.startup",  # the garbage collector's pause: gc only
+        "cuewrap.wiring.session",
         "cuewrap.term",
         "cuewrap.term.sequences",
         "cuewrap.relay",  # the package of leader: it imports nothing
@@ -159,7 +159,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_import_graph_sees_lazy_imports() -> None:
     graph = import_graph()
     assert "cuewrap.doctor" in graph["cuewrap.cli"]  # imported inside main()
-    assert "cuewrap.args" in graph["cuewrap.session"]  # under TYPE_CHECKING
+    assert "cuewrap.args" in graph["cuewrap.wiring.session"]  # under TYPE_CHECKING
     assert "cuewrap.engine.wording" in graph["cuewrap.engine.waits"]  # from pkg import module
 
 
@@ -181,15 +181,69 @@ def test_no_import_circle() -> None:
     assert cycles(import_graph()) == []
 
 
-# The ground floor (docs/architecture.md): pure or terminal-level parts that import no other
-# part of cuewrap, so the session, the controller and the doctor can all build on them.
-GROUND_FLOOR = ("cuewrap.args", "cuewrap.config", "cuewrap.decisionlog", "cuewrap.engine")
-GROUND_FLOOR += ("cuewrap.facts", "cuewrap.host", "cuewrap.loop", "cuewrap.term")
-GROUND_FLOOR += ("cuewrap.states", "cuewrap.factbase", "cuewrap.records", "cuewrap.startup")
+# The floors of cuewrap (docs/architecture.md#floors), lowest first. A module imports only its
+# own floor or those below it: never a floor above, so no circle can form between packages. A
+# name is a package of cuewrap/ (all its modules), or "" for the top-level modules.
+FLOORS: tuple[frozenset[str], ...] = (
+    # the ground floor: pure or terminal-level parts that the session, the controller and the
+    # doctor all build on (the top-level modules but the entry; the engine; the byte filters)
+    frozenset({"", "engine", "term"}),
+    frozenset({"relay", "bridge", "screen", "generic", "tmux"}),  # sources and tmux
+    frozenset({"deliver", "sessions"}),  # effectors; what a session tells others
+    frozenset({"answer"}),  # answering Pi's dialogs (reads the screen, finds a session)
+    frozenset({"wiring"}),  # one session: built, run, torn down
+    frozenset({"configure"}),  # `cuewrap config` (its test notification builds a cue side)
+    frozenset({"doctor"}),  # `cuewrap doctor` (shows settings as the editor does)
+    frozenset({"entry"}),  # cli and __main__: parse, then hand over
+)
+ENTRY = frozenset({"cuewrap.cli", "cuewrap.__main__"})
+
+
+def _place(name: str) -> str:
+    """The floor's name for a module: its package under cuewrap/, "" or "entry"."""
+    if name in ENTRY:
+        return "entry"
+    parts = name.split(".")  # cuewrap, cuewrap.loop, cuewrap.engine, cuewrap.engine.step
+    if len(parts) > 2 or (len(parts) == 2 and (PACKAGE / parts[1]).is_dir()):
+        return parts[1]
+    return ""
+
+
+def _floor(name: str) -> int:
+    place = _place(name)
+    return next(i for i, floor in enumerate(FLOORS) if place in floor)
 
 
 def _ground(name: str) -> bool:
-    return name == "cuewrap" or any(name == g or name.startswith(f"{g}.") for g in GROUND_FLOOR)
+    return name == "cuewrap" or _floor(name) == 0
+
+
+def test_every_package_has_a_floor() -> None:
+    packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
+    placed = set().union(*FLOORS)
+    assert packages <= placed, f"give these a floor in FLOORS: {sorted(packages - placed)}"
+    assert placed - {"", "entry"} <= packages, sorted(placed - {"", "entry"} - packages)
+
+
+def upward_arrows(graph: dict[str, set[str]]) -> dict[str, list[str]]:
+    """Each module's imports of a floor above its own."""
+    upward = {
+        n: sorted(t for t in targets if _floor(t) > _floor(n)) for n, targets in graph.items()
+    }
+    return {name: targets for name, targets in upward.items() if targets}
+
+
+def test_no_module_imports_a_floor_above_its_own() -> None:
+    assert upward_arrows(import_graph()) == {}
+
+
+def test_upward_arrows_finds_one() -> None:
+    graph = {"cuewrap.loop": {"cuewrap.wiring.session"}, "cuewrap.wiring.session": {"cuewrap.loop"}}
+    assert upward_arrows(graph) == {"cuewrap.loop": ["cuewrap.wiring.session"]}
+    assert _floor("cuewrap.engine.reducer") == 0 == _floor("cuewrap.loop") == _floor("cuewrap")
+    assert _floor("cuewrap.tmux.side") < _floor("cuewrap.deliver.terminal")
+    assert _floor("cuewrap.wiring.session") < _floor("cuewrap.cli")
+    assert _floor("cuewrap.wiring") == _floor("cuewrap.wiring.controller")
 
 
 def test_ground_floor_imports_only_ground_floor() -> None:
@@ -254,8 +308,8 @@ def spawn_imports(tmp_path: Path, widest: bool = True) -> tuple[list[tuple[str, 
 def test_start_up_imports_stay_within_the_budget(tmp_path: Path) -> None:
     statements, loaded = spawn_imports(tmp_path)
     # the recorder saw the start-up path (else an empty record would pass)
-    assert ("cuewrap.relay.leader", "cuewrap.session") in statements
-    assert ("cuewrap.bridge.channel", "cuewrap.session") in statements  # Pi mode, bridge on
+    assert ("cuewrap.relay.leader", "cuewrap.wiring.session") in statements
+    assert ("cuewrap.bridge.channel", "cuewrap.wiring.session") in statements  # Pi mode, bridge on
     assert "tomllib" in loaded  # the config file was read
     ours = sorted({name for name, importer in statements if importer.startswith("cuewrap")})
     over = [name for name in ours if name not in SPAWN_BUDGET]
@@ -268,7 +322,7 @@ def test_the_usual_start_up_path_loads_neither_typing_nor_socket(tmp_path: Path)
     """No config file, no --log: the modules in NOT_ON_THE_USUAL_PATH are not loaded before Pi
     is spawned (the settings use cuewrap.records, the bridge's socket _socket)."""
     statements, loaded = spawn_imports(tmp_path, widest=False)
-    assert ("cuewrap.bridge.channel", "cuewrap.session") in statements  # Pi mode, bridge on
+    assert ("cuewrap.bridge.channel", "cuewrap.wiring.session") in statements  # Pi mode, bridge on
     assert "cuewrap.config" in loaded and "tomllib" not in loaded
     assert sorted(loaded & NOT_ON_THE_USUAL_PATH) == []
 
@@ -276,10 +330,11 @@ def test_the_usual_start_up_path_loads_neither_typing_nor_socket(tmp_path: Path)
 def test_the_relay_leaves_the_cue_side_for_after_the_first_frame() -> None:
     """What the session imports to start relaying while the child boots (docs/architecture.md,
     start-up) loads neither the cue side nor every fact: those are built after the child's
-    first frame (cuewrap/pending.py), so that they do not take the CPU from its boot."""
+    first frame (cuewrap/wiring/pending.py), so that they do not take the CPU from its boot."""
     code = (
         "import sys\n"
-        "import cuewrap.session, cuewrap.relay.relay, cuewrap.relay.inject, cuewrap.pending\n"
+        "import cuewrap.wiring.session, cuewrap.relay.relay, cuewrap.relay.inject\n"
+        "import cuewrap.wiring.pending\n"
         "import cuewrap.term.answers, cuewrap.term.focus, cuewrap.term.tracker\n"
         "print(' '.join(sorted(m for m in sys.modules if m.startswith('cuewrap'))))\n"
     )
@@ -289,6 +344,11 @@ def test_the_relay_leaves_the_cue_side_for_after_the_first_frame() -> None:
         ).stdout.split()
     )
     assert "cuewrap.relay.relay" in loaded and "cuewrap.factbase" in loaded  # it ran
-    later = {"cuewrap.facts", "cuewrap.controller", "cuewrap.cueside", "cuewrap.engine"}
+    later = {
+        "cuewrap.facts",
+        "cuewrap.wiring.controller",
+        "cuewrap.wiring.cueside",
+        "cuewrap.engine",
+    }
     later |= {"cuewrap.deliver", "cuewrap.bridge.server", "cuewrap.screen", "cuewrap.tmux"}
     assert sorted(loaded & later) == []

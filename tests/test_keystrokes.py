@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from cuewrap.keystrokes import KEY_WINDOW, KeyWindow
 from cuewrap.loop import Loop
+from cuewrap.wiring.keystrokes import KEY_WINDOW, KeyWindow
 
 pytestmark = pytest.mark.unit
 

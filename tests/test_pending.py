@@ -1,5 +1,5 @@
-"""The cue side built after the child's first frame (cuewrap/pending.py): what the relay told the
-stand-in meanwhile reaches the controller once it exists, in order, and nothing is lost; a
+"""The cue side built after the child's first frame (cuewrap/wiring/pending.py): what the relay
+told the stand-in meanwhile reaches the controller once it exists, in order, and nothing is lost; a
 decision that cannot wait builds it at once; a failed build leaves a plain passthrough."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from cuewrap.loop import Loop
-from cuewrap.pending import LATEST, PendingCueSide
 from cuewrap.relay.events import ChildExited, KeysRead
 from cuewrap.term.answers import TerminalAnswer
+from cuewrap.wiring.pending import LATEST, PendingCueSide
 from tests.waiting import absence_window, turning, wait_until
 
 pytestmark = pytest.mark.unit

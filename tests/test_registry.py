@@ -23,7 +23,7 @@ import pytest
 from launch import default_signals
 from waiting import wait_until
 
-from cuewrap import registry
+from cuewrap.sessions import registry
 
 pytestmark = pytest.mark.pty
 

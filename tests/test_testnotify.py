@@ -23,11 +23,11 @@ from waiting import turning, wait_until
 
 from cuewrap.config import Settings
 from cuewrap.configure.testnotify import test_notify as send_test
-from cuewrap.cueside import build_controller
 from cuewrap.decisionlog import DecisionLog
 from cuewrap.loop import Loop
 from cuewrap.term.focus import FocusReport
 from cuewrap.term.tracker import Bell
+from cuewrap.wiring.cueside import build_controller
 
 pytestmark = pytest.mark.desktop
 

@@ -24,7 +24,7 @@ def _socket_path(pid: int, env: Mapping[str, str]) -> str | None:
     """The control socket of the live session ``pid``: a socket of ours beside its entry."""
     import stat
 
-    from cuewrap.registry import directories, read_sessions
+    from cuewrap.sessions.registry import directories, read_sessions
 
     if not any(r.get("pid") == pid for r in read_sessions(env)):
         return None
@@ -40,7 +40,7 @@ def _socket_path(pid: int, env: Mapping[str, str]) -> str | None:
 
 
 def _by_token(token: str, env: Mapping[str, str]) -> int | None:
-    from cuewrap.registry import read_sessions
+    from cuewrap.sessions.registry import read_sessions
 
     for record in read_sessions(env):
         wait = record.get("wait")

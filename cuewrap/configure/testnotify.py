@@ -51,10 +51,10 @@ def test_notify(
     wait: float = WAIT,
 ) -> str:
     """Send it; ``write`` takes the terminal's bytes (the editor writes them raw)."""
-    from cuewrap.cueside import tmux_side
     from cuewrap.deliver.delivery import build_delivery
     from cuewrap.loop import Loop
-    from cuewrap.publish import Where
+    from cuewrap.sessions.publish import Where
+    from cuewrap.wiring.cueside import tmux_side
 
     loop = Loop()
     kept = KeptLog(log)

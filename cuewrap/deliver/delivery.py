@@ -41,7 +41,8 @@ if TYPE_CHECKING:
     from cuewrap.config import Settings
     from cuewrap.deliver.keepawake import Inhibitor
     from cuewrap.deliver.plan import Answers, Plan
-    from cuewrap.deliver.terminal import Choice, Live, TmuxInfo
+    from cuewrap.deliver.terminal import Choice
+    from cuewrap.tmux.view import Live, TmuxInfo
 
 
 class Answering(Protocol):

@@ -56,22 +56,11 @@ from cuewrap.term.sequences import (
     tmux_passthrough,
 )
 from cuewrap.tmux.command import older_than_3_3, passthrough_allowed, run_blocking
+from cuewrap.tmux.view import Live, TmuxInfo
 
 TerminalProtocol = Literal["osc777", "osc9", "osc99", "off"]
 Shows = Literal["yes", "no", "maybe"]
 PROTOCOLS: tuple[TerminalProtocol, ...] = ("osc777", "osc9", "osc99", "off")
-
-
-@dataclass(frozen=True)
-class TmuxInfo:
-    """What tmux says about the pane cuewrap runs in and the client looking at it."""
-
-    # effective allow-passthrough of the pane: "on" | "all" | "off";
-    # None: tmux older than 3.3, which has no such option and always passes DCS through
-    allow_passthrough: str | None
-    client_termname: str = ""  # the outer terminal's TERM
-    client_termtype: str = ""  # the outer terminal's XTVERSION answer, e.g. "kitty(0.35.2)"
-    version: str = ""
 
 
 @dataclass(frozen=True)
@@ -211,17 +200,6 @@ def detect_terminal_protocol(
         "(enable with: tmux set -g allow-passthrough on)",
         terminal,
     )
-
-
-@dataclass(frozen=True)
-class Live:
-    """What tmux says about Pi's pane now, read at a delivery (``cuewrap.tmux``'s fresh view):
-    ``allow-passthrough``, tmux's version and the terminal of the client that shows the pane
-    (in ``info``), and whether any client shows Pi's window (tmux drops a hidden pane's
-    passthrough)."""
-
-    info: TmuxInfo
-    shown: bool
 
 
 NOT_SHOWN = "Pi's window is not shown: tmux would drop it"

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from cuewrap.config import Settings
 from cuewrap.deliver.desktop import desktop_available
 from cuewrap.deliver.terminal import Choice
-from cuewrap.presets import choose
+from cuewrap.generic.presets import choose
 from cuewrap.term.notices import NOTICE_PROTOCOLS
 
 _NAMES = {"osc9": "OSC 9", "osc777": "OSC 777", "osc99": "OSC 99"}

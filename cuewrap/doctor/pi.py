@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from cuewrap.doctor.pi_install import PiInstall, find_pi, node_problem
 from cuewrap.engine.pi_support import FULL_SINCE, describe, features_of, summaries
-from cuewrap.pi_install import PiInstall, find_pi, node_problem
 
 INSTALL_HINT = "npm install -g @earendil-works/pi-coding-agent"
 

@@ -27,7 +27,6 @@ from cuewrap.deliver.plan import Answers, Plan, make_plan
 from cuewrap.deliver.terminal import (
     TERMINAL_RULES,
     Choice,
-    TmuxInfo,
     detect_terminal_protocol,
     identify_terminal,
     query_tmux,
@@ -37,6 +36,7 @@ from cuewrap.doctor.terminfo import terminfo_facts
 from cuewrap.host import is_tty, term_allows_cues
 from cuewrap.term import sequences as seq
 from cuewrap.tmux.command import run_blocking
+from cuewrap.tmux.view import TmuxInfo
 
 # environment markers shown in the report: those the detection reads, and a few more
 _MARKERS = tuple(
@@ -187,7 +187,7 @@ def report(
     program = "Pi"  # what the title marks go before: Pi, or the generic-mode program
     if command:
         from cuewrap.doctor.generic import generic_lines
-        from cuewrap.presets import choose
+        from cuewrap.generic.presets import choose
 
         lines += ["", *generic_lines(command, settings, env, choice)]
         if os.path.basename(command[0]) != "pi":

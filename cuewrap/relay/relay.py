@@ -17,7 +17,7 @@ in the ``Injector``; the relay tells it after each chunk whether the output stre
 escape sequences and UTF-8 characters, the point where they may be written.
 
 Collaborators (the byte filters, the injector, the sink, the screen gate) are given at
-construction; ``session.py`` wires them.
+construction; ``wiring/session.py`` wires them.
 
 While the child streams (and nothing was typed in the last ``ECHO_WINDOW``), its output is left
 to gather in the PTY for ``GATHER`` between relays: one wake-up per screen frame instead of one
@@ -80,7 +80,7 @@ _KEYSTROKE = KeysRead()  # an immutable value: one instance for every read of ty
 
 class OutputTap(Protocol):
     """Sees every output chunk and every new size: the screen source's gate (Pi mode) or
-    the output watch (generic mode, ``activity.py``)."""
+    the output watch (generic mode, ``generic/activity.py``)."""
 
     def feed(self, data: bytes) -> None: ...
     def resize(self, *, rows: int, cols: int) -> None: ...

@@ -30,10 +30,8 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
-from cuewrap.deliver import DeliveryState
-from cuewrap.deliver.terminal import Live, TmuxInfo
 from cuewrap.loop import Loop, Timer
 from cuewrap.term.sequences import BEL
 from cuewrap.tmux.control import ControlClient, Kind, run_tmux
@@ -42,9 +40,11 @@ from cuewrap.tmux.view import (
     CLIENT_FORMAT,
     PANE_FORMAT,
     FocusState,
+    Live,
     Merged,
     PaneView,
     PresenceMerge,
+    TmuxInfo,
     parse_view,
 )
 from cuewrap.workers import Reaper
@@ -77,7 +77,10 @@ STEADY = 10.0  # a control client that lived this long starts the restart count 
 # user's view of whatever they were watching for as long as they did not type.
 MESSAGE_MS = 4000
 
-RecordDelivery = Callable[[int, str, DeliveryState, str], None]  # (cue id, channel, state, reason)
+#: The states of the delivery records tmux's own messages and flags go through: a subset of
+#: ``cuewrap.deliver.DeliveryState``, so the session's ``Delivery.record`` takes them.
+TmuxState = Literal["requested", "delivered", "failed", "dropped-ineligible", "off", "waiting"]
+RecordDelivery = Callable[[int, str, TmuxState, str], None]  # (cue id, channel, state, reason)
 
 
 class TmuxSide:
@@ -349,7 +352,7 @@ class TmuxSide:
         cue, where = n.cue_id, ", ".join(clients)
 
         def done(status: int | None, out: str) -> None:
-            state: DeliveryState = "delivered" if status == 0 else "failed"
+            state: TmuxState = "delivered" if status == 0 else "failed"
             self.record(cue, "tmux", state, f"status-line message on {where}")
 
         if not run_tmux(self.loop, self._reaper, self.env, args, done):

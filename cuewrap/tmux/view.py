@@ -22,6 +22,30 @@ from typing import Literal
 
 from cuewrap.tmux.command import passthrough_allowed
 
+
+@dataclass(frozen=True)
+class TmuxInfo:
+    """What tmux says about the pane cuewrap runs in and the client looking at it."""
+
+    # effective allow-passthrough of the pane: "on" | "all" | "off";
+    # None: tmux older than 3.3, which has no such option and always passes DCS through
+    allow_passthrough: str | None
+    client_termname: str = ""  # the outer terminal's TERM
+    client_termtype: str = ""  # the outer terminal's XTVERSION answer, e.g. "kitty(0.35.2)"
+    version: str = ""
+
+
+@dataclass(frozen=True)
+class Live:
+    """What tmux says about Pi's pane now, read at a delivery (this module's fresh view):
+    ``allow-passthrough``, tmux's version and the terminal of the client that shows the pane
+    (in ``info``), and whether any client shows Pi's window (tmux drops a hidden pane's
+    passthrough)."""
+
+    info: TmuxInfo
+    shown: bool
+
+
 # What cuewrap asks (one display-message for the pane, one list-clients); tab-separated.
 PANE_FORMAT = "\t".join(
     (

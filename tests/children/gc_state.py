@@ -11,8 +11,9 @@ import gc
 import sys
 from collections.abc import Callable
 
-from cuewrap import cli, session
+from cuewrap import cli
 from cuewrap.relay import relay
+from cuewrap.wiring import session
 
 seen: list[tuple[str, bool]] = []
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cuewrap.args import err
-from cuewrap.registry import read_sessions
+from cuewrap.sessions.registry import read_sessions
 from cuewrap.states import URGENCY
 
 if TYPE_CHECKING:

@@ -62,18 +62,18 @@ from cuewrap.term.notices import ChildNotification
 from cuewrap.term.tracker import TitleChange
 
 if TYPE_CHECKING:
-    from cuewrap.activity import OutputWatch
     from cuewrap.answer.answerer import Answerer
     from cuewrap.answer.control import ControlServer
     from cuewrap.bridge.server import BridgeServer
     from cuewrap.config import Settings
     from cuewrap.deliver.delivery import Delivery
-    from cuewrap.keystrokes import KeyWindow
-    from cuewrap.publish import Publisher
+    from cuewrap.generic.activity import OutputWatch
     from cuewrap.relay.relay import OutputTap
     from cuewrap.screen.gate import ScreenGate
+    from cuewrap.sessions.publish import Publisher
     from cuewrap.term.notices import NoticeProtocol
     from cuewrap.tmux.side import TmuxSide
+    from cuewrap.wiring.keystrokes import KeyWindow
     from cuewrap.workers import Reaper
 
 
@@ -405,7 +405,7 @@ class Controller:
         return self.state.bridge_live or "osc7501" in self.state.trusted
 
     def _publish(self, before: EngineState) -> None:
-        """The session's state for the overview: only what changed goes out (publish.py)."""
+        """The session's state for the overview: only what changed goes out (sessions.publish)."""
         s = self.state
         mark = s.mark_shown if self.settings.notify.title_marks else None
         changes = glance.changes(before, s)

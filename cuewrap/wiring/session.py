@@ -3,7 +3,7 @@
 This is where the parts are wired: settings, the decision log and the loop; the bridge channel
 and the child's environment before the spawn; then, while the child boots, the host terminal's
 modes and the ``Relay``; the ``Controller`` with the cue side's parts
-(``cueside.build_controller``) once the child has drawn its first frame (``pending.py``: not
+(``cueside.build_controller``) once the child has drawn its first frame (``wiring/pending.py``: not
 competing with the child's boot for the CPU), given to the relay.
 
 ``Session.run`` is the exit-path owner: whatever happens (child exit, child killed, a signal to
@@ -25,13 +25,13 @@ if TYPE_CHECKING:
 
     from cuewrap.args import Args
     from cuewrap.bridge.channel import Channel
-    from cuewrap.controller import Controller
-    from cuewrap.pending import PendingCueSide
     from cuewrap.relay.inject import Injector
     from cuewrap.relay.leader import LedChild
     from cuewrap.relay.relay import Relay, Sink
     from cuewrap.term.focus import FocusFilter
     from cuewrap.term.tracker import OutputTracker
+    from cuewrap.wiring.controller import Controller
+    from cuewrap.wiring.pending import PendingCueSide
 
 
 FINISH_GRACE = 3.0  # seconds to let a last desktop notification (the exited cue) complete
@@ -193,10 +193,10 @@ class Session:
         self, channel: Channel | None, child_pid: int, injector: Injector
     ) -> PendingCueSide | None:
         """The cue side's stand-in in the relay: it builds the cue side once the child has
-        drawn its first frame (``cuewrap/pending.py``). None without cues."""
+        drawn its first frame (``cuewrap/wiring/pending.py``). None without cues."""
         if not self.guard:
             return None
-        from cuewrap.pending import PendingCueSide
+        from cuewrap.wiring.pending import PendingCueSide
 
         def build() -> Controller | None:
             return self._start_controller(channel, child_pid, injector)
@@ -209,7 +209,7 @@ class Session:
         if not self.guard:
             return None
         try:
-            from cuewrap.cueside import build_controller
+            from cuewrap.wiring.cueside import build_controller
 
             self.controller = build_controller(
                 self.loop,
@@ -227,7 +227,7 @@ class Session:
             )
             self.events_fd = None  # the controller's now
             if "build:wired" in self.env.get("CUEWRAP_DEBUG_FAULT", ""):
-                from cuewrap._faults import fail_before
+                from cuewrap.wiring._faults import fail_before
 
                 fail_before("wired", self.env)
             if self.relay is not None:  # docs/design.md#unseen-output
@@ -285,7 +285,7 @@ class Session:
         sink = controller.relay_event if controller is not None else None
         faults = set(filter(None, self.env.get("CUEWRAP_DEBUG_FAULT", "").split(",")))
         if faults:
-            from cuewrap import _faults as fault
+            from cuewrap.wiring import _faults as fault
 
             if "focus" in faults:
                 focus_cls = fault.RaisingFocus
@@ -323,7 +323,7 @@ class Session:
     def _content_only(self) -> bool:
         """Generic mode: the program's preset says it writes no title, notification or status
         report of its own (aider): any in its output is content (docs/terminal-guard.md)."""
-        from cuewrap.presets import content_only
+        from cuewrap.generic.presets import content_only
 
         return bool(self.args.command) and content_only(
             self.args.command[0], self.settings.generic.preset

@@ -30,14 +30,14 @@ if TYPE_CHECKING:
     from cuewrap.bridge.channel import Channel
     from cuewrap.bridge.server import BridgeServer
     from cuewrap.config import Settings
-    from cuewrap.controller import Controller
     from cuewrap.deliver.delivery import Delivery
     from cuewrap.engine import EngineConfig, Event
     from cuewrap.engine.effects import Eligibility
-    from cuewrap.presets import Preset
-    from cuewrap.publish import Publisher
+    from cuewrap.generic.presets import Preset
+    from cuewrap.sessions.publish import Publisher
     from cuewrap.tmux.side import TmuxSide
     from cuewrap.tmux.view import Merged
+    from cuewrap.wiring.controller import Controller
     from cuewrap.workers import Reaper
 
 
@@ -95,10 +95,10 @@ def build_controller(
     while the child boots) and handed to it. Pi mode: the bridge server on ``channel`` and the
     screen gate; generic mode: the preset for ``command`` and the output watch; inside tmux:
     the tmux side and its reaper."""
-    from cuewrap.controller import Controller, Parts
     from cuewrap.deliver.delivery import build_delivery
-    from cuewrap.keystrokes import KeyWindow
-    from cuewrap.publish import Publisher
+    from cuewrap.sessions.publish import Publisher
+    from cuewrap.wiring.controller import Controller, Parts
+    from cuewrap.wiring.keystrokes import KeyWindow
 
     env = dict(env)
     to = _ToController()
@@ -106,7 +106,7 @@ def build_controller(
     preset: Preset | None = None  # generic mode: what the program's signals mean
     preset_why = ""
     if not pi_mode:
-        from cuewrap.presets import choose
+        from cuewrap.generic.presets import choose
 
         preset, preset_why = choose(command, settings.generic.preset)
     # every part built is closed again if a later one fails (the session then runs without
@@ -147,7 +147,7 @@ def build_controller(
         delivery.where = {"pid": where.pid, "tmux_pane": where.tmux_pane, "tty": where.tty}
         parts = Parts(delivery, publisher, keys, bridge)
         if preset is not None:
-            from cuewrap.activity import OutputWatch
+            from cuewrap.generic.activity import OutputWatch
 
             fault("activity")
             parts.activity = activity = OutputWatch(
@@ -200,10 +200,10 @@ def build_controller(
 
 def _fault_hook(env: Mapping[str, str]) -> Callable[[str], None]:
     """``CUEWRAP_DEBUG_FAULT=build:<part>``: the build fails right before that part (tests
-    of closing what was built; cuewrap._faults)."""
+    of closing what was built; cuewrap.wiring._faults)."""
     if "build:" not in env.get("CUEWRAP_DEBUG_FAULT", ""):
         return lambda part: None
-    from cuewrap._faults import fail_before
+    from cuewrap.wiring._faults import fail_before
 
     return lambda part: fail_before(part, env)
 
@@ -249,7 +249,7 @@ def _answering(
     from cuewrap.answer.answerer import Answerer, pi_keys
     from cuewrap.answer.control import ControlServer
     from cuewrap.answer.screen import OutputRing
-    from cuewrap.registry import own_directory
+    from cuewrap.sessions.registry import own_directory
 
     answerer = Answerer(
         loop,

@@ -29,11 +29,11 @@ from cuewrap.loop import Loop, Timer
 from cuewrap.term import sequences as seq
 
 if TYPE_CHECKING:
-    from cuewrap.controller import Controller
     from cuewrap.relay.events import RelayEvent
     from cuewrap.relay.relay import OutputTap, Sink
     from cuewrap.term.answers import TerminalAnswer
     from cuewrap.term.notices import NoticeProtocol
+    from cuewrap.wiring.controller import Controller
 
 QUIET = 0.05  # seconds without output after some output: the child has drawn
 LATEST = 1.0  # seconds after the start: built even if the child is silent or never pauses

@@ -33,6 +33,6 @@ class RaisingTracker(OutputTracker):
 
 def fail_before(part: str, env: Mapping[str, str]) -> None:
     """``CUEWRAP_DEBUG_FAULT=build:<part>``: the cue side's build fails right before ``part``
-    (cuewrap.cueside), to prove that what was built before is closed again."""
+    (cuewrap.wiring.cueside), to prove that what was built before is closed again."""
     if f"build:{part}" in env.get("CUEWRAP_DEBUG_FAULT", "").split(","):
         raise Fault(f"injected fault before {part}")

@@ -23,7 +23,7 @@ from typing import Any
 
 from cuewrap.engine.glance import Glance
 from cuewrap.loop import Loop
-from cuewrap.registry import Entry, own_directory, read_sessions
+from cuewrap.sessions.registry import Entry, own_directory, read_sessions
 from cuewrap.states import EXITED, URGENCY
 from cuewrap.tmux.command import socket_of
 from cuewrap.tmux.control import run_tmux
