@@ -68,58 +68,136 @@ def _why(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:300]
 
 
+class Fatal(Exception):
+    """The worker cannot go on; ``str`` is the reason it reports before it exits."""
+
+
 def main() -> int:
     try:
-        from jeepney import DBusAddress, HeaderFields, MatchRule, MessageType, new_method_call
-        from jeepney.bus_messages import message_bus
+        worker = Worker(_connect())
+    except Fatal as exc:
+        _emit({"fatal": str(exc)})
+        return 1
+    _emit({"ready": True, "actions": worker.actions})
+    try:
+        return worker.serve()
+    except Fatal as exc:
+        _emit({"fatal": str(exc)})
+        return 1
+
+
+def _connect() -> Any:
+    """A connection to the session bus (its address guessed from ``XDG_RUNTIME_DIR`` where
+    ``DBUS_SESSION_BUS_ADDRESS`` is unset), or ``Fatal``."""
+    try:
         from jeepney.io.blocking import open_dbus_connection
     except Exception as exc:
-        _emit({"fatal": f"jeepney unavailable: {_why(exc)}"})
-        return 1
+        raise Fatal(f"jeepney unavailable: {_why(exc)}") from None
     if not os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
         runtime = os.environ.get("XDG_RUNTIME_DIR", "")
         if runtime and os.path.exists(os.path.join(runtime, "bus")):
             os.environ["DBUS_SESSION_BUS_ADDRESS"] = f"unix:path={runtime}/bus"
     try:
-        conn = open_dbus_connection(bus="SESSION", auth_timeout=1.0)
+        return open_dbus_connection(bus="SESSION", auth_timeout=1.0)
     except KeyError:
-        _emit({"fatal": "no session bus (DBUS_SESSION_BUS_ADDRESS is not set)"})
-        return 1
+        raise Fatal("no session bus (DBUS_SESSION_BUS_ADDRESS is not set)") from None
     except Exception as exc:
-        _emit({"fatal": f"cannot reach the session bus: {_why(exc)}"})
-        return 1
-    target = DBusAddress(PATH, bus_name=IFACE, interface=IFACE)
-    try:
-        rule = MatchRule(type="signal", interface=IFACE, path=PATH)
-        conn.send_and_get_reply(message_bus.AddMatch(rule), timeout=REPLY_TIMEOUT)
-        caps_reply = conn.send_and_get_reply(
-            new_method_call(target, "GetCapabilities"), timeout=REPLY_TIMEOUT
-        )
-    except Exception as exc:
-        _emit({"fatal": f"the notification service did not answer: {_why(exc)}"})
-        return 1
-    if caps_reply.header.message_type == MessageType.error:
-        name = caps_reply.header.fields.get(HeaderFields.error_name, "error")
-        _emit({"fatal": f"{name}"[:300]})
-        return 1
-    caps = list(caps_reply.body[0]) if caps_reply.body else []
-    actions = "actions" in caps
-    # a server with body-markup reads '<', '>' and '&' in the body as markup (bold, links):
-    # the body is plain text (a summary may hold any of them), so they are escaped for it
-    markup = "body-markup" in caps
-    _emit({"ready": True, "actions": actions})
+        raise Fatal(f"cannot reach the session bus: {_why(exc)}") from None
 
-    pending: dict[int, tuple[float, dict[str, Any]]] = {}  # serial -> (deadline, request)
 
-    def call(request: dict[str, Any]) -> None:
+class Worker:
+    """The notification service over one bus connection: its signals subscribed and its
+    capabilities read at construction (or ``Fatal``), then ``serve`` until stdin ends."""
+
+    def __init__(self, conn: Any) -> None:
+        from jeepney import DBusAddress, HeaderFields, MatchRule, MessageType, new_method_call
+        from jeepney.bus_messages import message_bus
+
+        self.conn = conn
+        self.target = DBusAddress(PATH, bus_name=IFACE, interface=IFACE)
+        try:
+            rule = MatchRule(type="signal", interface=IFACE, path=PATH)
+            conn.send_and_get_reply(message_bus.AddMatch(rule), timeout=REPLY_TIMEOUT)
+            caps_reply = conn.send_and_get_reply(
+                new_method_call(self.target, "GetCapabilities"), timeout=REPLY_TIMEOUT
+            )
+        except Exception as exc:
+            raise Fatal(f"the notification service did not answer: {_why(exc)}") from None
+        if caps_reply.header.message_type == MessageType.error:
+            name = caps_reply.header.fields.get(HeaderFields.error_name, "error")
+            raise Fatal(f"{name}"[:300])
+        caps = list(caps_reply.body[0]) if caps_reply.body else []
+        self.actions = "actions" in caps
+        # a server with body-markup reads '<', '>' and '&' in the body as markup (bold,
+        # links): the body is plain text (a summary may hold any of them), so it is escaped
+        self.markup = "body-markup" in caps
+        self.pending: dict[int, tuple[float, dict[str, Any]]] = {}  # serial -> (deadline, req)
+
+    def serve(self) -> int:
+        """One select loop over stdin and the bus until stdin ends (0) or the bus goes away
+        (``Fatal``)."""
+        sel = selectors.DefaultSelector()
+        sel.register(0, selectors.EVENT_READ, "stdin")
+        sel.register(self.conn.sock, selectors.EVENT_READ, "bus")
+        buf = b""
+        while True:
+            self._receive()
+            timeout = self._expire(time.monotonic())
+            for key, _ in sel.select(timeout):
+                if key.data != "stdin":
+                    continue
+                data = os.read(0, 65536)
+                if not data:
+                    return 0  # cuewrap is gone or done: our notifications stay as they are
+                buf = self._requests(buf + data)
+
+    def _receive(self) -> None:
+        """What jeepney already has buffered, or can read now."""
+        while True:
+            try:
+                self._on_message(self.conn.receive(timeout=0))
+            except TimeoutError:
+                return
+            except Exception as exc:
+                raise Fatal(f"the session bus went away: {_why(exc)}") from None
+
+    def _expire(self, now: float) -> float | None:
+        """Calls without a reply in time fail; how long until the next one's deadline."""
+        for serial, (deadline, request) in list(self.pending.items()):
+            if now >= deadline:
+                del self.pending[serial]
+                _reply(request, "failed", reason="the notification service did not answer")
+        timeout = min((d for d, _ in self.pending.values()), default=None)
+        return None if timeout is None else max(0.0, timeout - now)
+
+    def _requests(self, buf: bytes) -> bytes:
+        """Each whole line of ``buf`` a request (a line that is not a JSON object is
+        dropped); the unfinished rest."""
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            try:
+                request = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(request, dict):
+                try:
+                    self._call(request)
+                except Exception as exc:
+                    _reply(request, "failed", reason=_why(exc))
+        return buf
+
+    def _call(self, request: dict[str, Any]) -> None:
+        from jeepney import new_method_call
+
         op = request.get("op")
         if op == "notify":
             hints = {
                 "urgency": ("y", int(request.get("urgency", 1))),
                 "suppress-sound": ("b", True),
             }
+            body = str(request["body"])
             msg = new_method_call(
-                target,
+                self.target,
                 "Notify",
                 "susssasa{sv}i",
                 (
@@ -127,36 +205,35 @@ def main() -> int:
                     int(request.get("replaces", 0)),
                     "",
                     str(request["title"]),
-                    _escape(str(request["body"])) if markup else str(request["body"]),
-                    ACTION + _extra_actions(request) if actions else [],
+                    _escape(body) if self.markup else body,
+                    ACTION + _extra_actions(request) if self.actions else [],
                     hints,
                     -1,
                 ),
             )
         elif op == "close":
-            msg = new_method_call(target, "CloseNotification", "u", (int(request["id"]),))
+            msg = new_method_call(self.target, "CloseNotification", "u", (int(request["id"]),))
         else:
             return
-        serial = next(conn.outgoing_serial)
-        conn.send(msg, serial=serial)
-        pending[serial] = (time.monotonic() + REPLY_TIMEOUT, request)
+        serial = next(self.conn.outgoing_serial)
+        self.conn.send(msg, serial=serial)
+        self.pending[serial] = (time.monotonic() + REPLY_TIMEOUT, request)
 
-    def reply(request: dict[str, Any], state: str, **more: object) -> None:
-        _emit({"cue": request.get("cue"), "op": request.get("op"), "state": state, **more})
+    def _on_message(self, msg: Any) -> None:
+        from jeepney import HeaderFields, MessageType
 
-    def on_message(msg: Any) -> None:
         hdr = msg.header
         serial = hdr.fields.get(HeaderFields.reply_serial)
-        if serial in pending:
-            _, request = pending.pop(serial)
+        if serial in self.pending:
+            _, request = self.pending.pop(serial)
             if hdr.message_type == MessageType.error:
                 name = hdr.fields.get(HeaderFields.error_name, "error")
                 detail = msg.body[0] if msg.body else ""
-                reply(request, "failed", reason=f"{name}: {detail}"[:300])
+                _reply(request, "failed", reason=f"{name}: {detail}"[:300])
             elif request["op"] == "notify":
-                reply(request, "delivered", id=int(msg.body[0]), reason="")
+                _reply(request, "delivered", id=int(msg.body[0]), reason="")
             else:
-                reply(request, "withdrawn", reason="CloseNotification")
+                _reply(request, "withdrawn", reason="CloseNotification")
             return
         if hdr.message_type != MessageType.signal:
             return
@@ -169,44 +246,9 @@ def main() -> int:
         elif member == "NotificationClosed" and len(msg.body) >= 2:
             _emit({"event": "closed", "id": int(msg.body[0]), "reason": int(msg.body[1])})
 
-    sel = selectors.DefaultSelector()
-    sel.register(0, selectors.EVENT_READ, "stdin")
-    sel.register(conn.sock, selectors.EVENT_READ, "bus")
-    buf = b""
-    while True:
-        while True:  # what jeepney already has buffered, or can read now
-            try:
-                on_message(conn.receive(timeout=0))
-            except TimeoutError:
-                break
-            except Exception as exc:
-                _emit({"fatal": f"the session bus went away: {_why(exc)}"})
-                return 1
-        now = time.monotonic()
-        for serial, (deadline, request) in list(pending.items()):
-            if now >= deadline:
-                del pending[serial]
-                reply(request, "failed", reason="the notification service did not answer")
-        timeout = min((d for d, _ in pending.values()), default=None)
-        events = sel.select(None if timeout is None else max(0.0, timeout - now))
-        for key, _ in events:
-            if key.data != "stdin":
-                continue
-            data = os.read(0, 65536)
-            if not data:
-                return 0  # cuewrap is gone or done: our notifications stay as they are
-            buf += data
-            while b"\n" in buf:
-                line, buf = buf.split(b"\n", 1)
-                try:
-                    request = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(request, dict):
-                    try:
-                        call(request)
-                    except Exception as exc:
-                        reply(request, "failed", reason=_why(exc))
+
+def _reply(request: dict[str, Any], state: str, **more: object) -> None:
+    _emit({"cue": request.get("cue"), "op": request.get("op"), "state": state, **more})
 
 
 def lead_back() -> str:
