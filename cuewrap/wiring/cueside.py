@@ -33,11 +33,13 @@ if TYPE_CHECKING:
     from cuewrap.deliver.delivery import Delivery
     from cuewrap.engine import EngineConfig, Event
     from cuewrap.engine.effects import Eligibility
+    from cuewrap.generic.activity import OutputWatch
     from cuewrap.generic.presets import Preset
+    from cuewrap.screen.gate import ScreenGate
     from cuewrap.sessions.publish import Publisher
     from cuewrap.tmux.side import TmuxSide
     from cuewrap.tmux.view import Merged
-    from cuewrap.wiring.controller import Controller
+    from cuewrap.wiring.controller import Controller, Parts
     from cuewrap.workers import Reaper
 
 
@@ -126,12 +128,7 @@ def build_controller(
         bridge = _bridge(loop, log, channel, child_pid, to) if channel is not None else None
         if bridge is not None:
             built.callback(bridge.close)
-        choice = delivery.terminal_choice
-        # the child's notifications the host terminal shows as they are (not through tmux)
-        native = choice.protocol if not choice.tmux_passthrough else "off"
-        # a channel to re-emit it: inside tmux there always is (a status-line message), and
-        # a raw notification from a pane never gets through tmux anyway
-        reemit = choice.protocol != "off" or delivery.desktop_on or in_tmux
+        native, reemit = _child_notices(delivery, in_tmux)
         config = engine_config(settings, preset, reemit, frozenset({native}) - {"off"})
         fault("publisher")
         publisher = Publisher(
@@ -147,13 +144,8 @@ def build_controller(
         delivery.where = {"pid": where.pid, "tmux_pane": where.tmux_pane, "tty": where.tty}
         parts = Parts(delivery, publisher, keys, bridge)
         if preset is not None:
-            from cuewrap.generic.activity import OutputWatch
-
             fault("activity")
-            parts.activity = activity = OutputWatch(
-                loop, settings.generic.quiet_after, to.child_fact
-            )
-            built.callback(activity.close)
+            parts.activity = _output_watch(loop, settings, log, to, built)
             log.write(
                 "generic",
                 preset=preset.name,
@@ -164,13 +156,8 @@ def build_controller(
                 reemit=reemit,
             )
         if pi_mode:
-            from cuewrap.screen.gate import ScreenGate
-
             fault("screen")
-            parts.screen = screen = ScreenGate(
-                loop, *size, stronger_live=to.stronger_live, on_fact=to.fact, log=log
-            )
-            built.callback(screen.close)
+            parts.screen = screen = _screen_gate(loop, log, size, to, built)
             channel_key = channel.token if channel is not None else ""
             if bridge is not None and channel_key:
                 fault("answer")
@@ -180,22 +167,78 @@ def build_controller(
                 screen.ring = parts.answerer.ring
         if in_tmux:
             fault("tmux")
-            side, parts.reaper = tmux_side(
-                loop, settings, log, env, delivery, inject,
-                on_presence=to.presence, is_eligible=to.eligible, built=built,
-            )  # fmt: skip
-            if side is not None:
-                parts.tmux = side
-                publisher.start_tmux(
-                    parts.reaper, lambda: side.view.window_id if side.view else None
-                )
-                side.refresh(lambda view: publisher.refresh())  # its window, once tmux says
+            _tmux_parts(loop, settings, log, env, delivery, inject, publisher, parts, to, built)
         fault("controller")
         controller = to.controller = Controller(
             loop, settings, log, env, config=config, parts=parts, pi_mode=pi_mode
         )
         built.pop_all()  # the controller's now
     return controller
+
+
+def _child_notices(delivery: Delivery, in_tmux: bool) -> tuple[str, bool]:
+    """The child's own notifications: the protocol the host terminal shows as they are (not
+    through tmux; "off" where none), and whether cuewrap has a channel to re-emit them
+    (inside tmux there always is, a status-line message, and a raw notification from a pane
+    never gets through tmux anyway)."""
+    choice = delivery.terminal_choice
+    native = choice.protocol if not choice.tmux_passthrough else "off"
+    return native, choice.protocol != "off" or delivery.desktop_on or in_tmux
+
+
+def _output_watch(
+    loop: Loop,
+    settings: Settings,
+    log: DecisionLog,
+    to: _ToController,
+    built: contextlib.ExitStack,
+) -> OutputWatch:
+    """Generic mode: the child's output activity and quiet, as facts."""
+    from cuewrap.generic.activity import OutputWatch
+
+    watch = OutputWatch(loop, settings.generic.quiet_after, to.child_fact)
+    built.callback(watch.close)
+    return watch
+
+
+def _screen_gate(
+    loop: Loop,
+    log: DecisionLog,
+    size: tuple[int, int],
+    to: _ToController,
+    built: contextlib.ExitStack,
+) -> ScreenGate:
+    """Pi mode: the screen source, started only while no stronger source is live."""
+    from cuewrap.screen.gate import ScreenGate
+
+    gate = ScreenGate(loop, *size, stronger_live=to.stronger_live, on_fact=to.fact, log=log)
+    built.callback(gate.close)
+    return gate
+
+
+def _tmux_parts(
+    loop: Loop,
+    settings: Settings,
+    log: DecisionLog,
+    env: Mapping[str, str],
+    delivery: Delivery,
+    inject: Callable[[bytes], None],
+    publisher: Publisher,
+    parts: Parts,
+    to: _ToController,
+    built: contextlib.ExitStack,
+) -> None:
+    """Inside tmux: the tmux side and its reaper in ``parts``; the publisher told the window
+    (the window option), once tmux says which it is."""
+    side, parts.reaper = tmux_side(
+        loop, settings, log, env, delivery, inject,
+        on_presence=to.presence, is_eligible=to.eligible, built=built,
+    )  # fmt: skip
+    if side is None:
+        return
+    parts.tmux = side
+    publisher.start_tmux(parts.reaper, lambda: side.view.window_id if side.view else None)
+    side.refresh(lambda view: publisher.refresh())
 
 
 def _fault_hook(env: Mapping[str, str]) -> Callable[[str], None]:
