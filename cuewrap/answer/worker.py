@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
 from typing import Any
 
-from cuewrap.screen.worker import HEADER, parse_size
+from cuewrap.screen.worker import HEADER, parse_size, serve
 
 DATA, SIZE, QUERY = b"D", b"S", b"Q"
 MAX_PAYLOAD = 1 << 22
@@ -63,16 +62,7 @@ def run(in_fd: int, out_fd: int, cols: int, rows: int) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    try:
-        cols, rows = parse_size(" ".join(args[:2]).encode("ascii"))
-    except ValueError:
-        return 2
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        return run(0, 1, cols, rows)
-    except (BrokenPipeError, KeyboardInterrupt):
-        return 0
+    return serve(run, argv)
 
 
 if __name__ == "__main__":

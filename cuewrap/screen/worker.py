@@ -42,7 +42,7 @@ import signal
 import struct
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from cuewrap.screen import pi_screen
@@ -287,16 +287,26 @@ def run(in_fd: int, out_fd: int, cols: int, rows: int) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    return serve(run, argv, nice=10)  # a heuristic may lag; the relay and Pi may not
+
+
+def serve(
+    run: Callable[[int, int, int, int], int], argv: list[str] | None, *, nice: int = 0
+) -> int:
+    """A screen worker's process: ``COLS ROWS`` from its argv (2 when they are not a size),
+    Ctrl-C ignored (it is the user's, for Pi), ``nice`` added, then ``run(stdin, stdout,
+    cols, rows)`` until its input ends; the parent gone counts as an end."""
     args = sys.argv[1:] if argv is None else argv
     try:
         cols, rows = parse_size(" ".join(args[:2]).encode("ascii"))
     except ValueError:
         return 2
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        os.nice(10)  # a heuristic may lag; the relay and Pi may not
-    except OSError:
-        pass
+    if nice:
+        try:
+            os.nice(nice)
+        except OSError:
+            pass
     try:
         return run(0, 1, cols, rows)
     except (BrokenPipeError, KeyboardInterrupt):
