@@ -275,6 +275,17 @@ _SYNC = seq.MODE_SYNC_OUTPUT  # (a module global: one lookup less per chunk)
 # --- pure helpers -------------------------------------------------------------------------
 
 
+def _plain_frame(work: bytes) -> bool:
+    """A chunk with an OSC like Pi's frames: no sequence gives an event or a cut, every BEL
+    ends an empty hyperlink (Pi ends each line with one); only quiet toggles change state.
+    A module function, not a static method: on cold caches (the relay sleeps between Pi's
+    frames) calling a static method through ``self`` cost ~10 us a chunk more
+    (scripts/bench_filters --pi-only, paced)."""
+    if _INTERESTING.search(work) is not None:
+        return False
+    return work.count(b"\x07") == work.count(_LINK_END)
+
+
 def _seq_end(buf: bytes, j: int, stop: int) -> int:
     """End of the sequence whose ESC is at ``j``, looking at ``buf[:stop]``.
 
@@ -558,7 +569,7 @@ class OutputTracker:
         The path is chosen up front, from C-level searches: the rest of a clipboard or guarded
         sequence decided before (:meth:`_feed_stream`), text alone (:meth:`_feed_text`), a
         chunk in which nothing can give an event or a cut (:meth:`_feed_plain`: Pi's frames,
-        :meth:`_plain_frame`; a TUI's colours and cursor moves, :meth:`_plain_flood`), and
+        :func:`_plain_frame`; a TUI's colours and cursor moves, :meth:`_plain_flood`), and
         everything else (:meth:`_feed_general`)."""
         if self._stream:
             return self._feed_stream(data)
@@ -585,7 +596,7 @@ class OutputTracker:
         if self._bare_cuts:
             self._bare_cuts = {}
         if work.find(b"]", 1) >= 0:
-            plain = self._plain_frame(work)
+            plain = _plain_frame(work)
         else:
             plain = self._plain_flood(work, base)
         if plain:
@@ -657,14 +668,6 @@ class OutputTracker:
         self._u8 = tail
         self._safe = safe = tail[-1] < 0x80 or _u8_complete(tail)
         return _new(Scan, (work, [], safe))
-
-    @staticmethod
-    def _plain_frame(work: bytes) -> bool:
-        """A chunk with an OSC like Pi's frames: no sequence gives an event or a cut, every BEL
-        ends an empty hyperlink (Pi ends each line with one); only quiet toggles change state."""
-        if _INTERESTING.search(work) is not None:
-            return False
-        return work.count(b"\x07") == work.count(_LINK_END)
 
     def _plain_flood(self, work: bytes, base: int) -> bool:
         """No OSC at all (a TUI drawing with colours and cursor moves only): plain when there is
