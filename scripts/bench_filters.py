@@ -19,12 +19,14 @@
 4. FocusFilter.feed on input.
 
 --against REV: the same figures for REV's tracker (git show REV:cuewrap/term/tracker.py) side
-by side, to show before/after of a change. --pi-only: part 2 only; --flood-only: part 3.
+by side, to show before/after of a change (both trackers then loaded alike, from source).
+--pi-only: part 2 only; --flood-only: part 3.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import random
 import statistics
 import subprocess
@@ -32,6 +34,7 @@ import sys
 import time
 import types
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from cuewrap.term.focus import FocusFilter
@@ -51,22 +54,30 @@ RELAY = 80.0  # MB/s of a bare Python relay (docs/architecture.md#measured-basel
 rng = random.Random(7)
 
 
-def tracker_at(rev: str) -> type[OutputTracker]:
-    """REV's OutputTracker, loaded from git next to the current one (same dependencies)."""
-    src = subprocess.run(
-        ["git", "show", f"{rev}:cuewrap/term/tracker.py"], check=True, capture_output=True
-    ).stdout
-    name = "cuewrap.term._tracker_" + "".join(c if c.isalnum() else "_" for c in rev)
+def tracker_at(rev: str | None) -> type[OutputTracker]:
+    """REV's OutputTracker (None: the working tree's), loaded from its source text into a
+    module of its own beside the current one (same dependencies). With --against both sides
+    are loaded this way: a tracker imported normally and one exec'd from source differ in
+    where their code and globals sit in memory, which the paced (cold-cache) figures show."""
+    path = "cuewrap/term/tracker.py"
+    if rev is None:
+        src = Path(path).read_bytes()
+    else:
+        src = subprocess.run(
+            ["git", "show", f"{rev}:{path}"], check=True, capture_output=True
+        ).stdout
+    label = rev or "worktree"
+    name = "cuewrap.term._tracker_" + "".join(c if c.isalnum() else "_" for c in label)
     mod = types.ModuleType(name)
     sys.modules[name] = mod
-    exec(compile(src, f"{rev}:cuewrap/term/tracker.py", "exec"), mod.__dict__)
+    exec(compile(src, f"{label}:{path}", "exec"), mod.__dict__)
     cls: type[OutputTracker] = mod.OutputTracker
     return cls
 
 
 TRACKERS: list[tuple[str, type[OutputTracker]]] = [("now", OutputTracker)]
 if args.against:
-    TRACKERS.append((args.against, tracker_at(args.against)))
+    TRACKERS = [("now", tracker_at(None)), (args.against, tracker_at(args.against))]
 
 
 def pi_frame() -> bytes:
@@ -280,14 +291,18 @@ def per_chunk(chunks: list[bytes], make: Make, pause: float) -> None:
         print(f"  hot     {best / len(chunks) * 1e6:7.2f} us/chunk  [{name}]")
     # paced: every tracker (and the empty call) in turn after each sleep, so that a change of
     # the machine's load during the run touches all of them alike; each gets its own copy of
-    # the chunk made just before (as a read makes it), and who goes first rotates
+    # the chunk made just before (as a read makes it). The order goes through every
+    # permutation: trackers share compiled regexes (re's cache) and C code, so whoever runs
+    # right after another finds them warmer, and with a mere rotation one tracker would
+    # follow the other more often (the same tracker against itself measured 2-5 us apart)
     clock = time.thread_time_ns
     feeds: list[tuple[str, Callable[[bytes], object]]] = [("call only", lambda c: None)] + [
         (n, make(cls).feed) for n, cls in TRACKERS
     ]
     took: dict[str, list[int]] = {n: [] for n, _ in feeds}
+    orders = list(itertools.permutations(feeds))
     for k, c in enumerate(chunks[:300]):
-        for n, call in feeds[k % len(feeds) :] + feeds[: k % len(feeds)]:
+        for n, call in orders[k % len(orders)]:
             time.sleep(pause)
             fresh = bytes(bytearray(c))
             t0 = clock()

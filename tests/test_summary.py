@@ -305,14 +305,14 @@ def test_error_text(raw: str, want: str) -> None:
 def test_osc7501_error_message_is_the_failed_summary() -> None:
     import base64
 
-    from cuewrap.term.tracker import _parse_status
+    from cuewrap.term.grammar import parse_status
 
     msg = base64.b64encode(b'400: {"message":"OSC-SECRET bad"}\x1b[0m').decode()
-    error = _parse_status(f"state=error:app=pi:msg={msg}".encode())
+    error = parse_status(f"state=error:app=pi:msg={msg}".encode())
     assert error == ProgramStatus(
         "error", "pi", None, True, '400: {"message":"OSC-SECRET bad"}\x1b[0m'
     )
-    done = _parse_status(f"state=done:app=pi:msg={msg}".encode())
+    done = parse_status(f"state=done:app=pi:msg={msg}".encode())
     assert done is not None and done.summary is None  # a done report's msg is the session name
     for on in (True, False):
         s = initial_state(EngineConfig(privacy_summary=on))

@@ -97,28 +97,26 @@ from cuewrap.term.clipboard import (
     guarded_ps,
     is_clip_ps,
 )
+from cuewrap.term.grammar import (
+    ESC,
+    ESCB,
+    OSC_STOP,
+    csi_at,
+    find_all,
+    ints,
+    parse_status,
+    seq_end,
+    synthetic,
+    u8_complete,
+)
 from cuewrap.term.notices import INTROS, ChildNotification, NoticeParser, NoticePolicy, protocol_of
 
 CAP = 4096  # bytes kept of an unfinished sequence (and longest held OSC 7501 prefix)
 _KITTY_STACK_MAX = 64  # kitty keeps a bounded stack; so do we
-_MODE_MAX = 99999
-_MISS_LIMIT = 16  # memchr false hits before switching to a plain substring find
 
-_ESC = 0x1B
-_ESCB = b"\x1b"
 _STATUS = b"\x1b]7501;"
 _QUERY = b"\x1b]7501;?"  # the Program Status query's head (its body is "?")
 
-# after ESC: C0 (but CAN, SUB, ESC) and DEL keep the escape state
-_ESC_SKIP = re.compile(rb"[\x00-\x17\x19\x1c-\x1f\x7f]*")
-_CSI_FAST = re.compile(rb"[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]")
-_CSI_PARTS = re.compile(rb"([\x30-\x3f]*)([\x20-\x2f]*)([\x40-\x7e])")
-_CSI_STOP = re.compile(rb"[\x18\x1a\x1b\x40-\x7e\x80-\xff]")
-_CSI_JUNK = re.compile(rb"[\x00-\x17\x19\x1c-\x1f\x7f]")  # executed / ignored inside a CSI
-_CSI_BODY = re.compile(rb"([\x30-\x3f]*)([\x20-\x2f]*)")
-_OSC_STOP = re.compile(rb"[\x07\x18\x1a\x1b]")
-_STR_STOP = re.compile(rb"[\x18\x1a\x1b]")
-_ESCINT_STOP = re.compile(rb"[\x18\x1a\x1b\x30-\x7e\x80-\xff]")
 _OSC_C0 = re.compile(rb"[\x00-\x06\x08-\x17\x19\x1c-\x1f]")
 _PARAMS = re.compile(rb"[0-9;]*")
 _RIS = re.compile(rb"\x1bc")
@@ -152,9 +150,7 @@ _NOT_QUIET = re.compile(rb"\?(?!2026[hl]|25[hl])")
 _FLOOD_PATH = True  # the short path for chunks without OSC (tests turn it off to compare)
 _LINK_END = b"\x1b]8;;\x07"  # an empty hyperlink: its BEL ends it (Pi ends every line with one)
 _PROGRESS = re.compile(rb"[0-4]")  # OSC 9 ; 4 ; state: 0 off, 1-2 value, 3 busy, 4 paused
-_TOKEN = re.compile(rb"[A-Za-z0-9_.+-]{1,64}")
 
-_STRING_INTRO = frozenset(b"PX^_")
 _PRIVATE_CSI = tuple((b"\x1b[" + c, c) for c in (b"?", b">", b"<", b"="))
 _first = itemgetter(0)
 
@@ -286,202 +282,6 @@ def _plain_frame(work: bytes) -> bool:
     return work.count(b"\x07") == work.count(_LINK_END)
 
 
-def _seq_end(buf: bytes, j: int, stop: int) -> int:
-    """End of the sequence whose ESC is at ``j``, looking at ``buf[:stop]``.
-
-    Returns the index just after its last byte (ground follows), or the index of the byte
-    that aborts it when that byte is processed anew (an ESC, or a non-ASCII byte that is
-    text), or -1 when it is still open at ``stop``.
-    """
-    i = j + 1
-    if i >= stop:
-        return -1
-    c = buf[i]
-    if c < 0x20 or c == 0x7F:
-        if c == _ESC:
-            return i
-        if c == 0x18 or c == 0x1A:
-            return i + 1
-        m = _ESC_SKIP.match(buf, i, stop)
-        i = m.end() if m else i
-        if i >= stop:
-            return -1
-        c = buf[i]
-        if c == _ESC:
-            return i
-        if c == 0x18 or c == 0x1A:
-            return i + 1
-    if c == 0x5B:  # [  CSI
-        m = _CSI_FAST.match(buf, i + 1, stop)
-        if m is not None:
-            return m.end()
-        m = _CSI_STOP.search(buf, i + 1, stop)
-        if m is None:
-            return -1
-        t = m.start()
-        b = buf[t]
-        return t + 1 if (0x40 <= b <= 0x7E or b == 0x18 or b == 0x1A) else t
-    if c == 0x5D:  # ]  OSC
-        m = _OSC_STOP.search(buf, i + 1, stop)
-        if m is None:
-            return -1
-        t = m.start()
-        return t if buf[t] == _ESC else t + 1
-    if c in _STRING_INTRO:  # DCS SOS PM APC
-        m = _STR_STOP.search(buf, i + 1, stop)
-        if m is None:
-            return -1
-        t = m.start()
-        return t if buf[t] == _ESC else t + 1
-    if 0x20 <= c <= 0x2F:  # intermediate
-        m = _ESCINT_STOP.search(buf, i + 1, stop)
-        if m is None:
-            return -1
-        t = m.start()
-        b = buf[t]
-        return t + 1 if (0x30 <= b <= 0x7E or b == 0x18 or b == 0x1A) else t
-    if c < 0x80:
-        return i + 1  # two-byte escape (ESC \ included)
-    return i  # non-ASCII after ESC: the ESC is dropped, the byte is text
-
-
-def _u8_complete(tail: bytes) -> bool:
-    """``tail``: the last <= 3 bytes of ground text. False if it ends inside a character."""
-    n = len(tail)
-    i = n - 1
-    while i >= 0 and 0x80 <= tail[i] <= 0xBF:
-        i -= 1
-    if i < 0:
-        return True
-    b = tail[i]
-    if 0xC2 <= b <= 0xDF:
-        need = 1
-    elif 0xE0 <= b <= 0xEF:
-        need = 2
-    elif 0xF0 <= b <= 0xF4:
-        need = 3
-    else:
-        return True
-    return n - 1 - i >= need
-
-
-def _find_all(buf: bytes, needle: bytes, first: int) -> list[int]:
-    """Start indexes of ``needle`` in ``buf`` (``needle`` cannot overlap itself).
-
-    ``first``: index of the first occurrence of the needle's last (rare) byte at or after
-    ``len(needle) - 1``, found by the caller with memchr. Candidates are checked in Python;
-    if that byte turns out to be common here, switch to the slower substring search.
-    """
-    last = needle[-1:]
-    m = len(needle) - 1
-    found: list[int] = []
-    find = buf.find
-    i = first
-    misses = 0
-    while i >= 0:
-        j = i - m
-        if buf.startswith(needle, j):
-            found.append(j)
-        else:
-            misses += 1
-            if misses > _MISS_LIMIT:
-                j = find(needle, j + 1)
-                while j >= 0:
-                    found.append(j)
-                    j = find(needle, j + m + 1)
-                return found
-        i = find(last, i + 1)
-    return found
-
-
-def _csi_at(buf: bytes, j: int) -> tuple[int, bytes, bytes, int] | None:
-    """Parse the CSI at ``j`` (``buf[j:j+2] == ESC [``): (end, params, intermediates, final).
-
-    None when it is unfinished or aborted. C0 controls inside are skipped (executed); a
-    parameter byte after an intermediate makes it malformed (intermediates ``!``).
-    """
-    m = _CSI_PARTS.match(buf, j + 2)
-    if m is not None:
-        return m.end(), m.group(1), m.group(2), buf[m.end() - 1]
-    s = _CSI_STOP.search(buf, j + 2)
-    if s is None:
-        return None
-    t = s.start()
-    final = buf[t]
-    if not 0x40 <= final <= 0x7E:
-        return None
-    body = _CSI_JUNK.sub(b"", buf[j + 2 : t])
-    m = _CSI_BODY.fullmatch(body)
-    if m is None:
-        return t + 1, b"", b"!", final
-    return t + 1, m.group(1), m.group(2), final
-
-
-def _ints(params: bytes) -> list[int | None]:
-    """``1;;25`` -> [1, None, 25]; values above _MODE_MAX become None."""
-    out: list[int | None] = []
-    for p in params.split(b";"):
-        if p and len(p) <= 5:
-            v = int(p)
-            out.append(v if v <= _MODE_MAX else None)
-        else:
-            out.append(None)
-    return out
-
-
-def _parse_status(body: bytes) -> ProgramStatus | None:
-    """``state=working:app=pi[:kind=K][:msg=B64]`` -> ProgramStatus; None if no valid state."""
-    fields: dict[bytes, bytes] = {}
-    for part in body.split(b":"):
-        key, eq, val = part.partition(b"=")
-        if eq and key not in fields:
-            fields[key] = val
-    state = fields.get(b"state")
-    if state is None or _TOKEN.fullmatch(state) is None:
-        return None
-    app = fields.get(b"app")
-    kind = fields.get(b"kind")
-    msg = fields.get(b"msg")
-    return ProgramStatus(
-        state=state.decode("ascii"),
-        app=app.decode("ascii") if app is not None and _TOKEN.fullmatch(app) else None,
-        kind=kind.decode("ascii") if kind is not None and _TOKEN.fullmatch(kind) else None,
-        has_msg=bool(msg),
-        summary=_error_msg(msg) if msg and state == b"error" else None,
-    )
-
-
-def _error_msg(msg: bytes) -> str | None:
-    """An ``error`` report's base64 ``msg`` (the first line of the error), decoded, at most
-    1000 characters; None when it is not base64. Raw text: the engine cleans it before use."""
-    import binascii
-
-    try:
-        return binascii.a2b_base64(msg[:1400]).decode("utf-8", "replace")[:1000] or None
-    except (binascii.Error, ValueError):
-        return None
-
-
-def _synthetic(pend: bytes) -> bytes:
-    """A short stand-in for an overflowed unfinished sequence: same state, never an event."""
-    i = 1
-    c = pend[1] if len(pend) > 1 else -1
-    if 0 <= c < 0x20 or c == 0x7F:
-        m = _ESC_SKIP.match(pend, 1)
-        i = m.end() if m else 1
-        if i >= len(pend):
-            return b"\x1b\x00"
-        c = pend[i]
-    if c == 0x5B:
-        return b"\x1b[!"  # an intermediate first: what follows can never be well-formed
-    if c == 0x5D:
-        # keep a trailing ESC (it may be the start of the ST)
-        return b"\x1b]\x7f\x1b" if pend.endswith(_ESCB) else b"\x1b]\x7f"
-    if c == -1:
-        return _ESCB
-    return b"\x1b" + bytes((c,))
-
-
 # --- the tracker --------------------------------------------------------------------------
 
 
@@ -587,7 +387,7 @@ class OutputTracker:
         else:
             work = data
             base = 0
-        k_last = work.rfind(_ESCB)
+        k_last = work.rfind(ESCB)
         if k_last < 0:
             if work.find(b"\x07") < 0:  # no sequence open before it, since pend is empty
                 return self._feed_text(work)
@@ -614,18 +414,18 @@ class OutputTracker:
         if self._clip is not None or guard:
             if clip_head(held, False, self._clip is not None, guard)[0] != NOT_CLIP:
                 return b""  # a possible clipboard sequence is never released undecided
-            if len(held) > 1 and held[-1] == _ESC:
+            if len(held) > 1 and held[-1] == ESC:
                 # a report waiting for the "\\" of its ST: its last ESC may yet begin an
                 # OSC 52; keep that one byte back
-                self._held = _ESCB
+                self._held = ESCB
                 head = held[:-1]
-                self._pend = head if len(head) <= CAP else _synthetic(head)
+                self._pend = head if len(head) <= CAP else synthetic(head)
                 self._u8 = b""
                 self._safe = False
                 return head
         self._held = b""
         # held bytes follow a safe point (see _hold_from), so nothing else is pending
-        self._pend = held if len(held) <= CAP else _synthetic(held)
+        self._pend = held if len(held) <= CAP else synthetic(held)
         self._u8 = b""
         self._safe = False
         return held
@@ -666,7 +466,7 @@ class OutputTracker:
         """Text only: nothing to look at but whether it ends inside a UTF-8 character."""
         tail = work[-3:] if len(work) >= 3 else (self._u8 + work)[-3:]
         self._u8 = tail
-        self._safe = safe = tail[-1] < 0x80 or _u8_complete(tail)
+        self._safe = safe = tail[-1] < 0x80 or u8_complete(tail)
         return _new(Scan, (work, [], safe))
 
     def _plain_flood(self, work: bytes, base: int) -> bool:
@@ -679,9 +479,9 @@ class OutputTracker:
         if not (
             _FLOOD_PATH
             and work.find(b"\x07") < 0
-            and ((i := work.find(b">", 2)) < 0 or not _find_all(work, b"\x1b[>", i))
-            and ((i := work.find(b"<", 2)) < 0 or not _find_all(work, b"\x1b[<", i))
-            and ((i := work.find(b"=", 2)) < 0 or not _find_all(work, b"\x1b[=", i))
+            and ((i := work.find(b">", 2)) < 0 or not find_all(work, b"\x1b[>", i))
+            and ((i := work.find(b"<", 2)) < 0 or not find_all(work, b"\x1b[<", i))
+            and ((i := work.find(b"=", 2)) < 0 or not find_all(work, b"\x1b[=", i))
         ):
             return False
         if self.own_focus and (
@@ -724,7 +524,7 @@ class OutputTracker:
                         self._sync = on
                     if mode not in (self.modes if on else self.modes_off):
                         self._set_mode(mode, on)
-        e = _seq_end(work, k_last, n)
+        e = seq_end(work, k_last, n)
         if e == n:  # the usual end: a complete sequence
             self._u8 = b""
             self._safe = True
@@ -732,10 +532,10 @@ class OutputTracker:
         if e >= 0:
             tail = work[max(e, n - 3) :]
             self._u8 = tail
-            self._safe = safe = _u8_complete(tail)
+            self._safe = safe = u8_complete(tail)
             return _new(Scan, (data, [], safe))
         if work[k_last + 1 : k_last + 2] == b"[":  # cut inside a CSI: it is pending
-            self._pend = work[k_last:] if n - k_last <= CAP else _synthetic(work[k_last:])
+            self._pend = work[k_last:] if n - k_last <= CAP else synthetic(work[k_last:])
             self._u8 = b""
             self._safe = False
             return _new(Scan, (data, [], False))
@@ -774,7 +574,7 @@ class OutputTracker:
                 if needle == b"\x1b[?":
                     found = self._dec_starts(work, i, quiet_seen)
                 else:
-                    found = _find_all(work, needle, i)
+                    found = find_all(work, needle, i)
                 # state changes must be applied in stream order
                 starts = sorted(starts + found) if starts else found
         for j in starts:
@@ -792,7 +592,7 @@ class OutputTracker:
         if i < 0:
             return
         # hyperlinks (OSC 8; Pi writes ~10 a frame) say nothing to cuewrap
-        found = [j for j in _find_all(work, b"\x1b]", i) if not work.startswith(b"8;", j + 2)]
+        found = [j for j in find_all(work, b"\x1b]", i) if not work.startswith(b"8;", j + 2)]
         c0s = [] if c0 < 0 else [(m.start(), m.end()) for m in _ESC_C0_OSC.finditer(work, c0)]
         if not c0s:
             for j in found:
@@ -810,13 +610,13 @@ class OutputTracker:
         find = work.find
         b = find(b"\x07", base)
         while b >= 0:
-            k = work.rfind(_ESCB, 0, b)
+            k = work.rfind(ESCB, 0, b)
             if k < 0:
                 events.append((b, _BELL))
             elif work[k + 1] == 0x5D:  # ESC ]: the BEL ends that OSC unless it ended before
-                if _OSC_STOP.search(work, k + 2, b) is not None:
+                if OSC_STOP.search(work, k + 2, b) is not None:
                     events.append((b, _BELL))
-            elif _seq_end(work, k, b) >= 0:
+            elif seq_end(work, k, b) >= 0:
                 events.append((b, _BELL))
             b = find(b"\x07", b + 1)
 
@@ -825,11 +625,11 @@ class OutputTracker:
         guarded sequence, report or notification to hold. Returns (end of the output, bytes to
         append)."""
         n = len(work)
-        e = _seq_end(work, k_last, n) if k_last >= 0 else 0
+        e = seq_end(work, k_last, n) if k_last >= 0 else 0
         if e >= 0:  # ground at the end
             tail = work[max(e, n - 3) :] if k_last >= 0 else (self._u8 + work)[-3:]
             self._u8 = tail
-            self._safe = _u8_complete(tail)
+            self._safe = u8_complete(tail)
             return n, b""
         if k_last + 1 < n and work[k_last + 1] == 0x5B:
             # cut inside a CSI (how a flood's chunks are cut): never a clipboard sequence, never
@@ -849,15 +649,15 @@ class OutputTracker:
             return hold_from, b""
         pend_from = k_last
         if k_last == n - 1:
-            k2 = work.rfind(_ESCB, 0, k_last)
-            if k2 >= 0 and work[k2 + 1] == 0x5D and _seq_end(work, k2, k_last) < 0:
+            k2 = work.rfind(ESCB, 0, k_last)
+            if k2 >= 0 and work[k2 + 1] == 0x5D and seq_end(work, k2, k_last) < 0:
                 pend_from = k2  # an OSC waiting for the "\" of its ST
         self._pending(work[pend_from:])
         return n, b""
 
     def _pending(self, seq_open: bytes) -> None:
         """The chunk ends inside ``seq_open`` (released): kept, bounded, for the next chunk."""
-        self._pend = seq_open if len(seq_open) <= CAP else _synthetic(seq_open)
+        self._pend = seq_open if len(seq_open) <= CAP else synthetic(seq_open)
         self._u8 = b""
         self._safe = False
 
@@ -900,11 +700,11 @@ class OutputTracker:
         if cuts and pos in cuts:  # right after a clipboard sequence taken out
             start = cuts[pos]
             return (True, b"") if start in self._reps else self._state_before(work, start)
-        k = work.rfind(_ESCB, 0, pos)
+        k = work.rfind(ESCB, 0, pos)
         if k < 0:  # nothing but text since the previous chunk
             tail = work[pos - 3 : pos] if pos >= 3 else (self._u8 + work[:pos])[-3:]
             return True, tail
-        e = _seq_end(work, k, pos)
+        e = seq_end(work, k, pos)
         if e < 0:
             return False, b""
         return True, work[max(e, pos - 3) : pos]
@@ -933,11 +733,11 @@ class OutputTracker:
         cuts: list[tuple[int, int]],
     ) -> None:
         """A complete OSC at ``j`` (content from ``c``): if it is an OSC 52, decide it."""
-        m = _OSC_STOP.search(work, c)
+        m = OSC_STOP.search(work, c)
         if m is None:
             return
         t = m.start()
-        if work[t] == _ESC:
+        if work[t] == ESC:
             if t + 1 >= len(work):
                 return  # its ESC is the last byte: decided at the chunk end
             end = t + 2 if work[t + 1] == 0x5C else t  # a bare ESC begins the next sequence
@@ -979,13 +779,13 @@ class OutputTracker:
         ground, tail = self._state_before(work, start)
         if ground:
             self._u8 = tail
-            self._safe = _u8_complete(tail)
+            self._safe = u8_complete(tail)
         else:  # the sequence open before ``start`` was released: it is pending
-            k = work.rfind(_ESCB, 0, start)
+            k = work.rfind(ESCB, 0, start)
             pend = work[k:start]
             if clip_head(pend, True)[0] == CLIP:
                 pend = _OPEN_OSC  # an OSC 52 that passed (and was reported): not again
-            self._pend = pend if len(pend) <= CAP else _synthetic(pend)
+            self._pend = pend if len(pend) <= CAP else synthetic(pend)
             self._u8 = b""
             self._safe = False
 
@@ -1000,10 +800,10 @@ class OutputTracker:
         start = k_last
         final = False
         if k_last == n - 1:  # a lone ESC: it may end an open OSC 52
-            k2 = work.rfind(_ESCB, base, k_last)
+            k2 = work.rfind(ESCB, base, k_last)
             if (
                 k2 >= 0
-                and _seq_end(work, k2, k_last) < 0
+                and seq_end(work, k2, k_last) < 0
                 and clip_head(
                     work[k2:k_last],
                     True,
@@ -1032,7 +832,7 @@ class OutputTracker:
             if work[start + 1] != 0x5D:
                 # ESC and more than CAP control characters: they act the same before the
                 # ESC as after it; release them and keep holding the ESC alone
-                self._held = _ESCB
+                self._held = ESCB
                 self._set_before(work, start)
                 if not self._pend:  # a control character ends a pending UTF-8 character
                     self._u8 = b""
@@ -1081,14 +881,14 @@ class OutputTracker:
             if passing:  # the host is still inside it: a released open OSC stands for it
                 self._pend = _OPEN_OSC
                 self._safe = False
-            rest = self.feed(_ESCB + data)  # the ESC, not released, begins the next one
+            rest = self.feed(ESCB + data)  # the ESC, not released, begins the next one
             return Scan(rest.out, [ev, *rest.events], rest.safe)
-        m = _OSC_STOP.search(data)
+        m = OSC_STOP.search(data)
         if m is None:
             self._stream_size += len(data)
             return Scan(data if passing else b"", [], self._safe)
         t = m.start()
-        if data[t] == _ESC:
+        if data[t] == ESC:
             if t + 1 == len(data):  # held back until it is known to be ST or not
                 self._stream_size += t
                 self._stream_esc = True
@@ -1098,7 +898,7 @@ class OutputTracker:
             end = t + 1
         self._stream_size += end
         ev = self._end_stream()
-        if passing and end == t and data[t] == _ESC:  # the host is still inside it
+        if passing and end == t and data[t] == ESC:  # the host is still inside it
             self._pend = _OPEN_OSC
             self._safe = False
         rest = self.feed(data[end:])
@@ -1107,7 +907,7 @@ class OutputTracker:
 
     def _removable_at(self, work: bytes, j: int) -> bool:
         ground, tail = self._state_before(work, j)
-        return ground and _u8_complete(tail)
+        return ground and u8_complete(tail)
 
     def _could_remove(self, s: bytes, whole: bool = False) -> bool:
         """Could ``s`` (ESC-led, unfinished) still become an OSC that would be removed now?
@@ -1133,15 +933,15 @@ class OutputTracker:
             return -1
         start = -1
         if k_last == n - 1:  # a lone ESC: a report's ST, or the start of one
-            k2 = work.rfind(_ESCB, base, k_last)
+            k2 = work.rfind(ESCB, base, k_last)
             if (
                 k2 >= 0
                 and work[k2 + 1] == 0x5D
-                and _seq_end(work, k2, k_last) < 0
+                and seq_end(work, k2, k_last) < 0
                 and self._could_remove(work[k2 : k2 + 8], whole=True)
             ):
                 start = k2
-            elif self._could_remove(_ESCB):
+            elif self._could_remove(ESCB):
                 start = k_last
         elif self._could_remove(work[k_last:]):
             start = k_last
@@ -1185,7 +985,7 @@ class OutputTracker:
         ``?`` at or after index 2 (memchr); Python only looks at each introducer's head."""
         starts: list[int] = []
         last: dict[int, tuple[int, bool]] = {}
-        for j in _find_all(work, b"\x1b[?", first):
+        for j in find_all(work, b"\x1b[?", first):
             if work.startswith(_QUIET_HEADS, j + 3):
                 mode = 2026 if work[j + 4] == 0x30 else 25  # "20…" / "25…"
                 last[mode] = (j, work[j + (7 if mode == 2026 else 5)] == 0x68)  # h
@@ -1220,7 +1020,7 @@ class OutputTracker:
                 elif not on:
                     events.append((j, _FOCUS_1004))
             return
-        parsed = _csi_at(work, j)
+        parsed = csi_at(work, j)
         if parsed is None:
             return
         end, params, inter, final = parsed
@@ -1231,7 +1031,7 @@ class OutputTracker:
             if final != 0x68 and final != 0x6C:  # h l
                 return
             on = final == 0x68
-            for mode in _ints(params[1:]):
+            for mode in ints(params[1:]):
                 if mode is None:
                     continue
                 if mode in QUIET_MODES:  # in a multi-mode sequence: state only, in order
@@ -1247,7 +1047,7 @@ class OutputTracker:
             if final == 0x75:  # CSI > flags u: push
                 self.kitty_keyboard_depth = min(self.kitty_keyboard_depth + 1, _KITTY_STACK_MAX)
             elif final == 0x6D:  # CSI > 4 ; n m
-                vals = _ints(params[1:])
+                vals = ints(params[1:])
                 if vals == [None]:  # CSI > m: reset all key modifier resources
                     self.modify_other_keys = False
                 elif vals[0] == 4 and len(vals) <= 2:
@@ -1255,11 +1055,11 @@ class OutputTracker:
                     self.modify_other_keys = bool(level)
         elif marker == 0x3C:  # <
             if final == 0x75:  # CSI < n u: pop n (default 1)
-                vals = _ints(params[1:])
+                vals = ints(params[1:])
                 count = (vals[0] if vals else None) or 1
                 self.kitty_keyboard_depth = max(0, self.kitty_keyboard_depth - count)
         elif marker == 0x3D and final == 0x75:  # CSI = flags ; mode u: set flags
-            vals = _ints(params[1:])
+            vals = ints(params[1:])
             flags = vals[0] if vals else None
             if flags:
                 self.kitty_keyboard_depth = max(self.kitty_keyboard_depth, 1)
@@ -1272,14 +1072,14 @@ class OutputTracker:
         events: list[tuple[int, OutputEvent]],
         cuts: list[tuple[int, int]],
     ) -> None:
-        m = _OSC_STOP.search(work, j + 2)
+        m = OSC_STOP.search(work, j + 2)
         if m is None:
             return
         t = m.start()
         term = work[t]
         if term == 0x07:
             end = t + 1
-        elif term == _ESC and work[t + 1 : t + 2] == b"\\":
+        elif term == ESC and work[t + 1 : t + 2] == b"\\":
             end = t + 2
         else:
             if self._clip is not None or self._guard:  # a terminal may take it as complete
@@ -1370,7 +1170,7 @@ class OutputTracker:
         if rest == b"?" and self.answer_query:
             self._status_query(work, j, end, base, events, cuts)
             return
-        status = _parse_status(rest)
+        status = parse_status(rest)
         if status is None:
             return
         if self.answer_query and not self._asked:
