@@ -124,16 +124,19 @@ def test_a_switch_while_the_control_client_changes_kind_is_seen(
         assert state() == "active", why()
 
         # the user switches to window 1 exactly while cuewrap replaces its control client:
-        # after the old one has left tmux (else its %client-detached, heard by the new one,
-        # would make cuewrap ask anyway), before the new one is spawned
+        # right before the new one is spawned. The old one is still in tmux then (it leaves
+        # only once the new one is up: tmux 3.3a crashed when one left as another came) and
+        # tells of the switch; the new one, once up, asks again anyway
         switched: list[str] = []
+        old_there: list[bool] = []
         real_start = control.ControlClient.start
+
+        def controls() -> list[str]:
+            return server.tmux("list-clients", "-F", "#{client_control_mode}").split()
 
         def start_after_a_switch(self: control.ControlClient) -> bool:
             if self.kind == "listen" and not switched:
-                wait_until(lambda: "1" not in server.tmux("list-clients", "-F",
-                                                          "#{client_control_mode}").split(),
-                           10, "the old control client to leave tmux")  # fmt: skip
+                old_there.append("1" in controls())
                 switched.append(server.tmux("select-window", "-t", "work:1"))
             return real_start(self)
 
@@ -141,6 +144,11 @@ def test_a_switch_while_the_control_client_changes_kind_is_seen(
         server.tmux("set", "-s", "focus-events", "on")
         side.refresh()  # as a keystroke or a focus report would make it ask
         wait_until(lambda: kind() == "listen", 10, "the listening control client",
+                   sleep=sleep, detail=why)  # fmt: skip
+        assert old_there == [True], "the old control client was still in tmux at the switch"
+        # once the new one is up, the old (attached) one leaves: no control client is listed
+        # (a listening one attaches to no session and is not in list-clients)
+        wait_until(lambda: "1" not in controls(), 10, "the old control client to leave",
                    sleep=sleep, detail=why)  # fmt: skip
         assert switched, "the switch was made while the client changed kind"
         assert server.tmux("display-message", "-p", "-t", "work", "#{window_index}") == "1"

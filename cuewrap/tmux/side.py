@@ -117,6 +117,8 @@ class TmuxSide:
         self._started_at = 0.0
         self._retry_timer: Timer | None = None
         self._ask_when_up = False  # a client replaced another: ask again once it is up
+        # the client a new one replaces, kept until the new one is up (see _listen)
+        self._retiring: ControlClient | None = None
         self._closed = False
         self._reaper = reaper
 
@@ -133,23 +135,28 @@ class TmuxSide:
         return True
 
     def _listen(self, kind: Kind) -> bool:
-        """(Re)start the control client as ``kind`` (see ``cuewrap.tmux.control``)."""
+        """(Re)start the control client as ``kind`` (see ``cuewrap.tmux.control``). A client
+        that replaces another starts first; the old one is closed once the new one is up
+        (``_on_up``): tmux 3.3a's server was seen to crash (SIGSEGV) in about one of six tries
+        when a control client left and an attached one came at the same moment, followed by
+        a ``select-window`` (docs/tmux-and-ssh.md). Meanwhile the old one still tells of
+        every change."""
         old, self._client = self._client, None
-        if old is not None:
-            old.close()  # closing does not call its on_exit
+        self._retire()  # one still waiting from an earlier switch
         client = ControlClient(
             self.loop,
             self.env,
             kind,
             self.pane,
             on_notification=self._on_notification,
-            on_exit=self._on_exit,
+            on_exit=lambda: self._on_exit() if self._client is client else None,
             reap=lambda proc: reaper_add(self._reaper, proc),
             on_up=self._on_up,
         )
         if not client.start():
             if old is None:
                 return False  # at start: start() says so
+            old.close()  # closing does not call its on_exit
             # replacing one: as if it had ended (restarted with the same policy; its first
             # line then asks tmux again, as below)
             self._client = client
@@ -158,6 +165,7 @@ class TmuxSide:
             self._on_exit()
             return False
         self._ask_when_up = old is not None  # at start, start() asks
+        self._retiring = old
         self._client = client
         self._started_at = self.loop.clock()
         self.log("tmux", state="listening", client=kind)
@@ -175,9 +183,16 @@ class TmuxSide:
         """The new control client is among tmux's clients: a switch made between the old
         one's end and now was told to neither (asking right after the spawn could be answered
         before tmux had the new one): ask now."""
+        self._retire()
         if self._ask_when_up and not self._closed:
             self._ask_when_up = False
             self.refresh()
+
+    def _retire(self) -> None:
+        """Close the client a new one replaced (closing does not call its on_exit)."""
+        old, self._retiring = self._retiring, None
+        if old is not None:
+            old.close()
 
     @property
     def busy(self) -> bool:
@@ -194,12 +209,14 @@ class TmuxSide:
             self._retry_timer.cancel()
         if self._client is not None:
             self._client.close()
+        self._retire()
 
     def _on_exit(self) -> None:
         """The control client ended (the server restarted, or it was killed): restart it a
         few times; after that, tmux's view goes and presence is the focus reports' alone."""
         if self._closed:
             return
+        self._retire()  # the new one ended before it was up: the old one goes too, as before
         if self.loop.clock() - self._started_at >= STEADY:
             self._restarts = 0  # e.g. the user's `detach-client -s` took it along
         if self._restarts >= RECONNECTS:
