@@ -91,6 +91,12 @@ class Shell:
         self.s.send(f"stty -g | cmp -s - {shlex.quote(str(self.before))}; echo {tag}=$?\r")
         m = self.s.wait_for_screen(rf"{tag}=(\d+)")  # the typed line has "=$?", not a digit
         assert m.group(1) == "0", f"stty -g differs from before\n{self.s.dump()}"
+        # The prompt after the echo too: a command typed before it is out would take that
+        # prompt for its own and return nothing of its own output.
+        answer = f"{tag}={m.group(1)}".encode()
+        prompt = PROMPT.encode()
+        wait_until(lambda: _after(self.s.raw_output, mark, answer, prompt), 10,
+                   f"the prompt after {tag}", detail=self.s.dump)  # fmt: skip
         return took
 
     def fg(self) -> None:
@@ -119,6 +125,12 @@ class Shell:
 
     def close(self) -> None:
         self.s.close()
+
+
+def _after(raw: bytes, start: int, first: bytes, then: bytes) -> bool:
+    """``first`` occurs in ``raw`` from ``start`` on, and ``then`` after it."""
+    at = raw.find(first, start)
+    return at >= 0 and raw.find(then, at + len(first)) >= 0
 
 
 def _parent(pid: int) -> int | None:
