@@ -264,6 +264,23 @@ class Scan(NamedTuple):
 
 # Scan(...) runs the named tuple's Python-level __new__: on cold caches (the relay sleeps
 # between chunks) that costs several microseconds a chunk more than making the tuple directly
+class Osc(NamedTuple):
+    """One complete OSC the tracker reads: at ``j`` .. ``end`` of ``work`` (the chunk, new
+    bytes from ``base`` on), its Ps and the rest of its content (C0 controls removed;
+    ``had_c0``: there were some)."""
+
+    work: bytes
+    j: int
+    end: int
+    base: int
+    ps: bytes
+    rest: bytes
+    had_c0: bool
+
+
+Cuts = list[tuple[int, int]]  # ranges of the chunk taken out of what the host sees
+
+
 _new = tuple.__new__
 _SYNC = seq.MODE_SYNC_OUTPUT  # (a module global: one lookup less per chunk)
 
@@ -544,7 +561,7 @@ class OutputTracker:
     def _feed_general(self, work: bytes, data: bytes, base: int, k_last: int, plain: bool) -> Scan:
         """Every sequence that can give an event or a cut, the bells, the end, the cuts."""
         events: list[tuple[int, OutputEvent]] = []
-        cuts: list[tuple[int, int]] = []
+        cuts: Cuts = []
         if not plain:
             if k_last >= 0:
                 self._sequences(work, base, events, cuts)
@@ -562,7 +579,7 @@ class OutputTracker:
         work: bytes,
         base: int,
         events: list[tuple[int, OutputEvent]],
-        cuts: list[tuple[int, int]],
+        cuts: Cuts,
     ) -> None:
         """The private CSIs (in stream order), RIS / DECSTR, and the OSCs but hyperlinks."""
         find = work.find
@@ -668,7 +685,7 @@ class OutputTracker:
         base: int,
         out_end: int,
         tail_rep: bytes,
-        cuts: list[tuple[int, int]],
+        cuts: Cuts,
     ) -> bytes:
         """What goes out: ``work[base:out_end]`` without the cuts (with what takes their
         place), then ``tail_rep``; the chunk itself when nothing changed (not copied)."""
@@ -730,7 +747,7 @@ class OutputTracker:
         c: int,
         base: int,
         events: list[tuple[int, OutputEvent]],
-        cuts: list[tuple[int, int]],
+        cuts: Cuts,
     ) -> None:
         """A complete OSC at ``j`` (content from ``c``): if it is an OSC 52, decide it."""
         m = OSC_STOP.search(work, c)
@@ -1005,7 +1022,7 @@ class OutputTracker:
         base: int,
         events: list[tuple[int, OutputEvent]],
         quiet_seen: dict[int, int],
-        cuts: list[tuple[int, int]],
+        cuts: Cuts,
     ) -> None:
         """Apply and report ``CSI ?|>|<|= …`` at ``j`` (events keyed by position)."""
         m = _DEC_ONE.match(work, j)
@@ -1070,7 +1087,7 @@ class OutputTracker:
         j: int,
         base: int,
         events: list[tuple[int, OutputEvent]],
-        cuts: list[tuple[int, int]],
+        cuts: Cuts,
     ) -> None:
         m = OSC_STOP.search(work, j + 2)
         if m is None:
@@ -1107,121 +1124,69 @@ class OutputTracker:
             return
         handler = _OSC_HANDLERS.get(ps)
         if handler is not None:
-            handler(self, work, j, end, base, ps, rest, had_c0, events, cuts)
+            handler(self, Osc(work, j, end, base, ps, rest, had_c0), events, cuts)
         elif self._clip is not None and is_clip_ps(ps):
             self._clip_osc(work, j, j + 2, base, events, cuts)
 
     # The OSCs the tracker reads, by Ps (the table is _OSC_HANDLERS, after the class). Each gets
-    # the OSC's start ``j`` and end, its Ps and the rest of its content (C0 removed).
+    # the complete OSC (``Osc``), the chunk's events and its cuts to add to.
 
-    def _osc_title(
-        self,
-        work: bytes,
-        j: int,
-        end: int,
-        base: int,
-        ps: bytes,
-        rest: bytes,
-        had_c0: bool,
-        events: list[tuple[int, OutputEvent]],
-        cuts: list[tuple[int, int]],
-    ) -> None:
+    def _osc_title(self, o: Osc, events: list[tuple[int, OutputEvent]], cuts: Cuts) -> None:
         """OSC 0 / 2: the window title."""
-        title = rest.decode("utf-8", "replace")
+        title = o.rest.decode("utf-8", "replace")
         self.title = title
-        controls = had_c0 or _TITLE_CONTROLS.search(title) is not None
-        events.append((j, TitleChange(title, controls) if controls else TitleChange(title)))
+        controls = o.had_c0 or _TITLE_CONTROLS.search(title) is not None
+        events.append((o.j, TitleChange(title, controls) if controls else TitleChange(title)))
 
-    def _osc_9(
-        self,
-        work: bytes,
-        j: int,
-        end: int,
-        base: int,
-        ps: bytes,
-        rest: bytes,
-        had_c0: bool,
-        events: list[tuple[int, OutputEvent]],
-        cuts: list[tuple[int, int]],
-    ) -> None:
+    def _osc_9(self, o: Osc, events: list[tuple[int, OutputEvent]], cuts: Cuts) -> None:
         """OSC 9: ConEmu's progress (``9 ; 4 ; state``), else a notification."""
-        if rest[:2] != b"4;":
-            self._osc_notice(work, j, end, base, ps, rest, had_c0, events, cuts)
+        if o.rest[:2] != b"4;":
+            self._osc_notice(o, events, cuts)
             return
-        state = _PROGRESS.match(rest, 2)
+        state = _PROGRESS.match(o.rest, 2)
         if state is not None and int(state.group()) != self.progress:
             self.progress = int(state.group())  # reported on change only (Pi repeats it)
-            events.append((j, ChildProgress(self.progress)))
+            events.append((o.j, ChildProgress(self.progress)))
 
-    def _osc_status(
-        self,
-        work: bytes,
-        j: int,
-        end: int,
-        base: int,
-        ps: bytes,
-        rest: bytes,
-        had_c0: bool,
-        events: list[tuple[int, OutputEvent]],
-        cuts: list[tuple[int, int]],
-    ) -> None:
+    def _osc_status(self, o: Osc, events: list[tuple[int, OutputEvent]], cuts: Cuts) -> None:
         """OSC 7501: a program status report; consumed at a safe point when asked to. Or the
         child's Program Status query, in generic mode (``answer_query``)."""
-        if rest == b"?" and self.answer_query:
-            self._status_query(work, j, end, base, events, cuts)
+        if o.rest == b"?" and self.answer_query:
+            self._status_query(o, events, cuts)
             return
-        status = parse_status(rest)
+        status = parse_status(o.rest)
         if status is None:
             return
         if self.answer_query and not self._asked:
             # generic mode: a program reports only after its query was answered; a report
             # from one that never asked is text it prints (a file, a model's answer), no fact
             return
-        events.append((j, status))
-        if self.consume_status and j >= base and self._removable_at(work, j):
-            cuts.append((j, end))
+        events.append((o.j, status))
+        if self.consume_status and o.j >= o.base and self._removable_at(o.work, o.j):
+            cuts.append((o.j, o.end))
 
-    def _status_query(
-        self,
-        work: bytes,
-        j: int,
-        end: int,
-        base: int,
-        events: list[tuple[int, OutputEvent]],
-        cuts: list[tuple[int, int]],
-    ) -> None:
-        """The child's Program Status query at ``j`` (complete, ending at ``end``): reported,
-        and taken out where that changes nothing else the host sees (at a safe point)."""
+    def _status_query(self, o: Osc, events: list[tuple[int, OutputEvent]], cuts: Cuts) -> None:
+        """The child's Program Status query (complete): reported, and taken out where that
+        changes nothing else the host sees (at a safe point)."""
         self._asked = True
-        cut = j >= base and self._removable_at(work, j)
+        cut = o.j >= o.base and self._removable_at(o.work, o.j)
         if cut:
-            cuts.append((j, end))
-        events.append((j, _QUERY_CUT if cut else _QUERY_PASSED))
+            cuts.append((o.j, o.end))
+        events.append((o.j, _QUERY_CUT if cut else _QUERY_PASSED))
 
-    def _osc_notice(
-        self,
-        work: bytes,
-        j: int,
-        end: int,
-        base: int,
-        ps: bytes,
-        rest: bytes,
-        had_c0: bool,
-        events: list[tuple[int, OutputEvent]],
-        cuts: list[tuple[int, int]],
-    ) -> None:
+    def _osc_notice(self, o: Osc, events: list[tuple[int, OutputEvent]], cuts: Cuts) -> None:
         """OSC 9 / 777 / 99: the child's own notification, taken out when the policy says so."""
-        proto = protocol_of(ps)
+        proto = protocol_of(o.ps)
         if proto is None:
             return
         policy = self._policy
-        if policy is not None and not (j >= base and self._removable_at(work, j)):
+        if policy is not None and not (o.j >= o.base and self._removable_at(o.work, o.j)):
             policy = None  # already released, or inside another sequence / character
-        notice, cut = self._notices.osc(proto, rest, policy)
+        notice, cut = self._notices.osc(proto, o.rest, policy)
         if notice is not None:
-            events.append((j, notice))
+            events.append((o.j, notice))
         if cut:
-            cuts.append((j, end))
+            cuts.append((o.j, o.end))
 
 
 _OSC_HANDLERS = {
