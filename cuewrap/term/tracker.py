@@ -262,8 +262,6 @@ class Scan(NamedTuple):
     safe: bool
 
 
-# Scan(...) runs the named tuple's Python-level __new__: on cold caches (the relay sleeps
-# between chunks) that costs several microseconds a chunk more than making the tuple directly
 class Osc(NamedTuple):
     """One complete OSC the tracker reads: at ``j`` .. ``end`` of ``work`` (the chunk, new
     bytes from ``base`` on), its Ps and the rest of its content (C0 controls removed;
@@ -281,6 +279,9 @@ class Osc(NamedTuple):
 Cuts = list[tuple[int, int]]  # ranges of the chunk taken out of what the host sees
 
 
+# Scan(...) and Osc(...) run the named tuple's Python-level __new__: on cold caches (the relay
+# sleeps between chunks) that costs several microseconds a chunk more than making the tuple
+# directly
 _new = tuple.__new__
 _SYNC = seq.MODE_SYNC_OUTPUT  # (a module global: one lookup less per chunk)
 
@@ -1124,7 +1125,7 @@ class OutputTracker:
             return
         handler = _OSC_HANDLERS.get(ps)
         if handler is not None:
-            handler(self, Osc(work, j, end, base, ps, rest, had_c0), events, cuts)
+            handler(self, _new(Osc, (work, j, end, base, ps, rest, had_c0)), events, cuts)
         elif self._clip is not None and is_clip_ps(ps):
             self._clip_osc(work, j, j + 2, base, events, cuts)
 
