@@ -34,6 +34,7 @@ from typing import Any
 import pexpect
 import pytest
 from fakeanthropic import FakeAnthropic, Step
+from launch import seen
 from pirig import pi_environment
 from waiting import wait_until
 
@@ -125,9 +126,7 @@ class ClaudeSession:
 
     # -- the screen ---------------------------------------------------------------------------
     def out(self) -> bytes:
-        with contextlib.suppress(pexpect.TIMEOUT, pexpect.EOF):
-            self.p.read_nonblocking(1 << 20, timeout=0)
-        return self.p.logfile_read.getvalue()  # type: ignore[no-any-return]
+        return seen(self.p)
 
     def text(self, since: int = 0) -> bytes:
         """What was drawn, without escape sequences and white space (Claude Code draws spaces

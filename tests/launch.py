@@ -5,12 +5,17 @@ script's background job starts with SIGINT and SIGQUIT ignored, ``nohup`` ignore
 an ignored signal stays ignored across ``exec``. A test that sends a signal (or types Ctrl-C)
 and expects the default effect passes ``preexec_fn=default_signals`` to ``pexpect.spawn`` or
 ``subprocess.Popen``, so that the suite does not depend on how it was launched.
+
+``seen(p)``: everything a pexpect child has written so far, without taking any of it away from
+the next ``expect``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import signal
+
+import pexpect
 
 _UNCATCHABLE = {signal.SIGKILL, signal.SIGSTOP}
 
@@ -22,3 +27,13 @@ def default_signals() -> None:
         with contextlib.suppress(OSError, ValueError):
             signal.signal(sig, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_SETMASK, ())
+
+
+def seen(p: pexpect.spawn) -> bytes:
+    """All that ``p`` wrote so far (its ``logfile_read``, a ``BytesIO``), after taking what is
+    ready now. What this read brings is put back into ``p``'s buffer: a bare
+    ``read_nonblocking`` would hand it to the log only, and a later ``expect`` would wait for
+    bytes that had already come (a DA1 query the test must answer, lost that way)."""
+    with contextlib.suppress(pexpect.TIMEOUT, pexpect.EOF):
+        p.buffer = p.buffer + p.read_nonblocking(1 << 20, timeout=0)
+    return p.logfile_read.getvalue()  # type: ignore[no-any-return]

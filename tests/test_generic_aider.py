@@ -21,6 +21,7 @@ from typing import Any
 import pexpect
 import pytest
 from fakemodel import FakeModel, text
+from launch import seen
 from waiting import absence_window, wait_until
 
 pytestmark = pytest.mark.pi
@@ -75,11 +76,7 @@ class Aider:
         self.p.logfile_read = io.BytesIO()
 
     def out(self) -> bytes:
-        try:
-            self.p.read_nonblocking(65536, timeout=0)
-        except (pexpect.TIMEOUT, pexpect.EOF):
-            pass
-        return self.p.logfile_read.getvalue()  # type: ignore[no-any-return]
+        return seen(self.p)
 
     def records(self, kind: str) -> list[dict[str, Any]]:
         if not self.log.exists():

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from launch import default_signals
+from launch import default_signals, seen
 from waiting import absence_window, wait_until
 
 pytestmark = pytest.mark.pty
@@ -70,11 +70,7 @@ class Session:
         self.log = log
 
     def out(self) -> bytes:
-        try:  # take what is there without blocking
-            self.p.read_nonblocking(65536, timeout=0)
-        except (pexpect.TIMEOUT, pexpect.EOF):
-            pass
-        return self.p.logfile_read.getvalue()  # type: ignore[no-any-return]
+        return seen(self.p)
 
     def records(self, kind: str) -> list[dict[str, object]]:
         if not self.log.exists():

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from launch import default_signals
+from launch import default_signals, seen
 from waiting import wait_until
 
 pytestmark = pytest.mark.pty
@@ -78,9 +78,7 @@ class Host:
         return orders
 
     def out(self) -> bytes:
-        with contextlib.suppress(pexpect.TIMEOUT, pexpect.EOF):
-            self.p.read_nonblocking(65536, timeout=0)
-        return self.p.logfile_read.getvalue()  # type: ignore[no-any-return]
+        return seen(self.p)
 
     def records(self) -> list[dict[str, object]]:
         if not self.log.exists():
