@@ -41,6 +41,7 @@ import pytest
 from desktoprig import Session, need, stop
 from fakemodel import FakeModel, text, tool_call
 from pirig import TEST_EXT, PiHome
+from procstat import wakeups
 from waiting import absence_window, wait_until
 
 pytestmark = [pytest.mark.realterm, pytest.mark.parametrize("pi_version", ["1.4.0"])]
@@ -538,14 +539,6 @@ out.write(b"\r\nEND-OF-STREAM\r\n")
 out.flush()
 time.sleep(60)
 """
-
-
-def wakeups(pid: int) -> int:
-    """The process's voluntary context switches so far: one per wait in its poll."""
-    status = Path(f"/proc/{pid}/status").read_text()
-    found = re.search(r"^voluntary_ctxt_switches:\s+(\d+)", status, re.M)
-    assert found, status
-    return int(found.group(1))
 
 
 @dataclass

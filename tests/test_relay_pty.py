@@ -16,6 +16,7 @@ from pathlib import Path
 import pexpect
 import pytest
 from launch import default_signals
+from procstat import wakeups
 
 pytestmark = pytest.mark.pty
 
@@ -148,14 +149,6 @@ def test_streamed_output_gathered_arrives_intact_with_the_echo_between_frames() 
     assert p.exitstatus == 0
 
 
-def _wakes(pid: int) -> int:
-    """Times cuewrap's relay (its main thread) went to sleep and woke up so far."""
-    with open(f"/proc/{pid}/status") as fh:
-        found = re.search(r"voluntary_ctxt_switches:\s+(\d+)", fh.read())
-    assert found is not None
-    return int(found.group(1))
-
-
 @pytest.mark.performance
 def test_streamed_output_gathers_longer_while_the_terminal_says_nobody_looks() -> None:
     """A performance test (docs/testing.md, "Performance tests").
@@ -174,9 +167,9 @@ def test_streamed_output_gathers_longer_while_the_terminal_says_nobody_looks() -
     marks = [(100, 700, b"\x1b[O"), (800, 1400, b"\x1b[I"), (1500, 2100, None)]
     for start, end, then in marks:
         p.expect(re.escape(stream_frame(start)), timeout=30)
-        w0 = _wakes(p.pid)
+        w0 = wakeups(p.pid)
         p.expect(re.escape(stream_frame(end)), timeout=30)
-        per_frame.append((_wakes(p.pid) - w0) / (end - start))
+        per_frame.append((wakeups(p.pid) - w0) / (end - start))
         if then is not None:
             p.send(then)
     p.expect(rb"END\r\n", timeout=30)

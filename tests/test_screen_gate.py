@@ -119,6 +119,30 @@ def test_not_started_when_a_stronger_source_is_live_at_the_decision(tmp_path: Pa
     assert [r["state"] for r in rig.screen_records()] == ["not started"]
 
 
+def test_decided_at_once_when_a_stronger_source_is_live_before_the_decision(
+    tmp_path: Path,
+) -> None:
+    """Pi's bridge says hello within DECIDE: the gate decides then, keeps nothing more and
+    leaves no timer (an idle session is not woken DECIDE seconds after its start)."""
+    rig = Rig(tmp_path)
+    told: list[str] = []
+    rig.gate.on_done = lambda: told.append("done")
+    rig.gate.feed(b"early")
+    rig.gate.check()
+    assert rig.screen_records() == [] and told == []  # nothing stronger yet: still waiting
+    assert rig.loop.timeout() is not None
+    rig.advance(DECIDE / 4)
+    rig.live = True
+    rig.gate.check()
+    assert [r["state"] for r in rig.screen_records()] == ["not started"]
+    assert told == ["done"]
+    assert rig.loop.timeout() is None  # the decision's timer is gone
+    rig.live = False
+    rig.advance(10 * DECIDE)
+    assert rig.watchers == [] and told == ["done"]
+    assert [r["state"] for r in rig.screen_records()] == ["not started"]
+
+
 def test_stopped_for_good_when_a_stronger_source_becomes_live(tmp_path: Path) -> None:
     rig = Rig(tmp_path)
     rig.advance(DECIDE)

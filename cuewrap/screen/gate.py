@@ -4,8 +4,10 @@ nothing stronger does.
 The relay hands the gate every output chunk (``feed``) and every new size (``resize``). For
 the first ``DECIDE`` seconds the gate keeps the child's output (at most ``KEEP`` bytes); then,
 unless a stronger source is live (the Pi bridge said hello, or OSC 7501 was trusted), it starts
-the screen watcher and replays what it kept. ``check()`` (after each engine step) stops the
-watcher for good once a stronger source becomes live. pyte never runs while one is.
+the screen watcher and replays what it kept. ``check()`` (after each engine step) decides at
+once when a stronger source is live before then (Pi's bridge says hello well within the
+``DECIDE`` seconds: nothing more is kept, and no timer wakes an idle session later), and stops
+the watcher for good once a stronger source becomes live. pyte never runs while one is.
 
 From then on (no watcher, and none will start) the gate needs no more output: it tells
 ``on_done`` (set by the session: the relay stops handing it chunks, one call less per chunk
@@ -97,8 +99,14 @@ class ScreenGate:
 
     # -- from the controller ----------------------------------------------------------------
     def check(self) -> None:
-        """After each fact: stop the watcher once a stronger source is live."""
-        if self._watcher is not None and self._stronger_live():
+        """After each fact: once a stronger source is live, decide now if the gate has not
+        decided yet (nothing kept, no timer left to wake the session later), or stop the
+        watcher."""
+        if self._timer is not None:
+            if self._stronger_live():
+                self._timer.cancel()
+                self._decide()
+        elif self._watcher is not None and self._stronger_live():
             self._watcher.stop()
             self._watcher = None
             self._log.write("screen", state="stopped", why="a stronger source became live")
