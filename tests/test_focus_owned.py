@@ -77,9 +77,9 @@ def test_tracker_takes_the_childs_1004_out_and_keeps_its_state() -> None:
     scan = t.feed(b"a\x1b[?1004hb\x1b[?1004lc\x1b[?1000h")
     assert scan.out == b"abc\x1b[?1000h"
     assert ModeChange(1004, True) in scan.events and ModeChange(1004, False) in scan.events
-    assert 1004 not in t.modes and 1000 in t.modes
+    assert 1004 not in t.modes.on and 1000 in t.modes.on
     t.feed(b"\x1b[?1004h")
-    assert 1004 in t.modes  # what decides whether focus reports are forwarded to the child
+    assert 1004 in t.modes.on  # what decides whether focus reports are forwarded to the child
     # split across two chunks: the start was already written, so it cannot be taken out;
     # cuewrap is told to turn reporting on again
     assert t.feed(b"x\x1b[?10").out == b"x\x1b[?10"

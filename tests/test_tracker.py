@@ -58,17 +58,17 @@ def test_pi_startup_modes_and_title() -> None:
     ]
     assert s.events[-1] == TitleChange("π - work")
     assert t.title == "π - work"
-    assert t.modes == {1049, 1000, 1002, 1003, 1006, 1004, 2004, 2031}
-    assert t.modes_off == {7}
-    assert t.kitty_keyboard_depth == 1
-    assert t.modify_other_keys
+    assert t.modes.on == {1049, 1000, 1002, 1003, 1006, 1004, 2004, 2031}
+    assert t.modes.off == {7}
+    assert t.modes.kitty_keyboard_depth == 1
+    assert t.modes.modify_other_keys
     assert not any(isinstance(e, ProgramStatus) for e in s.events)
 
 
 def test_restore_after_pi_startup() -> None:
     t = OutputTracker()
     t.feed(PI_STARTUP + PI_FRAME[:20])  # killed in the middle of a frame
-    r = t.restore_sequence()
+    r = t.modes.restore_sequence()
     assert r.startswith(b"\x1b[?2026l")  # end the frame first
     for piece in (
         b"\x1b[<1u",
@@ -90,28 +90,28 @@ def test_restore_after_pi_startup() -> None:
 
 def test_restore_empty_after_clean_exit() -> None:
     t = OutputTracker()
-    assert t.restore_sequence() == b""
+    assert t.modes.restore_sequence() == b""
     t.feed(PI_STARTUP + PI_FRAME + PI_EXIT)
-    assert t.modes == {7, 25}  # explicitly set back on: their defaults
-    assert not t.modes_off & {7, 25}
-    assert t.kitty_keyboard_depth == 0
-    assert not t.modify_other_keys
-    assert t.restore_sequence() == b""
+    assert t.modes.on == {7, 25}  # explicitly set back on: their defaults
+    assert not t.modes.off & {7, 25}
+    assert t.modes.kitty_keyboard_depth == 0
+    assert not t.modes.modify_other_keys
+    assert t.modes.restore_sequence() == b""
 
 
 def test_regular_mode_has_no_focus_or_alt_screen() -> None:
     t = OutputTracker()
     t.feed(b"\x1b[?2004h\x1b[>7u\x1b]0;\xcf\x80 - work\x07")
-    assert t.restore_sequence() == b"\x1b[<1u\x1b[?2004l"
+    assert t.modes.restore_sequence() == b"\x1b[<1u\x1b[?2004l"
 
 
 def test_restore_alt_screen_variants_and_cursor() -> None:
     t = OutputTracker()
     t.feed(b"\x1b[?47h\x1b[?25l\x1b[?1h")
-    assert t.restore_sequence() == b"\x1b[?1l\x1b[?25h\x1b[?47l"
+    assert t.modes.restore_sequence() == b"\x1b[?1l\x1b[?25h\x1b[?47l"
     t = OutputTracker()
     t.feed(b"\x1b[?1047h\x1b[?1049h\x1b[?1049l")
-    assert t.restore_sequence() == b"\x1b[?1047l"
+    assert t.modes.restore_sequence() == b"\x1b[?1047l"
 
 
 def test_several_modes_in_one_csi() -> None:
@@ -119,14 +119,14 @@ def test_several_modes_in_one_csi() -> None:
     s = t.feed(b"\x1b[?1000;1006;;1004h")
     assert s.events == [ModeChange(1000, True), ModeChange(1006, True), ModeChange(1004, True)]
     s = t.feed(b"\x1b[?1000;1006l")
-    assert t.modes == {1004}
+    assert t.modes.on == {1004}
 
 
 def test_malformed_private_csi_ignored() -> None:
     t = OutputTracker()
     s = t.feed(b"\x1b[?1049$p\x1b[?10a49h\x1b[?1049x\x1b[1049h\x1b[?999999h")
     assert s.events == []  # DECRQM, bad param, other final, ANSI mode, out of range
-    assert t.modes == set()
+    assert t.modes.on == set()
 
 
 def test_c0_inside_csi_is_executed() -> None:
@@ -140,46 +140,46 @@ def test_can_aborts_a_sequence() -> None:
     t = OutputTracker()
     s = t.feed(b"\x1b[?1049\x18h\x1b]0;x\x1ay\x07")
     assert s.events == [Bell()]  # the CSI and the OSC were cancelled; the BEL is bare
-    assert t.modes == set()
+    assert t.modes.on == set()
 
 
 def test_kitty_keyboard_stack() -> None:
     t = OutputTracker()
     t.feed(b"\x1b[>1u\x1b[>3u\x1b[>31u")
-    assert t.kitty_keyboard_depth == 3
+    assert t.modes.kitty_keyboard_depth == 3
     t.feed(b"\x1b[<2u")
-    assert t.kitty_keyboard_depth == 1
+    assert t.modes.kitty_keyboard_depth == 1
     t.feed(b"\x1b[<u")
-    assert t.kitty_keyboard_depth == 0
+    assert t.modes.kitty_keyboard_depth == 0
     t.feed(b"\x1b[<5u")
-    assert t.kitty_keyboard_depth == 0
+    assert t.modes.kitty_keyboard_depth == 0
     t.feed(b"\x1b[=5;1u")
-    assert t.kitty_keyboard_depth == 1
-    assert t.restore_sequence() == b"\x1b[<1u"
+    assert t.modes.kitty_keyboard_depth == 1
+    assert t.modes.restore_sequence() == b"\x1b[<1u"
     t.feed(b"\x1b[?u")  # query: no change
-    assert t.kitty_keyboard_depth == 1
+    assert t.modes.kitty_keyboard_depth == 1
 
 
 def test_kitty_stack_changes_apply_in_stream_order() -> None:
     t = OutputTracker()
     t.feed(b"\x1b[<u\x1b[?25l\x1b[>1u")  # pop (nothing to pop), then push
-    assert t.kitty_keyboard_depth == 1
+    assert t.modes.kitty_keyboard_depth == 1
     t.feed(b"\x1b[>1u\x1b[=0u\x1b[<2u\x1b[>1u\x1b[?25h")
-    assert t.kitty_keyboard_depth == 1
+    assert t.modes.kitty_keyboard_depth == 1
 
 
 def test_modify_other_keys() -> None:
     t = OutputTracker()
     t.feed(b"\x1b[>4;2m")
-    assert t.modify_other_keys
+    assert t.modes.modify_other_keys
     t.feed(b"\x1b[>4;0m")
-    assert not t.modify_other_keys
+    assert not t.modes.modify_other_keys
     t.feed(b"\x1b[>4;1m")
     t.feed(b"\x1b[>4m")
-    assert not t.modify_other_keys
+    assert not t.modes.modify_other_keys
     t.feed(b"\x1b[>4;1m\x1b[>1;2m")  # modifyCursorKeys: no effect
-    assert t.modify_other_keys
-    assert t.restore_sequence() == b"\x1b[>4;0m"
+    assert t.modes.modify_other_keys
+    assert t.modes.restore_sequence() == b"\x1b[>4;0m"
 
 
 def test_title_osc0_and_osc2_bel_or_st() -> None:

@@ -105,10 +105,10 @@ def general_path_only() -> Iterator[None]:
 
 def tracker_state(t: OutputTracker) -> tuple[object, ...]:
     return (
-        t.modes,
-        t.modes_off,
-        t.kitty_keyboard_depth,
-        t.modify_other_keys,
+        t.modes.on,
+        t.modes.off,
+        t.modes.kitty_keyboard_depth,
+        t.modes.modify_other_keys,
         t.title,
         t.progress,
         t.held,
@@ -174,10 +174,10 @@ def test_pi_frames_take_the_plain_path(frame: bytes) -> None:
     assert tracker._INTERESTING.search(frame) is None
     assert frame.count(b"\x07") == frame.count(b"\x1b]8;;\x07")
     t = OutputTracker(own_focus=True, clipboard=Clip())
-    t.modes.add(2026)
+    t.modes.on.add(2026)
     s = t.feed(frame)
     assert s == (frame, [], True)
-    assert 2026 in t.modes_off and 25 in t.modes_off and not t.modes
+    assert 2026 in t.modes.off and 25 in t.modes.off and not t.modes.on
 
 
 @pytest.mark.parametrize(
@@ -197,7 +197,7 @@ def test_plain_path_last_toggle_wins(chunk: bytes, on: set[int], off: set[int]) 
                 t.feed(chunk)
         else:
             t.feed(chunk)
-        assert (t.modes, t.modes_off) == (on, off)
+        assert (t.modes.on, t.modes.off) == (on, off)
 
 
 # --- the flood path: chunks without OSC skip the per-sequence work ---------------------------
@@ -350,8 +350,8 @@ def test_tui_flood_takes_the_flood_path(frames: int, own_focus: bool) -> None:
             s = t.feed(c)
             assert s.events == []
         assert t.safe and not t._pend
-    assert t.modes_off == {25, 2026}
-    assert t.modes == set()
+    assert t.modes.off == {25, 2026}
+    assert t.modes.on == set()
     with patch.object(OutputTracker, "_dec_starts", side_effect=AssertionError("general path")):
         with pytest.raises(AssertionError):  # the patch would catch the general path
             t.feed(b"\x1b[?1049h")

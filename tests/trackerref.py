@@ -638,10 +638,10 @@ def check_against_reference(
     assert t.safe == safe_at[len(out)]
     assert bytes(out) == want_out
     assert events == ref.events
-    assert t.modes == ref.modes
-    assert t.modes_off == ref.modes_off
-    assert t.kitty_keyboard_depth == ref.depth
-    assert t.modify_other_keys == ref.mok
+    assert t.modes.on == ref.modes
+    assert t.modes.off == ref.modes_off
+    assert t.modes.kitty_keyboard_depth == ref.depth
+    assert t.modes.modify_other_keys == ref.mok
     assert t.title == ref.title
     if not consume and not (notices and notices.answer) and clip is None and not guard:
         assert bytes(out) == data

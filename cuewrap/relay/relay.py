@@ -160,7 +160,7 @@ class Relay:
 
     # -- public ---------------------------------------------------------------------------
     def child_mode(self, mode: int) -> bool:
-        return self.tracker is not None and mode in self.tracker.modes
+        return self.tracker is not None and mode in self.tracker.modes.on
 
     def set_unseen(self, unseen: bool) -> None:
         """Nobody looks at the child's output now (``True``: the terminal said its focus is
@@ -195,7 +195,7 @@ class Relay:
         if self.tracker is None:
             return b""
         try:
-            return self.tracker.restore_sequence()
+            return self.tracker.modes.restore_sequence()
         except Exception as exc:
             self._report("restore_sequence", exc)
             return b""
@@ -680,7 +680,7 @@ class Relay:
         if self.tracker is None:
             return b""
         try:
-            out = self.tracker.reapply_sequence()
+            out = self.tracker.modes.reapply_sequence()
             if self.tracker.title is not None:
                 out += seq.set_title(self.tracker.title)
             return out

@@ -39,7 +39,7 @@ Events are reported only for well-formed sequences: ``CSI ? Pm h|l``, ``CSI > fl
 ``OSC 7501 ; state=…``. A sequence longer than 4097 bytes gives no event and is never
 removed (its parse buffer would have overflowed had it been split). Sequences with C0
 controls between ESC and their second byte give no event (their effect on safety is
-tracked). RIS (``ESC c``) and DECSTR do not reset the tracked modes: restore_sequence may
+tracked). RIS (``ESC c``) and DECSTR do not reset the tracked modes: the restore sequence may
 then undo modes that are already off, which is harmless.
 
 Focus ownership (``own_focus``, docs/design.md#presence): the child's ``CSI ? 1004 h|l`` still set
@@ -109,10 +109,10 @@ from cuewrap.term.grammar import (
     synthetic,
     u8_complete,
 )
+from cuewrap.term.modes import TRACKED_MODES, ModeState
 from cuewrap.term.notices import INTROS, ChildNotification, NoticeParser, NoticePolicy, protocol_of
 
 CAP = 4096  # bytes kept of an unfinished sequence (and longest held OSC 7501 prefix)
-_KITTY_STACK_MAX = 64  # kitty keeps a bounded stack; so do we
 
 _STATUS = b"\x1b]7501;"
 _QUERY = b"\x1b]7501;?"  # the Program Status query's head (its body is "?")
@@ -153,29 +153,6 @@ _PROGRESS = re.compile(rb"[0-4]")  # OSC 9 ; 4 ; state: 0 off, 1-2 value, 3 busy
 
 _PRIVATE_CSI = tuple((b"\x1b[" + c, c) for c in (b"?", b">", b"<", b"="))
 _first = itemgetter(0)
-
-# modes undone by restore_sequence, in the order written (mouse first, then the rest)
-_RESTORE_OFF = (
-    seq.MODE_MOUSE_SGR_PIXELS,
-    seq.MODE_MOUSE_URXVT,
-    seq.MODE_MOUSE_SGR,
-    seq.MODE_MOUSE_UTF8,
-    seq.MODE_MOUSE_ANY,
-    seq.MODE_MOUSE_BUTTON,
-    seq.MODE_MOUSE_HILITE,
-    seq.MODE_MOUSE_NORMAL,
-    seq.MODE_X10_MOUSE,
-    seq.MODE_ALT_SCROLL,
-    seq.MODE_FOCUS,
-    seq.MODE_BRACKETED_PASTE,
-    seq.MODE_COLOR_SCHEME,
-    seq.MODE_CURSOR_KEYS,
-)
-_RESTORE_ON = (seq.MODE_AUTOWRAP, seq.MODE_CURSOR_VISIBLE)  # default on; undo an "off"
-_ALT_SCREENS = (seq.MODE_ALT_SCREEN_1049, seq.MODE_ALT_SCREEN_1047, seq.MODE_ALT_SCREEN_47)
-TRACKED_MODES = frozenset(
-    (seq.MODE_SYNC_OUTPUT, *_RESTORE_OFF, *_RESTORE_ON, *_ALT_SCREENS, 12, 2027, 2048)
-)
 
 
 @dataclass(frozen=True)
@@ -310,11 +287,9 @@ class OutputTracker:
 
     - ``consume_status``: remove complete OSC 7501 reports from ``out`` (settable any time).
     - ``answer_query``: report the child's Program Status queries and remove them from ``out``.
-    - ``modes``: DEC private modes of :data:`TRACKED_MODES` last set on (``CSI ? Pm h``).
-    - ``modes_off``: tracked modes last reset (``CSI ? Pm l``): ``25`` in it means the cursor
-      was hidden, ``7`` that autowrap was turned off.
-    - ``kitty_keyboard_depth``: entries pushed on the kitty keyboard stack (bounded at 64).
-    - ``modify_other_keys``: xterm modifyOtherKeys is on (``CSI > 4 ; n m``, n > 0).
+    - ``modes``: the terminal modes the child set (:class:`~cuewrap.term.modes.ModeState`:
+      DEC private modes on and off, the kitty keyboard stack, modifyOtherKeys) and the bytes
+      that undo them (``modes.restore_sequence()``).
     - ``title``: the child's last OSC 0/2 title, or None.
     """
 
@@ -337,10 +312,7 @@ class OutputTracker:
         self.own_focus = own_focus
         self._policy = notices  # decides whether a child's notification is removed
         self._notices = NoticeParser()
-        self.modes: set[int] = set()  # tracked DEC private modes currently set (on)
-        self.modes_off: set[int] = set()  # tracked modes explicitly reset (e.g. 25, 7)
-        self.kitty_keyboard_depth: int = 0
-        self.modify_other_keys: bool = False
+        self.modes = ModeState()
         self.title: str | None = None
         self.progress: int | None = None  # the child's last OSC 9;4 state (ConEmu progress)
         self._pend = b""  # released bytes of the unfinished sequence at the end (<= CAP)
@@ -448,36 +420,6 @@ class OutputTracker:
         self._safe = False
         return held
 
-    def restore_sequence(self) -> bytes:
-        """Bytes that undo every mode the child left on; b"" when nothing is on.
-
-        Order: end a synchronized-output frame, pop the kitty keyboard stack and reset
-        modifyOtherKeys (while still on the child's screen: kitty keeps one stack per
-        screen), mouse/focus/paste/… off, autowrap and cursor back on, leave the alt screen.
-        """
-        modes = self.modes
-        parts: list[bytes] = []
-        if seq.MODE_SYNC_OUTPUT in modes:
-            parts.append(seq.dec_reset(seq.MODE_SYNC_OUTPUT))
-        if self.kitty_keyboard_depth > 0:
-            parts.append(seq.kitty_keyboard_pop(self.kitty_keyboard_depth))
-        if self.modify_other_keys:
-            parts.append(seq.MODIFY_OTHER_KEYS_OFF)
-        parts.extend(seq.dec_reset(m) for m in _RESTORE_OFF if m in modes)
-        parts.extend(seq.dec_set(m) for m in _RESTORE_ON if m in self.modes_off)
-        parts.extend(seq.dec_reset(m) for m in _ALT_SCREENS if m in modes)
-        return b"".join(parts)
-
-    def reapply_sequence(self) -> bytes:
-        """After a stop: bytes that set again what :meth:`restore_sequence` undid, as the
-        child had it (alt screen first). Focus reporting is cuewrap's own (not here); the
-        kitty keyboard flags and the modifyOtherKeys level were never recorded (not here)."""
-        modes = self.modes
-        parts = [seq.dec_set(m) for m in _ALT_SCREENS if m in modes]
-        parts.extend(seq.dec_set(m) for m in _RESTORE_OFF if m in modes and m != seq.MODE_FOCUS)
-        parts.extend(seq.dec_reset(m) for m in _RESTORE_ON if m in self.modes_off)
-        return b"".join(parts)
-
     # -- the paths of feed --------------------------------------------------------------------
 
     def _feed_text(self, work: bytes) -> Scan:
@@ -523,25 +465,27 @@ class OutputTracker:
         n = len(work)
         if work.endswith(_FRAME_OFF):  # how TUIs end a frame: ground, 2026 last off
             self._sync = False
-            if 2026 not in self.modes_off:
-                self._set_mode(2026, False)
+            modes = self.modes
+            if 2026 not in modes.off:
+                modes.set(2026, False)
             i = work.rfind(b"\x1b[?25")
             if i >= 0:
                 on = work[i + 5] == 0x68  # h
-                if 25 not in (self.modes if on else self.modes_off):
-                    self._set_mode(25, on)
+                if 25 not in (modes.on if on else modes.off):
+                    modes.set(25, on)
             self._u8 = b""
             self._safe = True
             return _new(Scan, (data, [], True))
         if work.find(b"?", 2) >= 0:  # every CSI ? here is a complete quiet toggle
+            modes = self.modes
             for mode, head, at in _QUIET_LAST:
                 i = work.rfind(head)
                 if i >= 0:
                     on = work[i + at] == 0x68  # h
                     if mode == 2026:
                         self._sync = on
-                    if mode not in (self.modes if on else self.modes_off):
-                        self._set_mode(mode, on)
+                    if mode not in (modes.on if on else modes.off):
+                        modes.set(mode, on)
         e = seq_end(work, k_last, n)
         if e == n:  # the usual end: a complete sequence
             self._u8 = b""
@@ -988,15 +932,6 @@ class OutputTracker:
                 events.append((i, _FOCUS_DECSTR))
         return c0
 
-    def _set_mode(self, mode: int, on: bool) -> None:
-        if mode in TRACKED_MODES:
-            if on:
-                self.modes.add(mode)
-                self.modes_off.discard(mode)
-            else:
-                self.modes.discard(mode)
-                self.modes_off.add(mode)
-
     def _dec_starts(self, work: bytes, first: int, quiet_seen: dict[int, int]) -> list[int]:
         """Positions of every ``CSI ?`` but the quiet single-mode toggles, which are applied
         here: the last toggle of each quiet mode decides its state. ``first`` is the first
@@ -1012,7 +947,7 @@ class OutputTracker:
         for mode, (at, on) in last.items():
             if mode == 2026:
                 self._sync = on
-            self._set_mode(mode, on)
+            self.modes.set(mode, on)
             quiet_seen[mode] = at
         return starts
 
@@ -1030,7 +965,7 @@ class OutputTracker:
         if m is not None:  # the common case: one mode, e.g. CSI ? 1049 h
             single = int(m.group(1))
             on = m.group(2) == b"h"
-            self._set_mode(single, on)
+            self.modes.set(single, on)
             events.append((j, _mode_event(single, on)))
             if single == seq.MODE_FOCUS and self.own_focus:
                 if j >= base and self._removable_at(work, j):
@@ -1054,33 +989,15 @@ class OutputTracker:
                     continue
                 if mode in QUIET_MODES:  # in a multi-mode sequence: state only, in order
                     if j > quiet_seen.get(mode, -1):
-                        self._set_mode(mode, on)
+                        self.modes.set(mode, on)
                         quiet_seen[mode] = j
                     continue
-                self._set_mode(mode, on)
+                self.modes.set(mode, on)
                 events.append((j, _mode_event(mode, on)))
                 if mode == seq.MODE_FOCUS and not on and self.own_focus:
                     events.append((j, _FOCUS_1004))  # inside a multi-mode sequence: left in
-        elif marker == 0x3E:  # >
-            if final == 0x75:  # CSI > flags u: push
-                self.kitty_keyboard_depth = min(self.kitty_keyboard_depth + 1, _KITTY_STACK_MAX)
-            elif final == 0x6D:  # CSI > 4 ; n m
-                vals = ints(params[1:])
-                if vals == [None]:  # CSI > m: reset all key modifier resources
-                    self.modify_other_keys = False
-                elif vals[0] == 4 and len(vals) <= 2:
-                    level = vals[1] if len(vals) == 2 else None
-                    self.modify_other_keys = bool(level)
-        elif marker == 0x3C:  # <
-            if final == 0x75:  # CSI < n u: pop n (default 1)
-                vals = ints(params[1:])
-                count = (vals[0] if vals else None) or 1
-                self.kitty_keyboard_depth = max(0, self.kitty_keyboard_depth - count)
-        elif marker == 0x3D and final == 0x75:  # CSI = flags ; mode u: set flags
-            vals = ints(params[1:])
-            flags = vals[0] if vals else None
-            if flags:
-                self.kitty_keyboard_depth = max(self.kitty_keyboard_depth, 1)
+        else:  # > < =: the kitty keyboard stack, modifyOtherKeys
+            self.modes.keys(marker, final, params)
 
     def _osc(
         self,
