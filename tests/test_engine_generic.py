@@ -314,6 +314,33 @@ def test_osc7501_as_claude_code_reports_it_and_its_redraws_are_not_work() -> Non
     assert [r for r in e.records("no_cue") if r.get("signal") == "quiet"]  # recorded only
 
 
+def test_osc7501_an_outcome_straight_after_idle_ends_the_run_it_skipped() -> None:
+    """Claude Code coalesces a quick change: for an HTTP 400 it sometimes reports ``idle`` then
+    ``error`` with no ``working`` between (docs/generic-mode.md). The outcome still ends a run:
+    one Failed; an outcome repeated after an outcome is no second run."""
+    e = eng(app="Claude Code")
+    e(AWAY, ProgramStatus("idle", "claude-code"), ProgramStatus("error", "claude-code"))
+    (n,) = e.notifies()
+    assert (n.kind, n.body, n.source) == ("finished", "Failed", "osc7501")
+    assert e.records("cue")[-1]["why"] == "osc7501 error"
+    assert [r["state"] for r in e.records("run")] == ["started", "implied", "settled"]
+    e(ProgramStatus("error", "claude-code"), ProgramStatus("done", "claude-code"))
+    assert len(e.notifies()) == 1  # after an outcome, an outcome is not a run
+    # a permission prompt answered so fast that neither ``working`` was told: still one run
+    e(
+        ProgramStatus("idle", "claude-code"),
+        ProgramStatus("blocked", "claude-code", "permission"),
+        ProgramStatus("done", "claude-code"),
+    )
+    assert [c.body for c in e.notifies()] == ["Failed", "Needs your input", "Finished"]
+
+
+def test_osc7501_an_outcome_as_the_first_report_is_no_run() -> None:
+    e = eng(app="Claude Code")
+    e(AWAY, ProgramStatus("done", "claude-code"), ProgramStatus("error", "claude-code"))
+    assert e.notifies() == [] and e.records("run") == []
+
+
 def test_osc7501_without_app_is_rejected_in_generic_mode() -> None:
     e = eng()
     e(AWAY, ProgramStatus("working", None), ProgramStatus("done", None))

@@ -153,7 +153,14 @@ def test_an_api_error_gives_one_failed_from_error(
     s.type("fail please")
     notes = wait_until(s.notifications, 60, "the Failed cue")  # Claude Code may retry first
     assert notes == [("Claude Code — proj".encode(), b"Failed")]
-    assert [f["state"] for f in s.statuses()][-2:] == ["working", "error"]
+    states = [f["state"] for f in s.statuses()]
+    runs = [r["state"] for r in s.records("run")]
+    # Claude Code sometimes coalesces working into the error it ends in (about 1 in 20 under
+    # load): the run is then implied by idle -> error (docs/generic-mode.md)
+    if states[-2:] == ["idle", "error"]:
+        assert runs == ["started", "implied", "settled"]
+    else:
+        assert states[-2:] == ["working", "error"] and runs == ["started", "settled"]
     (cue,) = s.records("cue")
     assert (cue["outcome"], cue["source"], cue["why"]) == ("failed", "osc7501", "osc7501 error")
 

@@ -48,6 +48,13 @@ _BEFORE_SETTLE: dict[str, Outcome] = {
 }
 _STOP_REASON: dict[str, Outcome] = {"stop": "completed", "error": "failed", "aborted": "cancelled"}
 _OSC_SETTLE: dict[str, Outcome] = {"done": "completed", "error": "failed", "idle": "cancelled"}
+# An outcome straight after one of these reports (no ``working`` between) still ends a run:
+# Claude Code coalesces a quick change into its last state (idle, then error, for an HTTP 400
+# about 1 in 20 times under load; docs/generic-mode.md). An outcome after an outcome is not one.
+_OUTCOME_AFTER: dict[str, frozenset[str | None]] = {
+    "done": frozenset({"idle", "blocked"}),
+    "error": frozenset({"idle", "blocked"}),
+}
 
 
 def start_run(st: Step, source: RunSource) -> None:
@@ -171,6 +178,7 @@ def on_cue_toggle(st: Step, f: CueToggle) -> None:
 
 def on_program_status(st: Step, f: ProgramStatus) -> None:
     observe(st, "osc7501")
+    before: str | None = None
     if f.state == "clear" and f.app is None and "osc7501" in st.s.trusted:
         st.rec("status_cleared", source="osc7501")  # Pi's exit report carries no app field
         return
@@ -179,7 +187,8 @@ def on_program_status(st: Step, f: ProgramStatus) -> None:
             reject(st, "osc7501", "no app= or an unknown state", app=f.app, state=f.state)
             return
         # from now on its reports say whether it works, not its output (generic.py)
-        st.set(status_app=f.app, told=True, busy=False)
+        before = st.s.status_last
+        st.set(status_app=f.app, told=True, busy=False, status_last=f.state)
     elif f.app != "pi" or f.state not in OSC_STATES:
         reject(st, "osc7501", "not a Pi program status", app=f.app, state=f.state)
         return
@@ -194,12 +203,21 @@ def on_program_status(st: Step, f: ProgramStatus) -> None:
         if not has_run(s):
             start_run(st, "osc7501")
     elif f.state in _OSC_SETTLE:
-        if s.run is not None:
+        if s.run is None and f.state in _OUTCOME_AFTER and before in _OUTCOME_AFTER[f.state]:
+            implied_run(st, before)
+        if st.s.run is not None:
             said = f.summary if f.state == "error" and s.config.privacy_summary else None
             error = summaries.error_text(summaries.clean(said)) if said else None
             settle(st, _OSC_SETTLE[f.state], f"osc7501 {f.state}", summary=error)
     elif f.state == "blocked":
         add_wait(st, "osc", kind=f.kind)
+
+
+def implied_run(st: Step, before: str | None) -> None:
+    """The run the program's reports imply without its ``working``: it starts here, and the
+    outcome reported settles it at once."""
+    start_run(st, "osc7501")
+    st.rec("run", run=st.s.run_seq, state="implied", reason=f"{before} then an outcome")
 
 
 def on_screen(st: Step, f: ScreenActivity) -> None:

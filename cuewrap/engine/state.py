@@ -203,6 +203,7 @@ class EngineState:
     busy: bool = False  # output active (not only echo) since the last quiet
     told: bool = False  # a BEL, notification or OSC 7501 report came since then
     status_app: str | None = None  # app= of the OSC 7501 reports (generic mode)
+    status_last: str | None = None  # state= of the program's last report (generic mode)
     # the session's state for the overview (``glance``), whatever the presence and the cues
     started: bool = False  # the program has said anything (a fact other than presence/keys)
     outcome: str | None = None  # the last run's outcome (an ``Outcome``)
