@@ -202,31 +202,30 @@ class Relay:
 
     def run(self) -> ChildExited:
         """Relay until the child is gone and its output drained; returns its exit."""
-        sig_fd = self._signals.install()
-        try:
-            os.set_blocking(self.master_fd, False)
-            self.loop.on_deadline = self._gathered  # the loop's one deadline is the relay's
-            self.loop.add_reader(self.master_fd, self._on_master, guarded=False)
-            if self._stdin_open:
-                self.loop.add_reader(self.host.stdin_fd, self._on_stdin, guarded=False)
-            self.loop.add_reader(sig_fd, self._on_signal, guarded=False)
-            self.loop.add_reader(self.child.reports, self._on_reports, guarded=False)
-            self._reap()  # the child may already be gone
-            while self._exit is None or self._master_open:
-                self.loop.run_once()
-            return self._exit
-        finally:
-            self.loop.remove_reader(self.host.stdin_fd)  # what is typed now is the shell's
-            for timer in (self._focus_timer, self._output_timer):
-                if timer is not None:
-                    timer.cancel()
-            self.loop.deadline = inf
-            self.loop.on_deadline = None
-            self.injector.close()
-            self.jobs.close()
-            self.loop.remove_reader(self.child.reports)
-            self.loop.remove_reader(sig_fd)
-            self._signals.uninstall()
+        with self._signals as sig_fd:  # the handlers and the wake-up fd put back on exit
+            try:
+                os.set_blocking(self.master_fd, False)
+                self.loop.on_deadline = self._gathered  # the loop's one deadline is the relay's
+                self.loop.add_reader(self.master_fd, self._on_master, guarded=False)
+                if self._stdin_open:
+                    self.loop.add_reader(self.host.stdin_fd, self._on_stdin, guarded=False)
+                self.loop.add_reader(sig_fd, self._on_signal, guarded=False)
+                self.loop.add_reader(self.child.reports, self._on_reports, guarded=False)
+                self._reap()  # the child may already be gone
+                while self._exit is None or self._master_open:
+                    self.loop.run_once()
+                return self._exit
+            finally:
+                self.loop.remove_reader(self.host.stdin_fd)  # what is typed now is the shell's
+                for timer in (self._focus_timer, self._output_timer):
+                    if timer is not None:
+                        timer.cancel()
+                self.loop.deadline = inf
+                self.loop.on_deadline = None
+                self.injector.close()
+                self.jobs.close()
+                self.loop.remove_reader(self.child.reports)
+                self.loop.remove_reader(sig_fd)
 
     # -- input: host -> child --------------------------------------------------------------
     def _on_stdin(self) -> None:

@@ -49,6 +49,12 @@ class SignalPipe:
             self._old_handlers[sig] = signal.signal(sig, _noop)
         return self._r
 
+    def __enter__(self) -> int:
+        return self.install()
+
+    def __exit__(self, *exc: object) -> None:
+        self.uninstall()
+
     def read(self) -> set[int]:
         """The signals caught since the last read (each once)."""
         try:

@@ -6,8 +6,10 @@ modes and the ``Relay``; the ``Controller`` with the cue side's parts
 (``cueside.build_controller``) once the child has drawn its first frame (``wiring/pending.py``: not
 competing with the child's boot for the CPU), given to the relay.
 
-``Session.run`` is the exit-path owner: whatever happens (child exit, child killed, a signal to
-cuewrap, an exception inside cuewrap), the host terminal is restored in its ``finally``.
+``Session.run`` is the exit-path owner: what the session takes (the log, the events file, the
+child, the terminal's raw mode and modes, the controller) is held in one ``Held``
+(``wiring/startup.py``) and given back whatever happens (child exit, child killed, a signal to
+cuewrap, an exception inside cuewrap): the host terminal first.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from cuewrap.host import HostTerminal, get_size, guard_holds
 from cuewrap.loop import Loop
 from cuewrap.records import TYPE_CHECKING
 from cuewrap.term import sequences as seq
+from cuewrap.wiring.startup import Held
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -83,43 +86,36 @@ class Session:
         self.relay: Relay | None = None
 
     def run(self) -> int:
+        # what the session holds, given back last taken first on every way out: the log, the
+        # events file (while no controller has it), the controller, the child, the terminal
+        with Held() as held:
+            held.callback(self.log.close)
+            held.callback(self._close_events)
+            held.callback(self._finish_controller)
+            status = self._run(held)
+        return status
+
+    def _run(self, held: Held) -> int:
         host = self.host
         child: LedChild | None = None
-        relay: Relay | None = None
         try:
             channel = self._prepare_child()
             child = self._spawn()
+            held.callback(child.close)
             # the relay is set up while the child boots; the cue side after its first frame
             if channel is not None:
                 self._remove_stale_channels()
             from cuewrap.relay.inject import Injector
-            from cuewrap.relay.relay import Relay, exit_status
+            from cuewrap.relay.relay import exit_status
 
             injector = Injector(self.loop, host.write, self._injection_waited)
             pending = self._pending_cue_side(channel, child.pid, injector)
+            held.callback(self._give_back_terminal)
             host.enter_raw()
             if self.guard:
                 host.enable(seq.TITLE_PUSH, seq.TITLE_POP)
                 host.enable(seq.FOCUS_REPORTING_ON, seq.FOCUS_REPORTING_OFF)
-            focus, tracker, sink = self._relay_parts(pending)
-            if pending is not None and focus is not None and self._ask_terminal:
-                self._query_terminal(focus, pending)
-            relay = self.relay = Relay(
-                self.loop,
-                child,
-                host,
-                focus=focus,
-                tracker=tracker,
-                injector=injector,
-                sink=sink,
-                screen=pending,
-                on_error=self.log.error,
-                fallback=self._fallback_classes(),
-            )
-            if pending is not None:  # what it builds is attached to the relay then
-                pending.attach = relay.attach
-            else:  # no cue side to build: the start-up is over
-                self._start_done()
+            relay = self._relay(child, injector, pending)
             relay.resize()
             exit = relay.run()
             self.log.write("child_exit", code=exit.code, signal=exit.signal)
@@ -135,16 +131,45 @@ class Session:
             if child is not None:
                 self._kill_child(child)
             return 1 if not isinstance(exc, KeyboardInterrupt) else 130
-        finally:
-            leftover = relay.restore_sequence() if relay is not None else b""
-            host.restore(leftover if host.stdout_tty else b"")
-            if child is not None:
-                child.close()
-            if self.controller is not None:
-                self.controller.finish(FINISH_GRACE)
-            if self.events_fd is not None:  # no controller took it (no cues: no states)
-                os.close(self.events_fd)
-            self.log.close()
+
+    def _relay(self, child: LedChild, injector: Injector, pending: PendingCueSide | None) -> Relay:
+        """The relay between the terminal and the child, the cue side's stand-in attached."""
+        from cuewrap.relay.relay import Relay
+
+        focus, tracker, sink = self._relay_parts(pending)
+        if pending is not None and focus is not None and self._ask_terminal:
+            self._query_terminal(focus, pending)
+        relay = self.relay = Relay(
+            self.loop,
+            child,
+            self.host,
+            focus=focus,
+            tracker=tracker,
+            injector=injector,
+            sink=sink,
+            screen=pending,
+            on_error=self.log.error,
+            fallback=self._fallback_classes(),
+        )
+        if pending is not None:  # what it builds is attached to the relay then
+            pending.attach = relay.attach
+        else:  # no cue side to build: the start-up is over
+            self._start_done()
+        return relay
+
+    def _give_back_terminal(self) -> None:
+        """The terminal as the user had it: the modes the child left on, cuewrap's, termios."""
+        leftover = self.relay.restore_sequence() if self.relay is not None else b""
+        self.host.restore(leftover if self.host.stdout_tty else b"")
+
+    def _finish_controller(self) -> None:
+        if self.controller is not None:
+            self.controller.finish(FINISH_GRACE)
+
+    def _close_events(self) -> None:
+        if self.events_fd is not None:  # no controller took it (no cues: no states)
+            os.close(self.events_fd)
+            self.events_fd = None
 
     # -- the cue side -----------------------------------------------------------------------
     def _prepare_child(self) -> Channel | None:
