@@ -122,17 +122,44 @@ def report(
     """The whole report, and the terminal notification choice (the check sends over it).
     ``command``: ``cuewrap doctor -- COMMAND`` also says what generic mode would use for it.
     ``answers``: what the terminal said when asked (``doctor.ask``); None: not asked."""
-    lines = [f"cuewrap doctor {__version__}", ""]
-    term = env.get("TERM", "")
     in_tmux = bool(env.get("TMUX"))
     info: TmuxInfo | None = query_tmux(env) if in_tmux else None
     extra = query_tmux_extra(env) if in_tmux and info is not None else None
+    version = answers.version if answers is not None else ""
+    lines = [f"cuewrap doctor {__version__}", ""]
+    lines += _terminal_lines(env, info, answers)
+    if in_tmux:
+        lines += ["", "tmux"]
+        if info is None:
+            lines.append("  TMUX is set, but tmux could not be asked (no server at that socket?)")
+        else:
+            lines += _tmux_lines(info, extra)
+    lines += ["", *pi_lines(env)]
+    lines += ["", *_settings_lines(settings, env, log_flag)]
+    choice = detect_terminal_protocol(env, settings.notify.terminal, lambda: info, version)
+    program = "Pi"  # what the title marks go before: Pi, or the generic-mode program
+    if command:
+        from cuewrap.doctor.generic import generic_lines
+        from cuewrap.generic.presets import choose
 
-    # the terminal
-    lines.append("Terminal")
+        lines += ["", *generic_lines(command, settings, env, choice)]
+        if os.path.basename(command[0]) != "pi":
+            program = choose(command[0], settings.generic.preset)[0].app
+    lines += ["", *_channel_lines(settings, env, choice, info, extra, answers, program)]
+    if term_allows_cues(env):
+        where = _where_lines(settings, env, choice, info, extra, program)
+        lines += ["", "Where cuewrap runs", *where]
+    return "\n".join(lines) + "\n", choice
+
+
+def _terminal_lines(
+    env: Mapping[str, str], info: TmuxInfo | None, answers: Answers | None
+) -> list[str]:
+    """The terminal: what it was identified as, what it answered, its markers and terminfo."""
+    term = env.get("TERM", "")
     version = answers.version if answers is not None else ""
     _, _, identified = identify_terminal(env, info, version)
-    lines.append(f"  identified: {identified}")
+    lines = ["Terminal", f"  identified: {identified}"]
     if answers is not None:
         lines.append(f"  asked: {_answers_line(answers)}")
     markers = [  # SSH_*: only whether it is set (the report may be pasted into a bug report)
@@ -146,21 +173,14 @@ def report(
     lines += _terminfo_lines(term, terminfo_facts(term, env))
     if info is not None and info.client_termname and info.client_termname != term:
         lines += _terminfo_lines(info.client_termname, terminfo_facts(info.client_termname, env))
+    return lines
 
-    # tmux
-    if in_tmux:
-        lines += ["", "tmux"]
-        if info is None:
-            lines.append("  TMUX is set, but tmux could not be asked (no server at that socket?)")
-        else:
-            lines += _tmux_lines(info, extra)
 
-    lines += ["", *pi_lines(env)]
-
-    # settings
+def _settings_lines(settings: Settings, env: Mapping[str, str], log_flag: bool) -> list[str]:
+    """Every setting in effect and where it came from, and the decision log."""
     path = settings.config_file or default_config_path(env)
     found = "" if settings.config_file else ", not found: defaults"
-    lines += ["", f"Settings (config file: {path}{found})"]
+    lines = [f"Settings (config file: {path}{found})"]
     width = max(len(spec.name) for spec in KEYS)
     for spec in KEYS:
         value = _format_value(settings, spec.name)
@@ -170,9 +190,20 @@ def report(
         lines.append(f"  decision log: {settings.log} (from {log_from})")
     else:
         lines.append("  decision log: off (--log FILE or CUEWRAP_LOG)")
+    return lines
 
-    # channels
-    choice = detect_terminal_protocol(env, settings.notify.terminal, lambda: info, version)
+
+def _channel_lines(
+    settings: Settings,
+    env: Mapping[str, str],
+    choice: Choice,
+    info: TmuxInfo | None,
+    extra: TmuxExtra | None,
+    answers: Answers | None,
+    program: str,
+) -> list[str]:
+    """Whether cues are on, and each channel: used or not, and why; then the plan."""
+    term = env.get("TERM", "")
     on, desktop_why = desktop_available(env, settings.notify.desktop)
     plan = make_plan(
         choice,
@@ -180,39 +211,26 @@ def report(
         settings.notify.desktop,
         on,
         desktop_why,
-        in_tmux=in_tmux,
+        in_tmux=bool(env.get("TMUX")),
         answers=answers,
         tmux_termtype=info.client_termtype if info is not None else "",
     )
-    program = "Pi"  # what the title marks go before: Pi, or the generic-mode program
-    if command:
-        from cuewrap.doctor.generic import generic_lines
-        from cuewrap.generic.presets import choose
-
-        lines += ["", *generic_lines(command, settings, env, choice)]
-        if os.path.basename(command[0]) != "pi":
-            program = choose(command[0], settings.generic.preset)[0].app
-    lines += ["", "Channels"]
-    term_ok = term_allows_cues(env)  # docs/design.md#guard, the part that is not about this process
-    if not term_ok:
+    lines = ["Channels"]
+    if not term_allows_cues(env):  # docs/design.md#guard, the part not about this process
         lines.append(
             f"  cues: off: TERM is {'dumb' if term else 'not set'}; cuewrap is a pure passthrough"
         )
-    elif not settings.cues.enabled:
+        return lines
+    if not settings.cues.enabled:
         lines.append(
             f"  cues: start off (cues.enabled = false, {_origin(settings, 'cues.enabled')});"
             " /cue on in Pi turns them on, with these channels:"
         )
     else:
         lines.append("  cues: on")
-    if term_ok:
-        for name, used, why in _channels(settings, env, choice, extra, program, plan):
-            lines.append(f"  {name:<21} {_yes(used):<3}  {why}")
-        lines += _plan_lines(plan)
-    if term_ok:
-        where = _where_lines(settings, env, choice, info, extra, program)
-        lines += ["", "Where cuewrap runs", *where]
-    return "\n".join(lines) + "\n", choice
+    for name, used, why in _channels(settings, env, choice, extra, program, plan):
+        lines.append(f"  {name:<21} {_yes(used):<3}  {why}")
+    return lines + _plan_lines(plan)
 
 
 def _where_lines(

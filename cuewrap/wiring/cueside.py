@@ -156,15 +156,8 @@ def build_controller(
                 reemit=reemit,
             )
         if pi_mode:
-            fault("screen")
-            parts.screen = screen = _screen_gate(loop, log, size, to, built)
-            channel_key = channel.token if channel is not None else ""
-            if bridge is not None and channel_key:
-                fault("answer")
-                parts.answerer, parts.control = _answering(
-                    loop, settings, log, env, size, publisher, channel_key, delivery, built
-                )
-                screen.ring = parts.answerer.ring
+            key = channel.token if channel is not None and bridge is not None else ""
+            _pi_parts(loop, settings, log, env, size, key, parts, to, built, fault)
         if in_tmux:
             fault("tmux")
             _tmux_parts(loop, settings, log, env, delivery, inject, publisher, parts, to, built)
@@ -174,6 +167,30 @@ def build_controller(
         )
         built.pop_all()  # the controller's now
     return controller
+
+
+def _pi_parts(
+    loop: Loop,
+    settings: Settings,
+    log: DecisionLog,
+    env: Mapping[str, str],
+    size: tuple[int, int],
+    bridge_key: str,
+    parts: Parts,
+    to: _ToController,
+    built: contextlib.ExitStack,
+    fault: Callable[[str], None],
+) -> None:
+    """Pi mode: the screen gate in ``parts``; with the bridge listening (``bridge_key``, its
+    token; "" without), answering Pi's dialogs too, the screen gate feeding its output ring."""
+    fault("screen")
+    parts.screen = screen = _screen_gate(loop, log, size, to, built)
+    if bridge_key:
+        fault("answer")
+        parts.answerer, parts.control = _answering(
+            loop, settings, log, env, size, parts.publisher, bridge_key, parts.delivery, built
+        )
+        screen.ring = parts.answerer.ring
 
 
 def _child_notices(delivery: Delivery, in_tmux: bool) -> tuple[str, bool]:
