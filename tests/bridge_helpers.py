@@ -50,6 +50,8 @@ class ServerThread:
     ) -> None:
         self.facts: list[Fact] = []
         self.rejections: list[str] = []
+        # Pi's own writes to its terminal that came through the bridge (provenance)
+        self.owns: list[bytes] = []
         self.errors: list[tuple[str, BaseException]] = []
         self.loop = Loop(on_error=lambda where, exc: self.errors.append((where, exc)))
         self.server = BridgeServer(
@@ -58,6 +60,7 @@ class ServerThread:
             on_fact=self.facts.append,
             on_reject=self.rejections.append,
             on_request=on_request or (lambda action: f"status:{action}"),
+            on_own=self.owns.append,
         )
         self.server.start()
         self._calls: queue.Queue[tuple[Callable[[], Any], concurrent.futures.Future[Any]]]

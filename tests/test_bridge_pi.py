@@ -52,6 +52,7 @@ from cuewrap.facts import (
     UiPromptStart,
     UserInput,
 )
+from cuewrap.term.provenance import own_write_refusal
 
 pytestmark = pytest.mark.pi
 
@@ -252,7 +253,8 @@ def test_tui_cue_reload_new_quit(
 ) -> None:
     version, bindir = pi_version
     st, child = bridge
-    with setup(tmp_path) as (model, _work), tui(bindir, tmp_path, st.env()) as p:
+    env = {**st.env(), "PI_PROGRAM_STATUS": "1"}  # Pi's own status reports (as cuewrap sets)
+    with setup(tmp_path) as (model, _work), tui(bindir, tmp_path, env) as p:
         child.pid = p.pid
         first = since(st, 0, "BridgeHello", "SessionStart")
         hello = first[0]
@@ -330,6 +332,14 @@ def test_tui_cue_reload_new_quit(
         assert st.facts[n] == SessionShutdown("quit")
         p.expect_eof()
         assert st.stats()["rejected"] == {}
+        # provenance (docs/terminal-guard.md): after its first frame Pi's own status reports
+        # came through the bridge, not its terminal, on the first connection and after
+        # /reload (a new module) alike; each one whole and nothing but sequences
+        reports = [o for o in st.owns if o.startswith(b"\x1b]7501;state=")]
+        states = [o.split(b"=")[1].split(b":")[0] for o in reports]
+        assert states.count(b"working") >= 2 and states.count(b"done") >= 2, states
+        assert all(own_write_refusal(o) == "" for o in st.owns)
+        assert "\x1b]7501;state=working" not in p.output()  # never on Pi's terminal
 
 
 def test_second_process_with_token_refused(

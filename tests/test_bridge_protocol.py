@@ -177,6 +177,7 @@ def test_message_types_are_the_documented_set() -> None:
         "subagent:async-complete",
         "subagent:foreground-complete",
         "request",
+        "own",
     } == MESSAGE_TYPES
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from cuewrap.bridge import protocol
-from cuewrap.bridge.protocol import Auth, Rejection, Request
+from cuewrap.bridge.protocol import Auth, OwnWrite, Rejection, Request
 from cuewrap.facts import BridgeHello, Fact
 
 State = Literal["auth", "hello", "live", "closed"]
@@ -53,6 +53,14 @@ class Requested:
 
 
 @dataclass(frozen=True)
+class Own:
+    """One of Pi's own writes to its terminal from a live connection, whole and checked
+    (``term.provenance.own_write_refusal``): relay it."""
+
+    data: bytes
+
+
+@dataclass(frozen=True)
 class Refused:
     """A line (or the connection) was refused; ``detail`` names a type or field, never a value."""
 
@@ -70,7 +78,7 @@ class Gone:
     """A live connection ended (its runtime is gone)."""
 
 
-ConnectionEvent = Hello | Received | Requested | Refused | Closed | Gone
+ConnectionEvent = Hello | Received | Requested | Own | Refused | Closed | Gone
 
 
 def admission(
@@ -100,6 +108,9 @@ class BridgeConnection:
         self._discarding = False  # inside a line longer than MAX_LINE
         self._budget = line_burst
         self._refilled = now
+        self._own: list[bytes] = []  # the parts of an own write so far
+        self._own_size = 0
+        self._own_dropping = False  # the parts of a write already refused, up to its last
 
     @property
     def closed(self) -> bool:
@@ -202,10 +213,40 @@ class BridgeConnection:
             events.append(Refused(parsed.reason, parsed.detail))
         elif isinstance(parsed, Request):
             events.append(Requested(parsed))
+        elif isinstance(parsed, OwnWrite):
+            self._own_part(parsed, events)
         elif isinstance(parsed, (Auth, BridgeHello)):
             events.append(Refused("unexpected", "auth" if isinstance(parsed, Auth) else "hello"))
         else:
             events.append(Received(parsed))
+
+    def _own_part(self, part: OwnWrite, events: list[ConnectionEvent]) -> None:
+        """Join an own write's parts; the whole is checked, then relayed or refused (never
+        half of it)."""
+        from cuewrap.term.provenance import OWN_MAX, own_write_refusal
+
+        if not self._own_dropping:
+            self._own.append(part.data)
+            self._own_size += len(part.data)
+            if self._own_size > OWN_MAX:
+                self._own_dropping = True
+                events.append(Refused("bad_field", "own.data:too_long"))
+        if part.more:
+            if self._own_dropping:
+                self._own.clear()
+            return
+        data = b"".join(self._own)
+        dropping = self._own_dropping
+        self._own.clear()
+        self._own_size = 0
+        self._own_dropping = False
+        if dropping:
+            return
+        why = own_write_refusal(data)
+        if why:
+            events.append(Refused("bad_field", f"own.data:{why}"))
+        else:
+            events.append(Own(data))
 
     def _fail(self, events: list[ConnectionEvent]) -> None:
         self.close()

@@ -5,6 +5,8 @@ the Pi extension (``extension/cuewrap-bridge.ts``) and returns
 
 - a ``Fact`` (``cuewrap.facts``) for a Pi event or a ``pi.events`` message,
 - ``Auth`` for the first line of a connection, ``Request`` for a ``/cue`` request,
+- ``OwnWrite`` for one of Pi's own writes to its terminal (``own``: a title, a status report, a
+  notification, a clipboard write, a query; docs/terminal-guard.md, "Whose sequence is it"),
 - ``Rejection(reason)`` for anything else. Reasons: ``too_long``, ``bad_json`` (not UTF-8,
   not JSON, not an object), ``unknown_type``, ``bad_field`` (a field missing or of the wrong
   type or shape).
@@ -43,6 +45,7 @@ from cuewrap.facts import (
 
 PROTOCOL_VERSION = 1
 MAX_LINE = 16 * 1024  # bytes, without the newline
+MAX_OWN_PART = 2048  # UTF-16 units of an ``own`` write per line (6 bytes each at most in JSON)
 MAX_ID = 512  # session ids, tool call ids, run ids, owner ids, tokens
 MAX_PATH = 4096  # session file paths
 MAX_NAME = 256  # tool names, session names, Pi version
@@ -74,7 +77,18 @@ class Rejection:
     detail: str = ""  # which type or field; never a field's value
 
 
-Parsed = Fact | Auth | Request | Rejection
+@dataclass(frozen=True)
+class OwnWrite:
+    """A part of one of Pi's own writes to its terminal, encoded as Node writes it (UTF-8);
+    ``more``: parts follow (a write longer than ``MAX_OWN_PART`` characters, e.g. ``/copy``).
+    The connection joins the parts and checks the whole (``term.provenance``). Never a fact:
+    the relay writes it to the terminal and its tracker reads it as Pi's."""
+
+    data: bytes
+    more: bool = False
+
+
+Parsed = Fact | Auth | Request | OwnWrite | Rejection
 
 
 class _Bad(Exception):
@@ -268,6 +282,18 @@ def _subagent_foreground(o: dict[str, object]) -> SubagentForegroundComplete:
     return SubagentForegroundComplete(_first_id(o, "runId"))
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _own(o: dict[str, object]) -> OwnWrite:
+    """``{"type": "own", "data": "<part of the write>", "more": bool}``: a part of the string
+    Pi wrote, encoded as Node writes it (UTF-8, a lone surrogate as U+FFFD)."""
+    v = _get(o, "data")
+    if not isinstance(v, str) or not v or len(v) > MAX_OWN_PART:
+        raise _Bad("data")
+    return OwnWrite(_SURROGATE.sub("\ufffd", v).encode("utf-8"), _bool(o, "more", default=False))
+
+
 _ACTIONS: tuple[CueAction, ...] = ("status", "on", "off")
 
 
@@ -300,6 +326,7 @@ _BUILDERS: dict[str, Callable[[dict[str, object]], Parsed]] = {
     "subagent:async-complete": _subagent_complete,
     "subagent:foreground-complete": _subagent_foreground,
     "request": _request,
+    "own": _own,
 }
 
 MESSAGE_TYPES = frozenset(_BUILDERS)

@@ -39,6 +39,7 @@ from cuewrap.bridge.connection import (
     ConnectionEvent,
     Gone,
     Hello,
+    Own,
     Received,
     Refused,
     Requested,
@@ -100,6 +101,9 @@ class BridgeServer:
       ``REJECT_REPORTS_PER_S`` calls per second; ``stats()`` has every count).
     - ``on_request(action)``: ``"status"``, ``"on"`` or ``"off"`` from ``/cue``; returns the
       text shown in Pi.
+    - ``on_own(data)``: one of Pi's own writes to its terminal (checked: complete escape
+      sequences only), for the relay to write (docs/terminal-guard.md, "Whose sequence is
+      it"); without it they are refused (``no_sink``).
 
     The limits are class attributes (module constants by default); tests may lower them on an
     instance before ``start()``.
@@ -120,12 +124,15 @@ class BridgeServer:
         on_fact: Callable[[Fact], None],
         on_reject: Callable[[str], None] | None = None,
         on_request: Callable[[str], str] | None = None,
+        on_own: Callable[[bytes], None] | None = None,
     ) -> None:
         self._loop = loop
         self._child_pid = child_pid
         self._on_fact = on_fact
         self._on_reject = on_reject
         self._on_request = on_request
+        self._on_own = on_own
+        self._owns = 0
         self.token = secrets.token_hex(32)
         self.dir: str | None = None
         self.path: str | None = None
@@ -186,6 +193,7 @@ class BridgeServer:
             "connections_accepted": self._accepted,
             "facts": self._facts,
             "requests": self._requests,
+            "own_writes": self._owns,
             "rejected": dict(self._counts),
             "last_rejection": self._last_rejection,
         }
@@ -275,6 +283,8 @@ class BridgeServer:
                 self._reject(event.reason, event.detail)
             elif isinstance(event, Requested):
                 self._request(conn, event.request)
+            elif isinstance(event, Own):
+                self._own(event.data)
             elif isinstance(event, Hello):
                 self._go_live(conn, event.hello)
             elif isinstance(event, Gone):
@@ -282,6 +292,16 @@ class BridgeServer:
                 self._emit(BridgeGone())
             elif isinstance(event, Closed):
                 self._drop(conn)
+
+    def _own(self, data: bytes) -> None:
+        if self._on_own is None:
+            self._reject("no_sink", "own")
+            return
+        self._owns += 1
+        try:
+            self._on_own(data)
+        except Exception:
+            self._reject("own_failed", "own")
 
     def _go_live(self, conn: _Conn, hello: BridgeHello) -> None:
         # An older runtime's connection: take what it already sent, then end it, so that its

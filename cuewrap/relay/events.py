@@ -67,6 +67,18 @@ class GuardFellBack:
         )
 
 
+@dataclass(frozen=True)
+class Provenance:
+    """Pi mode with the bridge (docs/terminal-guard.md, "Whose sequence is it"): the
+    extension's mark reached the output (``marked``: from there on every sequence in the stream
+    is content Pi draws, Pi's own come through the bridge), or Pi's first frame began without
+    it (``no_mark``: the frame rule stays); or an own write was refused (``refused``, with
+    ``why``) or dropped because the output tracker is gone (``dropped``)."""
+
+    state: str
+    why: str = ""
+
+
 RelayEvent = (
     FocusReport
     | HostStatusReply
@@ -75,6 +87,7 @@ RelayEvent = (
     | ChildExited
     | JobChange
     | GuardFellBack
+    | Provenance
     | OutputEvent
 )
 """Input (focus filter, the host terminal's answers to cuewrap's query), typing, the child's
@@ -123,6 +136,11 @@ def record(event: RelayEvent) -> tuple[str, dict[str, object]] | None:
             "outside": event.outside,
             "note": event.says(),
         }
+    if isinstance(event, Provenance):
+        fields: dict[str, object] = {"state": event.state}
+        if event.why:
+            fields["why"] = event.why
+        return "provenance", fields
     if isinstance(event, HostStatusReply):
         return "host_status_reply", {"note": "host answers OSC 7501: reports forwarded"}
     return None

@@ -44,7 +44,14 @@ from typing import TYPE_CHECKING, Protocol
 
 from cuewrap.host import HostTerminal, get_size
 from cuewrap.loop import Loop, Timer
-from cuewrap.relay.events import ChildExited, GuardFellBack, JobChange, KeysRead, RelayEvent
+from cuewrap.relay.events import (
+    ChildExited,
+    GuardFellBack,
+    JobChange,
+    KeysRead,
+    Provenance,
+    RelayEvent,
+)
 from cuewrap.relay.inject import Injector
 from cuewrap.relay.jobs import JobControl
 from cuewrap.relay.leader import ChildEvent
@@ -56,6 +63,7 @@ from cuewrap.term.tracker import FocusMayBeOff, OutputTracker, StatusQuery
 
 if TYPE_CHECKING:
     from cuewrap.term.fallback import GuardFallback
+    from cuewrap.term.provenance import MarkFinder
 
 READ_SIZE = 65536
 BATCH_AFTER = 4000  # a read this large (Linux's PTY hands out 4095 at most) may have more behind
@@ -121,9 +129,13 @@ class Relay:
         screen: OutputTap | None = None,
         on_error: Callable[[str, BaseException], None] | None = None,
         fallback: tuple[bool, bool] = (False, False),
+        mark: MarkFinder | None = None,
     ) -> None:
         """``fallback``: what a failed output tracker leaves guarded (``term.fallback``: the
-        clipboard class, the classes that act outside the window); nothing by default."""
+        clipboard class, the classes that act outside the window); nothing by default.
+        ``mark``: Pi mode with the bridge: look for the extension's provenance mark in the
+        output (``term/provenance.py``); from it on, the output is content and Pi's own writes
+        come through :meth:`own_output`."""
         self.loop = loop
         self.child = child
         self.host = host
@@ -133,6 +145,8 @@ class Relay:
         self._fallback_classes = fallback
         self.fallback: GuardFallback | None = None  # the guard left after the tracker failed
         self.injector = injector
+        self._mark = mark
+        self._own: list[bytes] = []  # Pi's own writes waiting for the output to be at rest
         self.sink = sink
         self.screen = screen
         self.on_error = on_error
@@ -523,6 +537,8 @@ class Relay:
         """Relay one chunk: the output tap, the tracker's scan, the host write, the events,
         what the injector holds. Once per wake-up while the child streams, on cold caches: the
         usual chunk (no events, nothing held, nothing injected) touches only what it must."""
+        if self._mark is not None and self._marked(data):
+            return
         screen = self.screen
         if screen is not None:
             try:
@@ -566,8 +582,69 @@ class Relay:
                 self._emit(event)
         if safe and injector.queue:
             injector.flush()
+        if self._own and tracker.at_rest:
+            self._write_own()
         if tracker.held:
             self._output_timer = self.loop.call_later(OUTPUT_HOLD, self._flush_output)
+
+    # -- provenance (Pi mode with the bridge: term/provenance.py) ---------------------------------
+    def _marked(self, data: bytes) -> bool:
+        """Look for the provenance mark in ``data``. Found: relay what comes before it as
+        before, take the mark out (where it is whole in this chunk), and relay the rest as
+        content (True: ``data`` is relayed). Pi's first frame without it: stop looking."""
+        mark = self._mark
+        assert mark is not None
+        try:
+            at = mark.look(data)
+            if at is None:
+                if mark.gave_up(data):
+                    self._mark = None
+                    self._emit(Provenance("no_mark"))
+                return False
+        except Exception as exc:  # pure and small: not expected; then no provenance
+            self._mark = None
+            self._report("provenance", exc)
+            return False
+        self._mark = None
+        start, end = at
+        if start > 0:
+            self._output(data[:start])
+        elif start < 0:  # its head went out with the last chunk: the rest too (a DCS, ignored)
+            self._output(data[:end])
+        if self.tracker is not None:
+            self.tracker.content_from_now()
+        self._emit(Provenance("marked"))
+        if end < len(data):
+            self._output(data[end:])
+        return True
+
+    def own_output(self, data: bytes) -> None:
+        """Pi's own write, from the bridge (checked there: ``term.provenance``): read by the
+        tracker as Pi's, never as content, and written where the output is at rest (else after
+        the next chunk that leaves it so)."""
+        if self.tracker is None:  # the tracker failed: the fallback would remove it anyway
+            self._emit(Provenance("dropped", "the output tracker failed"))
+            return
+        self._own.append(data)
+        if self.tracker.at_rest:
+            self._write_own()
+
+    def _write_own(self) -> None:
+        tracker = self.tracker
+        assert tracker is not None
+        own, self._own = self._own, []
+        for data in own:
+            try:
+                out, events, safe = tracker.feed_own(data)
+            except Exception as exc:
+                self._filter_failed("tracker", exc)
+                return
+            self.host.write(out)
+            self.injector.safe = safe
+            for event in events:
+                self._emit(event)
+        if self.injector.safe and self.injector.queue:
+            self.injector.flush()
 
     def _flush_output(self) -> None:
         self._output_timer = None

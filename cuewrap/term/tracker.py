@@ -342,6 +342,33 @@ class OutputTracker:
         self._stream_esc = False  # its last byte so far is an ESC (ST, or its end)
 
     @property
+    def content_only(self) -> bool:
+        """All of the child's output counts as content it renders (docs/terminal-guard.md)."""
+        return self._all_content
+
+    def content_from_now(self) -> None:
+        """From the next byte on, every sequence in the output is content the child renders
+        (Pi mode with the bridge, after the provenance mark: ``term/provenance.py``); the
+        child's own arrive through :meth:`feed_own`."""
+        self._all_content = True
+
+    @property
+    def at_rest(self) -> bool:
+        """Nothing is open, pending or held: the stream is in ground between two sequences and
+        characters (where :meth:`feed_own` may put the child's own write)."""
+        return self._safe and not self._held and not self._pend and not self._stream
+
+    def feed_own(self, data: bytes) -> Scan:
+        """The child's own write (complete sequences, ``term/provenance.py``), read as the
+        child's, never as content, at a point where the stream is :attr:`at_rest`."""
+        all_content, sync = self._all_content, self._sync
+        self._all_content = self._sync = False
+        try:
+            return self.feed(data)
+        finally:
+            self._all_content, self._sync = all_content, sync
+
+    @property
     def held(self) -> bool:
         """True while bytes are held back (call :meth:`flush` after a short quiet time)."""
         return bool(self._held)

@@ -92,6 +92,7 @@ def build_controller(
     child_pid: int | None = None,
     command: str = "",
     events_fd: int | None = None,
+    own_output: Callable[[bytes], None] | None = None,
 ) -> Controller:
     """The cue side: every part the controller uses, built here (tmux asked here, blocking,
     while the child boots) and handed to it. Pi mode: the bridge server on ``channel`` and the
@@ -125,7 +126,9 @@ def build_controller(
         delivery = build_delivery(loop, settings, log, env, inject, undo_at_restore, app)
         built.callback(delivery.close)
         fault("bridge")
-        bridge = _bridge(loop, log, channel, child_pid, to) if channel is not None else None
+        bridge = (
+            _bridge(loop, log, channel, child_pid, to, own_output) if channel is not None else None
+        )
         if bridge is not None:
             built.callback(bridge.close)
         native, reemit = _child_notices(delivery, in_tmux)
@@ -334,10 +337,17 @@ def _answering(
 
 
 def _bridge(
-    loop: Loop, log: DecisionLog, channel: Channel, child_pid: int | None, to: _ToController
+    loop: Loop,
+    log: DecisionLog,
+    channel: Channel,
+    child_pid: int | None,
+    to: _ToController,
+    own_output: Callable[[bytes], None] | None,
 ) -> BridgeServer | None:
     """Pi's extension connects to this server, listening on the channel opened before the
-    spawn; None (logged) when it cannot listen."""
+    spawn; None (logged) when it cannot listen. Pi's own writes to its terminal that come
+    through it go to ``own_output`` (the relay: docs/terminal-guard.md, "Whose sequence is
+    it")."""
     from cuewrap.bridge.server import BridgeServer
 
     server = BridgeServer(
@@ -346,6 +356,7 @@ def _bridge(
         on_fact=to.fact,
         on_reject=lambda reason: log.write("rejected", source="bridge", reason=reason),
         on_request=to.request,
+        on_own=own_output,
     )
     try:
         server.start(channel)

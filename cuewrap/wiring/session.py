@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from cuewrap.relay.leader import LedChild
     from cuewrap.relay.relay import Relay, Sink
     from cuewrap.term.focus import FocusFilter
+    from cuewrap.term.provenance import MarkFinder
     from cuewrap.term.tracker import OutputTracker
     from cuewrap.wiring.controller import Controller
     from cuewrap.wiring.pending import PendingCueSide
@@ -84,6 +85,7 @@ class Session:
         self.argv = [path, *args.command[1:]]
         self.controller: Controller | None = None  # the cue side: bridge, engine, effectors
         self.relay: Relay | None = None
+        self.bridge_injected = False  # Pi's argv has the extension (its channel is open)
 
     def run(self) -> int:
         # what the session holds, given back last taken first on every way out: the log, the
@@ -150,12 +152,22 @@ class Session:
             screen=pending,
             on_error=self.log.error,
             fallback=self._fallback_classes(),
+            mark=self._mark_finder(pending),
         )
         if pending is not None:  # what it builds is attached to the relay then
             pending.attach = relay.attach
         else:  # no cue side to build: the start-up is over
             self._start_done()
         return relay
+
+    def _mark_finder(self, pending: PendingCueSide | None) -> MarkFinder | None:
+        """Pi mode with the bridge injected and cues on: the relay looks for the extension's
+        provenance mark (docs/terminal-guard.md, "Whose sequence is it")."""
+        if pending is None or not self.bridge_injected:
+            return None
+        from cuewrap.term.provenance import MarkFinder
+
+        return MarkFinder()
 
     def _give_back_terminal(self) -> None:
         """The terminal as the user had it: the modes the child left on, cuewrap's, termios."""
@@ -195,6 +207,7 @@ class Session:
         from cuewrap.bridge import extension_path
 
         self.argv[1:1] = ["-e", extension_path()]
+        self.bridge_injected = True
         return channel
 
     def _injection_waited(self, seconds: float) -> None:
@@ -249,6 +262,7 @@ class Session:
                 child_pid=child_pid,
                 command=self.args.command[0],
                 events_fd=self.events_fd,
+                own_output=self.relay.own_output if self.relay is not None else None,
             )
             self.events_fd = None  # the controller's now
             if "build:wired" in self.env.get("CUEWRAP_DEBUG_FAULT", ""):

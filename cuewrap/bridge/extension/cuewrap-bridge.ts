@@ -20,6 +20,13 @@
  *   or fails, this runtime stays silent and Pi is unaffected.
  * - `/cue` asks cuewrap for its status page, `/cue on|off` toggles cues; cuewrap may also push
  *   {"type":"notify","text":…} lines, shown with ctx.ui.notify.
+ * - Provenance (docs/terminal-guard.md, "Whose sequence is it"): once per process this module
+ *   wraps process.stdout.write. Right before Pi's first frame it writes PROVENANCE_MARK; from
+ *   then on a write made of nothing but escape sequences that act outside the window (a title,
+ *   a status report, progress, a notification, a clipboard write, a query) and no DEC private
+ *   mode is sent to cuewrap as {"type":"own","data":…} instead of the terminal, and cuewrap
+ *   writes it. Everything else (Pi's frames, with the model's text in them) goes to the
+ *   terminal as before. So whatever the model's text holds, it cannot pass for Pi's own.
  */
 
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
@@ -39,7 +46,8 @@ const MAX_LINE = 16 * 1024; // bytes; cuewrap drops longer lines
 const MAX_ID = 512;
 const MAX_PATH = 4096;
 const MAX_NAME = 256;
-const MAX_PENDING_OUT = 256 * 1024; // bytes queued in the socket before giving up
+const MAX_OWN_PART = 2048; // UTF-16 units per "own" line: at most 6 bytes each in JSON, under MAX_LINE
+const MAX_PENDING_OUT = 1024 * 1024; // bytes queued in the socket before giving up
 const MAX_IN = 256 * 1024; // bytes of an unfinished incoming line before giving up
 const MAX_NOTICE = 8000;
 const MAX_SUMMARY = 200; // code points of a summary (cuewrap's whole notification body: 200)
@@ -54,6 +62,17 @@ interface Stash {
 	token?: string;
 	summary?: boolean;
 	piVersion?: string | null;
+	provenance?: Provenance;
+}
+
+/** Pi's own writes on their way to cuewrap (one per process: /reload re-imports this module). */
+interface Provenance {
+	marked: boolean; // the mark went out: own writes are diverted from now on
+	frameOpen: boolean; // a frame began in one write and has not ended yet
+	queue: string[]; // own writes waiting for a connection (a runtime's first event)
+	queued: number; // their UTF-16 units
+	dropped: number; // own writes dropped (queue full)
+	sink?: (data: string) => boolean; // the current runtime's channel: true when sent
 }
 
 interface Config {
@@ -248,6 +267,100 @@ function capabilities(version: string | null): string[] | null {
 	});
 }
 
+// -- provenance: Pi's own sequences through the bridge, not the terminal ---------------------
+
+// Must equal MARK in cuewrap/term/provenance.py: a DCS no terminal acts on.
+const PROVENANCE_MARK = "\u001bP0;cuewrap-provenance-1\u001b\\";
+const FRAME_ON = "\u001b[?2026h";
+const FRAME_OFF = "\u001b[?2026l";
+const OWN_MAX = 256 * 1024; // bytes of one own write (cuewrap's OWN_MAX)
+const OWN_QUEUE_MAX = 512 * 1024; // UTF-16 units of own writes kept while not connected
+// One complete sequence: OSC (BEL or ST), DCS (ST), CSI. Mirrors term/provenance.py.
+const OWN_TOKEN =
+	/\u001b\][^\u0007\u001b\u0018\u001a]*(?:\u0007|\u001b\\)|\u001bP[^\u001b\u0018\u001a]*\u001b\\|\u001b\[[\u0030-\u003f]*[\u0020-\u002f]*[\u0040-\u007e]/y;
+const PRIVATE_MODE = /^\u001b\[\?[0-9;]*[hl]$/;
+// CSI queries: the terminal answers into Pi's input (DA, DSR, window reports, DECRQM, XTVERSION,
+// kitty keyboard flags)
+const CSI_QUERY = /^\u001b\[[\u0030-\u003f]*(?:[cntq]|\$p|u)$/;
+
+/** A write of Pi's own that acts outside the window: complete sequences only, at least one
+ * OSC, DCS or query among them, no DEC private mode (those order the screen: they stay). */
+function ownWrite(s: string): boolean {
+	if (s.length === 0 || s.length > OWN_MAX || s.charCodeAt(0) !== 0x1b) return false;
+	let i = 0;
+	let outside = false;
+	while (i < s.length) {
+		OWN_TOKEN.lastIndex = i;
+		const m = OWN_TOKEN.exec(s);
+		if (!m) return false;
+		const t = m[0];
+		if (t.charCodeAt(1) === 0x5b) {
+			if (PRIVATE_MODE.test(t)) return false;
+			if (CSI_QUERY.test(t)) outside = true;
+		} else {
+			outside = true; // OSC or DCS
+		}
+		i += t.length;
+	}
+	return outside && Buffer.byteLength(s, "utf8") <= OWN_MAX;
+}
+
+function flushOwn(p: Provenance): void {
+	while (p.queue.length > 0 && p.sink) {
+		const data = p.queue[0];
+		if (!p.sink(data)) return;
+		p.queue.shift();
+		p.queued -= data.length;
+	}
+}
+
+function divert(p: Provenance, data: string): void {
+	flushOwn(p);
+	if (p.queue.length === 0 && p.sink?.(data)) return;
+	if (p.queued + data.length > OWN_QUEUE_MAX) {
+		p.dropped += 1;
+		return;
+	}
+	p.queue.push(data);
+	p.queued += data.length;
+}
+
+type Write = (chunk: unknown, encoding?: unknown, cb?: unknown) => boolean;
+
+/** Wrap process.stdout.write, once per process (only when cuewrap started Pi). */
+function wrapStdout(): void {
+	const s = stash();
+	if (s.provenance) return;
+	const p: Provenance = { marked: false, frameOpen: false, queue: [], queued: 0, dropped: 0 };
+	s.provenance = p;
+	const out = process.stdout as unknown as { write: Write };
+	const original = out.write;
+	out.write = function (this: unknown, chunk: unknown, encoding?: unknown, cb?: unknown): boolean {
+		try {
+			if (typeof chunk === "string" && chunk.length > 0) {
+				if (!p.marked) {
+					if (chunk.startsWith(FRAME_ON)) {
+						original.call(out, PROVENANCE_MARK);
+						p.marked = true;
+					}
+				} else if (!p.frameOpen && ownWrite(chunk)) {
+					divert(p, chunk);
+					const done = typeof encoding === "function" ? encoding : cb;
+					if (typeof done === "function") process.nextTick(done as () => void);
+					return true;
+				}
+				if (p.marked) {
+					if (chunk.startsWith(FRAME_ON)) p.frameOpen = !chunk.endsWith(FRAME_OFF);
+					else if (p.frameOpen && chunk.endsWith(FRAME_OFF)) p.frameOpen = false;
+				}
+			}
+		} catch {
+			// never disturb Pi: the write goes out as it came
+		}
+		return original.call(out, chunk, encoding, cb);
+	} as Write;
+}
+
 // -- one connection per extension runtime -----------------------------------------------------
 
 class Channel {
@@ -324,6 +437,27 @@ class Channel {
 		}
 	}
 
+	/** One of Pi's own writes for cuewrap to write (provenance); false when it cannot go now. */
+	own(data: string): boolean {
+		try {
+			if (!this.config || this.dead) return false;
+			if (!this.sock && !this.connect()) return false;
+			// in parts of at most MAX_OWN_PART units, never splitting a surrogate pair
+			let at = 0;
+			while (at < data.length) {
+				let end = Math.min(data.length, at + MAX_OWN_PART);
+				const c = data.charCodeAt(end - 1);
+				if (end < data.length && c >= 0xd800 && c <= 0xdbff) end -= 1;
+				this.write({ type: "own", data: data.slice(at, end), more: end < data.length });
+				at = end;
+			}
+			return !this.dead;
+		} catch {
+			this.kill();
+			return false;
+		}
+	}
+
 	/** Ask cuewrap; resolves with the reply text, or undefined (not connected, timeout). */
 	request(action: "status" | "on" | "off"): Promise<string | undefined> {
 		return new Promise((resolve) => {
@@ -369,6 +503,8 @@ class Channel {
 		sock.on("data", (chunk: string) => this.onData(chunk));
 		this.write({ type: "auth", token: this.config.token });
 		this.write(hello);
+		const p = stash().provenance;
+		if (p) setImmediate(() => flushOwn(p)); // what waited for this connection
 		return true;
 	}
 
@@ -507,7 +643,17 @@ function subagentFields(data: unknown): Json {
 }
 
 export default function cuewrapBridge(pi: ExtensionAPI): void {
-	const channel = new Channel(takeConfig());
+	const config = takeConfig();
+	const channel = new Channel(config);
+	if (config) {
+		try {
+			wrapStdout();
+			const p = stash().provenance;
+			if (p) p.sink = (data) => channel.own(data);
+		} catch {
+			// no provenance: the frame rule stays (cuewrap sees no mark)
+		}
+	}
 
 	const forward = <E>(event: string, build: (e: E, ctx: ExtensionContext) => Json | undefined) => {
 		pi.on(event as "agent_start", ((e: E, ctx: ExtensionContext) => {
