@@ -40,14 +40,19 @@ import pyte
 import pytest
 from fakemodel import MODEL_ID, FakeModel
 from launch import default_signals
+from termscan import notifications, titles
 from waiting import wait_until
 
 REPO = Path(__file__).resolve().parent.parent
 TESTS = REPO / "tests"
 TEST_EXT = TESTS / "pi-ext" / "cuewrap-test-ext.ts"
+NOTIFY_EXT = TESTS / "pi-ext" / "notify-ext.ts"  # Pi's notify example, reduced
 PI_PINNED = "1.4.0"
 PI_VERSIONS = (PI_PINNED, "latest")
 ASK_VERSION = "2.11.0"
+# Pi's own title for cwd ``work`` (docs/pi-facts.md#escape-sequences: OSC 0;π - <cwd basename>)
+TITLE = "π - work"
+NOTIFY_TITLE = "Pi — work"  # docs/design.md#privacy: the app and the cwd basename
 
 # --------------------------------------------------------------------------------------------
 # Installation (cached per test process)
@@ -604,6 +609,38 @@ class PiSession:
             return f"kinds seen: {[r.get('kind') for r in self.log_records()][-30:]}"
 
         return wait_until(found, timeout, what, detail=kinds)
+
+
+# --------------------------------------------------------------------------------------------
+# Helpers the Pi tests share
+
+
+def explain(s: PiSession) -> str:
+    """What a failed wait shows: the last titles, the notifications, the log, the screen."""
+    kinds = [
+        (r.get("kind"), r.get("type") or r.get("cue") or r.get("mark"))
+        for r in s.log_records()
+        if r.get("kind") not in ("child_mode",)
+    ][-40:]
+    return (
+        f"titles: {titles(s.raw_output)[-6:]}\n"
+        f"notifications: {notifications(s.raw_output)}\nlog: {kinds}\n{s.dump()}"
+    )
+
+
+def ready_away(s: PiSession) -> None:
+    """Report focus out and wait until cuewrap recorded it."""
+    s.focus_out()
+    s.wait_log(lambda r: r.get("kind") == "presence" and r.get("presence") == "away")
+
+
+def answered(s: PiSession, prompt: str, shown: str, timeout: float = 15.0) -> None:
+    """Submit ``prompt`` and wait until ``shown`` is on the screen, the run settled (the
+    bridge's AgentSettled fact) and Pi is idle."""
+    s.prompt(prompt)
+    s.wait_for_screen(shown, timeout)
+    s.wait_log(lambda r: r.get("kind") == "fact" and r.get("type") == "AgentSettled", timeout)
+    s.wait_idle()
 
 
 def pi_argv(

