@@ -480,7 +480,11 @@ class OutputTracker:
             and ((i := work.find(b"=", 2)) < 0 or not find_all(work, b"\x1b[=", i))
         ):
             return False
-        if self._guard and _CONTENT_AT.search(work) is not None:
+        if (
+            self._guard
+            and (self._sync or self._all_content or work.find(_FRAME_ON) >= 0)
+            and _CONTENT_AT.search(work) is not None
+        ):
             return False  # a query, a DCS or an APC that may be content (term/content.py)
         if self.own_focus and (
             _RIS.search(work, base) is not None
