@@ -9,6 +9,7 @@ import pytest
 from cuewrap.engine.guard import CLIPBOARD_AFTER_KEY, clipboard_passes
 from cuewrap.engine.wording import SEQUENCE_NAMES, sequence_removed
 from cuewrap.term.clipboard import GUARDED_WHATS
+from cuewrap.term.content import CONTENT_WHATS
 
 pytestmark = pytest.mark.unit
 
@@ -45,7 +46,7 @@ def test_clipboard_rule(
 
 
 def test_every_guarded_sequence_has_a_name() -> None:
-    assert set(SEQUENCE_NAMES) == GUARDED_WHATS
+    assert set(SEQUENCE_NAMES) == GUARDED_WHATS | CONTENT_WHATS
     text = sequence_removed("osc777", 61)
     assert "notification (OSC 777), 61 bytes" in text
     assert "guard.sequences = allow" in text

@@ -10,6 +10,15 @@ from hypothesis import strategies as st
 
 from cuewrap.facts import ChildProgress, ProgramStatus
 from cuewrap.term.clipboard import GUARDED_PS, GUARDED_WHATS, ClipboardSequence, GuardedSequence
+from cuewrap.term.content import (
+    REMOVE,
+    REPLACEMENT,
+    UNDECIDED,
+    apc_class,
+    csi_could_query,
+    csi_query,
+    dcs_class,
+)
 from cuewrap.term.notices import NoticeParser, NoticeProtocol, protocol_of
 from cuewrap.term.tracker import (
     CAP,
@@ -57,7 +66,7 @@ def feed_all(t: OutputTracker, chunks: list[bytes]) -> tuple[bytes, list[OutputE
 
 # --- the reference model -----------------------------------------------------------------------
 
-GROUND, ESCS, ESCINT, CSI, OSC, OSCESC, STR = range(7)
+GROUND, ESCS, ESCINT, CSI, OSC, OSCESC, STR, STRESC = range(8)
 TRACKED = {1, 7, 9, 12, 25, 47, 1000, 1001, 1002, 1003, 1004, 1005, 1006, 1007}
 TRACKED |= {1015, 1016, 1047, 1049, 2004, 2026, 2027, 2031, 2048}
 TOKEN = re.compile(rb"[A-Za-z0-9_.+-]{1,64}")
@@ -99,6 +108,9 @@ class Ref:
         self.bad = False
         self.content = bytearray()
         self.osc_c0 = False
+        self.intro = 0  # the string's introducer (P X ^ _)
+        self.strbuf = bytearray()  # its content so far
+        self.c2 = -1  # a C2 byte in ground text here: the first of a C1 control?
 
     @property
     def safe(self) -> bool:
@@ -233,6 +245,53 @@ class Ref:
                 self.removed.append((self.start, n))  # held: not decidable yet
             elif s == OSCESC and (self.clip is not None or (self.guard and self.sync)):
                 self.removed.append((n - 1, n))  # its ESC could still begin one
+        elif s in (STR, STRESC):
+            got = self.str_class(s == STRESC)
+            if got is not None and got[0] == REMOVE:  # dropped to its end
+                self.removed.append((self.start, n))
+                if not self.ok_before:
+                    self.replaced[self.start] = b"\x1b\x18"
+            elif got is not None and got[0] == UNDECIDED:
+                self.removed.append((self.start, n))  # undecided: held
+        elif s == CSI:
+            if (
+                self.guard
+                and self.framed
+                and not self.bad
+                and n - self.start <= CAP
+                and csi_could_query(bytes(self.params), bytes(self.inter))
+            ):
+                self.removed.append((self.start, n))  # a possible query: held
+        elif s == GROUND and self.c2 == n - 1 and self.guard and self.sync:
+            self.removed.append((n - 1, n))  # the first byte of a possible C1 control: held
+
+    # -- content: queries, DCSs, kitty file reads, C1 controls (cuewrap.term.content) ---------
+
+    def str_class(self, final: bool) -> tuple[int, str] | None:
+        """The open DCS / APC inside content with the guard on: (class, what), else None."""
+        if not (self.guard and self.framed) or self.intro not in b"P_":
+            return None
+        classify = dcs_class if self.intro == ord("P") else apc_class
+        return classify(bytes(self.strbuf), final)
+
+    def str_end(self, end: int) -> None:
+        """The open DCS / APC ended at ``end`` (exclusive): removed when it is to be."""
+        got = self.str_class(True)
+        if got is None or got[0] != REMOVE:
+            return
+        self.events.append(GuardedSequence(got[1], end - self.start))
+        self.removed.append((self.start, end))
+        if not self.ok_before:
+            self.replaced[self.start] = b"\x1b\x18"
+
+    def ground_c1(self, i: int, b: int) -> None:
+        """A ground byte: a C1 control written as UTF-8 (C2 80..9F) inside content is
+        replaced by U+FFFD."""
+        if 0x80 <= b <= 0x9F and self.c2 == i - 1 and self.guard and self.sync:
+            self.removed.append((i - 1, i + 1))
+            self.replaced[i - 1] = REPLACEMENT
+            self.events.append(GuardedSequence("c1", 2))
+        self.c2 = i if b == 0xC2 else -1
 
     def begin(self, i: int) -> None:
         self.framed = self.sync
@@ -244,6 +303,7 @@ class Ref:
     def step(self, i: int, b: int) -> None:
         s = self.state
         if s == GROUND:
+            self.ground_c1(i, b)
             if b == 0x1B:
                 self.begin(i)
             elif b == 0x07:
@@ -262,6 +322,16 @@ class Ref:
             else:
                 self.u8 = 0
             return
+        if s == STRESC:  # a DCS / APC to remove ended by this ESC: ST, or a bare ESC
+            if b == 0x5C:
+                self.str_end(i + 1)
+                self.state = GROUND
+                return
+            self.str_end(i - 1)
+            self.begin(i - 1)
+            self.ok_before = True  # taken out: the host is at a safe point
+            self.step(i, b)
+            return
         if s == OSCESC:
             if b == 0x5C:
                 self.dispatch_osc(i + 1)
@@ -276,12 +346,16 @@ class Ref:
         if b == 0x1B:
             if s == OSC:
                 self.state = OSCESC
+            elif s == STR and (got := self.str_class(True)) is not None and got[0] == REMOVE:
+                self.state = STRESC
             else:
                 self.begin(i)
             return
         if b in (0x18, 0x1A):
             if s == OSC:
                 self.clip_end(i + 1)
+            elif s == STR:
+                self.str_end(i + 1)
             self.state = GROUND
             return
         if s == ESCS:
@@ -300,6 +374,8 @@ class Ref:
                 self.osc_c0 = False
             elif b in b"PX^_":
                 self.state = STR
+                self.intro = b
+                self.strbuf = bytearray()
             elif b < 0x80:
                 self.state = GROUND
             else:
@@ -325,6 +401,8 @@ class Ref:
             else:
                 self.state = GROUND
                 self.step(i, b)
+        elif s == STR:
+            self.strbuf.append(b)
         elif s == OSC:
             if b == 0x07:
                 self.state = GROUND
@@ -342,6 +420,13 @@ class Ref:
         p = bytes(self.params)
         if p == b"?2026" and end - self.start == 8 and final in b"hl":  # exact: a frame
             self.sync = final == ord("h")
+        if self.guard and self.framed and not self.bad and end - self.start <= CAP + 1:
+            what = csi_query(p, bytes(self.inter), final)
+            if what is not None:  # a query inside content: removed whole
+                self.events.append(GuardedSequence(what, end - self.start))
+                self.removed.append((self.start, end))
+                if not self.ok_before:
+                    self.replaced[self.start] = b"\x1b\x18"
         if self.bad or self.inter or not p or end - self.start > CAP + 1:
             return
         if p[:1] not in (b"?", b">", b"<", b"=") or not re.fullmatch(rb"[0-9;]*", p[1:]):
@@ -495,7 +580,8 @@ CSI_TOKENS = st.builds(
     ),
     st.sampled_from([b"", b"", b"", b"$", b" "]),
     st.sampled_from([b"", b"", b"", b"\n", b"\x07", b"\x7f"]),
-    st.sampled_from([b"h", b"l", b"m", b"u", b"H", b"p", b"c", b""]),
+    st.sampled_from([b"h", b"l", b"m", b"u", b"H", b"p", b"c", b""])
+    | st.sampled_from([b"n", b"t", b"q", b"x", b"S", b"y", b"|"]),
 )
 OSC_TOKENS = st.builds(
     osc_token,
@@ -564,6 +650,39 @@ MISC = st.sampled_from(
         b"\x1bPq#0;2\x07;0\x1b\\",
         b"\x1b_Gf=100;AAAA\x1b\\",
         b"\x1b^pm\x1b\\",
+        # what content may not carry (cuewrap.term.content)
+        b"\x1b[6n",
+        b"\x1b[?6n",
+        b"\x1b[14t",
+        b"\x1b[14;2t",
+        b"\x1b[22;0t",
+        b"\x1b[>q",
+        b"\x1b[?u",
+        b"\x1b[?4m",
+        b"\x1b[2$p",
+        b"\x1b[?2026$p",
+        b"\x1b[\n5n",
+        b"\x1b\x00[c",
+        b"\x1bP$qm\x1b\\",
+        b"\x1bP+q544e\x1b\\",
+        b"\x1bP+q",
+        b"\x1bPtm",
+        b"\x1bP\x00tmux;\x1b\x1b[6n\x1b\\",
+        b"\x1bP0;1;0q#0;2;0;0;0\x07-\x1b\\",
+        b"\x1bP1;2",
+        b"\x1bP@kitty-cmd{}\x18",
+        b"\x1b_Ga=T,t=f;L2V0Yy9wYXNzd2Q=\x1b\\",
+        b"\x1b_Gt=s,s=1;bmFtZQ==\x1b",
+        b"\x1b_Ga=T,f=100;AAAA",
+        b"\x1b_Ga=T,t=d;QUJD\x1b\\",
+        b"\x1b_Ga=d\x1b\\",
+        b"\x1b_G",
+        b"\x1b_",
+        b"\xc2\x9b6n",
+        b"\xc2\x9d52;c;QQ==\x07",
+        b"\xc2",
+        b"\x9b",
+        b"\xc2\xa9",
         b"\x1b]",
         b"\x1b]75",
         b"\x1b]7501;",

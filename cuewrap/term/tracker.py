@@ -97,6 +97,17 @@ from cuewrap.term.clipboard import (
     guarded_ps,
     is_clip_ps,
 )
+from cuewrap.term.content import (
+    C1_UTF8,
+    CONTENT_WHATS,
+    REMOVE,
+    REPLACEMENT,
+    UNDECIDED,
+    apc_class,
+    csi_could_query,
+    csi_query,
+    dcs_class,
+)
 from cuewrap.term.grammar import (
     ESC,
     ESCB,
@@ -140,11 +151,24 @@ _QUIET_HEADS = (b"2026h", b"2026l", b"25h", b"25l")  # what follows CSI ? in a q
 _QUIET_LAST = ((2026, b"\x1b[?2026", 7), (25, b"\x1b[?25", 5))
 # Everything in a chunk that can give an event, a cut or a state change other than a quiet
 # toggle: a private CSI that is not a quiet toggle, an OSC other than a hyperlink (OSC 8), RIS,
-# DECSTR, and an OSC written ESC C0… ]. A chunk with none of these (Pi's frames) skips the
-# per-sequence work in one C-level search (see OutputTracker.feed).
+# DECSTR (any CSI with an intermediate), an ESC followed by a control character; and what the
+# sequence guard removes from content (term/content.py): a CSI with a C0 control inside or
+# ending in c n t x (the queries without a marker), a DCS, an APC. A chunk with none of these
+# (Pi's frames) skips the per-sequence work in one C-level search (see OutputTracker.feed).
 _INTERESTING = re.compile(
-    rb"\x1b(?:\[(?:[<=>]|\?(?!2026[hl]|25[hl])|!p)|\](?!8;)|c|[\x00-\x17\x19\x1c-\x1f\x7f]+\])"
+    rb"\x1b(?:\[(?:[<=>]|\?(?!2026[hl]|25[hl])|[\x30-\x3f]*+[\x00-\x17\x19\x1c-\x2f\x7fcntx])"
+    rb"|\](?!8;)|[c\x00-\x17\x19\x1c-\x1f\x7fP_])"
 )
+# the sequences term/content.py may find a query, a DCS or an APC to remove (one search)
+_CONTENT_AT = re.compile(
+    rb"\x1b[\x00-\x17\x19\x1c-\x1f\x7f]*+(?:[P_]|\[(?:[\x30-\x3f]*+(?:[\x00-\x17\x19\x1c-\x2f\x7f]"
+    rb"|[cntx])|\?[\x30-\x3f]*+[numS]|[>=][\x30-\x3f]*+[cq]))"
+)
+_C1_OR_END = re.compile(rb"\xc2(?:[\x80-\x9f]|\Z)")  # a C1 control, or its first byte at the end
+_ESC_HEAD = re.compile(rb"\x1b[\x00-\x17\x19\x1c-\x1f\x7f]*+([\[P_])")  # a CSI / DCS / APC begins
+_STR_STOP = re.compile(rb"[\x18\x1a\x1b]")  # what ends a DCS / APC (BEL does not)
+_CSI_JUNK = re.compile(rb"[\x00-\x17\x19\x1c-\x1f\x7f]")  # executed / ignored inside a CSI
+_CSI_OPEN = re.compile(rb"([\x30-\x3f]*)([\x20-\x2f]*)")
 # a "?" that does not begin a quiet toggle (a private CSI that matters when ESC [ is before it)
 _NOT_QUIET = re.compile(rb"\?(?!2026[hl]|25[hl])")
 _FLOOD_PATH = True  # the short path for chunks without OSC (tests turn it off to compare)
@@ -340,6 +364,7 @@ class OutputTracker:
         self._stream_size = 0
         self._kitty_write = False  # the answer for a kitty write begun (OSC 5522)
         self._stream_esc = False  # its last byte so far is an ESC (ST, or its end)
+        self._stream_stop = OSC_STOP  # what ends it (a DCS / APC: no BEL)
 
     @property
     def content_only(self) -> bool:
@@ -405,17 +430,26 @@ class OutputTracker:
             work = data
             base = 0
         k_last = work.rfind(ESCB)
+        self._frame0 = self._sync
         if k_last < 0:
-            if work.find(b"\x07") < 0:  # no sequence open before it, since pend is empty
+            if work.find(b"\x07") < 0 and not (
+                self._guard and (self._sync or self._all_content) and work.find(b"\xc2") >= 0
+            ):  # no sequence open before it, since pend is empty
                 return self._feed_text(work)
             return self._feed_general(work, data, base, k_last, False)
-        self._frame0 = self._sync
         if self._bare_cuts:
             self._bare_cuts = {}
         if work.find(b"]", 1) >= 0:
             plain = _plain_frame(work)
         else:
             plain = self._plain_flood(work, base)
+        if (
+            plain
+            and self._guard
+            and (i := work.find(b"\xc2")) >= 0
+            and _C1_OR_END.search(work, i) is not None
+        ):
+            plain = False  # a C1 control (or half of one) that may be content
         if plain:
             scan = self._feed_plain(work, data, k_last)
             if scan is not None:
@@ -427,6 +461,8 @@ class OutputTracker:
         held = self._held
         if not held:
             return b""
+        if self._guard and (held == b"\xc2" or _ESC_HEAD.match(held) is not None):
+            return b""  # held inside content: a possible query, DCS, APC or C1 control
         guard = self._guard and (self._sync or self._all_content)
         if self._clip is not None or guard:
             if clip_head(held, False, self._clip is not None, guard)[0] != NOT_CLIP:
@@ -471,6 +507,12 @@ class OutputTracker:
             and ((i := work.find(b"=", 2)) < 0 or not find_all(work, b"\x1b[=", i))
         ):
             return False
+        if (
+            self._guard
+            and (self._sync or self._all_content or work.find(_FRAME_ON) >= 0)
+            and _CONTENT_AT.search(work) is not None
+        ):
+            return False  # a query, a DCS or an APC that may be content (term/content.py)
         if self.own_focus and (
             _RIS.search(work, base) is not None
             or (work.find(b"!", base) >= 0 and work.find(b"\x1b[!p", base) >= 0)
@@ -524,6 +566,8 @@ class OutputTracker:
             self._safe = safe = u8_complete(tail)
             return _new(Scan, (data, [], safe))
         if work[k_last + 1 : k_last + 2] == b"[":  # cut inside a CSI: it is pending
+            if self._guard and (self._sync or self._all_content):
+                return None  # inside content it may be a query to hold (the general end)
             self._pend = work[k_last:] if n - k_last <= CAP else synthetic(work[k_last:])
             self._u8 = b""
             self._safe = False
@@ -538,6 +582,8 @@ class OutputTracker:
             if k_last >= 0:
                 self._sequences(work, base, events, cuts)
             self._bells(work, base, events)
+            if self._guard:
+                self._content(work, base, k_last, events, cuts)
         out_end, tail_rep = self._end(work, base, k_last)
         out = self._output(work, data, base, out_end, tail_rep, cuts)
         if not events:
@@ -616,10 +662,16 @@ class OutputTracker:
         n = len(work)
         e = seq_end(work, k_last, n) if k_last >= 0 else 0
         if e >= 0:  # ground at the end
+            if self._guard and work[-1] == 0xC2 and e < n and self._framed(work, n - 1):
+                return self._hold_c1(work, base, k_last, e)
             tail = work[max(e, n - 3) :] if k_last >= 0 else (self._u8 + work)[-3:]
             self._u8 = tail
             self._safe = u8_complete(tail)
             return n, b""
+        if self._guard and k_last >= base:
+            content = self._content_end(work, k_last, base, n)
+            if content is not None:
+                return content
         if k_last + 1 < n and work[k_last + 1] == 0x5B:
             # cut inside a CSI (how a flood's chunks are cut): never a clipboard sequence, never
             # a report or notification to hold; it is pending
@@ -845,8 +897,158 @@ class OutputTracker:
         self._safe = True
         return start, _NEUTRAL
 
+    # -- content: queries, DCSs, kitty file reads, C1 controls (term/content.py) ----------------
+
+    def _content(
+        self,
+        work: bytes,
+        base: int,
+        k_last: int,
+        events: list[tuple[int, OutputEvent]],
+        cuts: Cuts,
+    ) -> None:
+        """With the sequence guard: inside content, the queries, the DCSs but sixel images and
+        the kitty graphics that read files (term/content.py) are removed whole; C1 controls
+        written as UTF-8 are replaced by U+FFFD. Those at the chunk end: :meth:`_content_end`."""
+        if k_last >= base:
+            n = len(work)
+            for m in _CONTENT_AT.finditer(work, base):
+                j = m.start()
+                h = _ESC_HEAD.match(work, j)
+                if h is None:  # cannot happen: _CONTENT_AT begins the same way
+                    continue
+                b = h.end() - 1
+                if work[b] == 0x5B:  # [
+                    parsed = csi_at(work, b - 1)
+                    if parsed is None or parsed[0] - j > CAP + 1:
+                        continue  # unfinished or aborted (the end decides), or too long
+                    end, params, inter, final = parsed
+                    what = csi_query(params, inter, final)
+                    if what is not None and self._framed(work, j):
+                        self._cut_content(work, j, end, what, events, cuts)
+                    continue
+                s = _STR_STOP.search(work, b + 1)
+                if s is None:
+                    continue  # unfinished: the end decides
+                t = s.start()
+                if work[t] == ESC:
+                    if t + 1 == n:
+                        continue  # its ESC is the last byte: decided at the chunk end
+                    end = t + 2 if work[t + 1] == 0x5C else t
+                else:
+                    end = t + 1  # CAN, SUB
+                cls, what = (dcs_class if work[b] == 0x50 else apc_class)(work[b + 1 : t], True)
+                if cls == REMOVE and self._framed(work, j):
+                    self._cut_content(work, j, end, what, events, cuts)
+                    if end == t:  # a bare ESC ended it and begins the next sequence
+                        self._bare_cuts[t] = j
+        i = work.find(b"\xc2", base)
+        if i < 0:
+            return
+        for m in C1_UTF8.finditer(work, i):
+            p = m.start()
+            k = work.rfind(ESCB, 0, p)
+            if k >= 0 and not 0 <= seq_end(work, k, p + 1) <= p:
+                continue  # inside a sequence: not a character
+            if self._framed(work, p):
+                cuts.append((p, p + 2))
+                self._reps[p] = REPLACEMENT
+                events.append((p, GuardedSequence("c1", 2)))
+
+    def _cut_content(
+        self,
+        work: bytes,
+        j: int,
+        end: int,
+        what: str,
+        events: list[tuple[int, OutputEvent]],
+        cuts: Cuts,
+    ) -> None:
+        events.append((j, GuardedSequence(what, end - j)))
+        cuts.append((j, end))
+        if not self._removable_at(work, j):
+            self._reps[j] = _NEUTRAL
+
+    def _content_end(self, work: bytes, k_last: int, base: int, n: int) -> tuple[int, bytes] | None:
+        """The unfinished sequence at the end, inside content: a CSI that may still become a
+        query, a DCS or APC not decided yet (held), or one to remove (dropped to its end). None:
+        none of those. Returns (end of the output, bytes to append)."""
+        if k_last == n - 1:  # a lone ESC: it may end a DCS / APC to remove
+            k2 = work.rfind(ESCB, base, k_last)
+            if k2 < 0 or seq_end(work, k2, k_last) >= 0:
+                return None
+            m = _ESC_HEAD.match(work, k2)
+            if m is None or work[m.end() - 1] == 0x5B or not self._framed(work, k2):
+                return None
+            classify = dcs_class if work[m.end() - 1] == 0x50 else apc_class
+            cls, what = classify(work[m.end() : k_last], True)
+            if cls != REMOVE:
+                return None
+            return self._drop_content(work, k2, what, k_last - k2, True)
+        m = _ESC_HEAD.match(work, k_last)
+        if m is None or not self._framed(work, k_last):
+            return None
+        intro = work[m.end() - 1]
+        if intro == 0x5B:  # [
+            body = work[m.end() :]
+            if _CSI_JUNK.search(body) is not None:
+                body = _CSI_JUNK.sub(b"", body)
+            parts = _CSI_OPEN.fullmatch(body)
+            if (
+                n - k_last > CAP
+                or parts is None
+                or not csi_could_query(parts.group(1), parts.group(2))
+            ):
+                return None
+            return self._hold_content(work, k_last)
+        classify = dcs_class if intro == 0x50 else apc_class
+        cls, what = classify(work[m.end() :], False)
+        if cls == UNDECIDED:
+            return self._hold_content(work, k_last)
+        if cls != REMOVE:
+            return None
+        return self._drop_content(work, k_last, what, n - k_last, False)
+
+    def _hold_content(self, work: bytes, start: int) -> tuple[int, bytes]:
+        self._held = work[start:]
+        self._set_before(work, start)
+        return start, b""
+
+    def _drop_content(
+        self, work: bytes, start: int, what: str, size: int, esc: bool
+    ) -> tuple[int, bytes]:
+        """A DCS / APC to remove, unfinished at the chunk end: dropped up to its end."""
+        self._stream = 2
+        self._stream_read = False
+        self._stream_what = what
+        self._stream_esc = esc
+        self._stream_size = size
+        self._stream_stop = _STR_STOP
+        if self._removable_at(work, start):
+            self._set_before(work, start)
+            return start, b""
+        self._u8 = b""
+        self._safe = True
+        return start, _NEUTRAL
+
+    def _hold_c1(self, work: bytes, base: int, k_last: int, e: int) -> tuple[int, bytes]:
+        """The chunk ends in the first byte of what may be a C1 control, inside content: held."""
+        n = len(work)
+        if n - 1 < base:
+            return n, b""
+        self._held = b"\xc2"
+        tail = work[max(e, n - 4) : n - 1] if k_last >= 0 else (self._u8 + work[:-1])[-3:]
+        self._u8 = tail
+        self._safe = u8_complete(tail)
+        return n - 1, b""
+
     def _end_stream(self) -> ClipboardSequence | GuardedSequence:
-        ev = clip_event(self._stream_read, self._stream == 1, self._stream_size, self._stream_what)
+        what = self._stream_what
+        if what in CONTENT_WHATS:  # a DCS / APC removed from content (term/content.py)
+            ev: ClipboardSequence | GuardedSequence = GuardedSequence(what, self._stream_size)
+            self._stream_stop = OSC_STOP
+        else:
+            ev = clip_event(self._stream_read, self._stream == 1, self._stream_size, what)
         if self._stream == 1:  # the host is in ground after it
             self._u8 = b""
             self._safe = True
@@ -872,7 +1074,7 @@ class OutputTracker:
                 self._safe = False
             rest = self.feed(ESCB + data)  # the ESC, not released, begins the next one
             return Scan(rest.out, [ev, *rest.events], rest.safe)
-        m = OSC_STOP.search(data)
+        m = self._stream_stop.search(data)
         if m is None:
             self._stream_size += len(data)
             return Scan(data if passing else b"", [], self._safe)
