@@ -34,12 +34,22 @@ CLIPBOARD = [
     b"\x1b]1337;MultipartFile=name=eA==\x07",
     b"\x1b]5522;type=write\x07",  # kitty
     b"\x1b]5522;type=read\x1b\\",
+    # the number as terminals read it (docs/terminal-guard.md#how-terminals-read-the-number)
+    b"\x1b]52c;YQ==\x07",  # kitty: no ";" after the number
+    b"\x1b]000052;c;YQ==\x07",  # xterm, VTE, foot: zeros past kitty's five digits
+    b"\x1b]4294967348;c;YQ==\x07",  # foot: the number wraps at 2**32
+    b"\x1b]1337Copy=:aGVsbG8=\x07",
 ]
 NOTIFICATIONS = [
     b"\x1b]9;Build finished\x07",
     b"\x1b]9;12 o'clock\x07",  # text that begins with digits
     b"\x1b]777;notify;Title;Body\x07",
     b"\x1b]99;i=1:d=0;Hello\x1b\\",
+    b"\x1b]9;1;100\x07",  # ConEmu's commands: every OSC 9 is guarded
+    b"\x1b]9;12\x07",
+    b"\x1b]777notify;Title;Body\x07",  # kitty's reading of the number
+    b"\x1b]9text\x07",
+    b"\x1b]99d=1;Hello\x07",
 ]
 STATUS = [
     b"\x1b]7501;state=running\x07",
@@ -48,14 +58,30 @@ STATUS = [
     b"\x1b]9;4\x07",  # progress, without its arguments
 ]
 TITLES = [b"\x1b]0;evil title\x07", b"\x1b]1;icon\x07", b"\x1b]2;title\x1b\\", b"\x1b]002;t\x07"]
-OUTSIDE = NOTIFICATIONS + STATUS + TITLES
+TITLES += [b"\x1b]2title\x07", b"\x1b]title\x07", b"\x1b]2\x07", b"\x1b]00002;t\x07"]
+TITLES += [b"\x1b]8ltitle\x07", b"\x1b]Licon\x1b\\"]  # xterm's l / L after the digits
+# the new classes: the current directory, fonts, queries, iTerm2's commands
+OTHERS = [
+    b"\x1b]7;file://host/dir\x07",
+    b"\x1b]50;?\x07",
+    b"\x1b]50;fixed\x07",
+    b"\x1b]10;?\x07",
+    b"\x1b]11?\x07",  # kitty
+    b"\x1b]4;1;?\x1b\\",
+    b"\x1b]21;foreground=?\x07",
+    b"\x1b]1337;SetUserVar=a=Yg==\x07",
+    b"\x1b]1337;RequestAttention=yes\x07",
+    b"\x1b]1337;StealFocus\x07",
+]
+OUTSIDE = NOTIFICATIONS + STATUS + TITLES + OTHERS
 KEPT = [
     b"\x1b]8;;https://example.com\x1b\\link\x1b]8;;\x1b\\",  # hyperlinks
     b"\x1b]1337;File=inline=1;size=3:YWJj\x07",  # an inline image
-    b"\x1b]9;1;100\x07",  # ConEmu's sleep: not a notification
-    b"\x1b]9;12\x07",  # a ConEmu command without arguments
-    b"\x1b]10;?\x07",
-    b"\x1b]7;file://host/dir\x07",
+    b"\x1b]1337;FilePart=YWJj\x07",  # a part of a multipart image (or of a removed download)
+    b"\x1b]10;rgb:ff/ff/ff\x07",  # colours set and reset: inside the window
+    b"\x1b]4;1;#ff0000\x07",
+    b"\x1b]104\x07",
+    b"\x1b]133;A\x07",  # shell integration marks
     b"\x1b[31mred\x1b[0m",
     b"\x1bP+q544e\x1b\\",  # a DCS
     "naïve 中文\r\n".encode(),
@@ -170,6 +196,10 @@ PIECES = (
         b"\x1b\x1b]0;t\x07",
         b"\x1b]52;c;",  # unfinished: ended by whatever follows
         b"\x1b]9;4",
+        b"\x1b]5",  # unfinished digits: the number is not known yet
+        b"\x1b]52",
+        b"\x1b]1337;",
+        b"\x1b]11;",
         b"\x18",
         b"\x07",
         b"\x1b\\",

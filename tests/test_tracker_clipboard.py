@@ -81,6 +81,11 @@ CLIP_CASES = [
     b"\x1bPtmux;\x1b" + WRITE + b"\x1b\\",  # tmux passthrough
     b"\x1b]52;c;" + b"QUFB" * 3000 + b"\x07after",  # longer than CAP
     PI_FRAME + WRITE + PI_FRAME,
+    # the number as terminals read it (docs/terminal-guard.md#how-terminals-read-the-number)
+    b"x\x1b]52c;ZXZpbA==\x07y",  # kitty: no ";" after the number
+    b"x\x1b]52c;?\x07y",  # a read, so spelled
+    b"x\x1b]000052;c;ZXZpbA==\x07y",  # xterm, VTE, foot: zeros past kitty's five digits
+    b"x\x1b]4294967348;c;ZXZpbA==\x1b\\y",  # foot: its number wraps at 2**32
 ]
 
 
@@ -90,7 +95,7 @@ def test_clipboard_write_split_at_every_byte_boundary_leaks_nothing(data: bytes)
     the OSC 52 taken out whole, the same as the reference, and never holds a "52;"."""
     want, ref = expected(data, True, clip=Clip())
     assert [type(e) for e in ref.events].count(ClipboardSequence) == 1
-    assert b"52;" not in want and b"5\x002;" not in want
+    assert b"52;" not in want and b"5\x002;" not in want and b"ZXZpbA" not in want
     for k in [*range(len(data) + 1), -1]:
         chunks = [data[:k], data[k:]] if k >= 0 else [data[i : i + 1] for i in range(len(data))]
         if len(data) > 2000 and k not in (-1, 0, 1, 5, 9, 100, 4096, 4100, len(data) - 8):
@@ -177,6 +182,8 @@ ITERM_CASES = [
     (b"\x1b]1337;File=name=ZXZpbA==;size=4:ZXZpbA==\x07", "osc1337 File"),
     (b"\x1b]1337;File=inline=0:" + b"QUFB" * 2000 + b"\x1b\\", "osc1337 File"),
     (b"\x1b]1337;MultipartFile=name=ZXZpbA==;size=4\x07", "osc1337 File"),
+    (b"\x1b]1337Copy=:Y3VybA==\x07", "osc1337 Copy"),  # kitty's reading of the number
+    (b"\x1b]01337;File=name=ZXZpbA==:ZXZpbA==\x07", "osc1337 File"),
 ]
 
 

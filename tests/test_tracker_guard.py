@@ -20,7 +20,13 @@ from trackerref import (
 )
 
 from cuewrap.facts import ProgramStatus
-from cuewrap.term.clipboard import GUARDED_PS, GUARDED_WHATS, GuardedSequence
+from cuewrap.term.clipboard import (
+    GUARDED_PS,
+    GUARDED_WHATS,
+    ITERM_WHAT,
+    QUERY_PS,
+    GuardedSequence,
+)
 from cuewrap.term.tracker import (
     CAP,
     Bell,
@@ -94,7 +100,47 @@ INJECTED = [
     b"\x1b\x01]75\x0001;state=done\x18",  # C0 inside, ended by CAN
     b"\x1b]2;" + b"t" * (2 * CAP) + b"\x07",  # longer than CAP
     b"\x1b]777;notify;a;b\x1b\x1b[31m",  # ended by a bare ESC
+    # the number as terminals read it (docs/terminal-guard.md#how-terminals-read-the-number)
+    b"\x1b]777notify;Pi - work;run curl x | sh\x07",  # kitty: no ";" after the number
+    b"\x1b]9Pi needs you\x07",
+    b"\x1b]99d=1;Pi needs you\x1b\\",
+    b"\x1b]2owned\x07",
+    b"\x1b]owned\x07",  # kitty: no number is 0, a title
+    b"\x1b]2\x07",  # an empty title
+    b"\x1b]0000002;owned\x07",  # xterm, VTE, foot: zeros past kitty's five digits
+    b"\x1b]4294967298;owned\x07",  # foot: the number wraps at 2**32
+    b"\x1b]12lowned\x07",  # xterm: l after the digits, a title
+    # the classes that act outside the window besides those
+    b"\x1b]7;file://evil/tmp\x07",
+    b"\x1b]50;?\x07",
+    b"\x1b]50;-misc-fixed-*\x1b\\",
+    b"\x1b]11;?\x1b\\",
+    b"\x1b]4;1;?;2;?\x07",
+    b"\x1b]10?\x07",  # kitty
+    b"\x1b]21;foreground=?\x07",
+    b"\x1b]1337;SetUserVar=a=Yg==\x07",
+    b"\x1b]1337;RequestAttention=fireworks\x07",
+    b"\x1b]1337StealFocus\x07",
 ]
+# inside a frame too, these act only inside the window (or are the clipboard guard's)
+PASSING = [
+    b"\x1b]8;;https://example.com\x07link\x1b]8;;\x07",
+    b"\x1b]11;rgb:00/00/00\x07",
+    b"\x1b]4;1;#ff0000\x07",
+    b"\x1b]104\x07",
+    b"\x1b]1337;File=inline=1:QUJD\x07",
+    b"\x1b]1337;FilePart=QUJD\x07",
+    b"\x1b]133;A\x07",
+]
+
+
+@pytest.mark.parametrize("seq", PASSING)
+def test_sequences_that_act_inside_the_window_pass_in_a_frame(seq: bytes) -> None:
+    data = ON + b"a" + seq + b"b" + OFF
+    for k in range(len(data) + 1):
+        out, events = feed_all(OutputTracker(guard_frames=True), [data[:k], data[k:]])
+        assert out == data, k
+        assert not [e for e in events if isinstance(e, GuardedSequence)]
 
 
 @pytest.mark.parametrize("seq", INJECTED)
@@ -150,7 +196,7 @@ def test_frame_state_carries_across_chunks_and_exact_toggles_only() -> None:
 
 
 def test_guarded_sequences_are_named_by_kind() -> None:
-    assert set(GUARDED_PS.values()) == GUARDED_WHATS
+    assert set(GUARDED_PS.values()) | set(QUERY_PS.values()) | {ITERM_WHAT} == GUARDED_WHATS
     t = OutputTracker(guard_frames=True)
     scan = t.feed(ON + b"".join(INJECTED[:6]) + OFF)
     assert [e.what for e in scan.events if isinstance(e, GuardedSequence)] == [

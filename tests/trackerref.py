@@ -9,7 +9,7 @@ import re
 from hypothesis import strategies as st
 
 from cuewrap.facts import ChildProgress, ProgramStatus
-from cuewrap.term.clipboard import GUARDED_PS, GUARDED_WHATS, ClipboardSequence, GuardedSequence
+from cuewrap.term.clipboard import GUARDED_WHATS, ClipboardSequence, GuardedSequence
 from cuewrap.term.content import (
     REMOVE,
     REPLACEMENT,
@@ -130,69 +130,39 @@ class Ref:
         """The open OSC inside a frame with the guard on: ("clip" | "maybe", what), or None."""
         if not (self.guard and self.framed):
             return None
-        ps, semi, _ = bytes(self.content).partition(b";")
-        digits = re.fullmatch(rb"[0-9]*", ps) is not None
-        if semi:
-            what = GUARDED_PS.get(ps.lstrip(b"0")) if digits else None
-            return None if what is None else ("clip", what)
-        if not final and digits and any(g.startswith(ps.lstrip(b"0")) for g in GUARDED_PS):
+        content = bytes(self.content)
+        if not final and re.fullmatch(rb"[0-9]*", content):
             return "maybe", ""
-        return None
+        maybe = None
+        for code, payload in number_readings(content):
+            cls, what = guarded_reading(code, payload, final)
+            if cls == "clip":
+                return cls, what
+            if cls == "maybe" and maybe is None:
+                maybe = (cls, what)
+        return maybe
 
     # -- the clipboard guard: any OSC 52, any terminator, removed whole ----------------------
 
     def classify(self, final: bool) -> tuple[str, bool, str]:
         """The open OSC's content so far: ("clip" | "maybe" | "no", read, what)."""
         g = self.guarded(final)
-        if g is not None:
+        if g is not None and g[0] == "clip":
             return g[0], False, g[1]
         if self.clip is None:
-            return "no", False, ""
-        ps, semi, rest = bytes(self.content).partition(b";")
-        if not semi:
-            short = ps.lstrip(b"0")
-            digits = re.fullmatch(rb"[0-9]*", ps) is not None
-            nums = (b"52", b"1337", b"5522")
-            if not final and digits and any(n.startswith(short) for n in nums):
-                return "maybe", False, ""
-            return "no", False, ""
-        if re.fullmatch(rb"0*52", ps):
-            _, semi2, pd = rest.partition(b";")
-            if final or (semi2 and pd):
-                return "clip", bool(semi2) and pd[:1] == b"?", "osc52"
+            return ("maybe", False, g[1]) if g is not None else ("no", False, "")
+        content = bytes(self.content)
+        if not final and re.fullmatch(rb"[0-9]*", content):
             return "maybe", False, ""
-        if re.fullmatch(rb"0*5522", ps):
-            meta, semi2, payload = rest.partition(b";")
-            if not semi2 and not final:
-                return "maybe", False, ""
-            types = [v for k, _, v in (i.partition(b"=") for i in meta.split(b":")) if k == b"type"]
-            kind = types[0] if types else b""
-            if kind in (b"read", b"write"):
-                return "clip", kind == b"read", "osc5522"
-            if kind == b"walias" or (kind == b"wdata" and payload):
-                return "clip", False, "osc5522 data"
-            if kind == b"wdata":
-                return ("clip", False, "osc5522 end") if final else ("maybe", False, "")
-            return "no", False, ""
-        if not re.fullmatch(rb"0*1337", ps):
-            return "no", False, ""
-        if rest.startswith(b"Copy="):
-            return "clip", False, "osc1337 Copy"
-        if rest.startswith(b"File="):
-            args, colon, _ = rest[5:].partition(b":")
-            if not colon and not final:
-                return "maybe", False, ""
-        elif rest.startswith(b"MultipartFile="):
-            args = rest[14:]
-            if not final:
-                return "maybe", False, ""
-        else:
-            keys = (b"Copy=", b"File=", b"MultipartFile=")
-            maybe = not final and any(k.startswith(rest) for k in keys)
-            return ("maybe" if maybe else "no"), False, ""
-        if b"inline=1" in args.split(b";"):
-            return "no", False, ""
-        return "clip", False, "osc1337 File"
+        found: tuple[str, bool, str] | None = None
+        maybe = ("maybe", False, g[1]) if g is not None else None
+        for code, payload in number_readings(content):
+            got = clip_reading(code, payload, final)
+            if got[0] == "maybe" and maybe is None:
+                maybe = got
+            elif got[0] == "clip" and (found is None or got[1]):
+                found = got
+        return maybe or found or ("no", False, "")
 
     def decide(self, read: bool, what: str) -> bool:
         """The policy's answer; a kitty write's data and end follow its start's."""
@@ -461,13 +431,18 @@ class Ref:
             return
         c = bytes(self.content)
         ps, semi, rest = c.partition(b";")
-        if not semi:
-            return
-        guarded = GUARDED_PS.get(ps.lstrip(b"0")) if re.fullmatch(rb"[0-9]*", ps) else None
+        guarded = None
+        for code, payload in number_readings(c):
+            cls, what = guarded_reading(code, payload, True)
+            if cls == "clip":
+                guarded = (what, payload)
+                break
         if guarded is not None and self.framed:  # content the child renders: never a fact
-            if guarded in ("osc0", "osc2"):
-                self.title = rest.decode("utf-8", "replace")
+            if guarded[0] in ("osc0", "osc2"):
+                self.title = guarded[1].decode("utf-8", "replace")
                 self.events.append(TitleChange(self.title, True))
+            return
+        if not semi:
             return
         if ps in (b"0", b"2"):
             self.title = rest.decode("utf-8", "replace")
@@ -504,6 +479,131 @@ class Ref:
                 self.events.append(notice)
             if cut:
                 self.removed.append((self.start, end))
+
+
+# --- how terminals read an OSC's number (docs/terminal-guard.md), one terminal at a time --------
+
+
+def _kitty_reading(c: bytes) -> tuple[int, bytes]:
+    """kitty (vt-parser.c, dispatch_osc): up to 5 digits (none: 0), then a ";" if there is one."""
+    code, i = 0, 0
+    while i < 5 and i < len(c) and c[i : i + 1].isdigit():
+        code = code * 10 + c[i] - 0x30
+        i += 1
+    if c[i : i + 1] == b";":
+        i += 1
+    return code, c[i:]
+
+
+def _xterm_reading(c: bytes) -> tuple[int, bytes] | None:
+    """xterm (misc.c, do_osc): every digit (at most 65535), then ";", the end, or l / L / I."""
+    mode, i = 0, 0
+    while i < len(c) and c[i : i + 1].isdigit():
+        mode = mode * 10 + c[i] - 0x30
+        if mode > 65535:
+            return None
+        i += 1
+    nxt = c[i : i + 1]
+    if nxt in (b"", b";"):
+        return mode, c[i + 1 :]
+    if nxt == b"l":
+        return 2, c[i + 1 :]  # a window title
+    if nxt in (b"L", b"I"):
+        return 1, c[i + 1 :]  # the icon's
+    return None
+
+
+def _foot_reading(c: bytes) -> tuple[int, bytes] | None:
+    """foot (osc.c, osc_dispatch): digits up to ";" or the end into an unsigned 32-bit number."""
+    param = 0
+    for i in range(len(c)):
+        if c[i] == 0x3B:
+            return param, c[i + 1 :]
+        if not c[i : i + 1].isdigit():
+            return None
+        param = (param * 10 + c[i] - 0x30) % 2**32
+    return param, b""
+
+
+def _strict_reading(c: bytes) -> tuple[int, bytes] | None:
+    """VTE, WezTerm, Ghostty, Alacritty: the number before ";" (VTE: leading zeros too)."""
+    ps, _, rest = c.partition(b";")
+    if ps and ps.isdigit() and len(ps) <= 16 and int(ps) <= 65535:
+        return int(ps), rest
+    return None
+
+
+def number_readings(c: bytes) -> list[tuple[int, bytes]]:
+    """Every (number, payload) a terminal reads the OSC content ``c`` as."""
+    got = [_kitty_reading(c), _xterm_reading(c), _foot_reading(c), _strict_reading(c)]
+    out: list[tuple[int, bytes]] = []
+    for r in got:
+        if r is not None and r not in out:
+            out.append(r)
+    return out
+
+
+TITLES_ETC = {0: "osc0", 1: "osc1", 2: "osc2", 7: "osc7", 9: "osc9", 50: "osc50", 99: "osc99"}
+TITLES_ETC |= {777: "osc777", 7501: "osc7501", 21337: "osc21337"}
+QUERIES = [4, 5, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 21, 22]
+ITERM_OWN = (b"Copy=", b"File=", b"MultipartFile=", b"FilePart=", b"FileEnd")
+
+
+def guarded_reading(code: int, payload: bytes, final: bool) -> tuple[str, str]:
+    """("clip" | "maybe" | "no", what) for a guarded class read as ``code``."""
+    if code in TITLES_ETC:
+        return "clip", TITLES_ETC[code]
+    if code in QUERIES:
+        what = f"osc{code} query"
+        return ("clip", what) if b"?" in payload else ("no" if final else "maybe", what)
+    if code == 1337:
+        if any(payload.startswith(k) for k in ITERM_OWN):
+            return "no", ""
+        if not final and any(k.startswith(payload) for k in ITERM_OWN):
+            return "maybe", "osc1337"
+        return "clip", "osc1337"
+    return "no", ""
+
+
+def clip_reading(code: int, rest: bytes, final: bool) -> tuple[str, bool, str]:
+    """("clip" | "maybe" | "no", read, what) for a clipboard sequence read as ``code``."""
+    if code == 52:
+        _, semi2, pd = rest.partition(b";")
+        if final or (semi2 and pd):
+            return "clip", bool(semi2) and pd[:1] == b"?", "osc52"
+        return "maybe", False, ""
+    if code == 5522:
+        meta, semi2, payload = rest.partition(b";")
+        if not semi2 and not final:
+            return "maybe", False, ""
+        types = [v for k, _, v in (i.partition(b"=") for i in meta.split(b":")) if k == b"type"]
+        kind = types[0] if types else b""
+        if kind in (b"read", b"write"):
+            return "clip", kind == b"read", "osc5522"
+        if kind == b"walias" or (kind == b"wdata" and payload):
+            return "clip", False, "osc5522 data"
+        if kind == b"wdata":
+            return ("clip", False, "osc5522 end") if final else ("maybe", False, "")
+        return "no", False, ""
+    if code != 1337:
+        return "no", False, ""
+    if rest.startswith(b"Copy="):
+        return "clip", False, "osc1337 Copy"
+    if rest.startswith(b"File="):
+        args, colon, _ = rest[5:].partition(b":")
+        if not colon and not final:
+            return "maybe", False, ""
+    elif rest.startswith(b"MultipartFile="):
+        args = rest[14:]
+        if not final:
+            return "maybe", False, ""
+    else:
+        keys = (b"Copy=", b"File=", b"MultipartFile=")
+        maybe = not final and any(k.startswith(rest) for k in keys)
+        return ("maybe" if maybe else "no"), False, ""
+    if b"inline=1" in args.split(b";"):
+        return "no", False, ""
+    return "clip", False, "osc1337 File"
 
 
 class Always:
@@ -587,7 +687,7 @@ OSC_TOKENS = st.builds(
     osc_token,
     st.sampled_from([b"0", b"2", b"1", b"10", b"7501", b"9", b"133", b"x", b"777", b"99"])
     | st.sampled_from([b"52", b"052", b"5\x002", b"5", b"520", b"1337", b"01337", b"133"])
-    | st.sampled_from([b"5522", b"55", b"05522"]),
+    | st.sampled_from([b"5522", b"55", b"05522", b"7", b"50", b"11", b"4", b"000052", b""]),
     st.sampled_from(
         [
             b"title",
@@ -628,8 +728,24 @@ OSC_TOKENS = st.builds(
             b"type=walias:mime=dGV4dA==;dGV4dA==",
             b"type=read;dGV4dA==",
             b"type=read:status=OK",
+            b"RequestAttention=yes",
+            b"1;?",
+            b"file://h/d",
         ]
     ),
+    st.sampled_from([b"\x07", ST, ST, b"", b"\x1b", b"\x18"]),
+)
+# the number as terminals read it: without ";", zero-padded past kitty's five digits, none,
+# wrapped at 2**32 (foot), xterm's l / L after the digits, C0 inside
+SPELLED_OSC = st.builds(
+    lambda ps, body, term: b"\x1b]" + ps + body + term,
+    st.sampled_from([b"", b"2", b"0", b"52", b"052", b"000052", b"0000002", b"777", b"99"])
+    | st.sampled_from([b"9", b"7", b"50", b"11", b"4", b"1337", b"5522", b"8", b"12", b"5"])
+    | st.sampled_from([b"4294967348", b"4294967298", b"00000", b"5\x002", b"0\x01"]),
+    st.sampled_from([b"c;ZXZpbA==", b"c;?", b"notify;T;B", b"title", b"d=1;x", b"?", b"ltitle"])
+    | st.sampled_from([b"Ltitle", b";x", b"", b";?", b"Copy=:QUJD", b"SetUserVar=a=Yg==", b"St"])
+    | st.sampled_from([b"FilePart=QUJD", b"File=inline=1:QQ", b"1;?", b";1;rgb:0/0/0", b"2;c;?"])
+    | st.sampled_from([b"file://h/d", b";file://h/d", b"type=write", b"\x00c;QQ==", b"Pi"]),
     st.sampled_from([b"\x07", ST, ST, b"", b"\x1b", b"\x18"]),
 )
 MISC = st.sampled_from(
@@ -694,6 +810,12 @@ MISC = st.sampled_from(
         b"\x1b]1337;File=size=1",
         b"\x1b]13",
         b"\x1b]5",
+        b"\x1b]52",
+        b"\x1b]52c",
+        b"\x1b]000005",
+        b"\x1b]1337;Set",
+        b"\x1b]11;",
+        b"\x1b]2t",
         b"\x1b\x00]52;c;QQ==\x07",
         b"\x1bPtmux;\x1b\x1b]52;c;QQ==\x07\x1b\\",
         b"\x1b]777;notify;a;b\x07",
@@ -717,7 +839,7 @@ LONG = st.builds(
     st.booleans(),
     st.booleans(),
 )
-TOKENS = st.one_of(TEXT, TEXT, CSI_TOKENS, OSC_TOKENS, MISC, MISC)
+TOKENS = st.one_of(TEXT, TEXT, CSI_TOKENS, OSC_TOKENS, SPELLED_OSC, MISC, MISC)
 STREAMS = st.lists(TOKENS, max_size=30).map(b"".join)
 
 

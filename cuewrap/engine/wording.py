@@ -111,7 +111,7 @@ def clipboard_removed(sequence: str, read: bool, size: int, why: str) -> str:
     )
 
 
-# what each guarded sequence is (term/clipboard.py's GUARDED_PS), for the notice inside Pi
+# what each guarded sequence is (term/clipboard.py's GUARDED_WHATS), for the notice inside Pi
 SEQUENCE_NAMES = {
     "osc0": "window title (OSC 0)",
     "osc1": "icon title (OSC 1)",
@@ -145,6 +145,29 @@ SEQUENCE_NAMES = {
     "dcs": "device control string (DCS)",
     "kitty-graphics-file": "kitty image read from a file or shared memory",
     "c1": "C1 control character",
+    "osc7": "current directory (OSC 7)",
+    "osc50": "font change or query (OSC 50)",
+    "osc1337": "iTerm2 command (OSC 1337)",
+}
+# colour and palette queries (term/clipboard.py's QUERY_PS): the terminal would answer them
+SEQUENCE_NAMES |= {
+    f"osc{n} query": f"{what} query (OSC {n})"
+    for n, what in (
+        (4, "palette colour"),
+        (5, "special colour"),
+        (10, "text colour"),
+        (11, "background colour"),
+        (12, "cursor colour"),
+        (13, "pointer colour"),
+        (14, "pointer colour"),
+        (15, "Tektronix colour"),
+        (16, "Tektronix colour"),
+        (17, "highlight colour"),
+        (18, "Tektronix colour"),
+        (19, "highlight colour"),
+        (21, "colour"),
+        (22, "pointer shape"),
+    )
 }
 
 

@@ -8,8 +8,9 @@ terminal to type the clipboard back into the program's input. A model's answer t
 one (prompt injection) would write the user's clipboard: the output tracker recognises them and
 asks a :class:`ClipboardPolicy` whether each one reaches the host terminal.
 
-What counts as one, as strictly as the terminals that accept the most: ``Ps`` with leading
-zeros (``052``), C0 controls anywhere inside (terminals ignore them), and any terminator:
+What counts as one, as strictly as the terminals that accept the most: its number as any
+terminal reads it (:mod:`cuewrap.term.oscnum`: ``052;``, ``52c;`` in kitty, …), C0 controls
+anywhere inside (terminals ignore them), and any terminator:
 BEL, ST, an ESC that is not followed by ``\\``, CAN and SUB (terminals built on the DEC
 parser model dispatch an OSC on every one of these). Only this module's pure helpers are here;
 the tracker does the scanning.
@@ -21,9 +22,10 @@ import re
 from dataclasses import dataclass
 from typing import Protocol
 
+from cuewrap.term.oscnum import open_number, readings
+
 _ESC_SKIP = re.compile(rb"[\x00-\x17\x19\x1c-\x1f\x7f]*")
 _OSC_C0 = re.compile(rb"[\x00-\x06\x08-\x17\x19\x1c-\x1f]")
-_DIGITS = re.compile(rb"[0-9]*")
 
 # classification of the head of a sequence (see clip_head)
 NOT_CLIP = 0  # cannot be (or become) an OSC 52
@@ -58,8 +60,9 @@ class ClipboardSequence:
 @dataclass(frozen=True, slots=True)
 class GuardedSequence:
     """A sequence that acts outside the window — a title, a notification, a program status
-    report (:data:`GUARDED_PS`) — found inside a frame the child draws: content it renders,
-    not its own; removed whole (``guard.sequences = own``). ``what``: "osc0", "osc777", …;
+    report, the current directory, a font, a colour query, iTerm2's commands
+    (:data:`GUARDED_WHATS`) — found inside a frame the child draws: content it renders, not its
+    own; removed whole (``guard.sequences = own``). ``what``: "osc0", "osc777", "osc11 query", …;
     ``size``: its length in bytes (never its payload)."""
 
     what: str
@@ -75,27 +78,33 @@ def clip_event(
     return ClipboardSequence(read, passed, size, what)
 
 
-_PS = (b"52", b"1337", b"5522")
 # The sequences that act outside the window (docs/terminal-guard.md, "Sequences that pose as the
-# program"), by ``Ps`` without leading zeros ("" is 0): titles, notifications, program status.
-GUARDED_PS: dict[bytes, str] = {
-    b"": "osc0",
-    b"1": "osc1",
-    b"2": "osc2",
-    b"9": "osc9",
-    b"777": "osc777",
-    b"99": "osc99",
-    b"7501": "osc7501",
-    b"21337": "osc21337",
+# program"), by number: titles, notifications, program status, the current directory (OSC 7:
+# terminals open new tabs there), fonts (OSC 50: set, or asked for and answered into the input).
+GUARDED_PS: dict[int, str] = {
+    0: "osc0",
+    1: "osc1",
+    2: "osc2",
+    7: "osc7",
+    9: "osc9",
+    50: "osc50",
+    99: "osc99",
+    777: "osc777",
+    7501: "osc7501",
+    21337: "osc21337",
 }
-GUARDED_WHATS = frozenset(GUARDED_PS.values())
+# Colour and palette OSCs that a "?" in the payload makes a query the terminal answers into the
+# program's input (xterm's 4, 5, 10-19; kitty's 21 colours and 22 pointer shapes). Setting or
+# resetting a colour acts inside the window only: without a "?" they pass.
+QUERY_PS: dict[int, str] = {n: f"osc{n} query" for n in (4, 5, *range(10, 20), 21, 22)}
+# OSC 1337 (iTerm2) but images, the clipboard guard's copies and downloads, and the parts of
+# multipart ones: SetUserVar, RequestAttention, StealFocus, CurrentDir, ReportCellSize, …
+ITERM_WHAT = "osc1337"
+GUARDED_WHATS = frozenset((*GUARDED_PS.values(), *QUERY_PS.values(), ITERM_WHAT))
 _ITERM_KEYS = (b"Copy=", b"File=", b"MultipartFile=")
+_ITERM_OWN = (*_ITERM_KEYS, b"FilePart=", b"FileEnd")  # never ITERM_WHAT
 _HEAD_MAX = 8192  # bytes of a sequence looked at to classify it
-
-
-def is_clip_ps(ps: bytes) -> bool:
-    """``Ps`` of an OSC (C0 already removed) is 52 or 1337 (leading zeros allowed)."""
-    return ps.lstrip(b"0") in _PS and _DIGITS.fullmatch(ps) is not None
+_NOT = (NOT_CLIP, False, "osc52")
 
 
 def _kitty(rest: bytes, final: bool) -> tuple[int, bool, str]:
@@ -147,17 +156,81 @@ def _iterm(rest: bytes, final: bool) -> tuple[int, bool, str]:
     return CLIP, False, "osc1337 File"
 
 
-def is_read(rest: bytes) -> bool:
-    """``rest``: what follows ``52 ;`` (C0 removed). A read is ``Pc ; ?``."""
+def _osc52(rest: bytes, final: bool) -> tuple[int, bool, str]:
+    """What follows ``52 ;``: ``Pc ; Pd``, a read when ``Pd`` is ``?``."""
     _, semi, pd = rest.partition(b";")
-    return bool(semi) and pd[:1] == b"?"
+    if (semi and pd) or final:
+        return CLIP, bool(semi) and pd[:1] == b"?", "osc52"
+    return MAYBE, False, "osc52"
 
 
-def guarded_ps(ps: bytes) -> str | None:
-    """``Ps`` of an OSC (C0 already removed) names a guarded sequence: its ``what``, or None."""
-    if _DIGITS.fullmatch(ps) is None:
-        return None
-    return GUARDED_PS.get(ps.lstrip(b"0"))
+def _clip_reading(code: int, payload: bytes, final: bool) -> tuple[int, bool, str]:
+    """A clipboard sequence (OSC 52, 1337, 5522) read as ``code`` with ``payload``."""
+    if code == 52:
+        return _osc52(payload, final)
+    if code == 1337:
+        return _iterm(payload, final)
+    if code == 5522:
+        return _kitty(payload, final)
+    return _NOT
+
+
+def _guarded_reading(code: int, payload: bytes, final: bool) -> tuple[int, str]:
+    """A guarded sequence (:data:`GUARDED_WHATS`) read as ``code`` with ``payload``: (class,
+    what)."""
+    what = GUARDED_PS.get(code)
+    if what is not None:
+        return CLIP, what
+    what = QUERY_PS.get(code)
+    if what is not None:
+        if b"?" in payload:
+            return CLIP, what
+        return (NOT_CLIP if final else MAYBE), what
+    if code == 1337:
+        if payload.startswith(_ITERM_OWN):
+            return NOT_CLIP, ITERM_WHAT
+        if not final and any(k.startswith(payload) for k in _ITERM_OWN):
+            return MAYBE, ITERM_WHAT
+        return CLIP, ITERM_WHAT
+    return NOT_CLIP, ""
+
+
+def osc_class(
+    content: bytes, final: bool, clip: bool = True, guard: bool = False
+) -> tuple[int, bool, str]:
+    """Classify an OSC by its ``content`` (C0 removed, no terminator) as any terminal reads its
+    number (:func:`cuewrap.term.oscnum.readings`): (class, read, what) as for :func:`clip_head`.
+    A guarded reading wins over a clipboard one (it is removed whatever the clipboard policy),
+    a reading not decided yet over a decided clipboard one, a read over a write."""
+    if not final and open_number(content):
+        return MAYBE, False, "osc52"  # the number is not known yet
+    maybe: tuple[int, bool, str] | None = None
+    found: tuple[int, bool, str] | None = None
+    for code, payload in readings(content):
+        if guard:
+            kind, what = _guarded_reading(code, payload, final)
+            if kind == CLIP:
+                return CLIP, False, what
+            if kind == MAYBE and maybe is None:
+                maybe = (MAYBE, False, what)
+        if clip:
+            got = _clip_reading(code, payload, final)
+            if got[0] == MAYBE:
+                if maybe is None:
+                    maybe = got
+            elif got[0] == CLIP and (found is None or got[1]):
+                found = got
+    return maybe or found or _NOT
+
+
+def guarded_what(content: bytes) -> tuple[str, bytes] | None:
+    """The guarded class of a complete OSC (content as for :func:`osc_class`), and the payload
+    of the reading that makes it one; None when no reading does."""
+    for code, payload in readings(content):
+        kind, what = _guarded_reading(code, payload, True)
+        if kind == CLIP:
+            return what, payload
+    return None
 
 
 def clip_head(
@@ -171,27 +244,15 @@ def clip_head(
     8 KiB are looked at (a header longer than that is not complete: :data:`MAYBE`).
 
     ``clip``: clipboard sequences count; ``guard``: the guarded sequences of
-    :data:`GUARDED_PS` count too (``what`` "osc0", "osc777", …; never a read): the tracker
-    asks for them only inside a frame, where they are content to remove."""
+    :data:`GUARDED_WHATS` count too (``what`` "osc0", "osc777", …; never a read): the tracker
+    asks for them only inside a frame, where they are content to remove. Every spelling a
+    terminal reads counts (:func:`osc_class`)."""
     if not clip and not guard:
         return _NOT
     content, final, early = _osc_content(s, final)
     if content is None:
         return early
-    if guard:
-        ps, semi, _ = content.partition(b";")
-        if semi:
-            what = guarded_ps(ps)
-            if what is not None:
-                return CLIP, False, what
-        elif not final and _DIGITS.fullmatch(ps) is not None:
-            short = ps.lstrip(b"0")
-            if any(p.startswith(short) for p in GUARDED_PS):
-                return MAYBE, False, "osc52"
-    return _clip_content(content, final) if clip else _NOT
-
-
-_NOT = (NOT_CLIP, False, "osc52")
+    return osc_class(content, final, clip, guard)
 
 
 def _osc_content(s: bytes, final: bool) -> tuple[bytes | None, bool, tuple[int, bool, str]]:
@@ -210,24 +271,3 @@ def _osc_content(s: bytes, final: bool) -> tuple[bytes | None, bool, tuple[int, 
     if _OSC_C0.search(content) is not None:
         content = _OSC_C0.sub(b"", content)
     return content, final, _NOT
-
-
-def _clip_content(content: bytes, final: bool) -> tuple[int, bool, str]:
-    """:func:`clip_head` for the clipboard sequences alone, from the OSC's content."""
-    ps, semi, rest = content.partition(b";")
-    if not semi:
-        if final or _DIGITS.fullmatch(ps) is None:
-            return NOT_CLIP, False, "osc52"
-        short = ps.lstrip(b"0")
-        return (MAYBE if any(p.startswith(short) for p in _PS) else NOT_CLIP), False, "osc52"
-    if not is_clip_ps(ps):
-        return NOT_CLIP, False, "osc52"
-    short = ps.lstrip(b"0")
-    if short == b"1337":
-        return _iterm(rest, final)
-    if short == b"5522":
-        return _kitty(rest, final)
-    _, semi2, pd = rest.partition(b";")
-    if (semi2 and pd) or final:
-        return CLIP, bool(semi2) and pd[:1] == b"?", "osc52"
-    return MAYBE, False, "osc52"

@@ -7,15 +7,17 @@ passes every other byte as it came, however the reads cut them:
 - ``clipboard``: clipboard writes and reads and downloads — OSC 52, OSC 1337 ``Copy=`` and
   ``File=`` / ``MultipartFile=`` without ``inline=1``, OSC 5522 (as ``term.clipboard`` tells
   them, the tracker's own definition);
-- ``outside`` (the classes that act outside the window): notifications (OSC 9 but its
-  ``9;<digits>`` forms, OSC 777, OSC 99), status reports (OSC 7501, OSC 21337, OSC 9;4) and
-  titles (OSC 0, 1, 2).
+- ``outside`` (the classes that act outside the window, ``GUARDED_WHATS`` of
+  ``term.clipboard``): notifications (OSC 9 in every form, OSC 777, OSC 99), status reports
+  (OSC 7501, OSC 21337), titles (OSC 0, 1, 2), the current directory (OSC 7), fonts (OSC 50),
+  colour queries and iTerm2's commands (OSC 1337 but images, copies and downloads).
 
 Unlike the tracker it cannot tell the child's own sequences from the content it prints, nor
 the user's action from the model's: every sequence of a guarded class is removed.
 
 What a sequence is, as the tracker reads it: ``ESC``, C0 controls the terminal ignores, ``]``,
-its content (C0 controls in it ignored for classifying), ended by BEL, ``ESC \\``, CAN, SUB, or
+its content (C0 controls in it ignored for classifying; its number read as any terminal reads
+it, ``term/oscnum.py``), ended by BEL, ``ESC \\``, CAN, SUB, or
 an ``ESC`` not followed by ``\\`` (which begins the next sequence). A removed sequence leaves
 ``ESC CAN`` in its place: what its ``ESC`` did to the terminal's parser (a half-written UTF-8
 character or an unfinished sequence before it is cut off as it would have been), then back to
@@ -34,67 +36,22 @@ HEAD_MAX = 8192  # bytes of a sequence held to classify it (the tracker looks at
 NEUTRAL = b"\x1b\x18"  # ESC CAN: what a removed sequence leaves in its place
 
 _ESC_SKIP = re.compile(rb"[\x00-\x17\x19\x1c-\x1f\x7f]*")  # between ESC and ]: ignored
-_OSC_C0 = re.compile(rb"[\x00-\x06\x08-\x17\x19\x1c-\x1f]")  # inside: ignored
 _OSC_STOP = re.compile(rb"[\x07\x18\x1a\x1b]")  # BEL, CAN, SUB, ESC
-_DIGITS = re.compile(rb"[0-9]*")
 
 KEEP, DROP, UNDECIDED = 0, 1, 2
-# OSC numbers (leading zeros stripped) removed outright under "outside"
-_OUTSIDE = frozenset((b"0", b"1", b"2", b"777", b"99", b"7501", b"21337"))
-_OUTSIDE_PREFIXES = (*_OUTSIDE, b"9")
-
 _GROUND, _ESC, _HEAD, _PASS, _DROP, _PASS_ESC, _DROP_ESC = range(7)
-
-
-def _outside(content: bytes, final: bool) -> int:
-    """Class of an OSC's ``content`` (C0 removed, no terminator) for the "outside" classes."""
-    ps, semi, rest = content.partition(b";")
-    if _DIGITS.fullmatch(ps) is None:
-        return KEEP
-    short = ps.lstrip(b"0") or (b"0" if ps else b"")
-    if not semi:
-        if final or len(ps) > 16:
-            return KEEP
-        could = not short or any(p.startswith(short) for p in _OUTSIDE_PREFIXES)
-        return UNDECIDED if could else KEEP
-    if short in _OUTSIDE:
-        return DROP
-    if short != b"9":
-        return KEEP
-    # OSC 9: a notification (iTerm2's), but "9;<digits>" and "9;<digits>;…" are ConEmu's
-    # commands; of those only 9;4 (progress) is guarded (a status report)
-    digits = _DIGITS.match(rest)
-    n = digits.group() if digits is not None else b""
-    after = rest[len(n) :]
-    if not n:
-        return DROP if rest or final else UNDECIDED
-    if after[:1] == b";" or (not after and final):
-        return DROP if n.lstrip(b"0") == b"4" else KEEP
-    if after:
-        return DROP  # "9;12 o'clock": text
-    return UNDECIDED if len(n) <= 16 else DROP
 
 
 def classify(head: bytes, final: bool, clipboard: bool, outside: bool) -> int:
     """KEEP, DROP or UNDECIDED for ``head``: ``ESC [C0…] ] content`` without its terminator;
-    ``final``: the terminator has come (the content is complete)."""
+    ``final``: the terminator has come (the content is complete). The tracker's classes, read
+    the tracker's way (``clip_head``: every spelling of the number a terminal reads)."""
     if len(head) > HEAD_MAX:
         return DROP if clipboard or outside else KEEP
-    undecided = False
-    if clipboard:
-        kind, _, _ = clip_head(head, final)
-        if kind == CLIP:
-            return DROP
-        undecided = kind == MAYBE
-    if outside:
-        m = _ESC_SKIP.match(head, 1)
-        start = (m.end() if m is not None else 1) + 1  # past the ]
-        content = _OSC_C0.sub(b"", head[start:])
-        kind = _outside(content, final)
-        if kind == DROP:
-            return DROP
-        undecided = undecided or kind == UNDECIDED
-    return UNDECIDED if undecided else KEEP
+    kind, _, _ = clip_head(head, final, clipboard, outside)
+    if kind == CLIP:
+        return DROP
+    return UNDECIDED if kind == MAYBE else KEEP
 
 
 class GuardFallback:

@@ -94,8 +94,7 @@ from cuewrap.term.clipboard import (
     GuardedSequence,
     clip_event,
     clip_head,
-    guarded_ps,
-    is_clip_ps,
+    guarded_what,
 )
 from cuewrap.term.content import (
     C1_UTF8,
@@ -1258,22 +1257,21 @@ class OutputTracker:
         if had_c0:
             content = _OSC_C0.sub(b"", content)
         ps, semi, rest = content.partition(b";")
-        if not semi:
-            return
-        if (guarded := guarded_ps(ps)) is not None and self._framed(work, j):
+        guarded = guarded_what(content)  # as any terminal reads its number (term/oscnum.py)
+        if guarded is not None and self._framed(work, j):
             # inside a frame the child draws: content it renders, never a fact
             if self._guard and j >= base:
                 self._clip_osc(work, j, j + 2, base, events, cuts)  # removed whole
-            elif guarded == "osc0" or guarded == "osc2":
-                title = rest.decode("utf-8", "replace")
+            elif guarded[0] == "osc0" or guarded[0] == "osc2":
+                title = guarded[1].decode("utf-8", "replace")
                 self.title = title
                 events.append((j, TitleChange(title, True)))  # never a mark composed onto it
             return
-        handler = _OSC_HANDLERS.get(ps)
+        handler = _OSC_HANDLERS.get(ps) if semi else None
         if handler is not None:
             handler(self, _new(Osc, (work, j, end, base, ps, rest, had_c0)), events, cuts)
-        elif self._clip is not None and is_clip_ps(ps):
-            self._clip_osc(work, j, j + 2, base, events, cuts)
+        elif self._clip is not None:
+            self._clip_osc(work, j, j + 2, base, events, cuts)  # if it is a clipboard sequence
 
     # The OSCs the tracker reads, by Ps (the table is _OSC_HANDLERS, after the class). Each gets
     # the complete OSC (``Osc``), the chunk's events and its cuts to add to.
