@@ -23,6 +23,7 @@ import contextlib
 import functools
 import json
 import os
+import queue
 import re
 import select
 import signal
@@ -303,14 +304,16 @@ class AnsweringTerminal:
     """The answers a terminal gives, played on the session's PTY: every DA1 query (``CSI c``,
     ``CSI 0 c``) answered, in order, as every terminal does; with ``speaks``, every Program
     Status query (``OSC 7501 ; ?`` ST or BEL) too, with the same body (ST), as a terminal that
-    speaks the protocol does (docs/generic-mode.md). Queries split across reads are found."""
+    speaks the protocol does (docs/generic-mode.md). Queries split across reads are found.
+    ``delay``: seconds every answer takes to arrive, in order (a terminal over a slow SSH link)."""
 
     _QUERY = re.compile(rb"\x1b\]7501;\?(?:\x1b\\|\x07)|\x1b\[0?c")
     DA1_ANSWER = b"\x1b[?62;22c"
     STATUS_ANSWER = b"\x1b]7501;?\x1b\\"
 
-    def __init__(self, speaks: bool = True) -> None:
+    def __init__(self, speaks: bool = True, delay: float = 0.0) -> None:
         self.speaks = speaks
+        self.delay = delay
         self.status_queries = 0  # Program Status queries seen
         self.da1_queries = 0
         self._tail = b""
@@ -351,6 +354,7 @@ class PiSession:
         self.argv = list(argv)
         #: answers what the command asks its terminal (None: nothing is answered)
         self.terminal = terminal
+        self._answers: queue.Queue[tuple[float, bytes]] | None = None  # delayed answers
         #: True when running under ``python -m cuewrap`` (raw_output then includes what
         #: cuewrap itself writes to the terminal, e.g. ``CSI ?1004h``).
         self.wrapped = self.argv[1:3] == ["-m", "cuewrap"]
@@ -401,8 +405,7 @@ class PiSession:
             if self.terminal is not None:
                 reply = self.terminal.feed(data)
                 if reply:
-                    with contextlib.suppress(OSError):
-                        os.write(self.child.child_fd, reply)
+                    self._answer(reply)
             with self._cond:
                 self._raw += data
                 try:
@@ -414,6 +417,26 @@ class PiSession:
         with self._cond:
             self._eof = True
             self._cond.notify_all()
+
+    def _answer(self, reply: bytes) -> None:
+        """The terminal's answer, written now or, with a delay, by one thread in order."""
+        assert self.terminal is not None
+        if not self.terminal.delay:
+            with contextlib.suppress(OSError):
+                os.write(self.child.child_fd, reply)
+            return
+        if self._answers is None:
+            self._answers = queue.Queue()
+            threading.Thread(target=self._answer_loop, daemon=True).start()
+        self._answers.put((time.monotonic() + self.terminal.delay, reply))
+
+    def _answer_loop(self) -> None:
+        assert self._answers is not None
+        while True:
+            due, reply = self._answers.get()
+            time.sleep(max(0.0, due - time.monotonic()))
+            with contextlib.suppress(OSError):
+                os.write(self.child.child_fd, reply)
 
     @property
     def raw_output(self) -> bytes:

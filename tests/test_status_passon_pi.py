@@ -149,6 +149,27 @@ def test_no_report_reaches_a_terminal_that_answers_only_da1(
 
 
 @pytest.mark.parametrize("pi_version", ["1.4.0"])
+def test_a_slow_answer_still_gets_the_state_pi_reported_before_it(
+    pi_session: Any, fakemodel: FakeModel
+) -> None:
+    """Over a slow link the answer comes after Pi's first report (``idle``, taken out then):
+    cuewrap writes it when the answer comes, and Pi's later reports pass as they come."""
+    term = AnsweringTerminal(speaks=True, delay=3.0)
+    s: PiSession = pi_session(terminal=term)
+    wait_until(lambda: "idle" in status_facts(s), 10, "Pi's idle report as a fact")
+    assert reports(s.raw_output) == []  # not answered yet: taken out
+    wait_until(lambda: reports(s.raw_output), 5, "the missed report at the answer",
+               detail=s.dump)  # fmt: skip
+    assert reports(s.raw_output) == [b"\x1b]7501;state=idle:app=pi\x1b\\"]
+    fakemodel.push(text("hello there"))
+    one_run(s, fakemodel)
+    wait_until(lambda: b"state=done" in s.raw_output, 5, "Pi's done report")
+    assert report_states(s.raw_output) == ["idle", "working", "done"]
+    typed = user_texts(fakemodel)
+    assert typed and all(t == PROMPT for t in typed), typed
+
+
+@pytest.mark.parametrize("pi_version", ["1.4.0"])
 def test_a_clear_reaches_the_terminal_when_pi_dies_mid_run(
     pi_session: Any, fakemodel: FakeModel
 ) -> None:
