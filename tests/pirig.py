@@ -23,6 +23,7 @@ import contextlib
 import functools
 import json
 import os
+import queue
 import re
 import select
 import signal
@@ -304,6 +305,41 @@ _BUSY_WORDS = re.compile(r"Working|Retrying|[Cc]ompacting")
 _DIALOG = re.compile(r"escape/ctrl\+c cancel|Esc to cancel|enter select|Enter to select")
 
 
+class AnsweringTerminal:
+    """The answers a terminal gives, played on the session's PTY: every DA1 query (``CSI c``,
+    ``CSI 0 c``) answered, in order, as every terminal does; with ``speaks``, every Program
+    Status query (``OSC 7501 ; ?`` ST or BEL) too, with the same body (ST), as a terminal that
+    speaks the protocol does (docs/generic-mode.md). Queries split across reads are found.
+    ``delay``: seconds every answer takes to arrive, in order (a terminal over a slow SSH link)."""
+
+    _QUERY = re.compile(rb"\x1b\]7501;\?(?:\x1b\\|\x07)|\x1b\[0?c")
+    DA1_ANSWER = b"\x1b[?62;22c"
+    STATUS_ANSWER = b"\x1b]7501;?\x1b\\"
+
+    def __init__(self, speaks: bool = True, delay: float = 0.0) -> None:
+        self.speaks = speaks
+        self.delay = delay
+        self.status_queries = 0  # Program Status queries seen
+        self.da1_queries = 0
+        self._tail = b""
+
+    def feed(self, data: bytes) -> bytes:
+        """The command wrote ``data``: what the terminal answers (b"" for nothing)."""
+        buf = self._tail + data
+        reply, last = b"", 0
+        for m in self._QUERY.finditer(buf):
+            if m.group().startswith(b"\x1b]"):
+                self.status_queries += 1
+                reply += self.STATUS_ANSWER if self.speaks else b""
+            else:
+                self.da1_queries += 1
+                reply += self.DA1_ANSWER
+            last = m.end()
+        # the start of a query, perhaps (one is at most 11 bytes): kept for the next read
+        self._tail = buf[max(last, len(buf) - 10) :]
+        return reply
+
+
 class PiSession:
     """A command (by default ``cuewrap --log LOG pi …``, else ``pi …``) under a PTY.
 
@@ -318,8 +354,12 @@ class PiSession:
         cwd: Path | str,
         log_path: Path | None = None,
         dimensions: tuple[int, int] = (40, 120),
+        terminal: AnsweringTerminal | None = None,
     ) -> None:
         self.argv = list(argv)
+        #: answers what the command asks its terminal (None: nothing is answered)
+        self.terminal = terminal
+        self._answers: queue.Queue[tuple[float, bytes]] | None = None  # delayed answers
         #: True when running under ``python -m cuewrap`` (raw_output then includes what
         #: cuewrap itself writes to the terminal, e.g. ``CSI ?1004h``).
         self.wrapped = self.argv[1:3] == ["-m", "cuewrap"]
@@ -367,6 +407,10 @@ class PiSession:
                 break
             if not data:
                 continue
+            if self.terminal is not None:
+                reply = self.terminal.feed(data)
+                if reply:
+                    self._answer(reply)
             with self._cond:
                 self._raw += data
                 try:
@@ -378,6 +422,26 @@ class PiSession:
         with self._cond:
             self._eof = True
             self._cond.notify_all()
+
+    def _answer(self, reply: bytes) -> None:
+        """The terminal's answer, written now or, with a delay, by one thread in order."""
+        assert self.terminal is not None
+        if not self.terminal.delay:
+            with contextlib.suppress(OSError):
+                os.write(self.child.child_fd, reply)
+            return
+        if self._answers is None:
+            self._answers = queue.Queue()
+            threading.Thread(target=self._answer_loop, daemon=True).start()
+        self._answers.put((time.monotonic() + self.terminal.delay, reply))
+
+    def _answer_loop(self) -> None:
+        assert self._answers is not None
+        while True:
+            due, reply = self._answers.get()
+            time.sleep(max(0.0, due - time.monotonic()))
+            with contextlib.suppress(OSError):
+                os.write(self.child.child_fd, reply)
 
     @property
     def raw_output(self) -> bytes:
@@ -705,11 +769,12 @@ SessionFactory = Callable[..., PiSession]
 @pytest.fixture
 def pi_session(pi_home: PiHome) -> Iterator[SessionFactory]:
     """Factory: ``pi_session(*pi_args, argv=None, wrap=True, test_ext=True, extensions=(),
-    cuewrap_args=(), env=None, dimensions=(40, 120), ready=True) -> PiSession``.
+    cuewrap_args=(), env=None, dimensions=(40, 120), ready=True, terminal=None) -> PiSession``.
 
     ``pi_args`` go to Pi; ``test_ext`` adds ``-e tests/pi-ext/cuewrap-test-ext.ts``,
     ``extensions`` more ``-e`` paths. ``argv`` replaces the whole command line. ``wrap``:
     under cuewrap (default) or Pi alone (False). ``ready`` waits for the first idle frame.
+    ``terminal``: an :class:`AnsweringTerminal` that answers the command's queries.
     Every session is killed at teardown."""
     sessions: list[PiSession] = []
 
@@ -723,6 +788,7 @@ def pi_session(pi_home: PiHome) -> Iterator[SessionFactory]:
         env: dict[str, str] | None = None,
         dimensions: tuple[int, int] = (40, 120),
         ready: bool = True,
+        terminal: AnsweringTerminal | None = None,
     ) -> PiSession:
         log_path = pi_home.root / f"cuewrap-{len(sessions)}.log"
         if argv is None:
@@ -735,7 +801,7 @@ def pi_session(pi_home: PiHome) -> Iterator[SessionFactory]:
         if env:
             full_env.update(env)
         s = PiSession(argv, env=full_env, cwd=pi_home.cwd, log_path=log_path,
-                      dimensions=dimensions)  # fmt: skip
+                      dimensions=dimensions, terminal=terminal)  # fmt: skip
         sessions.append(s)
         if ready:
             s.wait_ready()

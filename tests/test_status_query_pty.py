@@ -176,3 +176,5 @@ def test_doctor_asks_and_says_whether_the_terminal_speaks_it(tmp_path: Path) -> 
         said = p.before.decode(errors="replace")
         asked = next(line for line in said.splitlines() if "asked:" in line)
         assert ("speaks the Program Status Protocol (OSC 7501)" in asked) is speaks, asked
+        fate = next(line for line in said.splitlines() if "status reports (OSC 7501):" in line)
+        assert ("passed on to the terminal" in fate) is speaks, fate

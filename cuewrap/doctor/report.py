@@ -162,6 +162,7 @@ def _terminal_lines(
     lines = ["Terminal", f"  identified: {identified}"]
     if answers is not None:
         lines.append(f"  asked: {_answers_line(answers)}")
+        lines.append(f"  status reports (OSC 7501): {_status_fate(answers)}")
     markers = [  # SSH_*: only whether it is set (the report may be pasted into a bug report)
         var if var.startswith("SSH_") else f"{var}={_show(env[var])}"
         for var in _MARKERS
@@ -294,6 +295,13 @@ def _tmux_lines(info: TmuxInfo, extra: TmuxExtra | None) -> list[str]:
         elif extra.set_titles:
             lines.append("  set-titles: on")
     return lines
+
+
+def _status_fate(answers: Answers) -> str:
+    """What happens to Pi's and a program's own OSC 7501 reports (docs/generic-mode.md)."""
+    if answers.program_status:
+        return "passed on to the terminal (it answered the query); cuewrap reads them too"
+    return "taken out (the terminal did not answer the query); cuewrap reads them"
 
 
 def _answers_line(answers: Answers) -> str:

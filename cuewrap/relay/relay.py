@@ -5,7 +5,8 @@ Bytes pass unchanged in both directions, except the two things cuewrap owns:
   while the child itself enabled mode 1004, each report in ONE write
   (docs/pi-facts.md#focus-reports: a split ``ESC [O`` reads as the Escape key and aborts Pi's run);
 - OSC 7501 status reports are consumed unless the host terminal itself answered a Program
-  Status query (Pi's, or in generic mode cuewrap's own at start);
+  Status query (cuewrap's own at start, in both modes); where they passed, a ``clear`` ends
+  them when cuewrap gives the terminal back;
 - in generic mode the child's Program Status query (``ESC ] 7501 ; ? ST``) is taken out of the
   output and answered on the child's input, before the host terminal can answer what follows it
   (docs/generic-mode.md).
@@ -144,6 +145,8 @@ class Relay:
         self.tracker = tracker  # None: output passes unscanned (it failed)
         self._fallback_classes = fallback
         self.fallback: GuardFallback | None = None  # the guard left after the tracker failed
+        # the tracker failed after the host was shown the child's status: clear it at exit
+        self._status_left = False
         self.injector = injector
         self._mark = mark
         self._own: list[bytes] = []  # Pi's own writes waiting for the output to be at rest
@@ -204,12 +207,18 @@ class Relay:
         if self.screen is None and instead is not None:
             self.screen = instead
 
-    def restore_sequence(self) -> bytes:
-        """What undoes the modes the child left on (alt screen, mouse, paste, kitty…)."""
+    def restore_sequence(self, leaving: bool = False) -> bytes:
+        """What undoes the modes the child left on (alt screen, mouse, paste, kitty…); when
+        ``leaving`` (cuewrap gives the terminal back for good, not a stop), also the program
+        status the child's last report left shown: the host's indicator is cleared, as the
+        child would have at its exit (``state=clear``)."""
         if self.tracker is None:
-            return b""
+            return seq.PROGRAM_STATUS_CLEAR if leaving and self._status_left else b""
         try:
-            return self.tracker.modes.restore_sequence()
+            out = self.tracker.modes.restore_sequence()
+            if leaving and self.tracker.status_shown:
+                out += seq.PROGRAM_STATUS_CLEAR
+            return out
         except Exception as exc:
             self._report("restore_sequence", exc)
             return b""
@@ -299,15 +308,23 @@ class Relay:
                     self._queue_child(seq.FOCUS_IN if item.direction == "in" else seq.FOCUS_OUT)
                 self._emit(item)
             elif isinstance(item, HostStatusReply):
-                if self.tracker is not None:
-                    self.tracker.consume_status = False
+                self._pass_status_on()
                 self._emit(item)
             elif isinstance(item, TerminalAnswer):
-                if item.kind == "osc7501" and self.tracker is not None:
-                    self.tracker.consume_status = False  # the host shows the child's reports
+                if item.kind == "osc7501":
+                    self._pass_status_on()  # the host shows the child's reports
                 self._emit(item)  # to cuewrap, never to the child
         if typed:
             self._emit(_KEYSTROKE)
+
+    def _pass_status_on(self) -> None:
+        """The host terminal speaks the Program Status Protocol: the child's reports pass on
+        from now on; one taken out before the answer came is written now (at a safe point),
+        so that the host shows the state it missed (a slow answer, over SSH)."""
+        if self.tracker is not None:
+            missed = self.tracker.pass_status_on()
+            if missed:
+                self.injector.inject(missed)
 
     def _stdin_eof(self) -> None:
         self.loop.remove_reader(self.host.stdin_fd)
@@ -813,6 +830,8 @@ class Relay:
             if held:
                 self._queue_child(held)
         else:
+            if self.tracker is not None:  # its reports reached the host: unknown from now on
+                self._status_left = not self.tracker.consume_status
             self.tracker = None
             self.injector.set_safe(True)
             clipboard, outside = self._fallback_classes

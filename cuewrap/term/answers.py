@@ -5,7 +5,7 @@ answers come before any answer to the child's own queries: a terminal answers in
 
     CSI > 0 q                 XTVERSION     -> DCS > | NAME(VERSION) ST
     OSC 99 ; i=ID : p=? ; ST  (kitty only)  -> OSC 99 ; i=ID : p=? ; KEY=VALUES:… ST|BEL
-    OSC 7501 ; ? ST   (generic mode only)   -> OSC 7501 ; ? ST|BEL (the Program Status Protocol)
+    OSC 7501 ; ? ST                         -> OSC 7501 ; ? ST|BEL (the Program Status Protocol)
     CSI c                     DA1, sentinel -> CSI ? NUMBERS c
 
 The answers arrive on stdin, mixed with what the user types. :class:`AnswerFilter` is the

@@ -244,6 +244,9 @@ def tmux_passthrough(payload: bytes) -> bytes:
 
 # The Program Status Protocol's query (OSC 7501, body "?"); a terminal that speaks the protocol
 # answers with the same body before its DA1 answer. cuewrap asks the host terminal once at
-# start (generic mode) and answers its child's query with the same bytes (docs/generic-mode.md).
+# start and, in generic mode, answers its child's query with the same bytes (docs/generic-mode.md).
 PROGRAM_STATUS_QUERY = b"\x1b]7501;?\x1b\\"
 PROGRAM_STATUS_ANSWER = PROGRAM_STATUS_QUERY
+# What a program writes at its exit (Pi: no app=); cuewrap writes it for a child that reported
+# to the host and exited without it.
+PROGRAM_STATUS_CLEAR = b"\x1b]7501;state=clear\x1b\\"

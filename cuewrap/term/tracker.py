@@ -308,7 +308,10 @@ class OutputTracker:
 
     Attributes (all tracked from the output only):
 
-    - ``consume_status``: remove complete OSC 7501 reports from ``out`` (settable any time).
+    - ``consume_status``: remove complete OSC 7501 reports from ``out`` (settable any time;
+      :meth:`pass_status_on` turns it off once the host terminal answered the query).
+    - ``status_shown``: the last report that reached the host was not ``clear``: the host's
+      indicator shows the child's state, and cuewrap clears it if the child exits first.
     - ``answer_query``: report the child's Program Status queries and remove them from ``out``.
     - ``modes``: the terminal modes the child set (:class:`~cuewrap.term.modes.ModeState`:
       DEC private modes on and off, the kitty keyboard stack, modifyOtherKeys) and the bytes
@@ -330,6 +333,9 @@ class OutputTracker:
         self.consume_status: bool = consume_status
         self.answer_query = answer_query  # the relay answers the child's OSC 7501 query
         self._asked = False  # the child asked it: its reports count (generic mode)
+        self.status_shown = False
+        self._missed = b""  # the last report taken out, as written (the host may want it)
+        self._missed_shows = False  # … and it was not clear
         # cuewrap owns the host's focus reporting: the child's CSI ? 1004 h/l are tracked
         # (they decide what is forwarded to it) but taken out of the output
         self.own_focus = own_focus
@@ -1309,6 +1315,21 @@ class OutputTracker:
         events.append((o.j, status))
         if self.consume_status and o.j >= o.base and self._removable_at(o.work, o.j):
             cuts.append((o.j, o.end))
+            self._missed = o.work[o.j : o.end]
+            self._missed_shows = status.state != "clear"
+        elif not self.consume_status:  # passed to a host that speaks the protocol
+            self.status_shown = status.state != "clear"
+            self._missed = b""
+
+    def pass_status_on(self) -> bytes:
+        """The host terminal speaks the protocol: from now on reports pass. Returns the last
+        report taken out before (b"" if none), as the child wrote it, for the host to be told
+        the state it missed; the host counts as shown it."""
+        self.consume_status = False
+        missed, self._missed = self._missed, b""
+        if missed:
+            self.status_shown = self._missed_shows
+        return missed
 
     def _status_query(self, o: Osc, events: list[tuple[int, OutputEvent]], cuts: Cuts) -> None:
         """The child's Program Status query (complete): reported, and taken out where that

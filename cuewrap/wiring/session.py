@@ -171,7 +171,7 @@ class Session:
 
     def _give_back_terminal(self) -> None:
         """The terminal as the user had it: the modes the child left on, cuewrap's, termios."""
-        leftover = self.relay.restore_sequence() if self.relay is not None else b""
+        leftover = self.relay.restore_sequence(leaving=True) if self.relay is not None else b""
         self.host.restore(leftover if self.host.stdout_tty else b"")
 
     def _finish_controller(self) -> None:
@@ -312,8 +312,8 @@ class Session:
         self, controller: PendingCueSide | None
     ) -> tuple[FocusFilter | None, OutputTracker, Sink | None]:
         """The relay's byte filters and event sink: the focus filter only when cues run, OSC
-        7501 reports consumed unless the host terminal speaks the protocol (Pi: it answered
-        Pi's own query; generic mode: cuewrap's start-up query), the child's Program Status
+        7501 reports consumed unless the host terminal speaks the protocol (it answered
+        cuewrap's start-up query, in both modes), the child's Program Status
         query answered by cuewrap in generic mode (docs/generic-mode.md), events to the cue side
         (none without one; its stand-in until it is built). ``CUEWRAP_DEBUG_FAULT`` makes the
         named parts raise (tests of failing open)."""
@@ -336,7 +336,7 @@ class Session:
         if self.guard and focus_cls is FocusFilter and self._ask_terminal:
             from cuewrap.term.answers import AnswerFilter
 
-            focus = AnswerFilter(self._osc99_query_id(), status=not self.args.pi_mode)
+            focus = AnswerFilter(self._osc99_query_id(), status=True)
         elif self.guard:
             focus = focus_cls()
         # generic mode: the controller decides which of the child's notifications to take out
@@ -400,12 +400,12 @@ class Session:
         query = seq.XTVERSION_QUERY
         if ident is not None:
             query += seq.osc99_query(ident)
-        status = not self.args.pi_mode  # Pi mode: Pi's own query reaches the host (as it was)
-        if status:
-            query += seq.PROGRAM_STATUS_QUERY
+        # both modes: with PI_PROGRAM_STATUS=1 Pi asks no query of its own; where the
+        # terminal answers this one, the relay passes the child's reports on
+        query += seq.PROGRAM_STATUS_QUERY
         self.host.write(query + seq.DA1_QUERY)
         self.log.write(
-            "terminal_query", xtversion=True, osc99=ident is not None, osc7501=status, da1=True
+            "terminal_query", xtversion=True, osc99=ident is not None, osc7501=True, da1=True
         )
 
         def too_late() -> None:

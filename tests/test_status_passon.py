@@ -1,0 +1,133 @@
+"""The child's OSC 7501 reports and a host terminal that speaks the Program Status Protocol
+(docs/generic-mode.md, docs/pi-facts.md): taken out until the host answered cuewrap's query,
+passed on after; the last one taken out before the answer written then; a ``clear`` when
+cuewrap gives the terminal back with the child's status still shown."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from cuewrap.host import HostTerminal
+from cuewrap.loop import Loop
+from cuewrap.relay.inject import Injector
+from cuewrap.relay.relay import Relay
+from cuewrap.term import sequences as seq
+from cuewrap.term.answers import TerminalAnswer
+from cuewrap.term.tracker import OutputTracker
+
+pytestmark = pytest.mark.unit
+
+IDLE = b"\x1b]7501;state=idle:app=pi\x1b\\"
+WORKING = b"\x1b]7501;state=working:app=pi\x1b\\"
+DONE = b"\x1b]7501;state=done:app=pi\x07"  # BEL: replayed as written
+CLEAR = b"\x1b]7501;state=clear\x1b\\"
+
+
+def test_before_the_answer_reports_are_taken_out_and_the_last_is_kept() -> None:
+    t = OutputTracker(consume_status=True)
+    assert t.feed(b"a" + IDLE + b"b" + DONE + b"c").out == b"abc"
+    assert not t.status_shown
+    assert t.pass_status_on() == DONE  # the last, exactly as written
+    assert t.status_shown and not t.consume_status
+    assert t.pass_status_on() == b""  # once
+
+
+def test_after_the_answer_reports_pass_and_the_shown_state_follows_them() -> None:
+    t = OutputTracker(consume_status=True)
+    assert t.pass_status_on() == b"" and not t.status_shown  # nothing was missed
+    assert t.feed(WORKING).out == WORKING
+    assert t.status_shown
+    assert t.feed(b"x" + CLEAR).out == b"x" + CLEAR
+    assert not t.status_shown  # the child cleared it itself
+
+
+def test_a_missed_clear_is_replayed_but_leaves_nothing_shown() -> None:
+    t = OutputTracker(consume_status=True)
+    t.feed(WORKING + CLEAR)
+    assert t.pass_status_on() == CLEAR
+    assert not t.status_shown
+
+
+def test_a_report_split_across_reads_before_the_answer_is_replayed_whole() -> None:
+    t = OutputTracker(consume_status=True)
+    out = t.feed(WORKING[:9]).out + t.feed(WORKING[9:]).out
+    assert out == b""
+    assert t.pass_status_on() == WORKING
+
+
+class _Child:
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.pid = os.getpid()
+        self.reports = -1
+
+
+def _relay() -> tuple[Relay, int, list[int]]:
+    """A relay writing to a pipe (the host); its read end, and every fd to close."""
+    master, slave = os.openpty()
+    os.set_blocking(master, False)
+    r, w = os.pipe()
+    os.set_blocking(r, False)
+    host = HostTerminal(0, w)
+    relay = Relay(
+        Loop(),
+        _Child(master),  # type: ignore[arg-type]
+        host,
+        focus=None,
+        tracker=OutputTracker(consume_status=True),
+        injector=Injector(Loop(), host.write),
+    )
+    return relay, r, [r, w, master, slave]
+
+
+def _read(fd: int) -> bytes:
+    """What the host got so far (b"" for nothing)."""
+    try:
+        return os.read(fd, 1000)
+    except BlockingIOError:
+        return b""
+
+
+def test_the_relay_writes_the_missed_report_at_the_answer_and_clears_at_exit() -> None:
+    relay, r, fds = _relay()
+    try:
+        relay._output(b"frame " + IDLE)
+        assert _read(r) == b"frame "  # the host has not answered yet
+        relay._handle_input_items([TerminalAnswer("osc7501", "?")])
+        assert _read(r) == IDLE  # the state it missed
+        relay._output(WORKING)
+        assert _read(r) == WORKING
+        # a stop (Ctrl-Z) undoes modes only; leaving for good clears the indicator too
+        assert seq.PROGRAM_STATUS_CLEAR not in relay.restore_sequence()
+        assert relay.restore_sequence(leaving=True).endswith(seq.PROGRAM_STATUS_CLEAR)
+        relay._output(CLEAR)  # the child cleared it: nothing more at exit
+        assert seq.PROGRAM_STATUS_CLEAR not in relay.restore_sequence(leaving=True)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def test_no_answer_no_report_and_no_clear() -> None:
+    relay, r, fds = _relay()
+    try:
+        relay._output(b"x" + WORKING)
+        assert _read(r) == b"x"
+        assert relay.restore_sequence(leaving=True) == b""
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def test_a_failed_tracker_still_clears_what_it_let_through() -> None:
+    relay, _, fds = _relay()
+    try:
+        relay._handle_input_items([TerminalAnswer("osc7501", "?")])
+        relay._output(WORKING)
+        relay._filter_failed("tracker", RuntimeError("test"))
+        assert relay.tracker is None
+        assert relay.restore_sequence(leaving=True) == seq.PROGRAM_STATUS_CLEAR
+    finally:
+        for fd in fds:
+            os.close(fd)
