@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from fakemodel import FakeModel, text
+from fakemodel import FakeModel, text, tool_call
 from pirig import (
     NOTIFY_EXT,
     NOTIFY_TITLE,
@@ -244,6 +244,25 @@ def test_a_frame_end_without_the_bridge_raises_no_needs_input(
     assert marks == [], marks
     assert [r.get("mark") for r in s.log_records("mark") if r.get("mark") == "waiting"] == []
     assert cue_kinds(s) == [("finished", "completed")], cue_kinds(s)
+
+
+def test_without_the_bridge_pis_own_dialog_still_needs_input(
+    pi_session: Any, fakemodel: FakeModel
+) -> None:
+    """``--no-bridge``: Pi's own ``blocked`` report, with its confirm dialog on the screen,
+    still gives exactly one "Needs your input" (the report waits for the dialog, then counts:
+    docs/terminal-guard.md, "Whose sequence is it")."""
+    fakemodel.push(tool_call("test_confirm", {"message": "Deploy now?"}), text("deployed"))
+    s: PiSession = pi_session(cuewrap_args=["--no-bridge"], dimensions=WIDE)
+    ready_away(s)
+    s.prompt("confirm please")
+    s.wait_dialog()
+    wait_until(lambda: s.log_records("cue"), 10, "a cue", detail=lambda: explain(s))
+    absence_window(1.5, "a second cue")
+    assert cue_kinds(s) == [("needs-input", None)], cue_kinds(s)
+    assert "blocked" in states(s), states(s)
+    assert s.log_records("fact_refused") == [], s.log_records("fact_refused")
+    assert len(notifications(s.raw_output)) == 1, notifications(s.raw_output)
 
 
 # --------------------------------------------------------------------------------------------

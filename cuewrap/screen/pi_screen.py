@@ -54,3 +54,24 @@ def classify(lines: Sequence[str]) -> Verdict:
     if len(borders) >= 2 and borders[-1] - borders[-2] >= 2:
         return "idle"
     return "unknown"
+
+
+def dialog_shown(lines: Sequence[str]) -> bool:
+    """Does Pi show a dialog in its editor's place? Stricter than ``classify``'s "dialog":
+    read on the whole screen (its blank rows at the bottom left out, as when Pi's output does
+    not fill it yet), the last key hint must be followed by exactly one plain border (the
+    dialog's bottom one, then Pi's cwd and stats lines) and no run status. A hint in the
+    output above an idle editor has the editor's two borders below it; while Pi works, the
+    editor's top border carries the spinner. So only a dialog Pi draws says yes (what
+    ``--no-bridge`` requires of a ``blocked`` report: docs/terminal-guard.md)."""
+    rows = [ln.strip() for ln in lines]
+    while rows and not rows[-1]:
+        rows.pop()
+    window = rows[-WINDOW:]
+    if any(_STATUS_BORDER.match(ln) for ln in window):
+        return False
+    hints = [i for i, ln in enumerate(window) if _DIALOG_HINT.search(ln)]
+    if not hints:
+        return False
+    below = [ln for ln in window[hints[-1] + 1 :] if _PLAIN_BORDER.match(ln)]
+    return len(below) == 1

@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     from cuewrap.sessions.publish import Publisher
     from cuewrap.term.notices import NoticeProtocol
     from cuewrap.tmux.side import TmuxSide
+    from cuewrap.wiring.blocked import BlockedCheck
     from cuewrap.wiring.keystrokes import KeyWindow
     from cuewrap.workers import Reaper
 
@@ -91,6 +92,7 @@ class Parts:
     reaper: Reaper | None = None  # ends tmux's control client (and the publisher's commands)
     answerer: Answerer | None = None  # answers to Pi's dialogs from elsewhere (Pi mode)
     control: ControlServer | None = None  # the control socket `cuewrap answer` talks to
+    blocked: BlockedCheck | None = None  # Pi mode without the bridge: `blocked` needs a dialog
 
 
 class Controller:
@@ -120,6 +122,7 @@ class Controller:
         self._reaper = parts.reaper
         self.answerer = parts.answerer
         self.control = parts.control
+        self.blocked = parts.blocked
         self.state = initial_state(config)
         self._wake: Timer | None = None
         self._last_key = float("-inf")  # the user's last keystroke (the clipboard guard)
@@ -291,6 +294,19 @@ class Controller:
         fact = relay_events.to_fact(event)
         if fact is not None:
             self.fact(fact)
+
+    def _program_status(self, event: F.ProgramStatus) -> None:
+        """An OSC 7501 report: without the bridge, a ``blocked`` one waits for the screen to
+        show Pi's dialog (``wiring.blocked``); the others go on at once."""
+        if self.blocked is not None:
+            try:
+                if self.blocked.offer(event):
+                    return
+            except Exception as exc:  # fail closed for blocked, open for the others
+                self.log.error("blocked_check", exc)
+                if event.state == "blocked":
+                    return
+        self._relayed(event)
 
     def _keys_read(self, event: relay_events.KeysRead) -> None:
         self._typed()  # the frequent one: straight through (no record, the key window)
@@ -551,6 +567,8 @@ class Controller:
             self.control.close()
         if self.answerer is not None:
             self.answerer.close()
+        if self.blocked is not None:
+            self.blocked.close()
         if self.screen is not None:
             self.screen.close()
         if self._wake is not None:
@@ -567,6 +585,7 @@ class Controller:
 # its fact), by the event's exact type: the union's members are final classes
 _ON_RELAY_EVENT: dict[type, Callable[[Controller, Any], None]] = {
     relay_events.KeysRead: Controller._keys_read,
+    F.ProgramStatus: Controller._program_status,
     TerminalAnswer: Controller.terminal_answer,
     FocusReport: Controller._focus_report,
     ClipboardSequence: Controller._clipboard_seen,

@@ -185,7 +185,9 @@ def _pi_parts(
     fault: Callable[[str], None],
 ) -> None:
     """Pi mode: the screen gate in ``parts``; with the bridge listening (``bridge_key``, its
-    token; "" without), answering Pi's dialogs too, the screen gate feeding its output ring."""
+    token; "" without), answering Pi's dialogs too, the screen gate feeding its output ring.
+    Without it, the check of a ``blocked`` report against the screen, on its own ring
+    (docs/terminal-guard.md, "Whose sequence is it")."""
     fault("screen")
     parts.screen = screen = _screen_gate(loop, log, size, to, built)
     if bridge_key:
@@ -194,6 +196,13 @@ def _pi_parts(
             loop, settings, log, env, size, parts.publisher, bridge_key, parts.delivery, built
         )
         screen.ring = parts.answerer.ring
+    else:
+        from cuewrap.answer.screen import OutputRing
+        from cuewrap.wiring.blocked import BlockedCheck
+
+        parts.blocked = BlockedCheck(loop, log, OutputRing(*size), to.fact)
+        built.callback(parts.blocked.close)
+        screen.ring = parts.blocked.ring
 
 
 def _child_notices(delivery: Delivery, in_tmux: bool) -> tuple[str, bool]:

@@ -277,7 +277,7 @@ class Session:
                 if answerer is not None:  # docs/answering.md
                     answerer.type_keys = relay.type_to_child
                 if gate is not None:  # once it will not run, the relay stops feeding it
-                    ring = answerer.ring if answerer is not None else None
+                    ring = gate.ring  # the answerer's, or the blocked check's
 
                     def done() -> None:
                         relay.drop_tap(gate, ring)  # the output kept for the dialog reader
