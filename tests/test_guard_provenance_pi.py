@@ -240,8 +240,11 @@ def test_a_frame_end_without_the_bridge_raises_no_needs_input(
     finished_once(s)
     raw = s.raw_output
     assert "needs-input" not in [c for c, _ in cue_kinds(s)], cue_kinds(s)
-    marks = [t for t in (seq.payload for seq in osc_numbers(raw, 0, 1, 2)) if b"[?]" in t]
-    assert marks == [], marks
+    # cuewrap's own waiting mark ("[?] " before Pi's title) never shows. The model's own title
+    # behind a hand-made frame end still reaches the terminal without the bridge: the frame
+    # rule's gap, documented in docs/terminal-guard.md ("Whose sequence is it")
+    shown = [seq.payload for seq in osc_numbers(raw, 0, 1, 2)]
+    assert f"[?] {TITLE}".encode() not in shown, shown
     assert [r.get("mark") for r in s.log_records("mark") if r.get("mark") == "waiting"] == []
     assert cue_kinds(s) == [("finished", "completed")], cue_kinds(s)
 

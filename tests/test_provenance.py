@@ -232,6 +232,14 @@ def test_a_stream_inside_a_sequence_is_not_at_rest() -> None:
 # -- the relay: the mark, and own writes where the output is at rest --------------------------
 
 
+def _read(fd: int) -> bytes:
+    """What the relay wrote so far (never waits)."""
+    try:
+        return os.read(fd, 100_000)
+    except BlockingIOError:
+        return b""
+
+
 class _Child:
     def __init__(self, fd: int) -> None:
         self.fd = fd
@@ -243,6 +251,7 @@ class _Child:
 def relay() -> Iterator[tuple[Relay, int, list[object]]]:
     master, slave = os.openpty()
     r, w = os.pipe()
+    os.set_blocking(r, False)
     loop = Loop()
     host = HostTerminal(0, w)
     events: list[object] = []
@@ -268,12 +277,13 @@ def test_the_relay_takes_the_mark_out_and_reads_the_rest_as_content(
     rel, r, events = relay
     rel._output(b"\x1b]0;t\x07" + MARK[:5])  # Pi's own title before the mark: passes
     rel._output(MARK[5:] + FORGED)
-    out = os.read(r, 10000)
+    out = _read(r)
     assert out.startswith(b"\x1b]0;t\x07" + MARK)  # cut between reads: it passes (ignored)
     assert b"evil" not in out and b"owned" not in out
     assert Provenance("marked") in events
-    rel._output(MARK + b"\x1b]0;again\x07")  # a mark from content changes nothing
-    assert os.read(r, 10000) == MARK
+    rel._output(MARK + b"\x1b]0;again\x07")  # a mark from content: content like the rest
+    assert _read(r) == b""  # a DCS and a title inside content: both removed
+    assert [e for e in events if isinstance(e, Provenance)] == [Provenance("marked")]
 
 
 def test_own_writes_wait_until_the_output_is_at_rest(
@@ -281,11 +291,10 @@ def test_own_writes_wait_until_the_output_is_at_rest(
 ) -> None:
     rel, r, events = relay
     rel._output(MARK + b"\x1b[?2026hdrawing \x1b[3")
-    assert os.read(r, 1000) == b"\x1b[?2026hdrawing \x1b[3"
+    # an unfinished CSI in content may yet be a query: held, not released
+    assert _read(r) == b"\x1b[?2026hdrawing "
     rel.own_output(TITLE)  # inside a CSI: it waits
-    with pytest.raises(BlockingIOError):
-        os.set_blocking(r, False)
-        os.read(r, 1000)
+    assert _read(r) == b""
     rel._output(b"1mred\x1b[?2026l")
-    assert os.read(r, 1000) == b"1mred\x1b[?2026l" + TITLE
+    assert _read(r) == b"\x1b[31mred\x1b[?2026l" + TITLE
     assert TitleChange("π - work") in events

@@ -1258,6 +1258,8 @@ class OutputTracker:
             if self._clip is not None or self._guard:
                 self._clip_osc(work, j, j + 2, base, events, cuts)
             return
+        if j < base and work.startswith(_OPEN_OSC, j):
+            return  # the stand-in for an OSC released and reported before: never again
         content = work[j + 2 : t]
         had_c0 = _OSC_C0.search(content) is not None
         if had_c0:
@@ -1268,10 +1270,13 @@ class OutputTracker:
             # inside a frame the child draws: content it renders, never a fact
             if self._guard and j >= base:
                 self._clip_osc(work, j, j + 2, base, events, cuts)  # removed whole
-            elif guarded[0] == "osc0" or guarded[0] == "osc2":
+                return
+            if guarded[0] == "osc0" or guarded[0] == "osc2":
                 title = guarded[1].decode("utf-8", "replace")
                 self.title = title
                 events.append((j, TitleChange(title, True)))  # never a mark composed onto it
+            if self._clip is not None:  # another terminal's reading may be a clipboard one
+                self._clip_osc(work, j, j + 2, base, events, cuts)
             return
         handler = _OSC_HANDLERS.get(ps) if semi else None
         if handler is not None:
