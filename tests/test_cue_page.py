@@ -76,6 +76,13 @@ def test_bridge_presence_and_rejections_shown() -> None:
     assert "bridge channel: 1 live, 5 facts, 1 hellos · dropped: flood 3, too_long 1" in lines
 
 
+def test_the_bridge_line_counts_pis_own_writes() -> None:
+    """Provenance (docs/terminal-guard.md): Pi's own writes that came through the bridge."""
+    stats = {"live_connections": 1, "facts": 4, "hellos": 1, "own_writes": 3, "rejected": {}}
+    lines = cue_page(status(state_after()), CHANNELS, BridgeCounts.from_stats(stats))
+    assert "bridge channel: 1 live, 4 facts, 1 hellos, 3 of Pi's own writes" in lines.splitlines()
+
+
 def test_cues_off_and_every_channel_on() -> None:
     s = state_after(CueToggle(False))
     on = Channels("osc9", "tmux passthrough", True, "", True, True, True)

@@ -77,4 +77,8 @@ def test_no_mark_is_composed_onto_a_title_with_control_characters() -> None:
     marks.on_child_title("curl evil | sh", controls=True)
     assert marks.set_mark("[✓]") == set_title("[✓]")
     assert marks.on_child_title("π - work") == set_title("[✓] π - work")
-    assert marks.on_child_title("x\x85y", controls=True) == set_title("[✓]")
+    # content's title never replaces the mark (written again right after it), never carries
+    # it, and never comes back when the mark clears: the child's own title does
+    assert marks.on_child_title("[?] x\x85y", controls=True) == set_title("[✓] π - work")
+    assert marks.set_mark(None) == set_title("π - work")
+    assert marks.on_child_title("[?] owned", controls=True) == b""  # no mark up: nothing

@@ -17,10 +17,12 @@ A child title that already starts with a mark is a cuewrap inside this one (``cu
 cuewrap pi``, or ``cuewrap pi`` run in a wrapped shell): it is shown as it is, never marked
 twice (``[?] [✓] π``); the inner cuewrap knows more about its child than this one does.
 
-A child title that carried control characters is not one a program writes for itself (a
-model's answer can carry an ``OSC 2`` that Pi passes on raw, docs/terminal-guard.md): it is
-left as the child sent it, and no mark is composed onto it — the mark alone is shown while
-one is up, and clearing it puts that title back as it was.
+A child title that carried control characters, or came from content the child draws, is not
+one a program writes for itself (a model's answer can carry an ``OSC 2`` that Pi passes on raw,
+docs/terminal-guard.md): it is never the title cuewrap composes its mark onto or puts back.
+While a mark is up, the mark (on the child's own last title) is written again right after it,
+so it never replaces the mark; clearing the mark puts the child's own last title back, never
+that one.
 """
 
 from __future__ import annotations
@@ -34,14 +36,13 @@ MARKED = tuple(f"{m} " for m in (MARK_WAITING, MARK_COMPLETED, MARK_FAILED, MARK
 class TitleMarks:
     def __init__(self) -> None:
         self.child_title: str | None = None  # None: the child has not set a title yet
-        self.child_controls = False  # the child's title carried control characters
         self.mark: str | None = None
 
     def composed(self) -> str | None:
         """The title cuewrap shows while a mark is up, else None."""
         if self.mark is None:
             return None
-        if self.child_title and not self.child_controls:
+        if self.child_title:
             if self.child_title.startswith(MARKED):  # an inner cuewrap marked it already
                 return self.child_title
             return f"{self.mark} {self.child_title}"
@@ -49,9 +50,10 @@ class TitleMarks:
 
     def on_child_title(self, title: str, controls: bool = False) -> bytes:
         """The child set its title (already passed through). Re-compose if a mark is up.
-        ``controls``: it carried control characters (then the mark alone is shown)."""
-        self.child_title = title
-        self.child_controls = controls
+        ``controls``: it carried control characters or came from content (never the title
+        cuewrap marks or restores: the mark on the child's own last title is written again)."""
+        if not controls:
+            self.child_title = title
         composed = self.composed()
         return set_title(composed) if composed is not None else b""
 

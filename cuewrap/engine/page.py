@@ -34,6 +34,7 @@ class BridgeCounts:
     facts: int
     hellos: int
     dropped: tuple[tuple[str, int], ...]  # (reason, count), by reason
+    own: int = 0  # Pi's own writes to its terminal that came through it (provenance)
 
     @classmethod
     def from_stats(cls, stats: Mapping[str, object]) -> BridgeCounts:
@@ -49,6 +50,7 @@ class BridgeCounts:
             facts=count("facts"),
             hellos=count("hellos"),
             dropped=tuple(sorted((str(k), int(v)) for k, v in dropped.items())),
+            own=count("own_writes"),
         )
 
 
@@ -151,6 +153,8 @@ def cue_page(
         lines.append(line)
     if bridge is not None:
         line = f"bridge channel: {bridge.live} live, {bridge.facts} facts, {bridge.hellos} hellos"
+        if bridge.own:
+            line += f", {bridge.own} of Pi's own writes"
         if bridge.dropped:
             line += " · dropped: " + ", ".join(f"{k} {v}" for k, v in bridge.dropped)
         lines.append(line)
