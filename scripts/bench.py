@@ -7,6 +7,8 @@ figures compare like with like; ratios are measured side by side in one run.
 from __future__ import annotations
 
 import argparse
+import compileall
+import io
 import os
 import pathlib
 import pty
@@ -18,6 +20,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from collections.abc import Callable
@@ -25,6 +28,7 @@ from collections.abc import Callable
 from install_copy import install_copy  # scripts/install_copy.py (this script's folder)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
 PY = sys.executable
 CUEWRAP = [PY, "-m", "cuewrap", "--"]
 
@@ -345,35 +349,159 @@ def bench_cpu(seconds: float, rounds: int) -> None:
             print(f"  {name} / tmux: x{per_s[name] / per_s['tmux']:.2f}")
 
 
-def bench_pi(rounds: int, pi_version: str = "1.4.0") -> None:
+def cuewrap_copy(dest: str, rev: str | None) -> str:
+    """A copy of the ``cuewrap`` package in ``dest`` (made): the work tree's (``rev`` None) or
+    ``rev``'s from git (``git archive``, the work tree untouched), bytecode compiled. Returns
+    ``dest``, for PYTHONPATH: both sides of a comparison are loaded alike, from a copy."""
+    os.makedirs(dest)
+    package = os.path.join(dest, "cuewrap")
+    if rev is None:
+        shutil.copytree(
+            os.path.join(ROOT, "cuewrap"), package, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    else:
+        archive = subprocess.run(
+            ["git", "-C", ROOT, "archive", "--format=tar", rev, "--", "cuewrap"],
+            check=True,
+            capture_output=True,
+        ).stdout
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            for member in tar.getmembers():
+                name = os.path.normpath(member.name)
+                if not member.isfile() or not name.startswith("cuewrap" + os.sep):
+                    continue
+                fh = tar.extractfile(member)
+                assert fh is not None
+                os.makedirs(os.path.dirname(os.path.join(dest, name)), exist_ok=True)
+                with open(os.path.join(dest, name), "wb") as out:
+                    out.write(fh.read())
+        if not os.path.isfile(os.path.join(package, "__main__.py")):
+            raise SystemExit(f"--against {rev}: no cuewrap/__main__.py there")
+    compileall.compile_dir(package, quiet=1)
+    return dest
+
+
+def git_label(rev: str) -> str:
+    """``rev`` as given and the commit it names (``main (abc1234)``)."""
+    out = subprocess.run(
+        ["git", "-C", ROOT, "rev-parse", "--short", f"{rev}^{{commit}}"],
+        capture_output=True,
+        text=True,
+    )
+    if out.returncode != 0:
+        raise SystemExit(f"--against {rev}: not a commit here ({out.stderr.strip()})")
+    short = out.stdout.strip()
+    return short if short.startswith(rev) or rev.startswith(short) else f"{rev} ({short})"
+
+
+def worktree_label() -> str:
+    head = subprocess.run(
+        ["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "-C", ROOT, "status", "--porcelain", "--", "cuewrap"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    return f"the work tree, {head or '?'}{' + changes' if dirty else ''}"
+
+
+def tree_cpu(root: int, pi: int | None) -> dict[int, int]:
+    """CPU (ns) of ``root`` and its descendants outside ``pi``'s subtree: the relay's own
+    processes (cuewrap's leader and workers too), not Pi's or what Pi runs."""
+    from pirig import _descendants
+
+    skip: set[int] = set()
+    if pi is not None:
+        skip = {pi} | {p for p, _ in _descendants(pi)}
+    pids = [root] + [p for p, _ in _descendants(root) if p not in skip]
+    return {p: cpu_ns([p]) for p in pids}
+
+
+def cpu_delta(before: dict[int, int], after: dict[int, int]) -> int:
+    """CPU spent between two ``tree_cpu`` readings by the processes alive at both."""
+    return sum(max(0, after[p] - before[p]) for p in before if p in after)
+
+
+def peak_rss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            found = re.search(r"VmHWM:\s+(\d+)", fh.read())
+    except OSError:
+        return 0
+    return int(found.group(1)) if found else 0
+
+
+def bench_pi(
+    rounds: int,
+    pi_version: str = "1.4.0",
+    against: str | None = None,
+    budget_watched: float = 3.0,
+    budget_away: float = 2.0,
+) -> str | None:
     """Real Pi answering from the local fake model (a tool's long output, then a long
-    streamed answer), under the minimal relay and under ``cuewrap pi`` (also with the user away:
-    the terminal reported its focus lost): the relay's CPU as a share of Pi's over the stretch
-    the answer streams, ``rounds`` answers each."""
-    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
+    streamed answer), under the minimal relay and under ``cuewrap pi``, watched and away (the
+    terminal reported its focus lost); with ``against``, also under that revision's cuewrap.
+    All sessions are open at once and take their answers in turn (one answer each per round,
+    the order rotated every round), so the machine's drift hits every configuration alike.
+    Measured: the relay's CPU as a share of Pi's over the stretch the answer streams.
+    Returns the line saying what passed the budget (percent of Pi's CPU, the medians of the
+    code now), None when it holds."""
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
 
     from fakemodel import FakeModel, text, tool_call
     from pirig import PiSession, child_pids, install_pi, make_pi_home, wrapped_pid
 
-    relays = {
-        "minimal relay": [PY, "-c", MINIMAL_RELAY, "pi"],
-        "cuewrap pi": [*CUEWRAP[:-1], "pi"],
-        # the terminal reported its focus lost: nobody looks (docs/design.md#unseen-output)
-        "cuewrap pi, away": [*CUEWRAP[:-1], "pi"],
-    }
-    shares: dict[str, list[float]] = {k: [] for k in relays}
-    rss = 0
+    # configuration: (code: "now" / "before" / "" for the minimal relay, away)
+    configs: dict[str, tuple[str, bool]] = {"minimal relay": ("", False)}
+    for away in (False, True):
+        for code in ("now", "before") if against else ("now",):
+            configs[f"{code}, {'away' if away else 'watched'}"] = (code, away)
+    shares: dict[str, list[float]] = {k: [] for k in configs}
+    ms: dict[str, list[float]] = {k: [] for k in configs}
+    rss: dict[str, int] = {}
+    sessions: dict[str, tuple[PiSession, int]] = {}
     with FakeModel() as fm, tempfile.TemporaryDirectory() as tmp:
         home = make_pi_home(pathlib.Path(tmp), fm.base_url, install_pi(pi_version))
-        for name, argv in relays.items():
-            s = PiSession(argv, env=home.env, cwd=home.cwd, dimensions=(50, 160))
-            try:
+        base_env = {k: v for k, v in home.env.items() if k != "PYTHONPATH"}
+        codes = {"now": (cuewrap_copy(os.path.join(tmp, "now"), None), worktree_label())}
+        if against:
+            label = git_label(against)
+            codes["before"] = (cuewrap_copy(os.path.join(tmp, "before"), against), label)
+        envs = {code: dict(base_env, PYTHONPATH=path) for code, (path, _) in codes.items()}
+        print(
+            f"Pi {pi_version} streaming a tool's output and an answer, {rounds} per"
+            f" configuration, taken in turn (load {os.getloadavg()[0]:.2f}); cuewrap as run:"
+        )
+        for code, (path, label) in codes.items():
+            found = subprocess.run(
+                [PY, "-c", "import cuewrap; print(cuewrap.__file__)"],
+                env=envs[code],
+                cwd=home.cwd,
+                capture_output=True,
+                text=True,
+            ).stdout.strip()
+            print(f"  {code:6s} {found}  ({label})")
+            if not found.startswith(os.path.join(path, "cuewrap") + os.sep):
+                raise SystemExit(f"{code}: python imports cuewrap from {found!r}, not {path}")
+        try:
+            for name, (code, away) in configs.items():
+                argv = [PY, "-m", "cuewrap", "pi"] if code else [PY, "-c", MINIMAL_RELAY, "pi"]
+                s = PiSession(
+                    argv, env=envs.get(code, base_env), cwd=home.cwd, dimensions=(50, 160)
+                )
+                sessions[name] = (s, 0)
                 s.wait_ready(timeout=60)
-                pi = wrapped_pid(s.pid) if name != "minimal relay" else child_pids(s.pid)[0]
-                if name.endswith("away"):
+                pi = wrapped_pid(s.pid) if code else child_pids(s.pid)[0]
+                assert pi is not None, name
+                sessions[name] = (s, pi)
+                if away:
                     s.send("\x1b[O")
-                assert pi is not None
-                for n in range(rounds):
+            order = list(configs)
+            for n in range(rounds):
+                turn = n % len(order)
+                for name in order[turn:] + order[:turn]:
+                    s, pi = sessions[name]
                     words = " ".join(f"word{i % 97}" for i in range(60))
                     answer = "\n".join(f"{i}: {words}" for i in range(120)) + f"\nEND{n}X"
                     fm.push(
@@ -382,29 +510,47 @@ def bench_pi(rounds: int, pi_version: str = "1.4.0") -> None:
                     )
                     s.prompt(f"bench {n}")
                     s.wait_working(timeout=30)
-                    c0, p0 = cpu_ns([s.pid]), cpu_ns([pi])
+                    c0, p0 = tree_cpu(s.pid, pi), cpu_ns([pi])
                     s.wait_for_screen(re.escape(f"END{n}X"), timeout=120)
-                    c1, p1 = cpu_ns([s.pid]), cpu_ns([pi])
+                    c1, p1 = tree_cpu(s.pid, pi), cpu_ns([pi])
                     s.wait_idle(timeout=60)
-                    shares[name].append((c1 - c0) / max(p1 - p0, 1))
-                    if name != "minimal relay":
-                        with open(f"/proc/{s.pid}/status") as fh:
-                            found = re.search(r"VmRSS:\s+(\d+)", fh.read())
-                        rss = max(rss, int(found.group(1)) if found else 0)
-            finally:
+                    shares[name].append(cpu_delta(c0, c1) / max(p1 - p0, 1))
+                    ms[name].append(cpu_delta(c0, c1) / 1e6)
+                    code = configs[name][0]
+                    if code:
+                        rss[code] = max(rss.get(code, 0), peak_rss_kb(s.pid))
+        finally:
+            for s, _ in sessions.values():
                 s.close()
-    print(f"Pi {pi_version} streaming a tool's output and an answer, {rounds} answers each:")
+    med = {k: statistics.median(v) * 100 for k, v in shares.items()}
+    floor = med["minimal relay"]
+    print("  CPU of the relay's own processes as a share of Pi's: median (range), ms per answer")
     for name, v in shares.items():
+        note = "the floor" if name == "minimal relay" else f"x{med[name] / floor:.2f} of the floor"
         print(
-            f"  {name:14s} CPU {statistics.median(v) * 100:5.2f} % of Pi's"
-            f" (range {min(v) * 100:.2f}-{max(v) * 100:.2f} %)"
+            f"  {name:16s} {med[name]:5.2f} % ({min(v) * 100:.2f}-{max(v) * 100:.2f})"
+            f"  {statistics.median(ms[name]):6.1f} ms   {note}"
         )
-    base = statistics.median(shares["minimal relay"])
-    for name in ("cuewrap pi", "cuewrap pi, away"):
-        print(
-            f"  {name} x{statistics.median(shares[name]) / base:.2f} of the minimal relay's share"
+    if against:
+        ratios = ", ".join(
+            f"{seen} x{med[f'now, {seen}'] / med[f'before, {seen}']:.3f}"
+            for seen in ("watched", "away")
         )
-    print(f"  cuewrap RSS {rss / 1024:.1f} MB")
+        print(f"  now / before ({codes['before'][1]}): {ratios}")
+    print(
+        "  cuewrap peak RSS: "
+        + ", ".join(f"{code} {kb / 1024:.1f} MB" for code, kb in rss.items())
+        + (f" (x{rss['now'] / rss['before']:.3f})" if against and rss.get("before") else "")
+    )
+    print(f"  budget (now's median): watched {budget_watched:.1f} %, away {budget_away:.1f} %")
+    passed = [
+        f"{seen} {med[f'now, {seen}']:.2f} % > {budget:.1f} %"
+        for seen, budget in (("watched", budget_watched), ("away", budget_away))
+        if med[f"now, {seen}"] > budget
+    ]
+    if passed:
+        return f"over budget: cuewrap pi's CPU as a share of Pi's, {'; '.join(passed)}"
+    return None
 
 
 CUE_CHILD = r"""
@@ -605,7 +751,27 @@ def main() -> None:
     ap.add_argument("--samples", type=int, default=2000)
     ap.add_argument("--idle", type=float, default=10.0)
     ap.add_argument("--cpu-seconds", type=float, default=8.0)
-    ap.add_argument("--pi-answers", type=int, default=3)
+    ap.add_argument("--pi-answers", type=int, default=3, help="answers per configuration")
+    ap.add_argument("--pi-version", default="1.4.0", help="Pi's version (scripts/install-pi)")
+    ap.add_argument(
+        "--against",
+        metavar="REV",
+        help="also run REV's cuewrap (git archive into a temporary directory), in turn",
+    )
+    ap.add_argument(
+        "--budget-watched",
+        type=float,
+        default=3.0,
+        metavar="PCT",
+        help="cuewrap's CPU while you watch, percent of Pi's (docs/benchmarks.md)",
+    )
+    ap.add_argument(
+        "--budget-away",
+        type=float,
+        default=2.0,
+        metavar="PCT",
+        help="cuewrap's CPU while you are away, percent of Pi's",
+    )
     ap.add_argument(
         "--only", choices=["throughput", "latency", "idle", "startup", "cpu", "pi", "cue"]
     )
@@ -613,8 +779,6 @@ def main() -> None:
     os.environ.pop("CUEWRAP_LOG", None)
     # an installed package has its bytecode compiled (pip does it); so should the one measured,
     # even where PYTHONDONTWRITEBYTECODE is set
-    import compileall
-
     import cuewrap
 
     compileall.compile_dir(os.path.dirname(cuewrap.__file__), quiet=1)
@@ -631,7 +795,9 @@ def main() -> None:
     if a.only in (None, "cue"):
         bench_cue(30)
     if a.only in (None, "pi"):
-        bench_pi(a.pi_answers)
+        over = bench_pi(a.pi_answers, a.pi_version, a.against, a.budget_watched, a.budget_away)
+        if over:
+            sys.exit(over)  # one line on stderr, exit status 1
 
 
 if __name__ == "__main__":
