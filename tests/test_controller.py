@@ -104,7 +104,7 @@ class FakeDelivery(Part):
         self.called("answered", answers.version)
 
     def child_title(self, title: str, controls: bool = False) -> None:
-        self.called("child_title", title)
+        self.called("child_title", title, *(["controls"] if controls else []))
 
     def reapply_mark(self) -> None:
         self.called("reapply_mark")
@@ -544,6 +544,17 @@ def test_child_title_goes_to_the_delivery_for_the_mark() -> None:
     r = Rig()
     r.c.relay_event(TitleChange("pi - proj", False))
     assert r.calls("FakeDelivery", "child_title") == [("pi - proj",)]
+
+
+def test_a_title_posing_as_cuewraps_mark_is_content_in_pi_mode_only() -> None:
+    """Pi's title never begins with a mark: one that does is content (docs/terminal-guard.md),
+    never marked or put back; in generic mode it may be an inner cuewrap's, shown as it is."""
+    r = Rig()
+    r.c.relay_event(TitleChange("[?] owned", False))
+    assert r.calls("FakeDelivery", "child_title") == [("[?] owned", "controls")]
+    g = Rig(pi_mode=False)
+    g.c.relay_event(TitleChange("[?] π - work", False))
+    assert g.calls("FakeDelivery", "child_title") == [("[?] π - work",)]
 
 
 # -- the end ---------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from cuewrap import facts as F
 from cuewrap.advice import Where, fixes
 from cuewrap.decisionlog import DecisionLog
 from cuewrap.deliver.plan import Answers
+from cuewrap.deliver.title import MARKED
 from cuewrap.engine import (
     EngineConfig,
     EngineState,
@@ -324,7 +325,11 @@ class Controller:
 
     def _title_change(self, event: TitleChange) -> None:
         self._relayed(event)
-        self.delivery.child_title(event.title, event.controls)
+        # Pi's own title is "π - …": one that begins with a mark is never an inner cuewrap's
+        # (only generic mode can wrap one) but content posing as cuewrap's mark
+        # (docs/terminal-guard.md): never marked, never put back
+        posing = self.pi_mode and event.title.startswith(MARKED)
+        self.delivery.child_title(event.title, event.controls or posing)
 
     def _child_notification(self, event: ChildNotification) -> None:
         if event.consumed:
