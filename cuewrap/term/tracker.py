@@ -1061,6 +1061,10 @@ class OutputTracker:
         if n - 1 < base:
             return n, b""
         self._held = b"\xc2"
+        if k_last >= 0 and seq_end(work, k_last, n - 1) < 0:
+            # the C2 ends an ESC or a CSI (a non-ASCII byte aborts them): without it, still open
+            self._pending(work[k_last : n - 1])
+            return n - 1, b""
         tail = work[max(e, n - 4) : n - 1] if k_last >= 0 else (self._u8 + work[:-1])[-3:]
         self._u8 = tail
         self._safe = u8_complete(tail)
