@@ -1294,12 +1294,15 @@ class OutputTracker:
             if self._guard and j >= base:
                 self._clip_osc(work, j, j + 2, base, events, cuts)  # removed whole
                 return
+            if self._clip is not None:  # another terminal's reading may be a clipboard one
+                seen = len(events)
+                self._clip_osc(work, j, j + 2, base, events, cuts)
+                if len(events) > seen:
+                    return  # a clipboard sequence (52ltitle): that alone, as between frames
             if guarded[0] == "osc0" or guarded[0] == "osc2":
                 title = guarded[1].decode("utf-8", "replace")
                 self.title = title
                 events.append((j, TitleChange(title, True)))  # never a mark composed onto it
-            if self._clip is not None:  # another terminal's reading may be a clipboard one
-                self._clip_osc(work, j, j + 2, base, events, cuts)
             return
         handler = _OSC_HANDLERS.get(ps) if semi else None
         if handler is not None:
