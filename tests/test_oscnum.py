@@ -22,6 +22,9 @@ pytestmark = pytest.mark.unit
         (b"000052;c;QQ==", [(5, b"2;c;QQ=="), (52, b"c;QQ==")]),  # kitty's five digits, xterm's
         (b"4294967348;c", [(42949, b"67348;c"), (52, b"c")]),  # foot's wrap
         (b"12ltitle", [(12, b"ltitle"), (2, b"title")]),  # xterm's l: a title
+        (b"0000065535ltitle", [(0, b"65535ltitle"), (2, b"title")]),
+        (b"65536ltitle", [(65536, b"ltitle")]),  # xterm ignores a number above 65535
+        (b"4294967348ltitle", [(42949, b"67348ltitle")]),
         (b"Licon", [(0, b"Licon"), (1, b"icon")]),
         (b"2", [(2, b"")]),
         (b"", [(0, b"")]),

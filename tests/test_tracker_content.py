@@ -172,3 +172,29 @@ def test_content_classes_at_any_split_match_the_reference(
     chunks: list[bytes], consume: bool, clip: Clip | None
 ) -> None:
     check_against_reference(chunks, consume=consume, clip=clip, guard=True)
+
+
+# cases the property tests found (each at every split into two chunks, and byte by byte)
+FOUND = [
+    ON + b"\x1bP1;2\x1b]2;title\x07",  # a DCS ended by the OSC that follows: no ESC CAN
+    ON + b"\x1b]0;title\x1b\xc2\x80",  # C2 aborts the ESC: held, the ESC before it open
+    ON + b"\x1b]4294967348ltitle\x07",  # no terminal reads a title there
+]
+# a clipboard write to kitty, a title to xterm, inside a frame, the sequence guard off: only
+# the clipboard sequence (removed whole), no title
+CLIP_FOUND = [ON + b"\x1b]52ltitle\x07", ON + b"\x1b]52Licon\x07"]
+
+
+@pytest.mark.parametrize("data", FOUND)
+def test_found_cases_at_every_split_match_the_reference(data: bytes) -> None:
+    for i in range(len(data) + 1):
+        check_against_reference([data[:i], data[i:]], consume=True, clip=None, guard=True)
+    check_against_reference([data[i : i + 1] for i in range(len(data))], True, guard=True)
+
+
+@pytest.mark.parametrize("data", CLIP_FOUND)
+@pytest.mark.parametrize("clip", [Clip(False, False), Clip(True, True)], ids=["removed", "passed"])
+def test_found_clipboard_cases_at_every_split_match_the_reference(data: bytes, clip: Clip) -> None:
+    for i in range(len(data) + 1):
+        check_against_reference([data[:i], data[i:]], consume=False, clip=clip)
+    check_against_reference([data[i : i + 1] for i in range(len(data))], False, clip=clip)

@@ -10,8 +10,9 @@ when any of those readings makes it one, so every spelling a terminal acts on is
 - xterm, VTE, foot, WezTerm, Ghostty and Alacritty take the whole digit run, then ``;`` or
   the end (leading zeros count in xterm, VTE and foot: ``000052;`` is OSC 52 there; foot's
   number wraps at 2**32, so ``4294967348;`` is OSC 52 in foot);
-- xterm takes ``l`` after the digits (any, none too) as a window title and ``L`` / ``I`` as
-  the icon's (WezTerm reads ``l`` / ``L`` first the same way): given here as OSC 2 and OSC 1.
+- xterm takes ``l`` after the digits (none too; a number above 65535 it ignores) as a window
+  title and ``L`` / ``I`` as the icon's (WezTerm reads ``l`` / ``L`` first the same way): given
+  here as OSC 2 and OSC 1.
 """
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ _KITTY_DIGITS = 5  # kitty's parser reads at most this many digits
 _WRAP = 0xFFFFFFFF  # foot's unsigned number
 _WRAP_DIGITS = 32  # 10**32 is a multiple of 2**32: the last 32 digits give the wrapped value
 _SUN = {0x6C: 2, 0x4C: 1, 0x49: 1}  # xterm: l (title), L (icon label), I (icon file)
+# the digits xterm reads as a number: at most 65535 (it ignores a sequence with a larger one)
+_XTERM_MAX = re.compile(
+    rb"0*(?:[0-9]{0,4}|[0-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
+)
 
 
 def readings(content: bytes) -> list[tuple[int, bytes]]:
@@ -40,7 +45,7 @@ def readings(content: bytes) -> list[tuple[int, bytes]]:
         one = (int(content[max(0, k - _WRAP_DIGITS) : k]) & _WRAP if k else 0, content[k + 1 :])
         if one != found[0]:
             found.append(one)
-    elif nxt[0] in _SUN:
+    elif nxt[0] in _SUN and _XTERM_MAX.fullmatch(content, 0, k) is not None:
         found.append((_SUN[nxt[0]], content[k + 1 :]))
     return found
 

@@ -370,6 +370,7 @@ class OutputTracker:
         self._kitty_write = False  # the answer for a kitty write begun (OSC 5522)
         self._stream_esc = False  # its last byte so far is an ESC (ST, or its end)
         self._stream_stop = OSC_STOP  # what ends it (a DCS / APC: no BEL)
+        self._base = 0  # the general path's chunk: bytes released before it
 
     @property
     def content_only(self) -> bool:
@@ -583,6 +584,7 @@ class OutputTracker:
         """Every sequence that can give an event or a cut, the bells, the end, the cuts."""
         events: list[tuple[int, OutputEvent]] = []
         cuts: Cuts = []
+        self._base = base  # work[:base] was released before (_content looks from there)
         if not plain:
             if k_last >= 0:
                 self._sequences(work, base, events, cuts)
@@ -752,8 +754,25 @@ class OutputTracker:
             return True, tail
         e = seq_end(work, k, pos)
         if e < 0:
+            if self._guard and k >= self._base and self._content_cut(work, k, pos):
+                # a DCS / APC that _content takes out (it runs after _sequences): what was
+                # before it, or ESC CAN in its place
+                ground, tail = self._state_before(work, k)
+                return True, tail if ground and u8_complete(tail) else b""
             return False, b""
         return True, work[max(e, pos - 3) : pos]
+
+    def _content_cut(self, work: bytes, k: int, pos: int) -> bool:
+        """The DCS / APC open at ``k`` is one :meth:`_content` removes, ended by a bare ESC at
+        ``pos`` (not ST, not the chunk's last byte)."""
+        if work[pos] != ESC or work[pos + 1 : pos + 2] in (b"\\", b""):
+            return False
+        h = _ESC_HEAD.match(work, k)
+        if h is None or work[h.end() - 1] == 0x5B or not self._framed(work, k):
+            return False
+        b = h.end() - 1
+        classify = dcs_class if work[b] == 0x50 else apc_class
+        return classify(work[b + 1 : pos], True)[0] == REMOVE
 
     # -- the clipboard guard (OSC 52) ---------------------------------------------------------
 
@@ -1042,6 +1061,10 @@ class OutputTracker:
         if n - 1 < base:
             return n, b""
         self._held = b"\xc2"
+        if k_last >= 0 and seq_end(work, k_last, n - 1) < 0:
+            # the C2 ends an ESC or a CSI (a non-ASCII byte aborts them): without it, still open
+            self._pending(work[k_last : n - 1])
+            return n - 1, b""
         tail = work[max(e, n - 4) : n - 1] if k_last >= 0 else (self._u8 + work[:-1])[-3:]
         self._u8 = tail
         self._safe = u8_complete(tail)
@@ -1271,12 +1294,15 @@ class OutputTracker:
             if self._guard and j >= base:
                 self._clip_osc(work, j, j + 2, base, events, cuts)  # removed whole
                 return
+            if self._clip is not None:  # another terminal's reading may be a clipboard one
+                seen = len(events)
+                self._clip_osc(work, j, j + 2, base, events, cuts)
+                if len(events) > seen:
+                    return  # a clipboard sequence (52ltitle): that alone, as between frames
             if guarded[0] == "osc0" or guarded[0] == "osc2":
                 title = guarded[1].decode("utf-8", "replace")
                 self.title = title
                 events.append((j, TitleChange(title, True)))  # never a mark composed onto it
-            if self._clip is not None:  # another terminal's reading may be a clipboard one
-                self._clip_osc(work, j, j + 2, base, events, cuts)
             return
         handler = _OSC_HANDLERS.get(ps) if semi else None
         if handler is not None:
