@@ -914,12 +914,7 @@ class OutputTracker:
             self._u8 = b""
             self._safe = False
             return (k_last if final else n), b""  # an ESC at the end: is it ST?
-        if self._removable_at(work, start):
-            self._set_before(work, start)
-            return start, b""
-        self._u8 = b""
-        self._safe = True
-        return start, _NEUTRAL
+        return self._drop_from(work, start)
 
     # -- content: queries, DCSs, kitty file reads, C1 controls (term/content.py) ----------------
 
@@ -1048,12 +1043,7 @@ class OutputTracker:
         self._stream_esc = esc
         self._stream_size = size
         self._stream_stop = _STR_STOP
-        if self._removable_at(work, start):
-            self._set_before(work, start)
-            return start, b""
-        self._u8 = b""
-        self._safe = True
-        return start, _NEUTRAL
+        return self._drop_from(work, start)
 
     def _hold_c1(self, work: bytes, base: int, k_last: int, e: int) -> tuple[int, bytes]:
         """The chunk ends in the first byte of what may be a C1 control, inside content: held."""
@@ -1069,6 +1059,17 @@ class OutputTracker:
         self._u8 = tail
         self._safe = u8_complete(tail)
         return n - 1, b""
+
+    def _drop_from(self, work: bytes, start: int) -> tuple[int, bytes]:
+        """A sequence from ``start`` on is dropped to its end: the output ends before it, in
+        the state before it where taking it out changes nothing around it, else with ``ESC
+        CAN`` in its place (what its ESC did, then ground)."""
+        if self._removable_at(work, start):
+            self._set_before(work, start)
+            return start, b""
+        self._u8 = b""
+        self._safe = True
+        return start, _NEUTRAL
 
     def _end_stream(self) -> ClipboardSequence | GuardedSequence:
         what = self._stream_what
