@@ -6,6 +6,7 @@ imports fixtures from another test module):
 - tests/pirig.py      real Pi against the fake model (``pi_session``, ``pi_home``, …)
 - tests/desktoprig.py a private D-Bus session bus and dunst (``bus``, ``dunst``)
 - tests/screenrig.py  the screen watcher around its worker process (``harness``)
+- tests/termrig.py   real terminals (xterm, kitty, foot) on dunst's display (``launch``)
 - tests/tmuxrig.py    a private tmux server running cuewrap pi, a client attached (``tmux_scene``)
 - tests/clauderig.py  real Claude Code under cuewrap, a fake Anthropic API (``claude_sessions``)
 
@@ -28,12 +29,13 @@ from clauderig import claude_sessions
 from desktoprig import bus, dunst, dunst_menu
 from pirig import ask_ext, fakemodel, pi_bin, pi_home, pi_session, pi_version
 from screenrig import harness
+from termrig import launch, xdesk
 from tmuxrig import tmux_scene
 
 __all__ = [
     "ask_ext", "bus", "claude_sessions", "dunst", "dunst_menu", "fakemodel", "harness",
-    "pi_bin", "pi_home",
-    "pi_session", "pi_version", "tmux_scene",
+    "launch", "pi_bin", "pi_home",
+    "pi_session", "pi_version", "tmux_scene", "xdesk",
 ]  # fmt: skip
 
 #: The tiers, from the least a test needs to the most (also registered in pyproject.toml).
