@@ -21,6 +21,7 @@ from cuewrap.relay.inject import Injector
 from cuewrap.relay.relay import Relay
 from cuewrap.term.clipboard import ClipboardSequence, GuardedSequence
 from cuewrap.term.provenance import FRAME_ON, MARK, OWN_MAX, MarkFinder, own_write_refusal
+from cuewrap.term.sequences import PROGRESS_OFF
 from cuewrap.term.tracker import OutputTracker, TitleChange
 
 pytestmark = pytest.mark.unit
@@ -298,3 +299,20 @@ def test_own_writes_wait_until_the_output_is_at_rest(
     rel._output(b"1mred\x1b[?2026l")
     assert _read(r) == b"\x1b[31mred\x1b[?2026l" + TITLE
     assert TitleChange("π - work") in events
+
+
+def test_the_progress_pi_left_on_is_cleared_when_cuewrap_gives_the_terminal_back(
+    relay: tuple[Relay, int, list[object]],
+) -> None:
+    """Pi's own progress comes through the bridge; its clear at exit does not (written past
+    process.stdout.write, content after the mark): cuewrap clears it on the way out, not at a
+    stop, and not when Pi had cleared it."""
+    rel, r, _events = relay
+    rel._output(MARK + b"\x1b[?2026hframe\x1b[?2026l")
+    rel.own_output(b"\x1b]9;4;3\x07")
+    assert _read(r).endswith(b"\x1b]9;4;3\x07")
+    rel._output(b"\x1b]9;4;0\x07")  # the clear in the output is content: no state of Pi's
+    assert PROGRESS_OFF in rel.restore_sequence(leaving=True)
+    assert PROGRESS_OFF not in rel.restore_sequence(leaving=False)
+    rel.own_output(b"\x1b]9;4;0\x07")
+    assert PROGRESS_OFF not in rel.restore_sequence(leaving=True)

@@ -211,13 +211,17 @@ class Relay:
         """What undoes the modes the child left on (alt screen, mouse, paste, kitty…); when
         ``leaving`` (cuewrap gives the terminal back for good, not a stop), also the program
         status the child's last report left shown: the host's indicator is cleared, as the
-        child would have at its exit (``state=clear``)."""
+        child would have at its exit (``state=clear``); so is the progress it left on (Pi's
+        own clear at exit is written past ``process.stdout.write``: content after the
+        provenance mark, docs/terminal-guard.md)."""
         if self.tracker is None:
             return seq.PROGRAM_STATUS_CLEAR if leaving and self._status_left else b""
         try:
             out = self.tracker.modes.restore_sequence()
             if leaving and self.tracker.status_shown:
                 out += seq.PROGRAM_STATUS_CLEAR
+            if leaving and self.tracker.progress:
+                out += seq.PROGRESS_OFF
             return out
         except Exception as exc:
             self._report("restore_sequence", exc)
