@@ -72,6 +72,15 @@ PRESETS: tuple[Preset, ...] = (
         own_sequences=False,  # no title, OSC notification or status report of its own
     ),
     Preset(
+        "gemini",
+        "Gemini CLI",
+        ("gemini",),
+        "Waiting for you",
+        "Gemini CLI (general.enableNotifications on) notifies while unfocused both when a turn"
+        " ends (after an error or a cancel too) and when it needs an approval: it waits for"
+        " you either way; its notifications carry its own text (0.61.0's shipped code)",
+    ),
+    Preset(
         "opencode",
         "opencode",
         ("opencode",),
