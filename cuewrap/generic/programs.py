@@ -47,12 +47,14 @@ PROGRAMS: tuple[Program, ...] = (
         "opencode",
         "opencode",
         "1.18.33, run by hand (not in the suite)",
-        "no OSC 7501; at start it asks the terminal about OSC 99 (kitty's query) and its"
-        " version; title 'OC | <session title>'; no bell or notification seen at a turn's end"
-        " in a terminal that answers none of its queries",
-        "guessed only: 'Seems to be waiting' when its output goes quiet; the exit",
-        "it reports no state; its own notifications depend on what its terminal detection"
-        " finds, not measured",
+        "no OSC 7501; title 'OC | <session title>'; its code notifies ('Session done', the"
+        " error, 'Permission needs input') only while its window is blurred, which it learns"
+        " from focus reports it turns on only where the terminal answers its mode query"
+        " (DECRQM 1004); none seen in a terminal that answers no query",
+        "guessed only: 'Seems to be waiting' when its output goes quiet; the exit; where"
+        " its notifications come, their own text [?]",
+        "it reports no state; its notifications were not measured (they need a terminal"
+        " that answers its queries: kitty's OSC 99 one, DECRQM)",
     ),
     Program(
         "gemini",
