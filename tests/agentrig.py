@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 AWAY = b"\x1b[O"
 BACK = b"\x1b[I"
-OSC777 = re.compile(rb"\x1b\]777;notify;([^;\x07\x1b]*);([^\x07\x1b]*)\x1b\\")
+OSC777 = re.compile(rb"\x1b\]777;notify;([^;\x07\x1b]*);([^\x07\x1b]*)(?:\x07|\x1b\\)")
 _SCREEN_JUNK = re.compile(rb"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\s")
 
 

@@ -10,6 +10,7 @@ imports fixtures from another test module):
 - tests/tmuxrig.py    a private tmux server running cuewrap pi, a client attached (``tmux_scene``)
 - tests/clauderig.py  real Claude Code under cuewrap, a fake Anthropic API (``claude_sessions``)
 - tests/codexrig.py   real Codex CLI under cuewrap, a fake OpenAI Responses API (``codex_sessions``)
+- tests/geminirig.py  real Gemini CLI under cuewrap, a fake Gemini API (``gemini_sessions``)
 
 Rule 1, tiers: every test carries exactly one tier marker, saying what it needs to run
 (docs/testing.md): ``unit``, ``pty``, ``pi``, ``tmux``, ``ssh``, ``desktop`` or ``realterm``.
@@ -28,6 +29,7 @@ from collections.abc import Iterator
 import pytest
 from clauderig import claude_sessions
 from codexrig import codex_sessions
+from geminirig import gemini_sessions
 from desktoprig import bus, dunst, dunst_menu
 from pirig import ask_ext, fakemodel, pi_bin, pi_home, pi_session, pi_version
 from screenrig import harness
@@ -36,7 +38,7 @@ from tmuxrig import tmux_scene
 
 __all__ = [
     "ask_ext", "bus", "claude_sessions", "codex_sessions", "dunst", "dunst_menu", "fakemodel",
-    "harness", "launch", "pi_bin", "pi_home",
+    "gemini_sessions", "harness", "launch", "pi_bin", "pi_home",
     "pi_session", "pi_version", "tmux_scene", "xdesk",
 ]  # fmt: skip
 
