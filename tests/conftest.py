@@ -29,8 +29,8 @@ from collections.abc import Iterator
 import pytest
 from clauderig import claude_sessions
 from codexrig import codex_sessions
-from geminirig import gemini_sessions
 from desktoprig import bus, dunst, dunst_menu
+from geminirig import gemini_sessions
 from pirig import ask_ext, fakemodel, pi_bin, pi_home, pi_session, pi_version
 from screenrig import harness
 from termrig import launch, xdesk
