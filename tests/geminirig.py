@@ -22,6 +22,7 @@ import pytest
 from agentrig import AgentSession, agent_bin
 from fakegemini import MODEL_ID, FakeGemini, Step
 from pirig import pi_environment
+from waiting import wait_until
 
 VERSION = "0.61.0"
 
@@ -84,7 +85,14 @@ class GeminiSession(AgentSession):
         super().__init__(tmp_path, [str(Path(bindir) / "gemini")], full, cwd)
 
     def ready(self) -> None:
+        """Its prompt is drawn, and it turned focus reporting on (cuewrap forwards focus
+        reports to a child that did): from then on it knows whether it is looked at."""
         self.wait_text("Type your message", timeout=60)
+        wait_until(
+            lambda: any(r.get("mode") == 1004 and r.get("on") for r in self.records("child_mode")),
+            30,
+            "Gemini CLI to turn focus reporting on",
+        )
 
     def close(self) -> None:
         super().close()

@@ -59,14 +59,16 @@ PROGRAMS: tuple[Program, ...] = (
     Program(
         "gemini",
         "Gemini CLI",
-        "0.61.0, its shipped code read (not run here)",
-        "no OSC 7501; with general.enableNotifications (off by default) OSC 777 (OSC 9 in"
-        " iTerm2, a bell in some terminals) while unfocused: 'session complete' when a turn"
-        " ends (also after an error or a cancel), 'needs your attention' at an approval",
-        "with that setting, its notifications with its own text: guessed [?]; otherwise"
-        " quiet ('Seems to be waiting') and the exit",
-        "the setting is the user's: cuewrap does not turn it on (only a settings file could,"
-        " and cuewrap writes none of the user's); it reports no outcome",
+        "0.61.0, in the suite",
+        "no OSC 7501 and no query; title '◇ Ready' / '✦ Working…' / '✋ Action Required';"
+        " with general.enableNotifications (off by default) OSC 777 (OSC 9 in iTerm2, a bell"
+        " in some terminals) unless it knows it is focused: 'session complete' when a turn"
+        " ends (after an API error too), 'needs your attention' at an approval",
+        "with that setting, its notifications, once, with its own text: guessed [?] (passed"
+        " where the terminal shows OSC 777, else re-emitted); otherwise quiet ('Seems to be"
+        " waiting') and the exit",
+        "no outcome: an error reads as a finished turn; the setting is the user's, cuewrap"
+        " does not turn it on (only a settings file could, and cuewrap writes none of theirs)",
     ),
     Program(
         "aider",
