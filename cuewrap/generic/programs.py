@@ -46,7 +46,7 @@ PROGRAMS: tuple[Program, ...] = (
     Program(
         "opencode",
         "opencode",
-        "1.18.33, run by hand (not in the suite)",
+        "1.18.33, in the suite",
         "no OSC 7501; title 'OC | <session title>'; its code notifies ('Session done', the"
         " error, 'Permission needs input') only while its window is blurred, which it learns"
         " from focus reports it turns on only where the terminal answers its mode query"
