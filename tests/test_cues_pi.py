@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from fakemodel import FakeModel, http_error, text, tool_call
 from pirig import NOTIFY_TITLE, TITLE, PiSession, _descendants, _proc_stat, explain, ready_away
+from procstat import cmdline
 from termscan import last_title, notifications, oscs, titles
 from waiting import absence_window, wait_until
 
@@ -236,14 +237,6 @@ def test_dialog_while_away(pi_session: Any, fakemodel: FakeModel) -> None:
 # 5: Pi killed
 
 
-def _cmdline(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().replace(b"\0", b" ").decode(errors="replace").strip()
-    except OSError:
-        return ""
-
-
 def test_pi_killed_while_away(pi_session: Any, fakemodel: FakeModel) -> None:
     fakemodel.push(tool_call("bash", {"command": "sleep 30"}))
     s: PiSession = pi_session()
@@ -254,14 +247,14 @@ def test_pi_killed_while_away(pi_session: Any, fakemodel: FakeModel) -> None:
     # Pi runs under cuewrap's session leader (a child of cuewrap): Pi is cuewrap's grandchild
     leaders = {p for p, _ in tree if (st := _proc_stat(p)) is not None and st[0] == s.pid}
     pi_pids = [p for p, _ in tree if (st := _proc_stat(p)) is not None and st[0] in leaders]
-    assert len(pi_pids) == 1, [(p, _cmdline(p)) for p, _ in tree]
-    sleeps = [p for p, _ in tree if _cmdline(p).startswith("sleep")]
+    assert len(pi_pids) == 1, [(p, cmdline(p)) for p, _ in tree]
+    sleeps = [p for p, _ in tree if cmdline(p).startswith("sleep")]
     try:
         os.kill(pi_pids[0], signal.SIGKILL)
         assert s.wait_exit(10) == 128 + signal.SIGKILL
     finally:  # the tool's sleep outlives a SIGKILLed Pi (no longer our descendant)
         for pid in sleeps:
-            if _cmdline(pid).startswith("sleep"):
+            if cmdline(pid).startswith("sleep"):
                 os.kill(pid, signal.SIGKILL)
     [(title, body)] = notifications(s.raw_output)
     assert title == NOTIFY_TITLE

@@ -14,6 +14,7 @@ import pytest
 from desktoprig import dunst_history
 from fakemodel import text, tool_call
 from pirig import wrapped_pid
+from procstat import alive
 from waiting import wait_until
 
 INHIBITOR = textwrap.dedent(
@@ -25,14 +26,6 @@ INHIBITOR = textwrap.dedent(
     time.sleep(3600)
     """
 )
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def inhibitors(d: Path) -> list[int]:

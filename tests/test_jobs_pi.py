@@ -20,6 +20,7 @@ import pytest
 import waiting
 from fakemodel import MODEL_ID, FakeModel, text, tool_call
 from pirig import PiHome, PiSession, _descendants, _proc_stat, pi_argv
+from procstat import cmdline
 from waiting import wait_until
 
 pytestmark = pytest.mark.pi
@@ -111,16 +112,16 @@ class Shell:
     def pi_pid(self) -> int:
         """Pi itself: cuewrap's grandchild, under cuewrap's session leader."""
         tree = _descendants(self.s.pid)
-        cuewraps = [p for p, _ in tree if "cuewrap" in _cmdline(p) and _parent(p) == self.s.pid]
-        assert len(cuewraps) == 1, [(p, _cmdline(p)) for p, _ in tree]
+        cuewraps = [p for p, _ in tree if "cuewrap" in cmdline(p) and _parent(p) == self.s.pid]
+        assert len(cuewraps) == 1, [(p, cmdline(p)) for p, _ in tree]
         leaders = {p for p, _ in tree if _parent(p) == cuewraps[0]}
-        pis = [p for p, _ in tree if _parent(p) in leaders and _cmdline(p).startswith("pi")]
-        assert len(pis) == 1, [(p, _cmdline(p)) for p, _ in tree]
+        pis = [p for p, _ in tree if _parent(p) in leaders and cmdline(p).startswith("pi")]
+        assert len(pis) == 1, [(p, cmdline(p)) for p, _ in tree]
         return pis[0]
 
     def cuewrap_pid(self) -> int:
         tree = _descendants(self.s.pid)
-        [pid] = [p for p, _ in tree if "cuewrap" in _cmdline(p) and _parent(p) == self.s.pid]
+        [pid] = [p for p, _ in tree if "cuewrap" in cmdline(p) and _parent(p) == self.s.pid]
         return pid
 
     def close(self) -> None:
@@ -136,14 +137,6 @@ def _after(raw: bytes, start: int, first: bytes, then: bytes) -> bool:
 def _parent(pid: int) -> int | None:
     st = _proc_stat(pid)
     return st[0] if st else None
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().replace(b"\0", b" ").decode(errors="replace").strip()
-    except OSError:
-        return ""
 
 
 def _notifications(raw: bytes) -> int:

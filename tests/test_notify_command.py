@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from fakemodel import FakeModel, text, tool_call
 from pirig import PiSession
+from procstat import alive
 from waiting import absence_window, turning, wait_until
 
 from cuewrap.config import ConfigError, check_commands, load_settings
@@ -96,7 +97,7 @@ def test_a_hanging_command_is_killed_at_the_timeout(tmp_path: Path) -> None:
     wait_until(lambda: runner.pending == 0, 10, "the command to end", sleep=turning(loop))
     assert states[-1] == (3, "failed", "killed at the timeout (0.5 s)")
     # the command and its own child are gone
-    wait_until(lambda: not any(_alive(int(p)) for p in pids.read_text().split()), 5,
+    wait_until(lambda: not any(alive(int(p)) for p in pids.read_text().split()), 5,
                "the command's process group killed", sleep=turning(loop))  # fmt: skip
 
 
@@ -135,18 +136,10 @@ def test_killed_with_cuewrap(tmp_path: Path) -> None:
     wait_until(lambda: pids.exists() and pids.read_text().strip(), 5, "the command's pid file",
                interval=0.02)  # fmt: skip
     child = int(pids.read_text())
-    assert _alive(child)
+    assert alive(child)
     proc.kill()
     proc.wait()
-    wait_until(lambda: not _alive(child), 5, "notify.command to end with kill -9 of cuewrap")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+    wait_until(lambda: not alive(child), 5, "notify.command to end with kill -9 of cuewrap")
 
 
 # -- configuration --------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from pirig import (
     _descendants,
     ask_question_args,
 )
+from procstat import cmdline, state
 from waiting import wait_until
 
 # --------------------------------------------------------------------------------------------
@@ -195,7 +196,7 @@ def test_escape_aborts_tool(pi_session: Any, fakemodel: FakeModel) -> None:
     s.wait_idle()
     assert time.monotonic() - t < 3
     assert len(fakemodel.requests) == 1  # no provider request after the abort
-    sleeps = [p for p, _ in _descendants(s.pid) if _cmdline(p).startswith("sleep")]
+    sleeps = [p for p, _ in _descendants(s.pid) if cmdline(p).startswith("sleep")]
     assert sleeps == []
 
 
@@ -303,17 +304,17 @@ def test_session_close_kills_the_tree(pi_session: Any, fakemodel: FakeModel) -> 
 
     def tree_with_sleep() -> list[tuple[int, str]] | None:
         tree = _descendants(s.pid)
-        return tree if any(_cmdline(p).startswith("sleep") for p, _ in tree) else None
+        return tree if any(cmdline(p).startswith("sleep") for p, _ in tree) else None
 
     tree = wait_until(tree_with_sleep, 5, "the tool's sleep among the session's processes",
-                      detail=lambda: [_cmdline(p) for p, _ in _descendants(s.pid)])  # fmt: skip
+                      detail=lambda: [cmdline(p) for p, _ in _descendants(s.pid)])  # fmt: skip
     s.close()
 
     def alive() -> list[int]:
-        return [p for p, _ in tree if os.path.exists(f"/proc/{p}") and _state(p) != "Z"]
+        return [p for p, _ in tree if os.path.exists(f"/proc/{p}") and state(p) != "Z"]
 
     wait_until(lambda: not alive(), 2, "the whole tree gone",
-               detail=lambda: [(p, _cmdline(p)) for p in alive()])  # fmt: skip
+               detail=lambda: [(p, cmdline(p)) for p in alive()])  # fmt: skip
     assert not s.isalive()
 
 
@@ -328,22 +329,6 @@ def test_under_cuewrap_log(pi_session: Any, fakemodel: FakeModel) -> None:
     assert all("kind" in r for r in s.log_records())
     s.quit()
     assert s.wait_exit() == 0
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().replace(b"\0", b" ").decode(errors="replace").strip()
-    except OSError:
-        return ""
-
-
-def _state(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return "X"
 
 
 @pytest.mark.unit
