@@ -8,7 +8,6 @@ import json
 import os
 import pwd
 import re
-import shutil
 import statistics
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from typing import Any
 import pytest
 from fakemodel import FakeModel, text, tool_call
 from pirig import PiHome, PiSession, ask_question_args
+from shared import system_tool
 from waiting import wait_until
 
 pytestmark = pytest.mark.pi
@@ -207,12 +207,13 @@ SYSTEM_PYTHON = "/usr/bin/python3"  # the test user cannot read the venv under r
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make a second user")
 def test_another_uid_is_refused(pi_session: Any, pi_home: PiHome, fakemodel: FakeModel) -> None:
-    if shutil.which("useradd") is None or not os.access(SYSTEM_PYTHON, os.X_OK):
+    useradd = system_tool("useradd")  # in /usr/sbin, which root's PATH may lack
+    if useradd is None or not os.access(SYSTEM_PYTHON, os.X_OK):
         pytest.fail("useradd or /usr/bin/python3 is missing: cannot test as a second user")
     try:
         pwd.getpwnam(TEST_USER)
     except KeyError:
-        subprocess.run(["useradd", "-M", "-s", "/bin/false", TEST_USER], check=True)
+        subprocess.run([useradd, "-M", "-s", "/bin/false", TEST_USER], check=True)
     other = pwd.getpwnam(TEST_USER).pw_uid
     s: PiSession = pi_session()
     env = pi_home.env

@@ -24,11 +24,12 @@ from typing import Any
 import pytest
 from fakemodel import FakeModel, text, tool_call
 from pirig import TEST_EXT, PiHome, PiSession
+from shared import system_tool
 from waiting import absence_window, wait_until
 
 pytestmark = pytest.mark.ssh
 
-SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
+SSHD = system_tool("sshd") or "sshd"  # in /usr/sbin, which root's PATH may lack
 _OSC777 = re.compile(rb"\x1b\]777;notify;([^;\x07\x1b]*);([^\x07\x1b]*)(?:\x07|\x1b\\)")
 # what the remote command needs from the rig's environment (the rest comes from sshd)
 _PASS = ("PI_", "XDG_", "PATH", "HOME", "LANG", "LC_ALL")
