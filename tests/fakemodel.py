@@ -201,23 +201,34 @@ class _Served:
     started: float = field(default_factory=time.monotonic)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
+class JSONHandler(BaseHTTPRequestHandler):
+    """A quiet HTTP/1.1 handler that answers in JSON (also the fake Anthropic API's)."""
+
     protocol_version = "HTTP/1.1"
+    #: end the connection after each JSON answer
+    close_after_json = False
 
     def log_message(self, format: str, *args: Any) -> None:  # silence stderr
         pass
 
-    # -- plumbing ---------------------------------------------------------------------------
     def _json(self, status: int, obj: Any) -> None:
         body = json.dumps(obj).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
-        self.send_header("Connection", "close")
+        if self.close_after_json:
+            self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(body)
-        self.close_connection = True
+        if self.close_after_json:
+            self.close_connection = True
+
+
+class _Handler(JSONHandler):
+    server: _Server
+    close_after_json = True
+
+    # -- plumbing ---------------------------------------------------------------------------
 
     def _client_gone(self) -> bool:
         try:

@@ -4,6 +4,8 @@
 - ``system_tool(name)``  a system program where the system keeps it, not only on ``PATH``
                          (``useradd``, ``sshd``: ``/usr/sbin`` is not on every user's PATH)
 - ``HELLO``, ``enc``     the bridge's wire: a minimal hello as Pi 1.4.0 sends it, a JSON line
+- ``LoggedChild``        a program under cuewrap in pexpect, with its decision log: ``records``,
+                         ``presence`` (a focus report sent, and cuewrap seen to take it)
 - ``in_shell``,        a program run inside ``sh`` between two ``stty -g``; at its end its
   ``finish_in_shell``    exit status and output, asserting the terminal's settings came back
 
@@ -14,16 +16,19 @@ own facts are in ``procstat.py``, starting them in ``launch.py``, the tracker's 
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import re
 import shlex
 import shutil
+from pathlib import Path
 from typing import Any
 
 import pexpect
 from launch import default_signals
+from waiting import wait_until
 
 from cuewrap.decisionlog import DecisionLog
 
@@ -52,6 +57,37 @@ class RecordingLog(DecisionLog):
         return [
             {k: v for k, v in r.items() if k != "kind"} for r in self.records if r["kind"] == kind
         ]
+
+
+class LoggedChild:
+    """A program under ``cuewrap --log LOG`` run by pexpect (``p``)."""
+
+    p: pexpect.spawn
+    log: Path
+    #: how long cuewrap may take to see a focus report
+    presence_within = 5.0
+
+    def records(self, kind: str | None = None) -> list[dict[str, Any]]:
+        """The decision log's records (of ``kind``), a line still being written left out."""
+        if not self.log.exists():
+            return []
+        rows = []
+        for line in self.log.read_text().splitlines():
+            with contextlib.suppress(ValueError):
+                rows.append(json.loads(line))
+        return [r for r in rows if kind is None or r.get("kind") == kind]
+
+    def presence(self, report: bytes, state: str) -> None:
+        """Send a focus report; wait for cuewrap's ``Presence`` fact of ``state``."""
+        self.p.send(report)
+        wait_until(
+            lambda: any(
+                r.get("type") == "Presence" and r.get("state") == state
+                for r in self.records("fact")
+            ),
+            self.presence_within,
+            f"cuewrap to see presence {state}",
+        )
 
 
 #: A bridge hello as Pi 1.4.0's extension sends it (the smallest a connection takes).

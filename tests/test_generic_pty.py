@@ -7,18 +7,16 @@ are off, so the terminal OSC is the channel that is checked.
 
 from __future__ import annotations
 
-import contextlib
 import io
-import json
 import os
 import re
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pexpect
 import pytest
-from launch import default_signals, seen
+from launch import default_signals, seen, started
+from shared import LoggedChild
 from waiting import absence_window, wait_until
 
 pytestmark = pytest.mark.pty
@@ -29,17 +27,6 @@ AWAY = b"\x1b[O"
 BACK = b"\x1b[I"
 OSC777 = re.compile(rb"\x1b\]777;notify;([^;\x07\x1b]*);([^\x07\x1b]*)\x1b\\")
 MARK = b"\x1b]2;[?]"
-
-
-_started: list[pexpect.spawn] = []
-
-
-@pytest.fixture(autouse=True)
-def _close_sessions() -> Iterator[None]:
-    yield
-    while _started:
-        with contextlib.suppress(Exception):
-            _started.pop().close(force=True)
 
 
 def start(tmp_path: Path, *steps: str, terminal: str = "osc777", quiet: float = 0) -> Session:
@@ -58,36 +45,19 @@ def start(tmp_path: Path, *steps: str, terminal: str = "osc777", quiet: float = 
     # default_signals: a run under nohup would leave SIGHUP ignored, and the session would
     # outlive the test (docs/testing.md, "Signals"); every session is closed at teardown
     p = pexpect.spawn(PY, argv, env=e, timeout=10, dimensions=(24, 80), preexec_fn=default_signals)
-    _started.append(p)
+    started(p)
     p.logfile_read = io.BytesIO()
     p.expect("READY")
     return Session(p, log)
 
 
-class Session:
+class Session(LoggedChild):
     def __init__(self, p: pexpect.spawn, log: Path) -> None:
         self.p = p
         self.log = log
 
     def out(self) -> bytes:
         return seen(self.p)
-
-    def records(self, kind: str) -> list[dict[str, object]]:
-        if not self.log.exists():
-            return []
-        lines = self.log.read_text().splitlines()
-        return [r for r in map(json.loads, lines) if r.get("kind") == kind]
-
-    def presence(self, report: bytes, state: str) -> None:
-        self.p.send(report)
-        wait_until(
-            lambda: any(
-                r.get("type") == "Presence" and r.get("state") == state
-                for r in self.records("fact")
-            ),
-            5,
-            f"cuewrap to see presence {state}",
-        )
 
     def go(self) -> None:
         self.p.send(b"g")
