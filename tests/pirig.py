@@ -39,7 +39,7 @@ from typing import Any, NoReturn
 import pexpect
 import pyte
 import pytest
-from fakemodel import MODEL_ID, FakeModel
+from fakemodel import MODEL_ID, FakeModel, text, tool_call
 from launch import default_signals
 from termscan import notifications, titles
 from waiting import wait_until
@@ -59,18 +59,20 @@ NOTIFY_TITLE = "Pi — work"  # docs/design.md#privacy: the app and the cwd base
 # Installation (cached per test process)
 
 
+def _installed(script: str, version: str) -> Path:
+    """Run ``scripts/<script> <version>``; the path it prints last."""
+    out = subprocess.run(
+        [str(REPO / "scripts" / script), version], capture_output=True, text=True, timeout=600
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"scripts/{script} {version} failed:\n{out.stderr}")
+    return Path(out.stdout.strip().splitlines()[-1])
+
+
 @functools.cache
 def install_pi(version: str = "1.4.0") -> Path:
     """Run scripts/install-pi once per version and return the bin dir (``pi``, ``node``)."""
-    out = subprocess.run(
-        [str(REPO / "scripts" / "install-pi"), version],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    if out.returncode != 0:
-        raise RuntimeError(f"scripts/install-pi {version} failed:\n{out.stderr}")
-    bindir = Path(out.stdout.strip().splitlines()[-1])
+    bindir = _installed("install-pi", version)
     if not (bindir / "pi").exists():
         raise RuntimeError(f"scripts/install-pi {version}: no pi in {bindir}")
     return bindir
@@ -93,15 +95,7 @@ def pi_missing(version: str, why: str) -> NoReturn:
 @functools.cache
 def install_ask(version: str = ASK_VERSION) -> Path:
     """Run scripts/install-ask once and return the Ask extension entry (for ``pi -e``)."""
-    out = subprocess.run(
-        [str(REPO / "scripts" / "install-ask"), version],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    if out.returncode != 0:
-        raise RuntimeError(f"scripts/install-ask {version} failed:\n{out.stderr}")
-    return Path(out.stdout.strip().splitlines()[-1])
+    return _installed("install-ask", version)
 
 
 def ask_question_args(
@@ -696,6 +690,22 @@ def ready_away(s: PiSession) -> None:
     """Report focus out and wait until cuewrap recorded it."""
     s.focus_out()
     s.wait_log(lambda r: r.get("kind") == "presence" and r.get("presence") == "away")
+
+
+def open_dialog(s: PiSession, fm: FakeModel, tool: str, args: dict[str, Any]) -> None:
+    """Have the fake model call the test extension's dialog ``tool`` (then say "after the
+    dialog"); wait until Pi shows the dialog."""
+    fm.push(tool_call(tool, args), text("after the dialog"))
+    s.prompt(f"run {tool}")
+    s.wait_dialog()
+
+
+def dialog_finished(s: PiSession, fm: FakeModel, result: str) -> None:
+    """The dialog ``open_dialog`` opened was answered: the run went on, Pi is idle, and the
+    tool's result sent to the model is ``result``."""
+    s.wait_for_screen(r"after the dialog")
+    s.wait_idle()
+    assert fm.content_text(fm.tool_results()[-1]) == result
 
 
 def answered(s: PiSession, prompt: str, shown: str, timeout: float = 15.0) -> None:

@@ -266,28 +266,38 @@ def test_no_server_fails_cleanly(bus: Session) -> None:
 
 
 # -- real Pi under cuewrap ------------------------------------------------------------------
+def dialog_while_away(pi_session: Any, fakemodel: Any, dunst: Session) -> Any:
+    """Real Pi under cuewrap on dunst's bus, the user away, a confirm dialog open."""
+    from fakemodel import text, tool_call
+    from pirig import ready_away
+
+    fakemodel.push(tool_call("test_confirm", {}), text("done"))
+    env = {k: dunst.env[k] for k in ("DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR")}
+    s = pi_session(env=env)
+    ready_away(s)
+    s.prompt("confirm please")
+    s.wait_dialog()
+    return s
+
+
+def desktop_deliveries(s: Any) -> list[dict[str, Any]]:
+    return [
+        r
+        for r in s.log_records("delivery")
+        if r.get("channel") == "desktop" and r.get("state") == "delivered"
+    ]
+
+
 @pytest.mark.parametrize("pi_version", ["1.4.0"])
 def test_pi_cue_on_the_desktop_is_closed_on_return(  # type: ignore[no-untyped-def]
     pi_session,
     fakemodel,
     dunst: Session,
 ) -> None:
-    from fakemodel import text, tool_call
-
-    fakemodel.push(tool_call("test_confirm", {}), text("done"))
-    env = {k: dunst.env[k] for k in ("DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR")}
-    s = pi_session(env=env)
-    s.focus_out()
-    s.wait_log(lambda r: r.get("kind") == "presence" and r.get("presence") == "away")
-    s.prompt("confirm please")
-    s.wait_dialog()
+    s = dialog_while_away(pi_session, fakemodel, dunst)
 
     def delivered() -> list[dict[str, Any]]:
-        return [
-            r
-            for r in s.log_records("delivery")
-            if r.get("channel") == "desktop" and r.get("state") == "delivered"
-        ]
+        return desktop_deliveries(s)
 
     [first] = wait_until(delivered, 15, "the [?] notification on the desktop")
     sid = int(first["reason"].split()[-1])
@@ -423,23 +433,12 @@ def test_pi_killed_while_waiting_leaves_only_the_exited_cue(  # type: ignore[no-
     import os
     import signal
 
-    from fakemodel import text, tool_call
     from test_effects_pi import pi_child
 
-    fakemodel.push(tool_call("test_confirm", {}), text("done"))
-    env = {k: dunst.env[k] for k in ("DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR")}
-    s = pi_session(env=env)
-    s.focus_out()
-    s.wait_log(lambda r: r.get("kind") == "presence" and r.get("presence") == "away")
-    s.prompt("confirm please")
-    s.wait_dialog()
+    s = dialog_while_away(pi_session, fakemodel, dunst)
 
     def delivered() -> list[dict[str, Any]]:
-        return [
-            r
-            for r in s.log_records("delivery")
-            if r.get("channel") == "desktop" and r.get("state") == "delivered"
-        ]
+        return desktop_deliveries(s)
 
     wait_until(delivered, 15, "the [?] notification on the desktop")
     os.kill(pi_child(s.pid), signal.SIGKILL)

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import waiting
 from fakemodel import MODEL_ID, FakeModel, text, tool_call
-from pirig import PiHome, PiSession, _descendants, _proc_stat, pi_argv
+from pirig import PiHome, PiSession, _descendants, _proc_stat, pi_argv, ready_away
 from procstat import cmdline
 from waiting import wait_until
 
@@ -148,8 +148,7 @@ def prompt_reaches_model_and_cue_fires(sh: Shell, fakemodel: FakeModel, word: st
     n_req = len(fakemodel.requests)
     n_note = _notifications(s.raw_output)
     fakemodel.push(text(f"answer {word}"))
-    s.focus_out()  # the user leaves: a cue is due when the run ends
-    s.wait_log(lambda r: r.get("kind") == "presence" and r.get("presence") == "away")
+    ready_away(s)  # the user leaves: a cue is due when the run ends
     s.prompt(f"question {word}")
     fakemodel.wait_requests(n_req + 1)
     assert f"question {word}" in str(fakemodel.requests[-1]), fakemodel.requests[-1]

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from fakemodel import FakeModel, text, tool_call
-from pirig import PiSession
+from pirig import PiSession, ready_away
 from procstat import alive
 from waiting import absence_window, turning, wait_until
 
@@ -196,8 +196,7 @@ def command_deliveries(s: PiSession) -> list[dict[str, Any]]:
 
 
 def away(s: PiSession) -> None:
-    s.focus_out()
-    s.wait_log(lambda r: r.get("kind") == "presence" and r.get("presence") == "away")
+    ready_away(s)
 
 
 @pytest.mark.pi

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 from fakemodel import FakeModel, text, tool_call
-from pirig import TEST_EXT, PiHome, PiSession
+from pirig import TEST_EXT, PiHome, PiSession, ready_away
 from shared import system_tool
 from waiting import absence_window, wait_until
 
@@ -129,8 +129,7 @@ def remote_command(pi_home: PiHome, log: Path, *, tmux: str | None = None) -> st
 
 def run_away_and_settle(s: PiSession, fakemodel: FakeModel) -> list[tuple[str, str]]:
     """The user's terminal loses focus, a run settles: the notification at the local side."""
-    s.focus_out()
-    s.wait_log(lambda r: r.get("kind") == "presence" and r.get("presence") == "away")
+    ready_away(s)
     fakemodel.push(tool_call("bash", {"command": "sleep 1"}), text("remote done"))
     s.prompt("a remote task")
     s.wait_for_screen(r"^ remote done$", timeout=20)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from cuewrap.facts import ChildProgress, ProgramStatus
@@ -51,6 +52,20 @@ WORKING = b"\x1b]7501;state=working:app=pi:msg=bXlzZXNzaW9u\x1b\\"
 DONE = b"\x1b]7501;state=done:app=pi\x07"
 BLOCKED = b"\x1b]7501;state=blocked:app=pi:kind=permission\x1b\\"
 QUERY = b"\x1b]7501;?\x1b\\"
+
+
+def examples(n: int) -> settings:
+    """hypothesis: ``n`` examples, no deadline (the reference is slow on a long stream)."""
+    return settings(max_examples=n, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+#: hypothesis for the tests whose examples are whole large streams (the reference is slow on
+#: them, and a stream may be larger than hypothesis likes)
+LARGE_EXAMPLES = settings(
+    max_examples=80,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 def feed_all(t: OutputTracker, chunks: list[bytes]) -> tuple[bytes, list[OutputEvent]]:
