@@ -88,6 +88,17 @@ def quiet(pause: float = 0.3) -> None:
     absence_window(pause, "a late fact")
 
 
+def settled(s: PiSession, n: int, *, state: str | None = None, n7501: int = 0) -> list[Rec]:
+    """The run settled: Pi idle, the bridge's ``AgentSettled`` after fact ``n``, OSC 7501 at
+    ``state`` (after its fact ``n7501``), nothing late; the bridge's facts from ``n`` on."""
+    s.wait_idle()
+    wait_type(s, "AgentSettled", after=n)
+    if state is not None:
+        wait_state(s, state, after=n7501)
+    quiet()
+    return facts(s)[n:]
+
+
 def is_subsequence(needle: Sequence[str], hay: Sequence[str]) -> bool:
     it = iter(hay)
     return all(x in it for x in needle)
@@ -194,11 +205,7 @@ def test_llm_error_with_retries(pi_session: Any, fakemodel: FakeModel, pi_home: 
 
     s.prompt("fail please")
     s.wait_for_screen(r"Retry failed after 2 attempts")
-    s.wait_idle()
-    wait_type(s, "AgentSettled", after=n)
-    wait_state(s, "error", after=n7501)
-    quiet()
-    fs = facts(s)[n:]
+    fs = settled(s, n, state="error", n7501=n7501)
     assert types(fs) == [
         "UserInput",
         "AgentStart",
@@ -247,11 +254,7 @@ def test_escape_during_tool(pi_session: Any, fakemodel: FakeModel) -> None:
     wait_type(s, "ToolStart", after=n)
     s.escape()
     s.wait_for_screen("Command aborted")
-    s.wait_idle()
-    wait_type(s, "AgentSettled", after=n)
-    wait_state(s, "idle", after=n7501)
-    quiet()
-    fs = facts(s)[n:]
+    fs = settled(s, n, state="idle", n7501=n7501)
     assert types(fs) == [
         "UserInput",
         "AgentStart",
@@ -301,11 +304,7 @@ def test_confirm_dialog(pi_session: Any, fakemodel: FakeModel) -> None:
 
     s.enter()  # → Yes
     s.wait_for_screen(r"confirmed: yes")
-    s.wait_idle()
-    wait_type(s, "AgentSettled", after=n)
-    wait_state(s, "done", after=n7501)
-    quiet()
-    fs = facts(s)[n:]
+    fs = settled(s, n, state="done", n7501=n7501)
     assert types(fs) == [
         "UserInput",
         "AgentStart",
@@ -489,10 +488,7 @@ def test_ask_questionnaire(pi_session: Any, fakemodel: FakeModel, ask_ext: Path)
 
     s.enter()  # picks the first option and submits (single question)
     s.wait_for_screen(r"^ thanks$")
-    s.wait_idle()
-    wait_type(s, "AgentSettled", after=n)
-    quiet()
-    fs = facts(s)[n:]
+    fs = settled(s, n)
     assert types(fs) == [
         "UserInput",
         "AgentStart",
