@@ -81,13 +81,19 @@ def test_confirm_answered_yes_and_no(
     assert "Yes" not in json.dumps(got) and "Deploy" not in json.dumps(s.log_records())
 
 
+def color_select(
+    pi_session: Any, pi_home: PiHome, fakemodel: FakeModel
+) -> tuple[PiSession, dict[str, str], dict[str, Any]]:
+    """A session with a select of three colours open; its environment and answerable wait."""
+    s: PiSession = pi_session()
+    open_dialog(s, fakemodel, "test_select", {"title": "Pick a color", "options": COLORS})
+    return s, pi_home.env, token(s, pi_home.env)
+
+
 def test_select_of_three_by_number_and_by_label(
     pi_session: Any, pi_home: PiHome, fakemodel: FakeModel
 ) -> None:
-    s: PiSession = pi_session()
-    env = pi_home.env
-    open_dialog(s, fakemodel, "test_select", {"title": "Pick a color", "options": COLORS})
-    w = token(s, env)
+    s, env, w = color_select(pi_session, pi_home, fakemodel)
     # privacy.body is not "summary": the labels stay inside the session
     assert w["kind"] == "select" and w["options"] is None and w["count"] == 3
     assert cuewrap(env, "answer", str(s.pid), "4") == (1, "no such option")
@@ -145,10 +151,7 @@ def test_refused_and_nothing_typed_when_the_user_answered_first(
 def test_a_key_in_the_session_kills_the_token(
     pi_session: Any, pi_home: PiHome, fakemodel: FakeModel
 ) -> None:
-    s: PiSession = pi_session()
-    env = pi_home.env
-    open_dialog(s, fakemodel, "test_select", {"title": "Pick a color", "options": COLORS})
-    w = token(s, env)
+    s, env, w = color_select(pi_session, pi_home, fakemodel)
     s.send("x")  # any key: the selector ignores this one
     wait_until(lambda: wait_of(env, s.pid) is None, 5, "the token withdrawn")
     assert cuewrap(env, "answer", "--token", w["token"], "2") == (1, "stale token")

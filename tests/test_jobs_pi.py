@@ -75,6 +75,13 @@ class Shell:
         self.s.send(f"stty -g > {shlex.quote(str(self.before))}; {cmd}\r")
         self.s.wait_ready(timeout=30)
 
+    def start_run(self, fakemodel: FakeModel, command: str) -> PiSession:
+        """Pi started; a run whose tool runs ``command`` (then says "all done") begun."""
+        self.start_pi()
+        fakemodel.push(tool_call("bash", {"command": command}), text("all done"))
+        self.s.prompt("run it")
+        return self.s
+
     def stopped(self, stop: Callable[[], None]) -> float:
         """Stop the pair with ``stop``; wait for "Stopped" and the prompt; check the terminal
         is as before. Returns the seconds from the stop to the prompt."""
@@ -246,10 +253,7 @@ def test_fg_turns_progress_back_on_only_for_a_run_still_active(
     it on again while the run is still active, and not once the run has ended."""
     sh = Shell(pi_home, tmp_path, CUEWRAP_NOTIFY_PROGRESS="true")
     try:
-        sh.start_pi()
-        s = sh.s
-        fakemodel.push(tool_call("bash", {"command": "sleep 6"}), text("all done"))
-        s.prompt("run it")
+        s = sh.start_run(fakemodel, "sleep 6")
         wait_until(lambda: last_progress(s.raw_output) == OURS_ON, 10, "progress on", detail=s.dump)
         sh.stopped(lambda: s.send(b"\x1a"))
         assert last_progress(s.raw_output) == OURS_OFF  # cleared for the shell
@@ -278,10 +282,7 @@ def test_fg_never_turns_progress_on_over_pis_own(
     pi_home.write_settings(terminal={"showTerminalProgress": True})
     sh = Shell(pi_home, tmp_path, CUEWRAP_NOTIFY_PROGRESS="true")
     try:
-        sh.start_pi()
-        s = sh.s
-        fakemodel.push(tool_call("bash", {"command": "sleep 5"}), text("all done"))
-        s.prompt("run it")
+        s = sh.start_run(fakemodel, "sleep 5")
         wait_until(lambda: b"\x1b]9;4;3\x07" in s.raw_output, 10, "Pi's own progress")
         waiting.absence_window(2.0, "cuewrap's progress (due 1.5 s into a run)")
         sh.stopped(lambda: s.send(b"\x1a"))
