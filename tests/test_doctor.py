@@ -313,6 +313,13 @@ def check_in_shell(env: dict[str, str], *args: str) -> pexpect.spawn:
     return in_shell([PY, "-m", "cuewrap", *args, "doctor", "--check"], env, (24, 200))
 
 
+def check_waiting(env: dict[str, str]) -> pexpect.spawn:
+    """``check_in_shell``, up to where the check waits for the user to leave and come back."""
+    p = check_in_shell(env)
+    p.expect("come back")
+    return p
+
+
 def assert_restored(out: bytes) -> None:
     """Focus reporting off, then the user's title popped, after everything else."""
     tail = out[out.rindex(b"\x1b[?1004h") :]
@@ -370,8 +377,7 @@ def test_check_no_notification_protocol_and_answer_no(base_env: dict[str, str]) 
 @pytest.mark.pty
 @pytest.mark.parametrize("when", ["focus", "question"])
 def test_check_ctrl_c_restores_the_terminal(base_env: dict[str, str], when: str) -> None:
-    p = check_in_shell(base_env)
-    p.expect("come back")
+    p = check_waiting(base_env)
     if when == "question":
         p.send("\x1b[O")
         p.expect("you left")
@@ -387,8 +393,7 @@ def test_check_ctrl_c_restores_the_terminal(base_env: dict[str, str], when: str)
 @pytest.mark.pty
 @pytest.mark.parametrize("key", ["q", "\x1b"])
 def test_check_q_or_escape_aborts(base_env: dict[str, str], key: str) -> None:
-    p = check_in_shell(base_env)
-    p.expect("come back")
+    p = check_waiting(base_env)
     p.send(key)
     rc, out = finish_in_shell(p)
     assert rc == 1, out
@@ -398,8 +403,7 @@ def test_check_q_or_escape_aborts(base_env: dict[str, str], key: str) -> None:
 
 @pytest.mark.pty
 def test_check_sigterm_restores_the_terminal(base_env: dict[str, str]) -> None:
-    p = check_in_shell(base_env)
-    p.expect("come back")
+    p = check_waiting(base_env)
     children = Path(f"/proc/{p.pid}/task/{p.pid}/children").read_text().split()
     assert len(children) == 1
     os.kill(int(children[0]), signal.SIGTERM)  # the doctor process this test started

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pexpect
@@ -44,6 +45,16 @@ def spawn(*child_args: str, log: Path | None = None, **kw: object) -> pexpect.sp
     argv = cuewrap_argv(*child_args, log=log)
     return pexpect.spawn(argv[0], argv[1:], env=env(), timeout=10, dimensions=(24, 80),
                          preexec_fn=default_signals, **kw)  # fmt: skip
+
+
+def received(p: pexpect.spawn, enough: Callable[[bytes], bool]) -> bytes:
+    """What the input-echoing child reported receiving (its ``R<hex>`` lines), read until
+    ``enough`` of it came."""
+    got = b""
+    while not enough(got):
+        p.expect(rb"R([0-9a-f]+)\r\n")
+        got += bytes.fromhex(p.match.group(1).decode())
+    return got
 
 
 def in_cuewrap_shell(*child_args: str, log: Path | None = None) -> pexpect.spawn:
@@ -174,11 +185,8 @@ def test_input_all_256_byte_values_unchanged() -> None:
     payload = bytes(b for b in range(256) if b != ord("q"))
     # ESC [ I / ESC [ O never occur here, so every byte must reach the child
     p.send(payload)
-    got = b""
-    while len(got) < len(payload):  # each report holds at least one byte
-        p.expect(rb"R([0-9a-f]+)\r\n", timeout=10)
-        got += bytes.fromhex(p.match.group(1).decode())
-    assert got == payload
+    # each report holds at least one byte
+    assert received(p, lambda got: len(got) >= len(payload)) == payload
     p.send(b"q")
     p.expect(pexpect.EOF)
     p.close()
@@ -219,11 +227,7 @@ def test_focus_reports_swallowed_when_child_did_not_enable_1004(tmp_path: Path) 
     p = spawn("raw-echo", log=log)
     p.expect("READY")
     p.send(b"a\x1b[Ob\x1b[Ic")
-    got = b""
-    while b"c" not in got:
-        p.expect(rb"R([0-9a-f]+)\r\n")
-        got += bytes.fromhex(p.match.group(1).decode())
-    assert got == b"abc"
+    assert received(p, lambda got: b"c" in got) == b"abc"
     p.send(b"q")
     p.expect(pexpect.EOF)
     states = [
@@ -263,11 +267,7 @@ def test_focus_like_bytes_inside_bracketed_paste_are_data() -> None:
     p.expect("READY")
     pasted = b"\x1b[200~x\x1b[Oy\x1b[201~"
     p.send(pasted)
-    got = b""
-    while not got.endswith(b"\x1b[201~"):
-        p.expect(rb"R([0-9a-f]+)\r\n")
-        got += bytes.fromhex(p.match.group(1).decode())
-    assert got == pasted
+    assert received(p, lambda got: got.endswith(b"\x1b[201~")) == pasted
     p.send(b"q")
     p.expect(pexpect.EOF)
 
@@ -355,11 +355,7 @@ def test_internal_failure_fails_open(tmp_path: Path) -> None:
     p = pexpect.spawn(argv[0], argv[1:], env=e, timeout=10)
     p.expect("READY")
     p.send(b"xyz")
-    got = b""
-    while b"z" not in got:
-        p.expect(rb"R([0-9a-f]+)\r\n")
-        got += bytes.fromhex(p.match.group(1).decode())
-    assert got == b"xyz"
+    assert received(p, lambda got: b"z" in got) == b"xyz"
     p.send(b"q")
     p.expect(pexpect.EOF)
     p.close()
