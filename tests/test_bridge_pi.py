@@ -29,6 +29,7 @@ from bridge_helpers import (
     types,
 )
 from pirig import install_pi, pi_missing
+from shared import ONE_TOOL_RUN
 from waiting import absence_window, wait_until
 
 from cuewrap.bridge import ENV_SOCKET, ENV_TOKEN, extension_path
@@ -150,13 +151,7 @@ def test_print_run_with_bash_tool(
         assert types(facts) == [
             "BridgeHello",
             "SessionStart",
-            "UserInput",
-            "AgentStart",
-            "ToolStart",
-            "ToolEnd",
-            "AgentEnd",
-            "AgentBeforeSettle",
-            "AgentSettled",
+            *ONE_TOOL_RUN,
             "SessionShutdown",
             "BridgeGone",
         ]

@@ -313,6 +313,16 @@ def check_in_shell(env: dict[str, str], *args: str) -> pexpect.spawn:
     return in_shell([PY, "-m", "cuewrap", *args, "doctor", "--check"], env, (24, 200))
 
 
+def check_ended(p: pexpect.spawn, rc: int, said: bytes) -> bytes:
+    """The check ended with exit status ``rc``, having said ``said``, the terminal restored;
+    all its output."""
+    status, out = finish_in_shell(p)
+    assert status == rc, out
+    assert said in out
+    assert_restored(out)
+    return out
+
+
 def check_waiting(env: dict[str, str]) -> pexpect.spawn:
     """``check_in_shell``, up to where the check waits for the user to leave and come back."""
     p = check_in_shell(env)
@@ -384,10 +394,7 @@ def test_check_ctrl_c_restores_the_terminal(base_env: dict[str, str], when: str)
         p.send("\x1b[I")
         p.expect(r"\[y/n\] ")
     p.send("\x03")
-    rc, out = finish_in_shell(p)
-    assert rc == 130, out
-    assert b"check interrupted (terminal restored)" in out
-    assert_restored(out)
+    check_ended(p, 130, b"check interrupted (terminal restored)")
 
 
 @pytest.mark.pty
@@ -395,10 +402,7 @@ def test_check_ctrl_c_restores_the_terminal(base_env: dict[str, str], when: str)
 def test_check_q_or_escape_aborts(base_env: dict[str, str], key: str) -> None:
     p = check_waiting(base_env)
     p.send(key)
-    rc, out = finish_in_shell(p)
-    assert rc == 1, out
-    assert b"check aborted (terminal restored)" in out
-    assert_restored(out)
+    check_ended(p, 1, b"check aborted (terminal restored)")
 
 
 @pytest.mark.pty
@@ -427,10 +431,7 @@ def test_check_internal_error_restores_the_terminal(base_env: dict[str, str]) ->
     )
     p = pexpect.spawn("sh", ["-c", script], env=base_env, timeout=10, dimensions=(24, 200))
     p.logfile_read = io.BytesIO()
-    rc, out = finish_in_shell(p)
-    assert rc == 1, out
-    assert b"cuewrap: doctor: check failed: RuntimeError: boom (terminal restored)" in out
-    assert_restored(out)
+    check_ended(p, 1, b"cuewrap: doctor: check failed: RuntimeError: boom (terminal restored)")
 
 
 @pytest.mark.pty

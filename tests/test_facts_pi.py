@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from fakemodel import FakeModel, http_error, text, tool_call
 from pirig import PiHome, PiSession, ask_question_args, child_pids, wrapped_pid
+from shared import ONE_TOOL_RUN
 from waiting import absence_window, wait_until
 
 pytestmark = pytest.mark.pi
@@ -99,6 +100,20 @@ def settled(s: PiSession, n: int, *, state: str | None = None, n7501: int = 0) -
     return facts(s)[n:]
 
 
+def replaced(s: PiSession, command: str) -> list[Rec]:
+    """Submit ``command`` (``/reload``, ``/new``), which replaces Pi's runtime: wait for the
+    new hello and session start, Pi idle and nothing late; the bridge's facts since."""
+    n = len(facts(s))
+    s.submit(command)
+    wait_facts(
+        s, lambda fs: "BridgeHello" in types(fs[n:]) and "SessionStart" in types(fs[n:]),
+        command.lstrip("/"),
+    )  # fmt: skip
+    s.wait_idle()
+    quiet()
+    return facts(s)[n:]
+
+
 def is_subsequence(needle: Sequence[str], hay: Sequence[str]) -> bool:
     it = iter(hay)
     return all(x in it for x in needle)
@@ -158,17 +173,7 @@ def test_tool_run(pi_session: Any, fakemodel: FakeModel, pi_version: str) -> Non
     wait_state(s, "done")
     quiet()
     fs = facts(s)
-    assert types(fs) == [
-        "BridgeHello",
-        "SessionStart",
-        "UserInput",
-        "AgentStart",
-        "ToolStart",
-        "ToolEnd",
-        "AgentEnd",
-        "AgentBeforeSettle",
-        "AgentSettled",
-    ]
+    assert types(fs) == ["BridgeHello", "SessionStart", *ONE_TOOL_RUN]
     assert fs[1]["reason"] == "startup"
     assert fs[1]["session_id"] == hello["session_id"]
     assert fs[1]["session_file"] == hello["session_file"]
@@ -337,30 +342,14 @@ def test_reload_and_new(pi_session: Any, pi_version: str) -> None:
     sid = hello["session_id"]
 
     # /reload: the old runtime shuts down, a fresh connection says hello for the same session
-    n = len(facts(s))
-    s.submit("/reload")
-    fs = wait_facts(
-        s, lambda fs: "BridgeHello" in types(fs[n:]) and "SessionStart" in types(fs[n:]),
-        "reload",
-    )  # fmt: skip
-    s.wait_idle()
-    quiet()
-    fs = facts(s)[n:]
+    fs = replaced(s, "/reload")
     assert types(fs) == ["SessionShutdown", "BridgeGone", "BridgeHello", "SessionStart"]
     assert fs[0]["reason"] == "reload"
     assert fs[2]["session_id"] == sid and fs[2]["pid"] == hello["pid"]
     assert fs[3]["reason"] == "reload" and fs[3]["session_id"] == sid
 
     # /new: a new session id
-    n = len(facts(s))
-    s.submit("/new")
-    wait_facts(
-        s, lambda fs: "BridgeHello" in types(fs[n:]) and "SessionStart" in types(fs[n:]),
-        "new",
-    )  # fmt: skip
-    s.wait_idle()
-    quiet()
-    fs = facts(s)[n:]
+    fs = replaced(s, "/new")
     assert types(fs) == ["SessionShutdown", "BridgeGone", "BridgeHello", "SessionStart"]
     assert fs[0]["reason"] == "new"
     new_sid = fs[2]["session_id"]

@@ -67,6 +67,16 @@ class Session(LoggedChild):
     def out(self) -> bytes:
         return seen(self.p)
 
+    def wait_merged(self, what: str) -> None:
+        """Wait for a ``no_cue`` record: what the child said merged into a cue already made."""
+        wait_until(
+            lambda: any(
+                str(r.get("reason", "")).startswith("merged") for r in self.records("no_cue")
+            ),
+            5,
+            what,
+        )
+
     def go(self) -> None:
         self.p.send(b"g")
 
@@ -132,11 +142,7 @@ def test_bell_then_own_osc9_in_one_wait_gives_one_notification(tmp_path: Path) -
     s = away_then(tmp_path, "sleep:0.5", "bell", "osc9:Build done", "hold")
     (note,) = s.wait_notification("the cue for the child's BEL")
     assert note[1] == b"Wants your attention"
-    wait_until(
-        lambda: any(str(r.get("reason", "")).startswith("merged") for r in s.records("no_cue")),
-        5,
-        "the child's OSC 9 logged as merged",
-    )
+    s.wait_merged("the child's OSC 9 logged as merged")
     absence_window(1.0, "a second notification for the same wait")
     out = s.out()
     assert len(OSC777.findall(out)) == 1
@@ -148,11 +154,7 @@ def test_bell_then_own_host_shown_notification_is_not_a_second_one(tmp_path: Pat
     s = away_then(tmp_path, "sleep:0.5", "bell", "sleep:0.5", "osc777:T:B", "hold")
     (note,) = s.wait_notification("the cue for the child's BEL")
     assert note[1] == b"Wants your attention"
-    wait_until(
-        lambda: any(str(r.get("reason", "")).startswith("merged") for r in s.records("no_cue")),
-        5,
-        "the child's OSC 777 logged as merged",
-    )
+    s.wait_merged("the child's OSC 777 logged as merged")
     absence_window(1.0, "the child's own notification passed on as a second one")
     out = s.out()
     assert len(OSC777.findall(out)) == 1 and b"\x1b]777;notify;T;B" not in out

@@ -32,16 +32,15 @@ pytestmark = pytest.mark.unit
 
 # --- the plain path: Pi's frames skip the per-sequence work ----------------------------------
 
+# what frames every TUI's drawing: synchronized output on and off, the cursor hidden and
+# shown, a cursor move, a line cleared
+FRAMING = [b"\x1b[?2026h", b"\x1b[?2026l", b"\x1b[?25l", b"\x1b[?25h", b"\x1b[12;1H", b"\x1b[2K"]
+
 # pieces of Pi's streaming frames (CSI cursor moves and colours, quiet toggles, a hyperlink
 # reset ending each line, hyperlinks ended by ST) and, rarer, whatever makes a chunk not plain
 PI_PIECES = st.sampled_from(
     [
-        b"\x1b[?2026h",
-        b"\x1b[?2026l",
-        b"\x1b[?25l",
-        b"\x1b[?25h",
-        b"\x1b[12;1H",
-        b"\x1b[2K",
+        *FRAMING,
         b"\x1b[0m\x1b]8;;\x07",
         b"\x1b[38;2;129;161;193m",
         b"\x1b[22;39m",
@@ -208,12 +207,7 @@ def test_plain_path_last_toggle_wins(chunk: bytes, on: set[int], off: set[int]) 
 # chunk not plain (or is plain only if it is not taken for more than it is)
 TUI_PIECES = st.sampled_from(
     [
-        b"\x1b[?2026h",
-        b"\x1b[?2026l",
-        b"\x1b[?25l",
-        b"\x1b[?25h",
-        b"\x1b[12;1H",
-        b"\x1b[2K",
+        *FRAMING,
         b"\x1b[38;5;244m",
         b"\x1b[1;32m",
         b"\x1b[0m",
