@@ -3,7 +3,8 @@
 - ``RecordingLog``       a decision log that keeps its records in memory (``records``, ``of``)
 - ``system_tool(name)``  a system program where the system keeps it, not only on ``PATH``
                          (``useradd``, ``sshd``: ``/usr/sbin`` is not on every user's PATH)
-- ``ONE_TOOL_RUN``       the bridge's facts of a run with one tool call, in order
+- ``ONE_TOOL_RUN``       the bridge's facts of a run with one tool call, in order;
+  ``failed_run(n)``      those of a run whose model call failed ``n`` times (retries)
 - ``HELLO``, ``enc``     the bridge's wire: a minimal hello as Pi 1.4.0 sends it, a JSON line
 - ``LoggedChild``        a program under cuewrap in pexpect, with its decision log: ``records``,
                          ``presence`` (a focus report sent, and cuewrap seen to take it)
@@ -96,6 +97,14 @@ ONE_TOOL_RUN = (
     "UserInput", "AgentStart", "ToolStart", "ToolEnd", "AgentEnd", "AgentBeforeSettle",
     "AgentSettled",
 )  # fmt: skip
+
+
+def failed_run(attempts: int) -> list[str]:
+    """The bridge's facts of a run whose model call failed ``attempts`` times (the first and
+    Pi's retries: one agent start and end each), in order."""
+    return ["UserInput", *["AgentStart", "AgentEnd"] * attempts, "AgentBeforeSettle",
+            "AgentSettled"]  # fmt: skip
+
 
 #: A bridge hello as Pi 1.4.0's extension sends it (the smallest a connection takes).
 HELLO: dict[str, Any] = {

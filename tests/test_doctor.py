@@ -487,16 +487,15 @@ def test_ssh_and_tmux_combination_says_what_happens_and_what_to_change(
 
 
 @pytest.mark.pty
-def test_clipboard_guard_setting_is_shown(base_env: dict[str, str]) -> None:
+@pytest.mark.parametrize(
+    ("key", "default", "other"),
+    [("guard.clipboard", "user", "block"), ("guard.sequences", "own", "allow")],
+)
+def test_guard_settings_are_shown(
+    base_env: dict[str, str], key: str, default: str, other: str
+) -> None:
+    var = "CUEWRAP_" + key.replace(".", "_").upper()
     r = doctor(base_env, "doctor")
-    assert line(r.stdout, "guard.clipboard") == "guard.clipboard user default"
-    r = doctor(dict(base_env, CUEWRAP_GUARD_CLIPBOARD="block"), "doctor")
-    assert line(r.stdout, "guard.clipboard") == "guard.clipboard block env CUEWRAP_GUARD_CLIPBOARD"
-
-
-@pytest.mark.pty
-def test_sequence_guard_setting_is_shown(base_env: dict[str, str]) -> None:
-    r = doctor(base_env, "doctor")
-    assert line(r.stdout, "guard.sequences") == "guard.sequences own default"
-    r = doctor(dict(base_env, CUEWRAP_GUARD_SEQUENCES="allow"), "doctor")
-    assert line(r.stdout, "guard.sequences") == "guard.sequences allow env CUEWRAP_GUARD_SEQUENCES"
+    assert line(r.stdout, key) == f"{key} {default} default"
+    r = doctor(dict(base_env, **{var: other}), "doctor")
+    assert line(r.stdout, key) == f"{key} {other} env {var}"

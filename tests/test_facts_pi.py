@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from fakemodel import FakeModel, http_error, text, tool_call
 from pirig import PiHome, PiSession, ask_question_args, child_pids, wrapped_pid
-from shared import ONE_TOOL_RUN
+from shared import ONE_TOOL_RUN, failed_run
 from waiting import absence_window, wait_until
 
 pytestmark = pytest.mark.pi
@@ -87,6 +87,12 @@ def wait_state(s: PiSession, state: str, *, after: int = 0, timeout: float = 10.
 def quiet(pause: float = 0.3) -> None:
     """Let late facts arrive (nothing more should)."""
     absence_window(pause, "a late fact")
+
+
+def started(s: PiSession) -> tuple[int, int]:
+    """Once Pi's session started: how many bridge and OSC 7501 facts there are."""
+    wait_type(s, "SessionStart")
+    return len(facts(s)), len(facts(s, "osc7501"))
 
 
 def settled(s: PiSession, n: int, *, state: str | None = None, n7501: int = 0) -> list[Rec]:
@@ -204,24 +210,12 @@ def test_llm_error_with_retries(pi_session: Any, fakemodel: FakeModel, pi_home: 
     pi_home.write_settings(retry={"enabled": True, "maxRetries": 2, "baseDelayMs": 200})
     fakemodel.push(*[http_error(500, "fake upstream failure")] * 3)
     s: PiSession = pi_session()
-    wait_type(s, "SessionStart")
-    n = len(facts(s))
-    n7501 = len(facts(s, "osc7501"))
+    n, n7501 = started(s)
 
     s.prompt("fail please")
     s.wait_for_screen(r"Retry failed after 2 attempts")
     fs = settled(s, n, state="error", n7501=n7501)
-    assert types(fs) == [
-        "UserInput",
-        "AgentStart",
-        "AgentEnd",
-        "AgentStart",
-        "AgentEnd",
-        "AgentStart",
-        "AgentEnd",
-        "AgentBeforeSettle",
-        "AgentSettled",
-    ]
+    assert types(fs) == failed_run(3)
     assert len(fakemodel.requests) == 3
     assert [r["stop_reason"] for r in fs if r["type"] == "AgentEnd"] == ["error"] * 3
     assert fs[-2]["outcome"] == "error"
@@ -250,9 +244,7 @@ def test_llm_error_with_retries(pi_session: Any, fakemodel: FakeModel, pi_home: 
 def test_escape_during_tool(pi_session: Any, fakemodel: FakeModel) -> None:
     fakemodel.push(tool_call("bash", {"command": "sleep 10"}))
     s: PiSession = pi_session()
-    wait_type(s, "SessionStart")
-    n = len(facts(s))
-    n7501 = len(facts(s, "osc7501"))
+    n, n7501 = started(s)
 
     s.prompt("sleep please")
     s.wait_for_screen(r"Elapsed \d")
@@ -289,9 +281,7 @@ def test_escape_during_tool(pi_session: Any, fakemodel: FakeModel) -> None:
 def test_confirm_dialog(pi_session: Any, fakemodel: FakeModel) -> None:
     fakemodel.push(tool_call("test_confirm", {"message": "Deploy now?"}), text("ok"))
     s: PiSession = pi_session()
-    wait_type(s, "SessionStart")
-    n = len(facts(s))
-    n7501 = len(facts(s, "osc7501"))
+    n, n7501 = started(s)
 
     s.prompt("confirm please")
     s.wait_for_screen(r"Deploy now\?")
