@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from http.server import ThreadingHTTPServer
 from typing import Any
 
-from fakemodel import JSONHandler
+from fakemodel import JSONHandler, Served
 
 MODEL_ID = "claude-sonnet-4-5"
 
@@ -207,7 +207,7 @@ class _Server(ThreadingHTTPServer):
     fake: FakeAnthropic
 
 
-class FakeAnthropic:
+class FakeAnthropic(Served):
     """See the module docstring."""
 
     def __init__(
@@ -228,22 +228,8 @@ class FakeAnthropic:
     def start(self) -> FakeAnthropic:
         server = _Server(("127.0.0.1", 0), _Handler)
         server.fake = self
-        self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, daemon=True)
-        self._thread.start()
+        self._serve(server)
         return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> FakeAnthropic:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     @property
     def base_url(self) -> str:

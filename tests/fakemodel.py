@@ -56,7 +56,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 MODEL_ID = "fake-model"
 
@@ -199,6 +199,42 @@ class _Served:
     completed: bool = False
     disconnected: bool = False
     started: float = field(default_factory=time.monotonic)
+
+
+class Served:
+    """A fake server of the tests, served by a daemon thread (also the fake Anthropic API):
+    ``start()`` and ``stop()``, or ``with``."""
+
+    _server: ThreadingHTTPServer | None = None
+    _thread: threading.Thread | None = None
+
+    def start(self) -> Self:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        self._shut()
+
+    def _serve(self, server: ThreadingHTTPServer, poll_interval: float = 0.5) -> None:
+        self._server = server
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": poll_interval}, daemon=True
+        )
+        self._thread.start()
+
+    def _shut(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
 
 class JSONHandler(BaseHTTPRequestHandler):
@@ -371,7 +407,7 @@ class _Server(ThreadingHTTPServer):
     fake: FakeModel
 
 
-class FakeModel:
+class FakeModel(Served):
     """The fake server. Start with ``start()`` or use as a context manager."""
 
     def __init__(
@@ -396,30 +432,15 @@ class FakeModel:
 
     # -- lifecycle ------------------------------------------------------------------------
     def start(self) -> FakeModel:
-        self._server = _Server(("127.0.0.1", self._port), _Handler)
-        self._server.fake = self
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
+        server = _Server(("127.0.0.1", self._port), _Handler)
+        server.fake = self
+        self._serve(server, poll_interval=0.05)
         return self
 
     def stop(self) -> None:
         """Stop serving; any hanging stream is ended (the connection is closed)."""
         self._stopping.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> FakeModel:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        self._shut()
 
     @property
     def port(self) -> int:
