@@ -33,10 +33,9 @@ import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import ThreadingHTTPServer
 from typing import Any
 
-from fakemodel import JSONHandler, Served
+from fakemodel import FakeHTTPServer, JSONHandler, Served
 
 MODEL_ID = "claude-sonnet-4-5"
 
@@ -201,9 +200,7 @@ def _events(step: Step, tool_id: str, body: dict[str, Any]) -> Iterator[bytes]:
     yield _sse("message_stop", {"type": "message_stop"})
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
+class _Server(FakeHTTPServer):
     fake: FakeAnthropic
 
 

@@ -201,6 +201,11 @@ class _Served:
     started: float = field(default_factory=time.monotonic)
 
 
+class FakeHTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
 class Served:
     """A fake server of the tests, served by a daemon thread (also the fake Anthropic API):
     ``start()`` and ``stop()``, or ``with``."""
@@ -401,9 +406,7 @@ class _Handler(JSONHandler):
         served.completed = True
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
+class _Server(FakeHTTPServer):
     fake: FakeModel
 
 

@@ -178,31 +178,22 @@ class PiHome:
         return sorted((self.agent_dir / "sessions").rglob("*.jsonl"))
 
 
+def fake_models(base_url: str, model: dict[str, Any], **provider: Any) -> dict[str, Any]:
+    """Pi's ``models.json``: one provider, "fake" (OpenAI-compatible, at ``base_url``), with
+    one model (``model``: its id, name, …), free and with a 128k context."""
+    limits = {"contextWindow": 128000, "maxTokens": 4096}
+    cost = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
+    fake = {"api": "openai-completions", "baseUrl": base_url, "apiKey": "fake-key", **provider}
+    return {"providers": {"fake": {**fake, "models": [{**model, **limits, "cost": cost}]}}}
+
+
 def make_pi_home(root: Path, base_url: str, bin_dir: Path) -> PiHome:
     agent_dir = root / "agent"
     home = root / "home"
     cwd = root / "work"
     for d in (agent_dir, home, cwd):
         d.mkdir(parents=True, exist_ok=True)
-    models = {
-        "providers": {
-            "fake": {
-                "name": "Fake",
-                "baseUrl": base_url,
-                "api": "openai-completions",
-                "apiKey": "fake-key",
-                "models": [
-                    {
-                        "id": MODEL_ID,
-                        "name": MODEL_ID,
-                        "contextWindow": 128000,
-                        "maxTokens": 4096,
-                        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-                    }
-                ],
-            }
-        }
-    }
+    models = fake_models(base_url, {"id": MODEL_ID, "name": MODEL_ID}, name="Fake")
     (agent_dir / "models.json").write_text(json.dumps(models, indent=2))
     env = pi_environment(bin_dir, agent_dir, home)
     ph = PiHome(
@@ -604,20 +595,21 @@ class PiSession:
                 self._exitstatus = self.child.exitstatus
                 self._signalstatus = self.child.signalstatus
 
+    def _statuses(self) -> tuple[int | None, int | None]:
+        """(exit status, signal) once the process has exited; (None, None) while alive."""
+        if self.isalive():
+            return None, None
+        self._collect_status()
+        return self._exitstatus, self._signalstatus
+
     @property
     def exitstatus(self) -> int | None:
         """Exit status once the process has exited (None while alive or if signalled)."""
-        if self.isalive():
-            return None
-        self._collect_status()
-        return self._exitstatus
+        return self._statuses()[0]
 
     @property
     def signalstatus(self) -> int | None:
-        if self.isalive():
-            return None
-        self._collect_status()
-        return self._signalstatus
+        return self._statuses()[1]
 
     def close(self, grace: float = 2.0) -> None:
         """Terminate the process and all its descendants (SIGTERM, then SIGKILL)."""
