@@ -684,6 +684,25 @@ def ready_away(s: PiSession) -> None:
     s.wait_log(lambda r: r.get("kind") == "presence" and r.get("presence") == "away")
 
 
+def started_run(
+    pi_session: SessionFactory,
+    fm: FakeModel,
+    command: str,
+    reply: str | None = None,
+    *,
+    prompt: str,
+    away: bool = False,
+) -> PiSession:
+    """A new session whose prompt (sent now) makes the fake model run bash ``command`` and
+    then, if given, say ``reply``; with ``away``, the user has left before the prompt."""
+    fm.push(tool_call("bash", {"command": command}), *([text(reply)] if reply else []))
+    s: PiSession = pi_session()
+    if away:
+        ready_away(s)
+    s.prompt(prompt)
+    return s
+
+
 def open_dialog(s: PiSession, fm: FakeModel, tool: str, args: dict[str, Any]) -> None:
     """Have the fake model call the test extension's dialog ``tool`` (then say "after the
     dialog"); wait until Pi shows the dialog."""

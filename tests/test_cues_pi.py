@@ -20,7 +20,16 @@ from typing import Any
 
 import pytest
 from fakemodel import FakeModel, http_error, text, tool_call
-from pirig import NOTIFY_TITLE, TITLE, PiSession, _descendants, _proc_stat, explain, ready_away
+from pirig import (
+    NOTIFY_TITLE,
+    TITLE,
+    PiSession,
+    _descendants,
+    _proc_stat,
+    explain,
+    ready_away,
+    started_run,
+)
 from procstat import cmdline
 from termscan import last_title, notifications, oscs, titles
 from waiting import absence_window, wait_until
@@ -105,10 +114,7 @@ def assert_quiet(s: PiSession, seconds: float, notes: int, title: str | None) ->
 
 
 def test_run_settles_while_away(pi_session: Any, fakemodel: FakeModel) -> None:
-    fakemodel.push(tool_call("bash", {"command": "sleep 1"}), text("all done"))
-    s: PiSession = pi_session()
-    ready_away(s)
-    s.prompt("run the tool")
+    s = started_run(pi_session, fakemodel, "sleep 1", "all done", prompt="run the tool", away=True)
     s.wait_for_screen(r"^ all done$")
     assert wait_settled(s)["aborted"] is False
     [(title, body)] = wait_notifications(s, 1)
@@ -238,9 +244,7 @@ def test_dialog_while_away(pi_session: Any, fakemodel: FakeModel) -> None:
 
 
 def test_pi_killed_while_away(pi_session: Any, fakemodel: FakeModel) -> None:
-    fakemodel.push(tool_call("bash", {"command": "sleep 30"}))
-    s: PiSession = pi_session()
-    s.prompt("sleep long")
+    s = started_run(pi_session, fakemodel, "sleep 30", prompt="sleep long")
     s.wait_for_screen(r"Elapsed")
     ready_away(s)
     tree = _descendants(s.pid)
@@ -325,10 +329,9 @@ def test_reload_drops_the_old_wait(pi_session: Any, fakemodel: FakeModel) -> Non
 
 
 def test_cue_off_then_on_replays_nothing(pi_session: Any, fakemodel: FakeModel) -> None:
-    fakemodel.push(tool_call("bash", {"command": "sleep 2"}), text("settled quietly"))
-    s: PiSession = pi_session()
-    ready_away(s)
-    s.prompt("run for a while")
+    s = started_run(
+        pi_session, fakemodel, "sleep 2", "settled quietly", prompt="run for a while", away=True
+    )
     s.wait_for_screen(r"Elapsed")
     s.submit("/cue off")  # an extension command runs at once, even during a run
     s.wait_for_screen(r"cues off")
@@ -394,9 +397,13 @@ def test_privacy_nothing_of_the_conversation_leaks(pi_session: Any, fakemodel: F
 
 
 def test_focus_changes_do_not_abort_a_run(pi_session: Any, fakemodel: FakeModel) -> None:
-    fakemodel.push(tool_call("bash", {"command": "sleep 2; echo still here"}), text("completed ok"))
-    s: PiSession = pi_session()
-    s.prompt("run while I wander")
+    s = started_run(
+        pi_session,
+        fakemodel,
+        "sleep 2; echo still here",
+        "completed ok",
+        prompt="run while I wander",
+    )
     s.wait_for_screen(r"Elapsed")
     for _ in range(4):
         focus(s, "out")

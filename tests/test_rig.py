@@ -16,13 +16,7 @@ from typing import Any
 
 import pytest
 from fakemodel import FakeModel, delay, hang, http_error, text, tool_call, tool_calls
-from pirig import (
-    TEST_EXT,
-    PiHome,
-    PiSession,
-    _descendants,
-    ask_question_args,
-)
+from pirig import TEST_EXT, PiHome, PiSession, _descendants, ask_question_args, started_run
 from procstat import cmdline, state
 from waiting import wait_until
 
@@ -151,9 +145,7 @@ def _run_until(s: PiSession, prompt: str) -> None:
 
 @pytest.mark.pi
 def test_bash_tool_run(pi_session: Any, fakemodel: FakeModel) -> None:
-    fakemodel.push(tool_call("bash", {"command": "sleep 2; echo hi"}), text("all done"))
-    s: PiSession = pi_session()
-    s.prompt("run the tool")
+    s = started_run(pi_session, fakemodel, "sleep 2; echo hi", "all done", prompt="run the tool")
     s.wait_for_screen(r"\$ sleep 2; echo hi")
     s.wait_working()
     s.wait_for_screen(r"Elapsed \d")
@@ -186,9 +178,7 @@ def test_http_500_retries(pi_session: Any, fakemodel: FakeModel) -> None:
 
 @pytest.mark.pi
 def test_escape_aborts_tool(pi_session: Any, fakemodel: FakeModel) -> None:
-    fakemodel.push(tool_call("bash", {"command": "sleep 10"}))
-    s: PiSession = pi_session()
-    s.prompt("sleep please")
+    s = started_run(pi_session, fakemodel, "sleep 10", prompt="sleep please")
     s.wait_for_screen(r"Elapsed \d")
     t = time.monotonic()
     s.escape()
@@ -256,9 +246,7 @@ def test_extension_commands(pi_session: Any) -> None:
 
 @pytest.mark.pi
 def test_focus_reports_do_not_disturb_a_run(pi_session: Any, fakemodel: FakeModel) -> None:
-    fakemodel.push(tool_call("bash", {"command": "sleep 1; echo still here"}), text("finished"))
-    s: PiSession = pi_session()
-    s.prompt("run")
+    s = started_run(pi_session, fakemodel, "sleep 1; echo still here", "finished", prompt="run")
     s.wait_for_screen(r"Elapsed")
     for _ in range(3):
         s.focus_out()
@@ -297,9 +285,7 @@ def test_ask_questionnaire(
 @pytest.mark.pi
 @pytest.mark.parametrize("pi_version", ["1.4.0"])
 def test_session_close_kills_the_tree(pi_session: Any, fakemodel: FakeModel) -> None:
-    fakemodel.push(tool_call("bash", {"command": "sleep 30"}))
-    s: PiSession = pi_session()
-    s.prompt("sleep long")
+    s = started_run(pi_session, fakemodel, "sleep 30", prompt="sleep long")
     s.wait_for_screen(r"Elapsed")
 
     def tree_with_sleep() -> list[tuple[int, str]] | None:
