@@ -109,6 +109,16 @@ def assert_quiet(s: PiSession, seconds: float, notes: int, title: str | None) ->
     assert last_title(s.raw_output) == title, titles(s.raw_output)[-5:]
 
 
+def one_finished_cue(s: PiSession) -> None:
+    """One cue, for a run that completed: its notification, the title's mark, its record."""
+    [(title, body)] = wait_notifications(s, 1)
+    assert title == NOTIFY_TITLE
+    assert re.search(r"finished|completed", body, re.I), body
+    wait_title(s, marked(MARK_DONE))
+    [cue] = cues(s)
+    assert cue["cue"] == "finished" and cue["outcome"] == "completed"
+
+
 # --------------------------------------------------------------------------------------------
 # 1-2: a run settles while away / while present
 
@@ -117,12 +127,7 @@ def test_run_settles_while_away(pi_session: Any, fakemodel: FakeModel) -> None:
     s = started_run(pi_session, fakemodel, "sleep 1", "all done", prompt="run the tool", away=True)
     s.wait_for_screen(r"^ all done$")
     assert wait_settled(s)["aborted"] is False
-    [(title, body)] = wait_notifications(s, 1)
-    assert title == NOTIFY_TITLE
-    assert re.search(r"finished|completed", body, re.I), body
-    wait_title(s, marked(MARK_DONE))
-    [cue] = cues(s)
-    assert cue["cue"] == "finished" and cue["outcome"] == "completed"
+    one_finished_cue(s)
     check_deliveries(s)
     s.wait_idle()
     # The user comes back: the mark goes (the child's own title is re-sent), nothing new.
@@ -435,12 +440,7 @@ def test_idle_fallback_without_focus_reports(pi_session: Any, fakemodel: FakeMod
     s.prompt("run and let me wander off")
     s.wait_for_screen(r"^ idle done$", timeout=15)
     wait_settled(s)
-    [(title, body)] = wait_notifications(s, 1)
-    assert title == NOTIFY_TITLE
-    assert re.search(r"finished|completed", body, re.I), body
-    wait_title(s, marked(MARK_DONE))
-    [cue] = cues(s)
-    assert cue["cue"] == "finished" and cue["outcome"] == "completed"
+    one_finished_cue(s)
     idle = [r for r in s.log_records("presence") if r.get("via") == "idle"]
     assert idle and idle[0]["presence"] == "away", s.log_records("presence")
     assert not [r for r in s.log_records("fact") if r.get("type") == "Presence"]
