@@ -278,9 +278,4 @@ if __name__ == "__main__":  # a manual run: python tests/fakeanthropic.py
     with FakeAnthropic(
         [text(" ".join(sys.argv[1:]) or "Hello from the fake Anthropic API.")]
     ) as fa:
-        print(fa.base_url, flush=True)
-        try:
-            while True:
-                time.sleep(3600)
-        except KeyboardInterrupt:
-            pass
+        fa.serve_until_interrupted(fa.base_url)

@@ -235,6 +235,13 @@ class Served:
             self._thread.join(timeout=5)
             self._thread = None
 
+    def serve_until_interrupted(self, base_url: str) -> None:
+        """A manual run: say where it serves (``base_url``), serve until Ctrl-C."""
+        print(base_url, flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            while True:
+                time.sleep(3600)
+
     def __enter__(self) -> Self:
         return self.start()
 
@@ -539,12 +546,8 @@ def main(argv: list[str] | None = None) -> int:
     fm = FakeModel(
         steps, port=ns.port, chunk_delay=ns.chunk_delay, default=text(ns.default_text)
     ).start()
-    print(fm.base_url, flush=True)
     try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
+        fm.serve_until_interrupted(fm.base_url)
     finally:
         fm.stop()
     return 0
