@@ -272,6 +272,12 @@ def wrapped_pid(cuewrap_pid: int) -> int | None:
     return None
 
 
+def pi_child(cuewrap_pid: int) -> int:
+    """Pi: the command under cuewrap's session leader."""
+    pid = wait_until(lambda: wrapped_pid(cuewrap_pid), 5, "Pi under cuewrap")
+    return int(pid)
+
+
 def _kill_exact(procs: list[tuple[int, str]], sig: int) -> None:
     for pid, start in procs:
         st = _proc_stat(pid)

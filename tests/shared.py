@@ -8,6 +8,8 @@
 - ``HELLO``, ``enc``     the bridge's wire: a minimal hello as Pi 1.4.0 sends it, a JSON line
 - ``LoggedChild``        a program under cuewrap in pexpect, with its decision log: ``records``,
                          ``presence`` (a focus report sent, and cuewrap seen to take it)
+- ``RECORDER``, ``calls`` a ``notify.command`` that records each call (its Python source; run
+                         it with the file to append to), and the calls it recorded
 - ``in_shell``,        a program run inside ``sh`` between two ``stty -g``; at its end its
   ``finish_in_shell``    exit status and output, asserting the terminal's settings came back
 
@@ -25,6 +27,7 @@ import os
 import re
 import shlex
 import shutil
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -147,3 +150,23 @@ def finish_in_shell(p: pexpect.spawn) -> tuple[int, bytes]:
     assert before and after and rc, out
     assert before.group(1) == after.group(1), "termios settings not restored"
     return int(rc.group(1)), out
+
+
+#: A notify.command (Python source; its one argument: the file to append to) that records
+#: each call: what it read on stdin, its CUEWRAP_CUE_ variables, its pid.
+RECORDER = textwrap.dedent(
+    """
+    import json, os, sys
+    data = sys.stdin.read()
+    env = {k: v for k, v in os.environ.items() if k.startswith("CUEWRAP_CUE_")}
+    with open(sys.argv[1], "a") as fh:
+        fh.write(json.dumps({"stdin": data, "env": env, "pid": os.getpid()}) + "\\n")
+    """
+)
+
+
+def calls(out: Path) -> list[dict[str, Any]]:
+    """The calls ``RECORDER`` recorded in ``out``."""
+    if not out.exists():
+        return []
+    return [json.loads(line) for line in out.read_text().splitlines() if line.strip()]

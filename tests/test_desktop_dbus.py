@@ -422,7 +422,7 @@ def test_pi_killed_while_waiting_leaves_only_the_exited_cue(
     import os
     import signal
 
-    from test_effects_pi import pi_child
+    from pirig import pi_child
 
     s = dialog_while_away(pi_session, fakemodel, dunst)
     delivered = functools.partial(desktop_deliveries, s)

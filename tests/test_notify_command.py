@@ -22,6 +22,7 @@ import pytest
 from fakemodel import FakeModel, text, tool_call
 from pirig import PiSession, ready_away
 from procstat import alive
+from shared import RECORDER, calls
 from waiting import absence_window, turning, wait_until
 
 from cuewrap.config import ConfigError, check_commands, load_settings
@@ -31,16 +32,6 @@ from cuewrap.loop import Loop
 FIELDS = {"event", "session", "cwd", "source", "certainty", "id", "time", "escalated"}
 FIELDS |= {"pid", "tmux_pane", "tty"}  # which session: cuewrap's pid, its pane, its terminal
 
-RECORDER = textwrap.dedent(
-    """
-    import json, os, sys
-    data = sys.stdin.read()
-    env = {k: v for k, v in os.environ.items() if k.startswith("CUEWRAP_CUE_")}
-    with open(sys.argv[1], "a") as fh:
-        fh.write(json.dumps({"stdin": data, "env": env, "pid": os.getpid()}) + "\\n")
-    """
-)
-
 
 @pytest.fixture
 def recorder(tmp_path: Path) -> tuple[list[str], Path]:
@@ -48,12 +39,6 @@ def recorder(tmp_path: Path) -> tuple[list[str], Path]:
     script.write_text(RECORDER)
     out = tmp_path / "calls.jsonl"
     return [sys.executable, str(script), str(out)], out
-
-
-def calls(out: Path) -> list[dict[str, Any]]:
-    if not out.exists():
-        return []
-    return [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
 
 
 # -- the effector ---------------------------------------------------------------------------

@@ -22,7 +22,7 @@ import pytest
 import waiting
 from fakemodel import FakeModel, text, tool_call
 from pirig import PiSession
-from test_notify_command import RECORDER, calls
+from shared import RECORDER, calls
 
 pytestmark = [pytest.mark.pi, pytest.mark.parametrize("pi_version", ["1.4.0"])]
 

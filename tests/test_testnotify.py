@@ -18,8 +18,7 @@ from typing import Any
 
 import pytest
 from desktoprig import Session, dunst_history
-from shared import RecordingLog
-from test_notify_command import RECORDER, calls
+from shared import RECORDER, RecordingLog, calls
 from waiting import turning, wait_until
 
 from cuewrap.config import Settings
