@@ -11,6 +11,7 @@ with spaces — is prose and not checked):
   package of cuewrap named by its last part(s); the name is defined at its top level or is
   a member of one of its classes;
 - ``Class.member`` (``Loop.run_once``): a class of cuewrap with that method or attribute;
+- ``attribute.member`` (``tap.feed``): a member of a class of cuewrap, and a member of one;
 - a setting (``notify.command``, ``generic.quiet_after``): a key of ``config.KEYS``;
 - ``stdlib.name`` (``select.poll``): the standard library's; a name of the Pi bridge
   extension's TypeScript (``process.stdout.write``) when it stands in that source;
@@ -61,6 +62,7 @@ class Code:
     modules: dict[str, set[str]] = field(default_factory=dict)  # dotted -> top-level names
     module_members: dict[str, set[str]] = field(default_factory=dict)  # of its classes
     classes: dict[str, set[str]] = field(default_factory=dict)  # class name -> members
+    members: set[str] = field(default_factory=set)  # every class's members
     names: set[str] = field(default_factory=set)  # every name defined anywhere
     strings: set[str] = field(default_factory=set)  # every string constant
     typescript: str = ""
@@ -127,6 +129,7 @@ def read_code() -> Code:
                         own.update(_assigned(sub))
                 own.discard(node.name)
                 members |= own
+                code.members |= own
             if isinstance(node, ast.stmt):
                 code.names.update(_assigned(node))
             elif isinstance(node, ast.arg):
@@ -179,6 +182,10 @@ def _dotted_problem(name: str, code: Code) -> str | None:
         if parts[1] in code.classes[parts[0]]:
             return None
         return f"class {parts[0]} has no member {parts[1]!r}"
+    if parts[0] in code.members and len(parts) == 2:  # an attribute's method: `tap.feed`
+        if parts[1] in code.members:
+            return None
+        return f"no class of cuewrap has a member {parts[1]!r}"
     if _stdlib_has(name) or re.search(rf"\b{re.escape(name)}\b", code.typescript):
         return None
     return "neither a module nor a class of cuewrap, a setting or the standard library's"
@@ -233,6 +240,7 @@ def test_every_name_architecture_md_gives_exists() -> None:
         "nosuch.py",
         "cueside.build_controler",  # a misspelt function of a module
         "tracker.pass_status_off()",  # no such method of the module's classes
+        "tap.feedx",  # an attribute's method that no class has
         "Loop.run_twice",  # no such method of the class
         "NoSuchClass",
         "_no_such_helper",
@@ -258,6 +266,7 @@ def test_a_wrong_name_of_each_kind_is_found(name: str) -> None:
         "cueside.build_controller",
         "tracker.pass_status_on()",
         "Loop.run_once",
+        "tap.feed",
         "Keystroke",
         "NamedTuple",
         "_on_master",

@@ -137,6 +137,7 @@ def test_inside_tmux_each_delivery_is_planned_from_what_tmux_says_then() -> None
     import dataclasses
 
     from cuewrap.config import Settings
+    from cuewrap.context import Context
     from cuewrap.deliver.delivery import Delivery
     from cuewrap.loop import Loop
     from cuewrap.tmux.view import Live
@@ -148,7 +149,7 @@ def test_inside_tmux_each_delivery_is_planned_from_what_tmux_says_then() -> None
     start = TmuxInfo("off", "xterm-256color", "WezTerm 20240203", "3.4")  # off at start
     loop = Loop()
     try:
-        d = Delivery(loop, settings, log, env, lambda b: None, tmux_info=start)
+        d = Delivery(Context(loop, settings, log, env), lambda b: None, tmux_info=start)
         assert not d.plan.terminal and d.plan.desktop  # at start: passthrough off
         on = Live(dataclasses.replace(start, allow_passthrough="on"), shown=True)
         notifier, p = d.decide(on)
@@ -164,8 +165,15 @@ def test_inside_tmux_each_delivery_is_planned_from_what_tmux_says_then() -> None
         assert not p.terminal and p.desktop and "allow-passthrough on" in notifier.choice.reason
         told = [f["popup"] for f in log.of("channels_now")]
         assert told == ["terminal", "desktop", "desktop"], told  # on, hidden, off
+
         # /cue and the advice read tmux's last view
-        d.live = lambda: on
+        class Route:  # the tmux side, as /cue asks it
+            def notify(self, n: object, deliver: object) -> None: ...
+
+            def live_now(self) -> Live:
+                return on
+
+        d.route_through(Route())
         assert d.plan.terminal and d.terminal_choice.protocol == "osc777"
     finally:
         loop.close()
