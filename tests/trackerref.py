@@ -5,6 +5,7 @@ generated streams and ``check_against_reference``: shared by the tests of cuewra
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -28,6 +29,7 @@ from cuewrap.term.tracker import (
     ModeChange,
     OutputEvent,
     OutputTracker,
+    Scan,
     TitleChange,
 )
 
@@ -68,13 +70,21 @@ LARGE_EXAMPLES = settings(
 )
 
 
-def feed_all(t: OutputTracker, chunks: list[bytes]) -> tuple[bytes, list[OutputEvent]]:
+def feed_all(
+    t: OutputTracker,
+    chunks: list[bytes],
+    each: Callable[[bytes, Scan, bytes], None] | None = None,
+) -> tuple[bytes, list[OutputEvent]]:
+    """Feed ``chunks`` to ``t``, then flush: all its output and events. ``each(chunk, scan,
+    output so far)`` is called after each chunk's scan."""
     out = bytearray()
     events: list[OutputEvent] = []
     for c in chunks:
         s = t.feed(c)
         out += s.out
         events += s.events
+        if each is not None:
+            each(c, s, bytes(out))
     out += t.flush()
     return bytes(out), events
 
@@ -881,18 +891,15 @@ def check_against_reference(
     want_out, ref = expected(data, consume, notices, clip, guard)
     safe_at = Ref(False).run(want_out)  # states the host terminal goes through
     t = OutputTracker(consume_status=consume, notices=notices, clipboard=clip, guard_frames=guard)
-    out = bytearray()
-    events: list[OutputEvent] = []
-    for c in chunks:
-        s = t.feed(c)
-        out += s.out
-        events += s.events
-        assert want_out.startswith(bytes(out))
-        assert s.safe == safe_at[len(out)], (bytes(out), c)
+
+    def each(c: bytes, s: Scan, out: bytes) -> None:
+        assert want_out.startswith(out)
+        assert s.safe == safe_at[len(out)], (out, c)
         assert t.safe == s.safe
-    out += t.flush()
+
+    out, events = feed_all(t, chunks, each)
     assert t.safe == safe_at[len(out)]
-    assert bytes(out) == want_out
+    assert out == want_out
     assert events == ref.events
     assert t.modes.on == ref.modes
     assert t.modes.off == ref.modes_off
