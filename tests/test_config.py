@@ -44,18 +44,27 @@ def test_values_have_the_types_the_settings_declare(tmp_path: Path) -> None:
     assert s.notify.bell is True
 
 
+def values(s: Settings) -> dict[str, tuple[type, object]]:
+    """Each value, with its type (``True`` is not ``1`` here), of the keys the file tests set."""
+    keys = ("cues.enabled", "notify.terminal", "notify.desktop", "notify.bell",
+            "notify.title_marks", "presence.idle_after", "privacy.body", "keep_awake.enabled",
+            "keep_awake.command")  # fmt: skip
+    got = {k: getattr(getattr(s, k.split(".")[0]), k.split(".")[1]) for k in keys}
+    return typed(got)
+
+
+def typed(values: dict[str, object]) -> dict[str, tuple[type, object]]:
+    return {k: (type(v), v) for k, v in values.items()}
+
+
 def test_defaults_when_no_file(tmp_path: Path) -> None:
     s = load_settings(None, env_home(tmp_path), {})
     assert s == Settings()
-    assert s.cues.enabled is True
-    assert s.notify.terminal == "auto"
-    assert s.notify.desktop == "auto"
-    assert s.notify.bell is False
-    assert s.notify.title_marks is True
-    assert s.presence.idle_after == 60.0
-    assert s.privacy.body == "none"
-    assert s.keep_awake.enabled is False
-    assert s.keep_awake.command is None
+    assert values(s) == typed({
+        "cues.enabled": True, "notify.terminal": "auto", "notify.desktop": "auto",
+        "notify.bell": False, "notify.title_marks": True, "presence.idle_after": 60.0,
+        "privacy.body": "none", "keep_awake.enabled": False, "keep_awake.command": None,
+    })  # fmt: skip
     assert s.log is None
     assert s.config_file is None
     assert s.origin("notify.bell") == "default"
@@ -99,16 +108,13 @@ command = ["caffeinate", "-i"]
 """,
     )
     s = load_settings(path, {}, {})
-    assert s.cues.enabled is False
-    assert s.notify.terminal == "osc99"
-    assert s.notify.desktop == "off"
-    assert s.notify.bell is True
-    assert s.notify.title_marks is False
-    assert s.presence.idle_after == 90.0
+    assert values(s) == typed({
+        "cues.enabled": False, "notify.terminal": "osc99", "notify.desktop": "off",
+        "notify.bell": True, "notify.title_marks": False, "presence.idle_after": 90.0,
+        "privacy.body": "summary", "keep_awake.enabled": True,
+        "keep_awake.command": ("caffeinate", "-i"),
+    })  # fmt: skip
     assert isinstance(s.presence.idle_after, float)
-    assert s.privacy.body == "summary"
-    assert s.keep_awake.enabled is True
-    assert s.keep_awake.command == ("caffeinate", "-i")
     assert s.origin("notify.terminal") == path
 
 
