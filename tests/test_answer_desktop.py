@@ -18,10 +18,6 @@ from waiting import wait_until
 pytestmark = pytest.mark.desktop
 
 
-def desktop_env(d: Session) -> dict[str, str]:
-    return {k: d.env[k] for k in ("DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR")}
-
-
 def away(s: PiSession) -> None:
     ready_away(s)
 
@@ -58,7 +54,7 @@ def answers(s: PiSession) -> list[dict[str, Any]]:
 def test_confirm_answered_yes_and_no_from_the_notification(
     pi_session: Any, fakemodel: FakeModel, dunst_menu: Session
 ) -> None:
-    s: PiSession = pi_session(env=desktop_env(dunst_menu))
+    s: PiSession = pi_session(env=dunst_menu.desktop())
     away(s)
     open_dialog(s, fakemodel, "test_confirm", {"title": "Deploy", "message": "Now?"})
     sid = int(delivered(s, 1)["reason"].split()[-1])
@@ -83,7 +79,7 @@ def test_confirm_answered_yes_and_no_from_the_notification(
 def test_select_buttons_are_numbers_without_summary_and_a_click_after_a_key_is_refused(
     pi_session: Any, fakemodel: FakeModel, dunst_menu: Session
 ) -> None:
-    s: PiSession = pi_session(env=desktop_env(dunst_menu))
+    s: PiSession = pi_session(env=dunst_menu.desktop())
     away(s)
     open_dialog(s, fakemodel, "test_select", {"title": "Pick", "options": ["Red", "Green", "Blue"]})
     sid = int(delivered(s, 1)["reason"].split()[-1])
@@ -110,7 +106,7 @@ def test_button_press_to_dialog_closed(
 ) -> None:
     """20 confirms answered by a click: from ``dunstctl context`` (the press) to the log's
     ui_prompt_end fact, and the session's claim-to-closed time."""
-    s: PiSession = pi_session(env=desktop_env(dunst_menu))
+    s: PiSession = pi_session(env=dunst_menu.desktop())
     away(s)
     times: list[float] = []
     for i in range(20):

@@ -267,8 +267,7 @@ def dialog_while_away(pi_session: Any, fakemodel: Any, dunst: Session) -> Any:
     from pirig import ready_away
 
     fakemodel.push(tool_call("test_confirm", {}), text("done"))
-    env = {k: dunst.env[k] for k in ("DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR")}
-    s = pi_session(env=env)
+    s = pi_session(env=dunst.desktop())
     ready_away(s)
     s.prompt("confirm please")
     s.wait_dialog()

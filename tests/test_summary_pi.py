@@ -304,9 +304,7 @@ def test_the_desktop_notification_says_it_as_plain_text(
     body, and '<', '>', '&' in it are escaped so they stay text (no bold, no link)."""
     first = 'MARKUP-SECRET a < b & c > d <b>bold</b> <a href="http://x">link</a>'
     fakemodel.script([text(first + "\nmore")])
-    env = {key: dunst.env[key] for key in ("DISPLAY", "DBUS_SESSION_BUS_ADDRESS",
-                                           "XDG_RUNTIME_DIR")}  # fmt: skip
-    env["CUEWRAP_PRIVACY_BODY"] = "summary"
+    env = {**dunst.desktop(), "CUEWRAP_PRIVACY_BODY": "summary"}
     s = pi_session(env=env)
     s.focus_out()
     s.prompt("hello")
