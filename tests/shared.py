@@ -8,14 +8,14 @@
 - ``HELLO``, ``enc``     the bridge's wire: a minimal hello as Pi 1.4.0 sends it, a JSON line
 - ``LoggedChild``        a program under cuewrap in pexpect, with its decision log: ``records``,
                          ``presence`` (a focus report sent, and cuewrap seen to take it)
-- ``RECORDER``, ``calls`` a ``notify.command`` that records each call (its Python source; run
-                         it with the file to append to), and the calls it recorded
-- ``in_shell``,        a program run inside ``sh`` between two ``stty -g``; at its end its
+- ``RECORDER``,          a ``notify.command`` that records each call (its Python source; run
+  ``calls``              it with the file to append to), and the calls it recorded
+- ``in_shell``,          a program run inside ``sh`` between two ``stty -g``; at its end its
   ``finish_in_shell``    exit status and output, asserting the terminal's settings came back
 
-A fixture never lives here (conftest.py registers the rigs' fixtures); the processes'
-own facts are in ``procstat.py``, starting them in ``launch.py``, the tracker's reference in
-``trackerref.py``.
+A fixture never lives here (conftest.py registers the rigs' fixtures); real Pi's helpers are
+in ``pirig.py``, a process's own facts in ``procstat.py``, starting processes in
+``launch.py``, the tracker's reference in ``trackerref.py``.
 """
 
 from __future__ import annotations
