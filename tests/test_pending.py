@@ -157,3 +157,22 @@ def test_a_failing_tap_is_dropped_the_events_still_replayed() -> None:
     p.build()
     assert c.seen == [("event", KeysRead())]
     assert p.errors == ["replay"]  # type: ignore[attr-defined]
+
+
+def test_a_tap_done_while_the_cue_side_is_built_stays_done() -> None:
+    """The screen gate may decide (a stronger source already live) while the cue side is
+    built or its kept output replayed: the relay then feeds the ring, never the gate again."""
+    loop = Loop()
+    c = FakeController()
+    ring = Tap([])
+
+    def build(cues: PendingCueSide) -> Any:
+        cues.tap_done(c.output_tap, ring)  # what the gate's on_done does
+        return c
+
+    p = PendingCueSide(loop, build, lambda where, exc: None, frames=True)
+    p.feed(FRAME)
+    p.build()
+    assert p.tap is ring  # type: ignore[comparison-overlap]
+    p.tap_done(Tap([]), None)  # another tap: nothing changes
+    assert p.tap is ring  # type: ignore[comparison-overlap]
