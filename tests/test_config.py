@@ -297,20 +297,20 @@ def test_presets_match_the_setting_choices() -> None:
     assert set(spec.choices) == {"auto", "none", *(p.name for p in PRESETS)}
 
 
-def test_guard_sequences_choices(tmp_path: Path) -> None:
-    assert load_settings(None, env_home(tmp_path), {}).guard.sequences == "own"
-    env = {**env_home(tmp_path), "CUEWRAP_GUARD_SEQUENCES": "allow"}
-    assert load_settings(None, env, {}).guard.sequences == "allow"
-    with pytest.raises(ConfigError, match="CUEWRAP_GUARD_SEQUENCES must be one of own, allow"):
-        load_settings(None, {**env_home(tmp_path), "CUEWRAP_GUARD_SEQUENCES": "block"}, {})
-
-
-def test_guard_clipboard_choices(tmp_path: Path) -> None:
-    assert load_settings(None, env_home(tmp_path), {}).guard.clipboard == "user"
-    env = {**env_home(tmp_path), "CUEWRAP_GUARD_CLIPBOARD": "block"}
-    assert load_settings(None, env, {}).guard.clipboard == "block"
-    with pytest.raises(ConfigError, match="CUEWRAP_GUARD_CLIPBOARD must be one of user, allow"):
-        load_settings(None, {**env_home(tmp_path), "CUEWRAP_GUARD_CLIPBOARD": "sometimes"}, {})
+@pytest.mark.parametrize(
+    ("name", "default", "other", "bad", "one_of"),
+    [("sequences", "own", "allow", "block", "own, allow"),
+     ("clipboard", "user", "block", "sometimes", "user, allow")],
+)  # fmt: skip
+def test_guard_choices(
+    tmp_path: Path, name: str, default: str, other: str, bad: str, one_of: str
+) -> None:
+    var = f"CUEWRAP_GUARD_{name.upper()}"
+    assert getattr(load_settings(None, env_home(tmp_path), {}).guard, name) == default
+    env = {**env_home(tmp_path), var: other}
+    assert getattr(load_settings(None, env, {}).guard, name) == other
+    with pytest.raises(ConfigError, match=f"{var} must be one of {one_of}"):
+        load_settings(None, {**env_home(tmp_path), var: bad}, {})
 
 
 def test_choices_are_the_literal_types_values() -> None:
