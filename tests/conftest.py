@@ -12,6 +12,8 @@ imports fixtures from another test module):
 - tests/codexrig.py   real Codex CLI under cuewrap, a fake OpenAI Responses API (``codex_sessions``)
 - tests/geminirig.py  real Gemini CLI under cuewrap, a fake Gemini API (``gemini_sessions``)
 - tests/opencoderig.py real opencode under cuewrap, the fake chat API (``opencode_sessions``)
+- tests/launch.py     every pexpect child a test marked ``started(p)`` closed after it
+                      (``close_started``, autouse)
 
 Rule 1, tiers: every test carries exactly one tier marker, saying what it needs to run
 (docs/testing.md): ``unit``, ``pty``, ``pi``, ``tmux``, ``ssh``, ``desktop`` or ``realterm``.
@@ -32,6 +34,7 @@ from clauderig import claude_sessions
 from codexrig import codex_sessions
 from desktoprig import bus, dunst, dunst_menu
 from geminirig import gemini_sessions
+from launch import close_started
 from opencoderig import opencode_sessions
 from pirig import ask_ext, fakemodel, pi_bin, pi_home, pi_session, pi_version
 from screenrig import harness
@@ -39,8 +42,9 @@ from termrig import launch, xdesk
 from tmuxrig import tmux_scene
 
 __all__ = [
-    "ask_ext", "bus", "claude_sessions", "codex_sessions", "dunst", "dunst_menu", "fakemodel",
-    "gemini_sessions", "harness", "launch", "opencode_sessions", "pi_bin", "pi_home",
+    "ask_ext", "bus", "claude_sessions", "close_started", "codex_sessions", "dunst",
+    "dunst_menu", "fakemodel", "gemini_sessions", "harness", "launch", "opencode_sessions",
+    "pi_bin", "pi_home",
     "pi_session", "pi_version", "tmux_scene", "xdesk",
 ]  # fmt: skip
 
