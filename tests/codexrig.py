@@ -15,6 +15,9 @@ no update check.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -78,6 +81,7 @@ class CodexSession(AgentSession):
     ) -> None:
         self.fake = FakeResponses(steps).start()
         home, cwd = codex_home(tmp_path, self.fake.base_url)
+        self.home = home
         bindir = codex_bin()
         full = codex_environment(bindir, home)
         full.update(env or {})
@@ -93,6 +97,21 @@ class CodexSession(AgentSession):
     def close(self) -> None:
         super().close()
         self.fake.stop()
+        end_daemons(self.home)
+
+
+def end_daemons(home: Path) -> None:
+    """Codex 0.171.0 starts an app-server daemon of its own (``codex app-server … --managed-
+    daemon``, from ``$CODEX_HOME/packages``, in a session of its own) that outlives it: the
+    ones run from this test's HOME are ended, by their pids."""
+    prefix = str(home) + os.sep
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            argv0 = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0", 1)[0]
+            if argv0.decode(errors="replace").startswith(prefix):
+                os.kill(int(entry), signal.SIGKILL)
 
 
 @pytest.fixture
