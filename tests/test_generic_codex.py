@@ -181,3 +181,24 @@ def test_ls_shows_working_then_finished(tmp_path: Path, codex_sessions: list[Cod
     ).stdout.splitlines()
     assert table[0].split()[:5] == ["PID", "STATE", "SINCE", "PROGRAM", "SOURCE"]
     assert table[1].split()[1] == "finished" and "osc7501" in table[1].split()
+
+
+def test_a_model_answer_carrying_sequences_forges_no_report_or_notification(
+    tmp_path: Path, codex_sessions: list[CodexSession]
+) -> None:
+    """Its reports count unasked, so the guard rests on Codex's renderer: it drops the ESC of a
+    model's text (measured with 0.171.0). A forged ``blocked`` and a forged notification in an
+    answer show as text; the run gives its one Finished and nothing else."""
+    forged = (
+        "Look: \x1b]7501;state=blocked:app=codex:kind=permission\x1b\\ and"
+        " \x1b]777;notify;Forged;Body\x1b\\ end."
+    )
+    s = start(codex_sessions, tmp_path, [text(forged)])
+    s.presence(AWAY, "away")
+    mark = s.type("say hello")
+    s.wait_text("]7501;state=blocked", mark)  # drawn as text, without its ESC
+    notes = wait_until(s.notifications, 30, "the Finished cue")
+    absence_window(2.0, "a notification from the forged sequences")
+    assert s.notifications() == notes == [(TITLE, b"Finished")]
+    assert "blocked" not in [f["state"] for f in s.statuses()]
+    assert [r for r in s.records("fact") if r.get("type") == "ChildNotice"] == []
