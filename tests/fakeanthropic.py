@@ -27,7 +27,6 @@ the first byte) and ``chunk_delay=`` (seconds between events; default 0.01).
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -52,29 +51,20 @@ class _Handler(AgentHandler):
         self.send_header("Content-Length", "0")
         self.end_headers()
 
-    def do_POST(self) -> None:
-        body = self._body()
-        path = self.path.split("?", 1)[0]
-        fake = self.server.fake
-        if path.endswith("/count_tokens"):
-            self._json(200, {"input_tokens": 100})
-            return
-        if not path.endswith("/v1/messages"):
-            fake._note_other(path)
-            self._json(
-                404, {"type": "error", "error": {"type": "not_found_error", "message": path}}
-            )
-            return
-        step, calls, _ = fake._take(body)
+    turn_paths = ("/v1/messages",)
+
+    def _aside(self, path: str) -> tuple[int, Any] | None:
+        return (200, {"input_tokens": 100}) if path.endswith("/count_tokens") else None
+
+    def _error(self, status: int, message: str) -> Any:
+        if status == 404:
+            kind = "not_found_error"
+        else:  # a 4xx is not retried
+            kind = "invalid_request_error" if status < 500 else "api_error"
+        return {"type": "error", "error": {"type": kind, "message": message}}
+
+    def _answer(self, path: str, body: dict[str, Any], step: Step, calls: int, n: int) -> None:
         tool_id = f"toolu_{calls:02d}" if step.kind == "call" else ""
-        if step.delay:
-            time.sleep(step.delay)
-        if step.kind == "error":
-            kind = "invalid_request_error" if step.status < 500 else "api_error"
-            self._json(
-                step.status, {"type": "error", "error": {"type": kind, "message": step.text}}
-            )
-            return
         if not body.get("stream"):
             self._json(200, _message(step, tool_id, body))
             return

@@ -85,6 +85,44 @@ class AgentHandler(JSONHandler):
             body = {}
         return body if isinstance(body, dict) else {}
 
+    #: the paths of the agent's turns (what a path ends with)
+    turn_paths: tuple[str, ...] = ()
+    #: put before an unserved path in ``unknown``
+    note_prefix = ""
+
+    def do_POST(self) -> None:
+        body = self._body()
+        path = self.path.split("?", 1)[0]
+        fake = self.server.fake
+        aside = self._aside(path)
+        if aside is not None:
+            self._json(*aside)
+            return
+        if not path.endswith(self.turn_paths):
+            fake._note_other(self.note_prefix + path)
+            self._json(404, self._error(404, path))
+            return
+        step, calls, n = fake._take(body)
+        if step.delay:
+            time.sleep(step.delay)
+        if step.kind == "error":
+            self._json(step.status, self._error(step.status, step.text))
+            return
+        self._answer(path, body, step, calls, n)
+
+    def _aside(self, path: str) -> tuple[int, Any] | None:
+        """The answer (status, JSON) to a request that is no turn (a token count), if it is one."""
+        return None
+
+    def _error(self, status: int, message: str) -> Any:
+        """The API's error body."""
+        raise NotImplementedError
+
+    def _answer(self, path: str, body: dict[str, Any], step: Step, calls: int, n: int) -> None:
+        """Answer a turn with ``step`` (not an error): ``calls`` tool calls so far (this one
+        counted), ``n`` requests."""
+        raise NotImplementedError
+
     def _stream(self, step: Step, body: dict[str, Any], chunks: Iterable[bytes]) -> None:
         """Send ``chunks`` as an event stream, ``chunk_delay`` apart; note an agent turn's end."""
         fake = self.server.fake

@@ -22,7 +22,6 @@ first byte) and ``chunk_delay=`` (seconds between the text's events; default 0.0
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -58,24 +57,16 @@ class _Handler(AgentHandler):
     def do_GET(self) -> None:
         self._json(200, {"models": [{"name": f"models/{MODEL_ID}"}]})
 
-    def do_POST(self) -> None:
-        body = self._body()
-        path = self.path.split("?", 1)[0]
-        fake = self.server.fake
-        if path.endswith(":countTokens"):
-            self._json(200, {"totalTokens": 10})
-            return
-        if not path.endswith((":streamGenerateContent", ":generateContent")):
-            fake._note_other(path)
-            self._json(404, {"error": {"code": 404, "message": path, "status": "NOT_FOUND"}})
-            return
-        step, _, _ = fake._take(body)
-        if step.delay:
-            time.sleep(step.delay)
-        if step.kind == "error":
-            error = {"code": step.status, "message": step.text, "status": "INVALID_ARGUMENT"}
-            self._json(step.status, {"error": error})
-            return
+    turn_paths = (":streamGenerateContent", ":generateContent")
+
+    def _aside(self, path: str) -> tuple[int, Any] | None:
+        return (200, {"totalTokens": 10}) if path.endswith(":countTokens") else None
+
+    def _error(self, status: int, message: str) -> Any:
+        kind = "NOT_FOUND" if status == 404 else "INVALID_ARGUMENT"
+        return {"error": {"code": status, "message": message, "status": kind}}
+
+    def _answer(self, path: str, body: dict[str, Any], step: Step, calls: int, n: int) -> None:
         events = list(_events(step))
         if path.endswith(":generateContent"):
             whole = "".join(
@@ -88,7 +79,8 @@ class _Handler(AgentHandler):
             )
             self._json(200, _response(parts, "STOP"))
             return
-        self._stream(step, body, (b"data: " + json.dumps(e).encode() + b"\r\n\r\n" for e in events))
+        sse = (b"data: " + json.dumps(e).encode() + b"\r\n\r\n" for e in events)
+        self._stream(step, body, sse)
 
 
 class FakeGemini(AgentAPI):

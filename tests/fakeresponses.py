@@ -50,25 +50,20 @@ class _Handler(AgentHandler):
         self.server.fake._note_other("GET " + path)
         self._json(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
 
-    def do_POST(self) -> None:
-        body = self._body()
+    turn_paths = ("/responses",)
+    note_prefix = "POST "
+
+    def _aside(self, path: str) -> tuple[int, Any] | None:
         if self.headers.get("Content-Encoding", "") == "zstd":  # pragma: no cover - not asked
-            self._json(415, {"error": {"message": "zstd", "type": "invalid_request_error"}})
-            return
-        path = self.path.split("?", 1)[0]
-        fake = self.server.fake
-        if not path.endswith("/responses"):
-            fake._note_other("POST " + path)
-            self._json(404, {"error": {"message": path, "type": "invalid_request_error"}})
-            return
-        step, calls, n = fake._take(body)
+            return 415, self._error(415, "zstd")
+        return None
+
+    def _error(self, status: int, message: str) -> Any:
+        code = {} if status in (404, 415) else {"code": None}
+        return {"error": {"message": message, "type": "invalid_request_error", **code}}
+
+    def _answer(self, path: str, body: dict[str, Any], step: Step, calls: int, n: int) -> None:
         call_id = f"call_{calls}" if step.kind == "call" else ""
-        if step.delay:
-            time.sleep(step.delay)
-        if step.kind == "error":
-            error = {"message": step.text, "type": "invalid_request_error", "code": None}
-            self._json(step.status, {"error": error})
-            return
         self._stream(step, body, _events(step, call_id, n, body))
 
 
