@@ -1,7 +1,17 @@
 """A real third-party coding agent under ``cuewrap --log … --events … -- AGENT``, played by
 pexpect as a bare PTY host terminal (it answers no query), with the decision log and the
 screen at hand. The program-specific rigs (tests/codexrig.py …) build the environment and the
-command; this holds what every such test reads.
+command; this holds what every such test reads, and what the rigs share:
+
+- ``AgentSession``        the program under cuewrap, its fake API (``fake``, stopped at
+                          ``close``), its screen, decision log, ``ls``
+- ``private_home(root, DIR)``  a private HOME with ``DIR`` made in it, and the project
+                          directory ``proj``
+- ``agent_environment(BIN, HOME, DROP, **SET)``  the environment: real Pi's rig's, less the
+                          variables starting with ``DROP``, cuewrap's notifications as OSC 777
+- ``closing()``           a fixture's body: the list of sessions, each closed at teardown
+- ``started(SESSIONS, S)`` a session kept for teardown, once ready
+- ``private_runtime(tmp_path)``  the environment of a private runtime directory (``ls``)
 
 Installers: ``agent_bin(NAME, VERSION, ENV)`` takes the bin directory from ``ENV`` (scripts/test
 exports it) or runs ``scripts/install-NAME VERSION`` (cached, idempotent). An install that fails
@@ -18,11 +28,15 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pexpect
+from fakemodel import Served
 from launch import seen
+from pirig import pi_environment
+from shared import LoggedChild
 from waiting import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,6 +44,8 @@ PY = sys.executable
 AWAY = b"\x1b[O"
 BACK = b"\x1b[I"
 OSC777 = re.compile(rb"\x1b\]777;notify;([^;\x07\x1b]*);([^\x07\x1b]*)(?:\x07|\x1b\\)")
+#: an OSC 777 ended by ST only
+OSC777_ST = re.compile(rb"\x1b\]777;notify;([^;\x07\x1b]*);([^\x07\x1b]*)\x1b\\")
 _SCREEN_JUNK = re.compile(rb"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\s")
 
 
@@ -49,8 +65,48 @@ def agent_bin(name: str, version: str, env_var: str) -> str:
     return found
 
 
-class AgentSession:
-    """``cuewrap --log … --events … -- COMMAND`` under pexpect."""
+def private_home(root: Path, *dirs: str) -> tuple[Path, Path]:
+    """A private HOME under ``root`` with ``dirs`` made in it, and the project directory."""
+    home = root / "home"
+    cwd = home / "proj"
+    for d in dirs:
+        (home / d).mkdir(parents=True)
+    cwd.mkdir(parents=True)
+    return home, cwd
+
+
+def agent_environment(
+    bin_dir: str, home: Path, drop: tuple[str, ...], **settings: str
+) -> dict[str, str]:
+    """Real Pi's rig's environment for ``home`` without the variables starting with ``drop``
+    (nor ``PI_``), with ``settings``; cuewrap notifies by OSC 777 only, the user counts as
+    present however long they are idle."""
+    env = pi_environment(Path(bin_dir), home / ".pi", home)
+    env = {k: v for k, v in env.items() if not k.startswith((*drop, "PI_"))}
+    env.update(
+        settings,
+        CUEWRAP_NOTIFY_TERMINAL="osc777",
+        CUEWRAP_NOTIFY_DESKTOP="off",
+        CUEWRAP_PRESENCE_IDLE_AFTER="600",
+    )
+    return env
+
+
+def private_runtime(tmp_path: Path) -> dict[str, str]:
+    """The environment of a runtime directory of the test's own (what ``cuewrap ls`` reads)."""
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    return {"XDG_RUNTIME_DIR": str(runtime), "TMPDIR": str(tmp_path)}
+
+
+class AgentSession(LoggedChild):
+    """``cuewrap --log … --events … -- COMMAND`` under pexpect, with the program's fake API
+    (``fake``, set by the program's rig before this starts)."""
+
+    fake: Served
+    presence_within = 10.0
+    #: the notifications it finds on the screen
+    osc777 = OSC777
 
     def __init__(
         self,
@@ -60,6 +116,7 @@ class AgentSession:
         cwd: Path,
         *,
         dimensions: tuple[int, int] = (30, 120),
+        name: str = "",
     ) -> None:
         self.cwd = cwd
         self.env = env
@@ -70,7 +127,11 @@ class AgentSession:
             PY, argv + command, env=env, cwd=str(cwd), timeout=60, dimensions=dimensions
         )
         self.p.logfile_read = io.BytesIO()
-        self.name = os.path.basename(command[0])
+        self.name = name or os.path.basename(command[0])
+
+    def ready(self) -> None:
+        """Wait until the program takes a prompt (each rig says how it knows)."""
+        raise NotImplementedError
 
     # -- the screen ---------------------------------------------------------------------------
     def out(self) -> bytes:
@@ -101,30 +162,10 @@ class AgentSession:
         self.p.send(b"\r")
         return mark
 
-    def presence(self, report: bytes, state: str) -> None:
-        self.p.send(report)
-        wait_until(
-            lambda: any(
-                r.get("type") == "Presence" and r.get("state") == state
-                for r in self.records("fact")
-            ),
-            10,
-            f"cuewrap to see presence {state}",
-        )
-
     def notifications(self) -> list[tuple[bytes, bytes]]:
-        return OSC777.findall(self.out())
+        return self.osc777.findall(self.out())
 
     # -- the decision log ---------------------------------------------------------------------
-    def records(self, kind: str | None = None) -> list[dict[str, Any]]:
-        if not self.log.exists():
-            return []
-        rows = []
-        for line in self.log.read_text().splitlines():
-            with contextlib.suppress(ValueError):
-                rows.append(json.loads(line))
-        return [r for r in rows if kind is None or r.get("kind") == kind]
-
     def statuses(self) -> list[dict[str, Any]]:
         return [r for r in self.records("fact") if r.get("type") == "ProgramStatus"]
 
@@ -138,6 +179,7 @@ class AgentSession:
         )
 
     def ls(self, env: dict[str, str]) -> list[dict[str, Any]]:
+        """``cuewrap ls --json`` with ``env``: its one row (asserted)."""
         done = subprocess.run(
             [PY, "-m", "cuewrap", "ls", "--json"],
             env={**os.environ, **env},
@@ -149,6 +191,39 @@ class AgentSession:
         assert len(rows) == 1, rows
         return rows  # type: ignore[no-any-return]
 
+    def ls_table(self, env: dict[str, str]) -> list[list[str]]:
+        """``cuewrap ls`` with ``env``: its lines, cut into words."""
+        return [
+            line.split()
+            for line in subprocess.run(
+                [PY, "-m", "cuewrap", "ls"],
+                env={**os.environ, **env},
+                capture_output=True,
+                text=True,
+                timeout=20,
+            ).stdout.splitlines()
+        ]
+
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.p.terminate(force=True)
+        self.fake.stop()
+
+
+S = TypeVar("S", bound=AgentSession)
+
+
+def closing() -> Iterator[list[S]]:
+    """A rig's fixture: ``yield from closing()``; the sessions a test appends are closed at
+    its teardown."""
+    started: list[S] = []
+    yield started
+    for s in started:
+        s.close()
+
+
+def started(sessions: list[S], session: S) -> S:
+    """``session``, kept in ``sessions`` (closed at teardown), once it is ready."""
+    sessions.append(session)
+    session.ready()
+    return session

@@ -22,9 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agentrig import AgentSession, agent_bin
+from agentrig import AgentSession, agent_bin, agent_environment, closing, private_home
 from fakeresponses import MODEL_ID, FakeResponses, Step
-from pirig import pi_environment
 
 VERSION = "0.171.0"
 KEY = "sk-cuewrap-tests-codex-0123456789"
@@ -37,10 +36,7 @@ def codex_bin() -> str:
 
 def codex_home(root: Path, base_url: str) -> tuple[Path, Path]:
     """A private HOME with Codex configured for the fake API, and the project directory."""
-    home = root / "home"
-    cwd = home / "proj"
-    (home / ".codex").mkdir(parents=True)
-    cwd.mkdir()
+    home, cwd = private_home(root, ".codex")
     config = f"""\
 model = "{MODEL_ID}"
 model_provider = "fake"
@@ -61,16 +57,13 @@ trust_level = "trusted"
 
 
 def codex_environment(bin_dir: str, home: Path) -> dict[str, str]:
-    env = pi_environment(Path(bin_dir), home / ".pi", home)
-    env = {k: v for k, v in env.items() if not k.startswith(("OPENAI_", "CODEX_", "PI_"))}
-    env.update(
+    return agent_environment(
+        bin_dir,
+        home,
+        ("OPENAI_", "CODEX_"),
         CODEX_HOME=str(home / ".codex"),
         CUEWRAP_TESTS_FAKE_KEY=KEY,
-        CUEWRAP_NOTIFY_TERMINAL="osc777",
-        CUEWRAP_NOTIFY_DESKTOP="off",
-        CUEWRAP_PRESENCE_IDLE_AFTER="600",
     )
-    return env
 
 
 class CodexSession(AgentSession):
@@ -96,7 +89,6 @@ class CodexSession(AgentSession):
 
     def close(self) -> None:
         super().close()
-        self.fake.stop()
         end_daemons(self.home)
 
 
@@ -116,7 +108,4 @@ def end_daemons(home: Path) -> None:
 
 @pytest.fixture
 def codex_sessions() -> Iterator[list[CodexSession]]:
-    started: list[CodexSession] = []
-    yield started
-    for s in started:
-        s.close()
+    yield from closing()

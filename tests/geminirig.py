@@ -19,9 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agentrig import AgentSession, agent_bin
+from agentrig import AgentSession, agent_bin, agent_environment, closing, private_home
 from fakegemini import MODEL_ID, FakeGemini, Step
-from pirig import pi_environment
 from waiting import wait_until
 
 VERSION = "0.61.0"
@@ -33,10 +32,7 @@ def gemini_bin() -> str:
 
 
 def gemini_home(root: Path, notifications: bool = True) -> tuple[Path, Path]:
-    home = root / "home"
-    cwd = home / "proj"
-    (home / ".gemini").mkdir(parents=True)
-    cwd.mkdir()
+    home, cwd = private_home(root, ".gemini")
     settings = {
         "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
         "general": {
@@ -54,16 +50,13 @@ def gemini_home(root: Path, notifications: bool = True) -> tuple[Path, Path]:
 
 
 def gemini_environment(bin_dir: str, home: Path, base_url: str) -> dict[str, str]:
-    env = pi_environment(Path(bin_dir), home / ".pi", home)
-    env = {k: v for k, v in env.items() if not k.startswith(("GEMINI_", "GOOGLE_", "PI_"))}
-    env.update(
+    return agent_environment(
+        bin_dir,
+        home,
+        ("GEMINI_", "GOOGLE_"),
         GEMINI_API_KEY="cuewrap-tests-fake-key",
         GOOGLE_GEMINI_BASE_URL=base_url,
-        CUEWRAP_NOTIFY_TERMINAL="osc777",
-        CUEWRAP_NOTIFY_DESKTOP="off",
-        CUEWRAP_PRESENCE_IDLE_AFTER="600",
     )
-    return env
 
 
 class GeminiSession(AgentSession):
@@ -94,14 +87,7 @@ class GeminiSession(AgentSession):
             "Gemini CLI to turn focus reporting on",
         )
 
-    def close(self) -> None:
-        super().close()
-        self.fake.stop()
-
 
 @pytest.fixture
 def gemini_sessions() -> Iterator[list[GeminiSession]]:
-    started: list[GeminiSession] = []
-    yield started
-    for s in started:
-        s.close()
+    yield from closing()

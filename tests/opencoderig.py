@@ -20,9 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agentrig import AgentSession, agent_bin
+from agentrig import AgentSession, agent_bin, agent_environment, closing, private_home
 from fakemodel import MODEL_ID, FakeModel, QueueItem
-from pirig import pi_environment
 
 VERSION = "1.18.33"
 
@@ -33,8 +32,6 @@ def opencode_bin() -> str:
 
 
 def opencode_environment(bin_dir: str, home: Path, base_url: str) -> dict[str, str]:
-    env = pi_environment(Path(bin_dir), home / ".pi", home)
-    env = {k: v for k, v in env.items() if not k.startswith(("OPENCODE", "OPENTUI", "PI_"))}
     config = {
         "provider": {
             "fake": {
@@ -48,17 +45,16 @@ def opencode_environment(bin_dir: str, home: Path, base_url: str) -> dict[str, s
         "autoupdate": False,
         "share": "disabled",
     }
-    env.update(
+    return agent_environment(
+        bin_dir,
+        home,
+        ("OPENCODE", "OPENTUI"),
         OPENCODE_CONFIG_CONTENT=json.dumps(config),
         OPENCODE_DISABLE_MODELS_FETCH="1",
         OPENCODE_DISABLE_AUTOUPDATE="1",
         XDG_DATA_HOME=str(home / ".local" / "share"),
         XDG_CACHE_HOME=str(home / ".cache"),
-        CUEWRAP_NOTIFY_TERMINAL="osc777",
-        CUEWRAP_NOTIFY_DESKTOP="off",
-        CUEWRAP_PRESENCE_IDLE_AFTER="600",
     )
-    return env
 
 
 class OpencodeSession(AgentSession):
@@ -68,9 +64,7 @@ class OpencodeSession(AgentSession):
         self, tmp_path: Path, steps: list[QueueItem], *, env: dict[str, str] | None = None
     ) -> None:
         self.fake = FakeModel(steps).start()
-        home = tmp_path / "home"
-        cwd = home / "proj"
-        cwd.mkdir(parents=True)
+        home, cwd = private_home(tmp_path)
         bindir = opencode_bin()
         full = opencode_environment(bindir, home, self.fake.base_url)
         full.update(env or {})
@@ -80,14 +74,7 @@ class OpencodeSession(AgentSession):
         """Its prompt is drawn (it takes 20-30 s to start on a loaded 2-core machine)."""
         self.wait_text("Ask anything", timeout=90)
 
-    def close(self) -> None:
-        super().close()
-        self.fake.stop()
-
 
 @pytest.fixture
 def opencode_sessions() -> Iterator[list[OpencodeSession]]:
-    started: list[OpencodeSession] = []
-    yield started
-    for s in started:
-        s.close()
+    yield from closing()

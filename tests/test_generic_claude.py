@@ -11,12 +11,11 @@ nothing).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
-from clauderig import AWAY, BACK, PY, ClaudeSession, Sessions
+from agentrig import AWAY, BACK, private_runtime, started
+from clauderig import ClaudeSession, Sessions
 from fakeanthropic import http_error, text, tool_use
 from waiting import absence_window, wait_until
 
@@ -25,9 +24,7 @@ pytestmark = pytest.mark.pi
 
 def start(sessions: Sessions, tmp_path: Path, steps: list, **kw: object) -> ClaudeSession:
     s = ClaudeSession(tmp_path, steps, version=sessions.version, **kw)  # type: ignore[arg-type]
-    sessions.append(s)
-    s.ready()
-    return s
+    return started(sessions, s)
 
 
 def test_a_prompt_while_away_gives_one_finished_from_its_own_reports(
@@ -108,37 +105,22 @@ def test_present_nothing(tmp_path: Path, claude_sessions: Sessions) -> None:
 
 
 def test_ls_shows_working_then_finished(tmp_path: Path, claude_sessions: Sessions) -> None:
-    runtime = tmp_path / "run"
-    runtime.mkdir(mode=0o700)
-    private = {"XDG_RUNTIME_DIR": str(runtime), "TMPDIR": str(tmp_path)}
+    private = private_runtime(tmp_path)
     slow = text(" ".join(f"word{i}" for i in range(80)), chunk_delay=0.05)  # about 4 s
     s = start(claude_sessions, tmp_path, [slow], env=private)
     s.presence(AWAY, "away")
-
-    def ls() -> list[dict[str, object]]:
-        env = {**os.environ, **private}
-        done = subprocess.run(
-            [PY, "-m", "cuewrap", "ls", "--json"], env=env, capture_output=True, timeout=20
-        )
-        assert done.returncode == 0, done.stderr
-        rows = json.loads(done.stdout)
-        assert len(rows) == 1, rows
-        return rows  # type: ignore[no-any-return]
-
     s.type("write slowly")
-    working = wait_until(lambda: ls()[0]["state"] == "working" and ls(), 20, "ls: working")
+    working = wait_until(
+        lambda: (rows := s.ls(private))[0]["state"] == "working" and rows, 20, "ls: working"
+    )
     assert working[0]["source"] == "osc7501" and working[0]["program"] == "claude"
-    finished = wait_until(lambda: ls()[0]["state"] == "finished" and ls(), 30, "ls: finished")
+    finished = wait_until(
+        lambda: (rows := s.ls(private))[0]["state"] == "finished" and rows, 30, "ls: finished"
+    )
     assert finished[0]["outcome"] == "completed" and finished[0]["source"] == "osc7501"
-    table = subprocess.run(
-        [PY, "-m", "cuewrap", "ls"],
-        env={**os.environ, **private},
-        capture_output=True,
-        text=True,
-        timeout=20,
-    ).stdout.splitlines()
-    assert table[0].split()[:5] == ["PID", "STATE", "SINCE", "PROGRAM", "SOURCE"]
-    assert table[1].split()[1] == "finished" and "osc7501" in table[1].split()
+    table = s.ls_table(private)
+    assert table[0][:5] == ["PID", "STATE", "SINCE", "PROGRAM", "SOURCE"]
+    assert table[1][1] == "finished" and "osc7501" in table[1]
 
 
 def test_an_api_error_gives_one_failed_from_error(

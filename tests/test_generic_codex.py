@@ -11,12 +11,10 @@ answers no query).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
-from agentrig import AWAY, BACK, PY
+from agentrig import AWAY, BACK, private_runtime, started
 from codexrig import CodexSession
 from fakeresponses import http_error, text, tool_call
 from waiting import absence_window, wait_until
@@ -27,10 +25,7 @@ TITLE = "Codex — proj".encode()
 
 
 def start(sessions: list[CodexSession], tmp_path: Path, steps: list, **kw: object) -> CodexSession:
-    s = CodexSession(tmp_path, steps, **kw)  # type: ignore[arg-type]
-    sessions.append(s)
-    s.ready()
-    return s
+    return started(sessions, CodexSession(tmp_path, steps, **kw))  # type: ignore[arg-type]
 
 
 def test_a_prompt_while_away_gives_one_finished_from_its_own_reports(
@@ -157,9 +152,7 @@ def test_its_start_is_no_run_and_no_cue(tmp_path: Path, codex_sessions: list[Cod
 
 
 def test_ls_shows_working_then_finished(tmp_path: Path, codex_sessions: list[CodexSession]) -> None:
-    runtime = tmp_path / "run"
-    runtime.mkdir(mode=0o700)
-    private = {"XDG_RUNTIME_DIR": str(runtime), "TMPDIR": str(tmp_path)}
+    private = private_runtime(tmp_path)
     slow = text(" ".join(f"word{i}" for i in range(80)), chunk_delay=0.05)  # about 4 s
     s = start(codex_sessions, tmp_path, [slow], env=private)
     s.presence(AWAY, "away")
@@ -172,15 +165,9 @@ def test_ls_shows_working_then_finished(tmp_path: Path, codex_sessions: list[Cod
         lambda: (rows := s.ls(private))[0]["state"] == "finished" and rows, 30, "ls: finished"
     )
     assert finished[0]["outcome"] == "completed" and finished[0]["source"] == "osc7501"
-    table = subprocess.run(
-        [PY, "-m", "cuewrap", "ls"],
-        env={**os.environ, **private},
-        capture_output=True,
-        text=True,
-        timeout=20,
-    ).stdout.splitlines()
-    assert table[0].split()[:5] == ["PID", "STATE", "SINCE", "PROGRAM", "SOURCE"]
-    assert table[1].split()[1] == "finished" and "osc7501" in table[1].split()
+    table = s.ls_table(private)
+    assert table[0][:5] == ["PID", "STATE", "SINCE", "PROGRAM", "SOURCE"]
+    assert table[1][1] == "finished" and "osc7501" in table[1]
 
 
 def test_a_model_answer_carrying_sequences_forges_no_report_or_notification(

@@ -11,13 +11,11 @@ say whether the turn finished or failed. The test plays the host terminal (a bar
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
-from agentrig import AWAY, BACK, PY
+from agentrig import AWAY, BACK, private_runtime, started
 from fakegemini import function_call, http_error, text
 from geminirig import GeminiSession
 from waiting import absence_window, wait_until
@@ -31,10 +29,7 @@ OSC9 = re.compile(rb"\x1b\]9;([^\x07\x1b]*)(?:\x07|\x1b\\)")
 def start(
     sessions: list[GeminiSession], tmp_path: Path, steps: list, **kw: object
 ) -> GeminiSession:
-    s = GeminiSession(tmp_path, steps, **kw)  # type: ignore[arg-type]
-    sessions.append(s)
-    s.ready()
-    return s
+    return started(sessions, GeminiSession(tmp_path, steps, **kw))  # type: ignore[arg-type]
 
 
 def notices(s: GeminiSession) -> list[dict[str, object]]:
@@ -132,9 +127,7 @@ def test_present_nothing(tmp_path: Path, gemini_sessions: list[GeminiSession]) -
 def test_ls_shows_it_waits_from_its_notification(
     tmp_path: Path, gemini_sessions: list[GeminiSession]
 ) -> None:
-    runtime = tmp_path / "run"
-    runtime.mkdir(mode=0o700)
-    private = {"XDG_RUNTIME_DIR": str(runtime), "TMPDIR": str(tmp_path)}
+    private = private_runtime(tmp_path)
     s = start(gemini_sessions, tmp_path, [text("An answer for ls.")], env=private)
     s.presence(AWAY, "away")
     s.type("say hello")
@@ -143,11 +136,5 @@ def test_ls_shows_it_waits_from_its_notification(
         lambda: (r := s.ls(private))[0]["state"] == "needs-input" and r, 20, "ls: needs-input"
     )
     assert rows[0]["source"] == "child" and rows[0]["program"] == "gemini"
-    table = subprocess.run(
-        [PY, "-m", "cuewrap", "ls"],
-        env={**os.environ, **private},
-        capture_output=True,
-        text=True,
-        timeout=20,
-    ).stdout.splitlines()
-    assert table[1].split()[1] == "needs-input" and "child" in table[1].split()
+    table = s.ls_table(private)
+    assert table[1][1] == "needs-input" and "child" in table[1]

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentrig import AWAY, BACK
+from agentrig import AWAY, BACK, started
 from fakemodel import Step, text
 from opencoderig import OpencodeSession
 from waiting import absence_window, wait_until
@@ -33,10 +33,7 @@ def answer(step: Step) -> Any:
 def start(
     sessions: list[OpencodeSession], tmp_path: Path, reply: Step, **kw: Any
 ) -> OpencodeSession:
-    s = OpencodeSession(tmp_path, [answer(reply), answer(reply)], **kw)
-    sessions.append(s)
-    s.ready()
-    return s
+    return started(sessions, OpencodeSession(tmp_path, [answer(reply), answer(reply)], **kw))
 
 
 def test_a_prompt_while_away_gives_one_guess_from_quiet(
