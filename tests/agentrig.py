@@ -4,14 +4,17 @@ screen at hand. The program-specific rigs (tests/codexrig.py …) build the envi
 command; this holds what every such test reads, and what the rigs share:
 
 - ``AgentSession``        the program under cuewrap, its fake API (``fake``, stopped at
-                          ``close``), its screen, decision log, ``ls``
+                          ``close``), its screen, decision log, ``ls``; ``notified_away``:
+                          the scenario of a prompt while away and its notifications
 - ``private_home(root, DIR)``  a private HOME with ``DIR`` made in it, and the project
-                          directory ``proj``
+                          directory ``proj``; ``write_json(HOME, FILES)`` its settings
 - ``agent_environment(BIN, HOME, DROP, **SET)``  the environment: real Pi's rig's, less the
                           variables starting with ``DROP``, cuewrap's notifications as OSC 777
 - ``closing()``           a fixture's body: the list of sessions, each closed at teardown
 - ``started(SESSIONS, S)`` a session kept for teardown, once ready
 - ``private_runtime(tmp_path)``  the environment of a private runtime directory (``ls``)
+
+The scenarios the programs' tests share are in tests/agentscenes.py.
 
 Installers: ``agent_bin(NAME, VERSION, ENV)`` takes the bin directory from ``ENV`` (scripts/test
 exports it) or runs ``scripts/install-NAME VERSION`` (cached, idempotent). An install that fails
@@ -28,7 +31,7 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -37,7 +40,7 @@ from fakemodel import Served
 from launch import seen
 from pirig import pi_environment
 from shared import LoggedChild
-from waiting import wait_until
+from waiting import absence_window, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -73,6 +76,12 @@ def private_home(root: Path, *dirs: str) -> tuple[Path, Path]:
         (home / d).mkdir(parents=True)
     cwd.mkdir(parents=True)
     return home, cwd
+
+
+def write_json(home: Path, files: dict[str, Any]) -> None:
+    """Each of ``files`` (a path in ``home``: its content) written as JSON."""
+    for name, content in files.items():
+        (home / name).write_text(json.dumps(content))
 
 
 def agent_environment(
@@ -111,23 +120,30 @@ class AgentSession(LoggedChild):
     def __init__(
         self,
         tmp_path: Path,
-        command: list[str],
-        env: dict[str, str],
+        program: str,
+        home: Path,
         cwd: Path,
+        environment: tuple[tuple[str, ...], dict[str, str]],
+        env: dict[str, str] | None = None,
         *,
         dimensions: tuple[int, int] = (30, 120),
         name: str = "",
     ) -> None:
+        """``program`` (its path) run in ``cwd`` with ``agent_environment(…, *environment)``
+        for ``home`` (the variables starting with its prefixes dropped, its settings set), then
+        ``env`` (the test's own)."""
+        drop, settings = environment
         self.cwd = cwd
-        self.env = env
+        self.env = agent_environment(os.path.dirname(program), home, drop, **settings)
+        self.env.update(env or {})
         self.log = tmp_path / "log.jsonl"
         self.events = tmp_path / "events.jsonl"
         argv = ["-m", "cuewrap", "--log", str(self.log), "--events", str(self.events), "--"]
         self.p = pexpect.spawn(
-            PY, argv + command, env=env, cwd=str(cwd), timeout=60, dimensions=dimensions
+            PY, [*argv, program], env=self.env, cwd=str(cwd), timeout=60, dimensions=dimensions
         )
         self.p.logfile_read = io.BytesIO()
-        self.name = name or os.path.basename(command[0])
+        self.name = name or os.path.basename(program)
 
     def ready(self) -> None:
         """Wait until the program takes a prompt (each rig says how it knows)."""
@@ -164,6 +180,29 @@ class AgentSession(LoggedChild):
 
     def notifications(self) -> list[tuple[bytes, bytes]]:
         return self.osc777.findall(self.out())
+
+    def notified_away(
+        self,
+        prompt: str,
+        waiting_for: str,
+        quiet: str,
+        *,
+        shown: str = "",
+        timeout: float = 30,
+        window: float = 2.0,
+        detail: Callable[[], object] | None = None,
+    ) -> list[tuple[bytes, bytes]]:
+        """The user goes away and types ``prompt`` (the program shows ``shown``): notifications
+        come (``waiting_for``), and no more in the ``window`` seconds after (``quiet`` says what
+        must not come). Returns them."""
+        self.presence(AWAY, "away")
+        mark = self.type(prompt)
+        if shown:
+            self.wait_text(shown, mark)
+        notes = wait_until(self.notifications, timeout, waiting_for, detail=detail)
+        absence_window(window, quiet)
+        assert self.notifications() == notes
+        return notes
 
     # -- the decision log ---------------------------------------------------------------------
     def statuses(self) -> list[dict[str, Any]]:

@@ -23,7 +23,6 @@ interactively without a network (docs/generic-mode.md, "Claude Code"):
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -31,7 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agentrig import OSC777_ST, AgentSession, agent_bin, agent_environment, private_home
+from agentrig import OSC777_ST, AgentSession, agent_bin, private_home, write_json
 from fakeanthropic import FakeAnthropic, Step
 
 VERSION = "2.1.328"
@@ -66,22 +65,9 @@ def claude_home(root: Path, version: str = VERSION) -> tuple[Path, Path]:
             str(cwd): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}
         },
     }
-    (home / ".claude.json").write_text(json.dumps(config))
     settings = {"permissions": {"defaultMode": "default", "disableAutoMode": "disable"}}
-    (home / ".claude" / "settings.json").write_text(json.dumps(settings))
+    write_json(home, {".claude.json": config, ".claude/settings.json": settings})
     return home, cwd
-
-
-def claude_environment(bin_dir: str, home: Path, base_url: str) -> dict[str, str]:
-    return agent_environment(
-        bin_dir,
-        home,
-        ("ANTHROPIC_", "CLAUDE"),
-        ANTHROPIC_BASE_URL=base_url,
-        ANTHROPIC_API_KEY=KEY,
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-        DISABLE_AUTOUPDATER="1",
-    )
 
 
 class ClaudeSession(AgentSession):
@@ -102,12 +88,18 @@ class ClaudeSession(AgentSession):
         bindir = claude_bin(version)
         self.version = version if version != "latest" else installed_version(bindir)
         home, cwd = claude_home(tmp_path, self.version)
-        full = claude_environment(bindir, home, self.fake.base_url)
-        full.update(env or {})
+        settings = {
+            "ANTHROPIC_BASE_URL": self.fake.base_url,
+            "ANTHROPIC_API_KEY": KEY,
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+        }
+        env = dict(env or {})
         if pythonpath:  # another cuewrap's source (a comparison with a checkout)
-            full["PYTHONPATH"] = pythonpath
-        command = [os.path.join(bindir, "claude")]
-        super().__init__(tmp_path, command, full, cwd, name="Claude Code")
+            env["PYTHONPATH"] = pythonpath
+        program = os.path.join(bindir, "claude")
+        environment = (("ANTHROPIC_", "CLAUDE"), settings)
+        super().__init__(tmp_path, program, home, cwd, environment, env, name="Claude Code")
 
     def ready(self) -> None:
         self.wait_text("? for shortcuts")

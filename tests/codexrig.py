@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agentrig import AgentSession, agent_bin, agent_environment, closing, private_home
+from agentrig import AgentSession, agent_bin, closing, private_home
 from fakeresponses import MODEL_ID, FakeResponses, Step
 
 VERSION = "0.171.0"
@@ -56,16 +56,6 @@ trust_level = "trusted"
     return home, cwd
 
 
-def codex_environment(bin_dir: str, home: Path) -> dict[str, str]:
-    return agent_environment(
-        bin_dir,
-        home,
-        ("OPENAI_", "CODEX_"),
-        CODEX_HOME=str(home / ".codex"),
-        CUEWRAP_TESTS_FAKE_KEY=KEY,
-    )
-
-
 class CodexSession(AgentSession):
     """``cuewrap --log … --events … -- codex`` under pexpect, with its own fake API."""
 
@@ -73,12 +63,10 @@ class CodexSession(AgentSession):
         self, tmp_path: Path, steps: list[Step], *, env: dict[str, str] | None = None
     ) -> None:
         self.fake = FakeResponses(steps).start()
-        home, cwd = codex_home(tmp_path, self.fake.base_url)
-        self.home = home
-        bindir = codex_bin()
-        full = codex_environment(bindir, home)
-        full.update(env or {})
-        super().__init__(tmp_path, [str(Path(bindir) / "codex")], full, cwd)
+        self.home, cwd = codex_home(tmp_path, self.fake.base_url)
+        settings = {"CODEX_HOME": str(self.home / ".codex"), "CUEWRAP_TESTS_FAKE_KEY": KEY}
+        program = str(Path(codex_bin()) / "codex")
+        super().__init__(tmp_path, program, self.home, cwd, (("OPENAI_", "CODEX_"), settings), env)
 
     def ready(self) -> None:
         """Its first report (``idle``) says its session is up. Its prompt is drawn earlier, while

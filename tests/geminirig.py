@@ -14,12 +14,11 @@ auth chosen, folder trust off, no update check, no statistics. The user's own se
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agentrig import AgentSession, agent_bin, agent_environment, closing, private_home
+from agentrig import AgentSession, agent_bin, closing, private_home, write_json
 from fakegemini import MODEL_ID, FakeGemini, Step
 from waiting import wait_until
 
@@ -45,18 +44,8 @@ def gemini_home(root: Path, notifications: bool = True) -> tuple[Path, Path]:
         "ui": {"hideTips": True},
         "model": {"name": MODEL_ID},
     }
-    (home / ".gemini" / "settings.json").write_text(json.dumps(settings))
+    write_json(home, {".gemini/settings.json": settings})
     return home, cwd
-
-
-def gemini_environment(bin_dir: str, home: Path, base_url: str) -> dict[str, str]:
-    return agent_environment(
-        bin_dir,
-        home,
-        ("GEMINI_", "GOOGLE_"),
-        GEMINI_API_KEY="cuewrap-tests-fake-key",
-        GOOGLE_GEMINI_BASE_URL=base_url,
-    )
 
 
 class GeminiSession(AgentSession):
@@ -72,10 +61,12 @@ class GeminiSession(AgentSession):
     ) -> None:
         self.fake = FakeGemini(steps).start()
         home, cwd = gemini_home(tmp_path, notifications)
-        bindir = gemini_bin()
-        full = gemini_environment(bindir, home, self.fake.base_url)
-        full.update(env or {})
-        super().__init__(tmp_path, [str(Path(bindir) / "gemini")], full, cwd)
+        settings = {
+            "GEMINI_API_KEY": "cuewrap-tests-fake-key",
+            "GOOGLE_GEMINI_BASE_URL": self.fake.base_url,
+        }
+        program = str(Path(gemini_bin()) / "gemini")
+        super().__init__(tmp_path, program, home, cwd, (("GEMINI_", "GOOGLE_"), settings), env)
 
     def ready(self) -> None:
         """Its prompt is drawn, and it turned focus reporting on (cuewrap forwards focus

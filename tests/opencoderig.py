@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agentrig import AgentSession, agent_bin, agent_environment, closing, private_home
+from agentrig import AgentSession, agent_bin, closing, private_home
 from fakemodel import MODEL_ID, FakeModel, QueueItem
 
 VERSION = "1.18.33"
@@ -31,7 +31,8 @@ def opencode_bin() -> str:
     return agent_bin("opencode", VERSION, "CUEWRAP_OPENCODE_BIN")
 
 
-def opencode_environment(bin_dir: str, home: Path, base_url: str) -> dict[str, str]:
+def opencode_settings(home: Path, base_url: str) -> dict[str, str]:
+    """Its environment variables: its configuration, private XDG directories."""
     config = {
         "provider": {
             "fake": {
@@ -45,16 +46,13 @@ def opencode_environment(bin_dir: str, home: Path, base_url: str) -> dict[str, s
         "autoupdate": False,
         "share": "disabled",
     }
-    return agent_environment(
-        bin_dir,
-        home,
-        ("OPENCODE", "OPENTUI"),
-        OPENCODE_CONFIG_CONTENT=json.dumps(config),
-        OPENCODE_DISABLE_MODELS_FETCH="1",
-        OPENCODE_DISABLE_AUTOUPDATE="1",
-        XDG_DATA_HOME=str(home / ".local" / "share"),
-        XDG_CACHE_HOME=str(home / ".cache"),
-    )
+    return {
+        "OPENCODE_CONFIG_CONTENT": json.dumps(config),
+        "OPENCODE_DISABLE_MODELS_FETCH": "1",
+        "OPENCODE_DISABLE_AUTOUPDATE": "1",
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+    }
 
 
 class OpencodeSession(AgentSession):
@@ -65,10 +63,9 @@ class OpencodeSession(AgentSession):
     ) -> None:
         self.fake = FakeModel(steps).start()
         home, cwd = private_home(tmp_path)
-        bindir = opencode_bin()
-        full = opencode_environment(bindir, home, self.fake.base_url)
-        full.update(env or {})
-        super().__init__(tmp_path, [str(Path(bindir) / "opencode")], full, cwd)
+        settings = opencode_settings(home, self.fake.base_url)
+        program = str(Path(opencode_bin()) / "opencode")
+        super().__init__(tmp_path, program, home, cwd, (("OPENCODE", "OPENTUI"), settings), env)
 
     def ready(self) -> None:
         """Its prompt is drawn (it takes 20-30 s to start on a loaded 2-core machine)."""

@@ -10,16 +10,18 @@ nothing).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+import agentscenes as scene
 import pytest
-from agentrig import AWAY, BACK, private_runtime, started
+from agentrig import AWAY, private_runtime, started
 from clauderig import ClaudeSession, Sessions
 from fakeanthropic import http_error, text, tool_use
-from waiting import absence_window, wait_until
+from waiting import wait_until
 
 pytestmark = pytest.mark.pi
+
+TITLE = "Claude Code — proj".encode()
 
 
 def start(sessions: Sessions, tmp_path: Path, steps: list, **kw: object) -> ClaudeSession:
@@ -31,30 +33,12 @@ def test_a_prompt_while_away_gives_one_finished_from_its_own_reports(
     tmp_path: Path, claude_sessions: Sessions
 ) -> None:
     s = start(claude_sessions, tmp_path, [text("The first answer from the fake API.")])
-    s.presence(AWAY, "away")
-    mark = s.type("say hello")
-    s.wait_text("The first answer from the fake API", mark)
-    notes = wait_until(s.notifications, 30, "the Finished cue", detail=lambda: s.records("cue"))
-    absence_window(2.0, "a second notification for the same run (quiet, title, bell)")
-    assert s.notifications() == notes == [("Claude Code — proj".encode(), b"Finished")]
-    states = [(f["state"], f["app"]) for f in s.statuses()]
-    assert ("working", "claude-code") in states and ("done", "claude-code") in states
+    quiet = "a second notification for the same run (quiet, title, bell)"
+    states = scene.finished_from_reports(s, TITLE, "claude-code", quiet)
     assert states.index(("working", "claude-code")) < states.index(("done", "claude-code"))
-    (cue,) = s.records("cue")
-    assert (cue["cue"], cue["outcome"], cue["source"], cue["why"]) == (
-        "finished",
-        "completed",
-        "osc7501",
-        "osc7501 done",
-    )
+    # its reports were asked for: cuewrap answered its query, and took the query out
     answered = s.records("status_query")
     assert answered and all(r["answered"] and r["taken_out"] for r in answered)
-    # the reports were taken out: a bare PTY does not speak the protocol
-    assert b"\x1b]7501;state=" not in s.out()
-    # the events file says where the state came from
-    events = [json.loads(line) for line in s.events.read_text().splitlines()]
-    told = [(e["state"], e.get("source")) for e in events]
-    assert ("working", "osc7501") in told and ("finished", "osc7501") in told
 
 
 def test_a_permission_prompt_while_away_gives_one_needs_input_from_blocked(
@@ -65,62 +49,23 @@ def test_a_permission_prompt_while_away_gives_one_needs_input_from_blocked(
         text("The tool ran."),
     ]
     s = start(claude_sessions, tmp_path, steps)
-    s.presence(AWAY, "away")
-    mark = s.type("make a file")
-    s.wait_text("Do you want to proceed", mark)
-    notes = wait_until(s.notifications, 30, "the Needs your input cue")
-    absence_window(2.0, "a second notification for the same permission prompt")
-    assert s.notifications() == notes == [("Claude Code — proj".encode(), b"Needs your input")]
-    blocked = [f for f in s.statuses() if f["state"] == "blocked"]
-    assert blocked and blocked[0]["fact_kind"] == "permission" and blocked[0]["has_msg"]
-    (cue,) = s.records("cue")
-    assert (cue["cue"], cue["source"], cue["fact_kind"]) == ("needs-input", "osc7501", "permission")
-    # the user comes back and allows it: the run goes on, no more cues while they look
-    s.presence(BACK, "focused")
-    mark = len(s.out())
-    s.p.send(b"\r")  # "1. Yes"
-    s.wait_text("The tool ran", mark)
-    assert (s.cwd / "made-by-the-tool").exists()
-    wait_until(
-        lambda: any(f["state"] == "done" for f in s.statuses()), 15, "Claude Code's done report"
-    )
-    absence_window(1.0, "a cue while the user looks")
-    assert len(s.notifications()) == 1
+    quiet = "a second notification for the same permission prompt"
+    blocked = scene.needs_input_from_blocked(s, TITLE, "Do you want to proceed", quiet)
+    assert blocked[0]["has_msg"]
+    # the user comes back and allows it ("1. Yes"): the run goes on, no cue while they look
+    scene.approved_on_return(s, b"\r", done_after=0, done_within=15)
 
 
 def test_present_nothing(tmp_path: Path, claude_sessions: Sessions) -> None:
     s = start(claude_sessions, tmp_path, [text("An answer while you look.")])
-    s.presence(BACK, "focused")
-    mark = s.type("say hello")
-    s.wait_text("An answer while you look", mark)
-    wait_until(
-        lambda: any(f["state"] == "done" for f in s.statuses()), 15, "Claude Code's done report"
-    )
-    absence_window(2.0, "a cue while the user looks")
-    assert s.notifications() == [] and b"\x1b]2;[" not in s.out()
-    assert s.records("cue") == []
-    assert any(
-        r.get("cue") == "finished" and r.get("reason") == "focused" for r in s.records("no_cue")
-    )
+    scene.present_nothing(s, done_within=15)
 
 
 def test_ls_shows_working_then_finished(tmp_path: Path, claude_sessions: Sessions) -> None:
     private = private_runtime(tmp_path)
     slow = text(" ".join(f"word{i}" for i in range(80)), chunk_delay=0.05)  # about 4 s
     s = start(claude_sessions, tmp_path, [slow], env=private)
-    s.presence(AWAY, "away")
-    s.type("write slowly")
-    working = wait_until(
-        lambda: (rows := s.ls(private))[0]["state"] == "working" and rows, 20, "ls: working"
-    )
-    assert working[0]["source"] == "osc7501" and working[0]["program"] == "claude"
-    finished = wait_until(
-        lambda: (rows := s.ls(private))[0]["state"] == "finished" and rows, 30, "ls: finished"
-    )
-    assert finished[0]["outcome"] == "completed" and finished[0]["source"] == "osc7501"
-    table = s.ls_table(private)
-    assert table[0][:5] == ["PID", "STATE", "SINCE", "PROGRAM", "SOURCE"]
-    assert table[1][1] == "finished" and "osc7501" in table[1]
+    scene.ls_shows_working_then_finished(s, private, "claude")
 
 
 def test_an_api_error_gives_one_failed_from_error(
@@ -130,7 +75,7 @@ def test_an_api_error_gives_one_failed_from_error(
     s.presence(AWAY, "away")
     s.type("fail please")
     notes = wait_until(s.notifications, 60, "the Failed cue")  # Claude Code may retry first
-    assert notes == [("Claude Code — proj".encode(), b"Failed")]
+    assert notes == [(TITLE, b"Failed")]
     states = [f["state"] for f in s.statuses()]
     runs = [r["state"] for r in s.records("run")]
     # Claude Code sometimes coalesces working into the error it ends in (about 1 in 20 under
@@ -148,11 +93,4 @@ def test_escape_during_a_run_is_idle_without_done_cancelled(
 ) -> None:
     slow = text(" ".join(f"word{i}" for i in range(200)), chunk_delay=0.05)  # about 10 s
     s = start(claude_sessions, tmp_path, [slow])
-    s.presence(AWAY, "away")
-    mark = s.type("write slowly")
-    s.wait_text("word3", mark)
-    s.p.send(b"\x1b")  # Escape: Claude Code interrupts the run
-    notes = wait_until(s.notifications, 30, "the Cancelled cue")
-    assert notes == [("Claude Code — proj".encode(), b"Cancelled")]
-    states = [f["state"] for f in s.statuses()]
-    assert states[-2:] == ["working", "idle"] and "done" not in states
+    assert scene.cancelled_by_escape(s) == [(TITLE, b"Cancelled")]

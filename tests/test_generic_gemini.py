@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import agentscenes as scene
 import pytest
 from agentrig import AWAY, BACK, private_runtime, started
 from fakegemini import function_call, http_error, text
@@ -40,13 +41,14 @@ def test_a_prompt_while_away_its_own_notification_once_and_the_mark(
     tmp_path: Path, gemini_sessions: list[GeminiSession]
 ) -> None:
     s = start(gemini_sessions, tmp_path, [text("The first answer from the fake API.")])
-    s.presence(AWAY, "away")
-    mark = s.type("say hello")
-    s.wait_text("The first answer from the fake API", mark)
-    notes = wait_until(s.notifications, 30, "Gemini CLI's own notification")
-    absence_window(2.0, "a second notification for the same turn (cuewrap's, quiet)")
+    notes = s.notified_away(
+        "say hello",
+        "Gemini CLI's own notification",
+        "a second notification for the same turn (cuewrap's, quiet)",
+        shown="The first answer from the fake API",
+    )
     # the terminal shows OSC 777: Gemini CLI's own passes, and cuewrap adds none of its own
-    assert s.notifications() == notes == [DONE]
+    assert notes == [DONE]
     (n,) = notices(s)
     assert (n["protocol"], n["consumed"]) == ("osc777", False)
     (cue,) = s.records("cue")
@@ -84,21 +86,16 @@ def test_an_approval_while_away_gives_one_notification_that_it_needs_you(
         text("The tool ran."),
     ]
     s = start(gemini_sessions, tmp_path, steps)
-    s.presence(AWAY, "away")
-    s.type("make a file")
-    notes = wait_until(s.notifications, 30, "Gemini CLI's approval notification")
-    absence_window(2.0, "a second notification for the same approval")
-    assert s.notifications() == notes and len(notes) == 1
+    notes = s.notified_away(
+        "make a file",
+        "Gemini CLI's approval notification",
+        "a second notification for the same approval",
+    )
+    assert len(notes) == 1
     assert notes[0][0] == b"Gemini CLI needs your attention"
     assert notes[0][1].startswith(b"Approval required")
     assert not (s.cwd / "made-by-the-tool").exists()
-    s.presence(BACK, "focused")
-    mark = len(s.out())
-    s.p.send(b"\r")  # "Allow once"
-    s.wait_text("The tool ran", mark)
-    assert (s.cwd / "made-by-the-tool").exists()
-    absence_window(1.0, "a notification while the user looks")
-    assert len(s.notifications()) == 1
+    scene.approved_on_return(s, b"\r")  # "Allow once"
 
 
 def test_an_api_error_is_told_as_its_session_complete_not_as_failed(
@@ -106,11 +103,8 @@ def test_an_api_error_is_told_as_its_session_complete_not_as_failed(
 ) -> None:
     """What it says cannot be made a certain Failed: the same words as a finished turn."""
     s = start(gemini_sessions, tmp_path, [http_error(400, "prompt is too long")])
-    s.presence(AWAY, "away")
-    s.type("fail please")
-    notes = wait_until(s.notifications, 60, "Gemini CLI's notification after the error")
-    absence_window(1.0, "a second notification")
-    assert s.notifications() == notes == [DONE]
+    notes = scene.failed_call_while_away(s, "Gemini CLI's notification after the error")
+    assert notes == [DONE]
     assert all(r.get("outcome") != "failed" for r in s.records("cue"))
 
 
