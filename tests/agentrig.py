@@ -201,7 +201,7 @@ class AgentSession(LoggedChild):
             self.wait_text(shown, mark)
         notes = wait_until(self.notifications, timeout, waiting_for, detail=detail)
         absence_window(window, quiet)
-        assert self.notifications() == notes
+        assert self.notifications() == notes, (notes, self.notifications(), self.records("cue"))
         return notes
 
     # -- the decision log ---------------------------------------------------------------------

@@ -55,9 +55,9 @@ def finished_from_reports(
         shown="The first answer from the fake API",
         detail=lambda: s.records("cue"),
     )
-    assert notes == [(title, b"Finished")]
+    assert notes == [(title, b"Finished")], notes
     states = [(f["state"], f["app"]) for f in s.statuses()]
-    assert ("working", app) in states and ("done", app) in states
+    assert ("working", app) in states and ("done", app) in states, states
     (cue,) = s.records("cue")
     assert (cue["cue"], cue["outcome"], cue["source"], cue["why"]) == (
         "finished",
@@ -68,7 +68,7 @@ def finished_from_reports(
     assert b"\x1b]7501;state=" not in s.out()
     events = [json.loads(line) for line in s.events.read_text().splitlines()]
     told = [(e["state"], e.get("source")) for e in events]
-    assert ("working", "osc7501") in told and ("finished", "osc7501") in told
+    assert ("working", "osc7501") in told and ("finished", "osc7501") in told, told
     return states
 
 
@@ -95,9 +95,9 @@ def needs_input_from_blocked(
     approval (the program shows ``shown``): one Needs your input, from the program's own
     ``blocked`` report of kind ``permission``. Returns the ``blocked`` reports."""
     notes = s.notified_away("make a file", "the Needs your input cue", quiet, shown=shown)
-    assert notes == [(title, b"Needs your input")]
+    assert notes == [(title, b"Needs your input")], notes
     blocked = [f for f in s.statuses() if f["state"] == "blocked"]
-    assert blocked and blocked[0]["fact_kind"] == "permission"
+    assert blocked and blocked[0]["fact_kind"] == "permission", s.statuses()
     (cue,) = s.records("cue")
     assert (cue["cue"], cue["source"], cue["fact_kind"]) == ("needs-input", "osc7501", "permission")
     return blocked
@@ -117,7 +117,7 @@ def approved_on_return(
     if done_after is not None:
         s.wait_status("done", after=done_after, timeout=done_within)
     absence_window(1.0, "a cue while the user looks")
-    assert len(s.notifications()) == 1
+    assert len(s.notifications()) == 1, s.notifications()
 
 
 def failed_call_while_away(
@@ -140,7 +140,7 @@ def cancelled_by_escape(s: AgentSession, quiet: str = "") -> list[tuple[bytes, b
     notes: list[tuple[bytes, bytes]] = wait_until(s.notifications, 30, "the Cancelled cue")
     if quiet:
         absence_window(1.0, quiet)
-        assert s.notifications() == notes
+        assert s.notifications() == notes, (notes, s.notifications())
     states = [f["state"] for f in s.statuses()]
-    assert states[-2:] == ["working", "idle"] and "done" not in states
+    assert states[-2:] == ["working", "idle"] and "done" not in states, states
     return notes
