@@ -24,6 +24,7 @@ MAX_CLIENTS = 8  # connections open at once; more are closed at accept
 
 Reply = Callable[[bool, str], None]
 Handler = Callable[[wire.Request, Reply], None]
+MuteHandler = Callable[[wire.MuteRequest, Reply], None]
 
 
 def peer_uid(conn: socket.socket) -> int | None:
@@ -63,6 +64,12 @@ class _Client:
             self.server.log.write("answer_request", result="refused", why=got)
             self.reply(False, got)
             return
+        if isinstance(got, wire.MuteRequest):  # docs/attention.md
+            if self.server.on_mute is None:
+                self.reply(False, "this session cannot be muted from outside")
+            else:
+                self.server.on_mute(got, self.reply)
+            return
         self.server.handler(got, self.reply)
 
     def _too_slow(self) -> None:
@@ -100,6 +107,7 @@ class ControlServer:
         self.log = log
         self.path = path
         self.handler = handler
+        self.on_mute: MuteHandler | None = None  # cuewrap mute / unmute (wiring/attention.py)
         self.clients: set[_Client] = set()
         self.sock: socket.socket | None = None
 

@@ -409,9 +409,12 @@ class Delivery:
     def escalate(self, n: Notify, *, eligible: Callable[[Eligibility], bool], session: str) -> None:
         """Still unanswered and away after notify.escalate_after (docs/design.md#follow-ups):
         once more where a channel can (notify.command again, the desktop notification raised
-        to critical in place)."""
+        to critical in place). An urgent one (quiet hours, ``quiet.urgent_after``;
+        docs/attention.md) goes to notify.command alone: nothing else may pop up or sound."""
         m = self._answerable(self._message(n, session, eligible, True), None)
         for ch in list(self._channels.values()):
+            if n.urgent and ch.name != "command":
+                continue
             try:
                 ch.escalate(m)
             except Exception as exc:

@@ -93,6 +93,7 @@ class Publisher:
         self._tmux_again = False
         self._closed = False
         self._wait: dict[str, Any] | None = None  # the answerable wait (docs/answering.md)
+        self._muted: tuple[bool, float | None] = (False, None)  # docs/attention.md
         self.log("session_state", state=self.state, outcome=None)
         self._event(Glance(self.state))
         self._write()
@@ -192,6 +193,16 @@ class Publisher:
         self._wait = wait
         self._write()
 
+    def set_muted(self, muted: bool, until: float | None) -> None:
+        """Muted (until epoch seconds ``until``, or None: until unmuted) or not: into the entry
+        and, when it changed, one line in the events file (docs/attention.md)."""
+        if (muted, until) == self._muted:
+            return
+        self._muted = (muted, until)
+        self.log("session_muted", muted=muted, muted_until=until)
+        self._event(Glance(self.state), muting=True)
+        self._write()
+
     def _fields(self) -> dict[str, Any]:
         session, presence, mark = self._details
         return {
@@ -209,6 +220,8 @@ class Publisher:
             "tmux_socket": self.where.tmux_socket,
             "tmux_window": self._window(),
             "wait": self._wait,
+            "muted": self._muted[0],
+            "muted_until": self._muted[1],
         }
 
     def _write(self) -> None:
@@ -224,7 +237,7 @@ class Publisher:
         except OSError as exc:
             self.on_error("registry.write", exc)
 
-    def _event(self, g: Glance) -> None:
+    def _event(self, g: Glance, muting: bool = False) -> None:
         if self.events_fd is None:
             return
         import json
@@ -235,6 +248,8 @@ class Publisher:
             line["source"] = self.source
         if g.outcome is not None:
             line["outcome"] = g.outcome
+        if self._muted[0] or muting:  # while muted, and the unmute's own line
+            line["muted"], line["muted_until"] = self._muted
         try:
             os.write(self.events_fd, (json.dumps(line) + "\n").encode())
         except OSError as exc:

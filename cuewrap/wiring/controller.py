@@ -74,6 +74,7 @@ if TYPE_CHECKING:
     from cuewrap.sessions.publish import Publisher
     from cuewrap.term.notices import NoticeProtocol
     from cuewrap.tmux.side import TmuxSide
+    from cuewrap.wiring.attention import Attention
     from cuewrap.wiring.blocked import BlockedCheck
     from cuewrap.wiring.keystrokes import KeyWindow
     from cuewrap.workers import Reaper
@@ -94,6 +95,7 @@ class Parts:
     answerer: Answerer | None = None  # answers to Pi's dialogs from elsewhere (Pi mode)
     control: ControlServer | None = None  # the control socket `cuewrap answer` talks to
     blocked: BlockedCheck | None = None  # Pi mode without the bridge: `blocked` needs a dialog
+    attention: Attention | None = None  # quiet hours, do-not-disturb, mute (docs/attention.md)
 
 
 class Controller:
@@ -124,6 +126,7 @@ class Controller:
         self.answerer = parts.answerer
         self.control = parts.control
         self.blocked = parts.blocked
+        self.attention = parts.attention
         self.state = initial_state(config)
         self._wake: Timer | None = None
         self._last_key = float("-inf")  # the user's last keystroke (the clipboard guard)
@@ -496,6 +499,10 @@ class Controller:
     def request(self, action: str) -> str:
         if action in ("on", "off"):
             return toggle_reply(action == "on")
+        if self.attention is not None:  # /cue mute [DURATION], /cue unmute
+            said = self.attention.request(action)
+            if said is not None:
+                return said
         return self.status_page()
 
     def status_page(self) -> str:
@@ -574,6 +581,8 @@ class Controller:
             self.answerer.close()
         if self.blocked is not None:
             self.blocked.close()
+        if self.attention is not None:
+            self.attention.close()
         if self.screen is not None:
             self.screen.close()
         if self._wake is not None:

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from cuewrap.sessions.publish import Publisher
     from cuewrap.tmux.side import TmuxSide
     from cuewrap.tmux.view import Merged
+    from cuewrap.wiring.attention import Attention
     from cuewrap.wiring.controller import Controller, Parts
     from cuewrap.workers import Reaper
 
@@ -164,11 +165,14 @@ def build_controller(
         if in_tmux:
             fault("tmux")
             _tmux_parts(loop, settings, log, env, delivery, inject, publisher, parts, to, built)
+        fault("attention")
+        parts.attention, parts.control = _attention(loop, settings, log, env, to, parts, built)
         fault("controller")
         controller = to.controller = Controller(
             loop, settings, log, env, config=config, parts=parts, pi_mode=pi_mode
         )
         built.pop_all()  # the controller's now
+    parts.attention.start()  # quiet hours now: the first Quiet fact, if any
     return controller
 
 
@@ -203,6 +207,27 @@ def _pi_parts(
         parts.blocked = BlockedCheck(loop, log, OutputRing(*size), to.fact)
         built.callback(parts.blocked.close)
         screen.ring = parts.blocked.ring
+
+
+def _attention(
+    loop: Loop,
+    settings: Settings,
+    log: DecisionLog,
+    env: Mapping[str, str],
+    to: _ToController,
+    parts: Parts,
+    built: contextlib.ExitStack,
+) -> tuple[Attention, ControlServer | None]:
+    """Quiet hours, the desktop's do-not-disturb, mute from outside (docs/attention.md)."""
+    from cuewrap.wiring.attention import build_attention
+
+    att, control = build_attention(
+        loop, settings, log, env, to.fact, parts.publisher, parts.control
+    )
+    built.callback(att.close)
+    if control is not None and control is not parts.control:
+        built.callback(control.close)
+    return att, control
 
 
 def _child_notices(delivery: Delivery, in_tmux: bool) -> tuple[str, bool]:
@@ -293,6 +318,7 @@ def engine_config(
         privacy_summary=settings.privacy.body == "summary",
         keep_awake=settings.keep_awake.enabled,
         escalate_after=settings.notify.escalate_after,
+        urgent_after=settings.quiet.urgent_after,
         progress=settings.notify.progress and preset is None,
         title_marks=settings.notify.title_marks,
         generic=preset is not None,
