@@ -205,9 +205,7 @@ def test_cue_mute_inside_pi(pi_session: Any, fakemodel: FakeModel, pi_home: Any)
     assert row(pi_home.env, s.pid)["muted"] is False
 
 
-def test_a_resumed_session_never_cues_for_its_past(
-    pi_session: Any, fakemodel: FakeModel
-) -> None:
+def test_a_resumed_session_never_cues_for_its_past(pi_session: Any, fakemodel: FakeModel) -> None:
     fakemodel.push(tool_call("test_confirm", {}), text("asked"))
     s: PiSession = pi_session()
     s.prompt("confirm please")  # focused: the wait and the run end with no cue

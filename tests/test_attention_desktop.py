@@ -1,0 +1,88 @@
+"""The desktop's do-not-disturb counts as quiet hours (``quiet.follow_desktop``,
+docs/attention.md): real Pi, real dunst on a private bus, paused and resumed with
+``dunstctl set-paused`` as a user does. dunst keeps what it receives while paused and shows it
+when resumed, so "nothing was sent" is read from dunst itself (``count waiting``, history)."""
+
+from __future__ import annotations
+
+import subprocess
+from typing import Any
+
+import pytest
+from desktoprig import Session, dunst_history
+from fakemodel import FakeModel, text, tool_call
+from pirig import TITLE, PiSession, ready_away
+from termscan import last_title
+from waiting import absence_window, wait_until
+
+pytestmark = pytest.mark.desktop
+
+
+def desktop_env(d: Session, follow: bool = True) -> dict[str, str]:
+    env = {k: d.env[k] for k in ("DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR")}
+    env["CUEWRAP_QUIET_FOLLOW_DESKTOP"] = "true" if follow else "false"
+    return env
+
+
+def dunstctl(d: Session, *args: str) -> str:
+    done = subprocess.run(["dunstctl", *args], env=d.env, capture_output=True, timeout=10)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.decode().strip()
+
+
+def dnd(s: PiSession, quiet: bool) -> None:
+    s.wait_log(lambda r: r.get("kind") == "desktop_dnd" and r.get("quiet") is quiet, 10)
+
+
+def desktop_deliveries(s: PiSession) -> list[dict[str, Any]]:
+    return [d for d in s.log_records("delivery") if d.get("channel") == "desktop"]
+
+
+def test_dunst_paused_holds_reminders_and_resumed_gives_them_back(
+    pi_session: Any, fakemodel: FakeModel, dunst: Session
+) -> None:
+    fakemodel.push(tool_call("bash", {"command": "sleep 0.5"}), text("one"))
+    fakemodel.push(text("two"))
+    s: PiSession = pi_session(env=desktop_env(dunst))
+    dnd(s, False)
+    [first] = [r for r in s.log_records("desktop_dnd") if "quiet" in r]
+    assert "dunst paused" in first["readable"]
+    dunstctl(dunst, "set-paused", "true")
+    dnd(s, True)
+    ready_away(s)
+    s.prompt("first")
+    wait_until(lambda: last_title(s.raw_output) == f"[✓] {TITLE}", 15, "the mark",
+               detail=s.dump)  # fmt: skip
+    absence_window(1.0, "a notification during do-not-disturb")
+    assert desktop_deliveries(s) == []
+    assert dunstctl(dunst, "count", "waiting") == "0"  # nothing queued behind the pause
+    assert [(r["cue"], r["reason"]) for r in s.log_records("held")] == [
+        ("finished", "desktop do-not-disturb")
+    ]
+    # do-not-disturb off, the user still away: one reminder of the outcome not yet seen
+    dunstctl(dunst, "set-paused", "false")
+    dnd(s, False)
+    wait_until(lambda: [d for d in desktop_deliveries(s) if d["state"] == "delivered"], 10,
+               "the reminder", detail=s.dump)  # fmt: skip
+    # and reminders as usual again
+    s.focus_in()
+    ready_away(s)
+    s.prompt("second")
+    wait_until(lambda: len([d for d in desktop_deliveries(s) if d["state"] == "delivered"]) == 2,
+               15, "the next notification", detail=s.dump)  # fmt: skip
+    history = dunst_history(dunst.env)
+    assert len(history) == 2, history
+
+
+def test_not_followed_when_switched_off(
+    pi_session: Any, fakemodel: FakeModel, dunst: Session
+) -> None:
+    fakemodel.push(text("one"))
+    dunstctl(dunst, "set-paused", "true")
+    s: PiSession = pi_session(env=desktop_env(dunst, follow=False))
+    ready_away(s)
+    s.prompt("first")
+    wait_until(lambda: [d for d in desktop_deliveries(s) if d["state"] == "delivered"], 15,
+               "the notification", detail=s.dump)  # fmt: skip
+    assert s.log_records("held") == []
+    assert [r for r in s.log_records("desktop_dnd")] == []
