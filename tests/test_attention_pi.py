@@ -148,7 +148,7 @@ def test_the_end_of_quiet_hours_reminds_once_of_the_open_wait(
     left = (end * 60) - (now_minute()[0] * 60 + now_minute()[1])
     wait_until(lambda: notifications(s.raw_output), left + 15, "the reminder", detail=s.dump)
     absence_window(2.0, "a second reminder")
-    shown, terminal, commands = popups(s, out)
+    shown, _terminal, commands = popups(s, out)
     assert shown == 1 and len(commands) == 1, (shown, commands)
     assert json.loads(commands[0]["stdin"])["event"] == "needs-input"
     [released] = s.log_records("released")
