@@ -86,3 +86,24 @@ def test_not_followed_when_switched_off(
                "the notification", detail=s.dump)  # fmt: skip
     assert s.log_records("held") == []
     assert [r for r in s.log_records("desktop_dnd")] == []
+
+
+def test_doctor_says_what_it_reads(dunst: Session) -> None:
+    import sys
+
+    def doctor() -> str:
+        env = dict(dunst.env, TERM="xterm-256color", CUEWRAP_QUIET_HOURS="22:00-07:00")
+        done = subprocess.run([sys.executable, "-m", "cuewrap", "doctor"], env=env,
+                              capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    out = doctor()
+    assert "quiet hours: 22:00-07:00:" in out
+    [line] = [x for x in out.splitlines() if "desktop do-not-disturb" in x]
+    assert (
+        line.strip().startswith("desktop do-not-disturb: off; read from") and "dunst paused" in line
+    )
+    dunstctl(dunst, "set-paused", "true")
+    [line] = [x for x in doctor().splitlines() if "desktop do-not-disturb" in x]
+    assert "desktop do-not-disturb: on (dunst paused)" in line

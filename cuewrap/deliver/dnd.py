@@ -122,3 +122,37 @@ def watch_desktop(
         log.write("desktop_dnd", state="not watched", why=why)
         return None
     return DesktopWatch(loop, env, log, on_change)
+
+
+def read_once(env: Mapping[str, str], timeout: float = 3.0) -> dict[str, Any] | None:
+    """What the watch reads first (``quiet``, ``via``, ``readable``), for ``cuewrap doctor``:
+    the worker run once, blocking, bounded; None when it said nothing in time."""
+    try:
+        proc = spawn(
+            python_worker(sys.executable, "cuewrap.deliver.dnd_worker"),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    try:
+        assert proc.stdout is not None
+        import selectors
+
+        sel = selectors.DefaultSelector()
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        if not sel.select(timeout):
+            return None
+        line = proc.stdout.readline()
+        with contextlib.suppress(ValueError):
+            msg = json.loads(line)
+            return msg if isinstance(msg, dict) else None
+        return None
+    finally:
+        kill_group(proc, signal.SIGKILL)
+        proc.wait()
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
