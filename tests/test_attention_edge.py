@@ -44,7 +44,7 @@ def test_settings_read_ranges_from_the_file_and_the_environment(tmp_path: Any) -
     env = {"CUEWRAP_QUIET_HOURS": "22:00-07:00, 12:30-13:00"}
     assert load_settings(None, {**env, "HOME": str(tmp_path)}, {}).quiet.hours == s.quiet.hours
     f.write_text('[quiet]\nhours = ["22:00-22:00"]\n')
-    with pytest.raises(ConfigError, match="quiet.hours"):
+    with pytest.raises(ConfigError, match=r"quiet\.hours"):
         load_settings(str(f), {}, {})
 
 
