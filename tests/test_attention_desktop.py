@@ -6,6 +6,7 @@ when resumed, so "nothing was sent" is read from dunst itself (``count waiting``
 from __future__ import annotations
 
 import subprocess
+import time
 from typing import Any
 
 import pytest
@@ -107,3 +108,35 @@ def test_doctor_says_what_it_reads(dunst: Session) -> None:
     dunstctl(dunst, "set-paused", "true")
     [line] = [x for x in doctor().splitlines() if "desktop do-not-disturb" in x]
     assert "desktop do-not-disturb: on (dunst paused)" in line
+
+
+def test_four_sessions_settling_together_give_one_popup_naming_them_all(
+    pi_session: Any, fakemodel: FakeModel, dunst: Session
+) -> None:
+    """Measured: four Pi sessions away, their runs settling within 2 s of each other -> the
+    popups dunst received (before this, one each: four)."""
+    sessions: list[PiSession] = []
+    for _ in range(4):
+        fakemodel.push(text("done"))
+        sessions.append(pi_session(env=desktop_env(dunst)))
+    for s in sessions:
+        ready_away(s)
+    start = time.monotonic()
+    for s in sessions:
+        s.prompt("go")
+    for s in sessions:
+        s.wait_log(lambda r: r.get("kind") == "cue" and r.get("cue") == "finished", 15)
+    settled = [
+        next(r for r in s.log_records("fact") if r.get("type") == "AgentSettled") for s in sessions
+    ]
+    assert settled  # each run settled; within a couple of seconds of the first prompt
+    spread = time.monotonic() - start
+    absence_window(1.5, "a late popup")
+    history = dunst_history(dunst.env)
+    print(f"4 sessions settled within {spread:.1f} s: {len(history)} popup(s) seen")
+    assert len(history) == 1, history
+    [popup] = history
+    assert popup["summary"] == "Pi — 4 sessions"
+    assert sorted(popup["body"].splitlines()) == sorted(
+        f"work ({s.pid}): Finished" for s in sessions
+    ), popup

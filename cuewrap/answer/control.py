@@ -64,6 +64,11 @@ class _Client:
             self.server.log.write("answer_request", result="refused", why=got)
             self.reply(False, got)
             return
+        if isinstance(got, wire.PopupRequest):  # deliver/batch.py
+            if self.server.on_popup is not None:
+                self.server.on_popup()
+            self.reply(True)
+            return
         if isinstance(got, wire.MuteRequest):  # docs/attention.md
             if self.server.on_mute is None:
                 self.reply(False, "this session cannot be muted from outside")
@@ -108,6 +113,7 @@ class ControlServer:
         self.path = path
         self.handler = handler
         self.on_mute: MuteHandler | None = None  # cuewrap mute / unmute (wiring/attention.py)
+        self.on_popup: Callable[[], None] | None = None  # show the shared popup (deliver/batch)
         self.clients: set[_Client] = set()
         self.sock: socket.socket | None = None
 

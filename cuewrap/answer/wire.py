@@ -6,6 +6,7 @@ Request: one JSON object on one line, at most ``MAX_REQUEST`` bytes with its new
     {"v": 1, "op": "answer", "choice": "yes", "token": "…"}    by token
     {"v": 1, "op": "mute", "duration": 1800}                   cuewrap mute (null: no end)
     {"v": 1, "op": "unmute"}                                   cuewrap unmute
+    {"v": 1, "op": "popup"}            another session: show the desktop popup you lead
 
 Reply: ``{"ok": true}`` or ``{"ok": false, "why": "<one line>"}``. Anything else is refused
 with a reason (``read_request`` never raises on any bytes).
@@ -36,11 +37,16 @@ class MuteRequest(NamedTuple):
     duration: float | None
 
 
+class PopupRequest(NamedTuple):
+    """Another session of this user: show the desktop popup several sessions share, which
+    this one leads (deliver/batch.py)."""
+
+
 class Incomplete(NamedTuple):
     """More bytes are needed (no newline yet)."""
 
 
-def read_request(data: bytes) -> Request | MuteRequest | Incomplete | str:
+def read_request(data: bytes) -> Request | MuteRequest | PopupRequest | Incomplete | str:
     """The request in ``data`` (what a connection sent so far): a ``Request``, ``Incomplete``
     or why it is refused."""
     end = data.find(b"\n")
@@ -56,8 +62,10 @@ def read_request(data: bytes) -> Request | MuteRequest | Incomplete | str:
         return "not JSON"
     if not isinstance(obj, dict):
         return "not an object"
-    if obj.get("v") != VERSION or obj.get("op") not in ("answer", "mute", "unmute"):
+    if obj.get("v") != VERSION or obj.get("op") not in ("answer", "mute", "unmute", "popup"):
         return "unknown request"
+    if obj["op"] == "popup":
+        return PopupRequest() if len(obj) == 2 else "bad request"
     if obj["op"] == "unmute":
         return MuteRequest(False, None) if len(obj) == 2 else "bad request"
     if obj["op"] == "mute":

@@ -420,6 +420,17 @@ class Delivery:
             except Exception as exc:
                 self.log.error(f"notify.{ch.name}", exc)
 
+    def render_shared(self) -> None:
+        """Another session asks this one to show the desktop popup they share (it needs the
+        user first: deliver/batch.py). Fails open."""
+        desktop = self._channels.get("desktop")
+        render = getattr(desktop, "render_shared", None)
+        if render is not None:
+            try:
+                render()
+            except Exception as exc:
+                self.log.error("popup.render", exc)
+
     def progress(self, on: bool) -> None:
         """The terminal's progress indicator; its clearing is also kept for every exit path."""
         if on:

@@ -227,6 +227,8 @@ def _attention(
     built.callback(att.close)
     if control is not None and control is not parts.control:
         built.callback(control.close)
+    if control is not None:  # one popup for many sessions (deliver/batch.py)
+        control.on_popup = parts.delivery.render_shared
     return att, control
 
 
