@@ -5,12 +5,15 @@ when resumed, so "nothing was sent" is read from dunst itself (``count waiting``
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from desktoprig import Session, dunst_history
+from desktoprig import Session, _dunst, dunst_history
 from fakemodel import FakeModel, text, tool_call
 from pirig import TITLE, PiSession, ready_away
 from termscan import last_title
@@ -110,11 +113,33 @@ def test_doctor_says_what_it_reads(dunst: Session) -> None:
     assert "desktop do-not-disturb: on (dunst paused)" in line
 
 
+@pytest.fixture
+def dunst_unstacked(bus: Session) -> Iterator[Session]:
+    """dunst that shows identical notifications each on its own (``stack_duplicates`` off;
+    on, it would fold four identical popups into one and hide what is counted here)."""
+    conf = Path(bus.env["XDG_CONFIG_HOME"]) / "dunst" / "dunstrc"
+    conf.parent.mkdir(parents=True, exist_ok=True)
+    conf.write_text("[global]\n    stack_duplicates = false\n")
+    with _dunst(bus) as session:
+        yield session
+
+
+def server_ids(sessions: list[PiSession]) -> set[str]:
+    """The notification ids the server gave, over every session (one per popup seen)."""
+    return {
+        d["reason"].split()[-1]
+        for s in sessions
+        for d in desktop_deliveries(s)
+        if d["state"] == "delivered"
+    }
+
+
 def test_four_sessions_settling_together_give_one_popup_naming_them_all(
-    pi_session: Any, fakemodel: FakeModel, dunst: Session
+    pi_session: Any, fakemodel: FakeModel, dunst_unstacked: Session
 ) -> None:
     """Measured: four Pi sessions away, their runs settling within 2 s of each other -> the
     popups dunst received (before this, one each: four)."""
+    dunst = dunst_unstacked
     sessions: list[PiSession] = []
     for _ in range(4):
         fakemodel.push(text("done"))
@@ -133,10 +158,46 @@ def test_four_sessions_settling_together_give_one_popup_naming_them_all(
     spread = time.monotonic() - start
     absence_window(1.5, "a late popup")
     history = dunst_history(dunst.env)
-    print(f"4 sessions settled within {spread:.1f} s: {len(history)} popup(s) seen")
-    assert len(history) == 1, history
+    ids = server_ids(sessions)
+    print(f"4 sessions settled within {spread:.1f} s: {len(history)} popup(s) in dunst, "
+          f"{len(ids)} notification id(s)")  # fmt: skip
+    assert len(history) == 1 and len(ids) == 1, (history, ids)
     [popup] = history
     assert popup["summary"] == "Pi — 4 sessions"
     assert sorted(popup["body"].splitlines()) == sorted(
         f"work ({s.pid}): Finished" for s in sessions
     ), popup
+
+
+def test_the_shared_popup_leads_to_the_wait_and_outlives_a_member_who_came_back(
+    pi_session: Any, fakemodel: FakeModel, dunst_unstacked: Session
+) -> None:
+    dunst = dunst_unstacked
+    fakemodel.push(text("done"))
+    a: PiSession = pi_session(env=desktop_env(dunst))
+    b: PiSession = pi_session(env=desktop_env(dunst))
+    ready_away(a)
+    ready_away(b)
+    a.prompt("go")
+    a.wait_log(lambda r: r.get("kind") == "delivery" and r.get("state") == "delivered", 15)
+    fakemodel.push(tool_call("test_confirm", {}), text("after"))
+    b.prompt("confirm please")
+    b.wait_dialog()
+    # b needs input: b shows the popup naming both (the click goes to the one that shows it)
+    b.wait_log(lambda r: r.get("kind") == "delivery" and r.get("state") == "delivered", 15)
+    assert len(server_ids([a, b])) == 1
+    [joined] = b.log_records("popup_batch")
+    assert joined["lead"] == b.pid
+    displayed = json.loads(dunstctl(dunst, "history") or "{}")  # nothing closed yet
+    assert displayed["data"][0] == []
+    # the user looks at a: a's reminder goes, the popup stays for b, without a
+    a.focus_in()
+    a.wait_log(lambda r: r.get("kind") == "withdrawal" and r.get("state") == "left", 10)
+    wait_until(lambda: len([d for d in desktop_deliveries(b) if d["state"] == "delivered"]) == 2,
+               10, "b shows the rest", detail=b.dump)  # fmt: skip
+    assert dunstctl(dunst, "count", "displayed") == "1"
+    dunstctl(dunst, "action", "0")  # a click on it
+    b.wait_log(lambda r: r.get("kind") == "activated", 10)
+    assert a.log_records("activated") == []
+    [popup] = dunst_history(dunst.env)
+    assert (popup["summary"], popup["body"]) == ("Pi — work", "Needs your input"), popup

@@ -161,7 +161,7 @@ class Batch:
         """What this session shows as the lead now: (its cue, the shared popup), or None."""
         with self._locked() as batches:
             b = self._mine(batches)
-            if b is None or not b["id"] or len(b["members"]) < 2:
+            if b is None or not b["id"]:
                 return None
             cue = next(m.get("cue") for m in b["members"] if m["pid"] == self.pid)
             return (cue, self._shared(b)) if isinstance(cue, int) else None
@@ -176,10 +176,7 @@ class Batch:
             b["members"] = [m for m in b["members"] if m["pid"] != self.pid]
             sid = int(b["id"])
             rest = list(b["members"])
-            if len(rest) < 2:  # one left: its own popup is what the shared one shows
-                lead = rest[0]["pid"] if rest else None
-            else:
-                lead = _lead(rest)
+            lead = _lead(rest) if rest else None
         if lead is None:
             return sid, False
         self.poke(lead)
@@ -203,7 +200,11 @@ class Batch:
             lines.append(f"{named}: {m.get('status') or ''}")
         apps = {str(m.get("app") or "") for m in members}
         app = apps.pop() if len(apps) == 1 else "cuewrap"
-        title = f"{app} — {len(members)} sessions" if len(members) > 1 else app
+        if len(members) == 1:  # the last one left: as its own popup reads
+            only = members[0]
+            title = f"{app} — {only.get('label') or '?'}"
+            return Shared(int(b["id"]), title, str(only.get("status") or ""), lead)
+        title = f"{app} — {len(members)} sessions"
         return Shared(int(b["id"]), title, "\n".join(lines), lead)
 
 
