@@ -162,7 +162,8 @@ def test_mute_from_outside_and_unmute(
     env, out = env_with(tmp_path, "")
     fakemodel.push(tool_call("bash", {"command": "sleep 0.5"}), text("one"))
     fakemodel.push(text("two"))
-    s: PiSession = pi_session(env=env)
+    events = tmp_path / "events.jsonl"
+    s: PiSession = pi_session(env=env, cuewrap_args=("--events", str(events)))
     full_env = {**pi_home.env, **env}
     listed(full_env, s.pid)
     assert cuewrap(full_env, "mute", str(s.pid), "30m") == (0, "")
@@ -177,6 +178,11 @@ def test_mute_from_outside_and_unmute(
     assert cuewrap(full_env, "unmute", str(s.pid)) == (0, "")
     r = row(full_env, s.pid)
     assert (r["muted"], r["muted_until"]) == (False, None)
+    lines = [json.loads(x) for x in events.read_text().splitlines()]
+    told = [(x["state"], x.get("muted")) for x in lines if "muted" in x]
+    # the mute's own line, the run's lines while muted, the unmute's line
+    assert told[0] == ("idle", True) and told[-1] == ("finished", False), told
+    assert ("working", True) in told and ("finished", True) in told, told
     assert len(notifications(s.raw_output)) == 0  # unmuting replays nothing
     s.focus_in()
     ready_away(s)
