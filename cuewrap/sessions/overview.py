@@ -161,6 +161,8 @@ def forget_windows(
             args = ["set-option", "-w", "-t", target, "@cuewrap_state", value]
         else:
             args = ["set-option", "-w", "-u", "-t", target, "@cuewrap_state"]
+        if rec.get("muted") is True:  # docs/attention.md
+            args += [";", "set-option", "-w", "-u", "-t", target, "@cuewrap_muted"]
         _run(["tmux", "-S", socket, *args], _tmux_env(env))
 
 

@@ -30,6 +30,7 @@ from cuewrap.tmux.control import run_tmux
 from cuewrap.workers import Reaper
 
 OPTION = "@cuewrap_state"
+MUTED_OPTION = "@cuewrap_muted"  # "1" on the window of a muted session (docs/attention.md)
 Log = Callable[..., None]
 
 
@@ -202,6 +203,17 @@ class Publisher:
         self.log("session_muted", muted=muted, muted_until=until)
         self._event(Glance(self.state), muting=True)
         self._write()
+        self._tmux_muted(muted)
+
+    def _tmux_muted(self, muted: bool) -> None:
+        """Inside tmux: the window option ``@cuewrap_muted`` ("1") while muted, unset after."""
+        pane = self.where.tmux_pane
+        if self._reaper is None or pane is None or self._closed:
+            return
+        args = ["set-option", "-w", "-t", pane, MUTED_OPTION]
+        args = [*args, "1"] if muted else [*args[:2], "-u", *args[2:]]
+        if not run_tmux(self.loop, self._reaper, self.env, args, lambda st, out: None):
+            self.log("tmux_option", state="failed", why="tmux could not be started")
 
     def _fields(self) -> dict[str, Any]:
         session, presence, mark = self._details
@@ -270,6 +282,8 @@ class Publisher:
             self.entry.remove()
         if self._reaper is not None and (self._tmux_sent is not None or self._tmux_busy):
             self._unset_tmux()  # also after a set still in flight (it was sent first)
+        elif self._reaper is not None and self._muted[0]:
+            self._unset_tmux(muted_only=True)
         if self.events_fd is not None:
             try:
                 os.close(self.events_fd)
@@ -285,7 +299,7 @@ class Publisher:
         self.state = EXITED  # said by nobody: close() says it only when not yet
         self.close()
 
-    def _unset_tmux(self) -> None:
+    def _unset_tmux(self, muted_only: bool = False) -> None:
         """At the end, off the loop (it is ending): one short tmux command, waited for."""
         import subprocess
 
@@ -295,6 +309,9 @@ class Publisher:
         opt = ["-u", "-t", pane, OPTION] if value is None else ["-t", pane, OPTION, value]
         env = {k: v for k, v in self.env.items() if k not in ("TMUX", "TMUX_PANE")}
         argv = ["tmux", "-S", self.where.tmux_socket, "set-option", "-w", *opt]
+        if self._muted[0]:  # and the muted mark (one tmux command line)
+            muted = ["set-option", "-w", "-u", "-t", pane, MUTED_OPTION]
+            argv = [*argv, ";", *muted] if not muted_only else [*argv[:3], *muted]
         try:
             subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL, timeout=2.0, check=False)  # fmt: skip
