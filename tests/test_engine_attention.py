@@ -142,3 +142,17 @@ def test_a_cue_during_a_desktop_do_not_disturb_is_held_with_its_reason() -> None
     assert e.records("held")[0]["reason"] == "desktop do-not-disturb"
     e(LOUD)
     assert [n.kind for n in e.notifies()] == ["finished"]
+
+
+def test_generic_mode_takes_the_programs_notification_out_while_quiet() -> None:
+    from cuewrap.engine import consume_notice
+
+    e = Eng(bridge=False, generic=True, host_native=frozenset({"osc9"}), reemit=True)
+    e(FOCUSED, AWAY, at=1.0)
+    assert consume_notice(e.s, "osc9", 2.0) is False  # the host shows it as it is
+    e(QUIET, at=2.0)
+    assert consume_notice(e.s, "osc9", 2.0) is True  # quiet: nothing pops up
+    e(LOUD, Mute(True, "t"), at=3.0)
+    assert consume_notice(e.s, "osc9", 3.0) is True
+    e(FOCUSED, at=4.0)
+    assert consume_notice(e.s, "osc9", 4.0) is False  # the user looks: it passes
