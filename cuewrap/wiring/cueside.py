@@ -172,7 +172,10 @@ def build_controller(
             loop, settings, log, env, config=config, parts=parts, pi_mode=pi_mode
         )
         built.pop_all()  # the controller's now
-    parts.attention.start()  # quiet hours now: the first Quiet fact, if any
+    try:  # quiet hours now: the first Quiet fact, if any
+        parts.attention.start()
+    except Exception as exc:  # fail open: cues as without quiet hours
+        log.error("attention", exc)
     return controller
 
 
