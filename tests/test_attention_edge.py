@@ -11,6 +11,7 @@ import pytest
 
 from cuewrap.answer import wire
 from cuewrap.config import ConfigError, load_settings
+from cuewrap.context import Context
 from cuewrap.decisionlog import DecisionLog
 from cuewrap.facts import Mute, Quiet
 from cuewrap.loop import Loop
@@ -82,11 +83,11 @@ class Publisher:
 
 def attention(tmp_path: Any, hours: str, clock: list[time.struct_time]) -> tuple[Any, ...]:
     loop = Loop()
-    settings = load_settings(None, {"CUEWRAP_QUIET_HOURS": hours, "HOME": str(tmp_path)}, {})
+    env = {"CUEWRAP_QUIET_HOURS": hours, "HOME": str(tmp_path)}
+    ctx = Context(loop, load_settings(None, env, {}), DecisionLog(None), env)
     facts: list[object] = []
     pub = Publisher()
-    att = Attention(loop, settings, DecisionLog(None), facts.append, pub,  # type: ignore[arg-type]
-                    localtime=lambda: clock[0])  # fmt: skip
+    att = Attention(ctx, facts.append, pub, localtime=lambda: clock[0])  # type: ignore[arg-type]
     return loop, att, facts, pub
 
 
@@ -97,7 +98,7 @@ def at(h: int, m: int, s: int) -> time.struct_time:
 def test_quiet_begins_and_ends_at_the_boundaries(tmp_path: Any) -> None:
     clock = [at(21, 59, 59)]
     loop, att, facts, _ = attention(tmp_path, "22:00-22:01", clock)
-    att.start()
+    loop.run_once(max_timeout=1)  # the first reading, at the loop's first turn
     assert facts == []  # not quiet: nothing said
     clock[0] = at(22, 0, 59)  # what the clock says when the boundary's timer runs
     while not facts:
@@ -113,7 +114,6 @@ def test_quiet_begins_and_ends_at_the_boundaries(tmp_path: Any) -> None:
 def test_the_desktop_counts_as_quiet_and_quiet_hours_are_named_first(tmp_path: Any) -> None:
     clock = [at(12, 0, 0)]
     _, att, facts, _ = attention(tmp_path, "", clock)
-    att.start()
     att.desktop(True)
     att.desktop(True)
     att.desktop(False)

@@ -107,13 +107,25 @@ class _Client:
 
 
 class ControlServer:
-    def __init__(self, loop: Loop, log: DecisionLog, path: str, handler: Handler) -> None:
+    def __init__(
+        self,
+        loop: Loop,
+        log: DecisionLog,
+        path: str,
+        handler: Handler,
+        *,
+        on_mute: MuteHandler | None = None,
+        on_popup: Callable[[], None] | None = None,
+    ) -> None:
+        """``on_mute``: ``cuewrap mute`` / ``unmute`` (wiring/attention.py; None: refused);
+        ``on_popup``: another session asks this one to show the popup they share
+        (deliver/batch.py)."""
         self.loop = loop
         self.log = log
         self.path = path
         self.handler = handler
-        self.on_mute: MuteHandler | None = None  # cuewrap mute / unmute (wiring/attention.py)
-        self.on_popup: Callable[[], None] | None = None  # show the shared popup (deliver/batch)
+        self.on_mute = on_mute
+        self.on_popup = on_popup
         self.clients: set[_Client] = set()
         self.sock: socket.socket | None = None
 

@@ -17,18 +17,18 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from cuewrap.answer import wire
-from cuewrap.decisionlog import DecisionLog
 from cuewrap.facts import Mute, Quiet
-from cuewrap.loop import Loop, Timer
+from cuewrap.loop import Timer
 from cuewrap.quiethours import next_change, parse_duration, parse_hours, quiet_at
 
 if TYPE_CHECKING:
-    from cuewrap.answer.control import ControlServer, Reply
-    from cuewrap.config import Settings
+    from cuewrap.answer.control import ControlServer, Handler, MuteHandler, Reply
+    from cuewrap.context import Context
+    from cuewrap.deliver.dnd import DesktopWatch
     from cuewrap.engine import Event
     from cuewrap.sessions.publish import Publisher
 
@@ -37,39 +37,43 @@ DESKTOP_DND = "desktop do-not-disturb"
 
 
 class Attention:
+    """Made by the controller's constructor (a source, like the others): ``fact`` is the
+    controller's. Its first reading of the time of day comes at the loop's first turn (the
+    controller is whole by then); the desktop's watch starts here, where it is followed."""
+
     def __init__(
         self,
-        loop: Loop,
-        settings: Settings,
-        log: DecisionLog,
+        ctx: Context,
         fact: Callable[[Event], None],
         publisher: Publisher,
         *,
         localtime: Callable[[], time.struct_time] = time.localtime,
         wall: Callable[[], float] = time.time,
     ) -> None:
-        self.loop = loop
-        self.log = log
+        self.loop = ctx.loop
+        self.log = ctx.log
         self.fact = fact
         self.publisher = publisher
         self.localtime = localtime
         self.wall = wall
-        self.ranges = parse_hours(settings.quiet.hours)  # checked by the loader already
+        self.ranges = parse_hours(ctx.settings.quiet.hours)  # checked by the loader already
         self.hours_quiet = False
         self.desktop_quiet = False
         self.told: str | None = None
         self.muted_until: float | None = None
         self.muted = False
-        self._hours_timer: Timer | None = None
         self._mute_timer: Timer | None = None
-        self.dnd: object | None = None  # the desktop's do-not-disturb watch (deliver/dnd.py)
         self._closed = False
+        self._hours_timer: Timer | None = (
+            self.loop.call_later(0, self._hours) if self.ranges else None
+        )
+        self.dnd: DesktopWatch | None = None  # the desktop's do-not-disturb (deliver/dnd.py)
+        if ctx.settings.quiet.follow_desktop:
+            from cuewrap.deliver.dnd import watch_desktop
+
+            self.dnd = watch_desktop(ctx.loop, ctx.env, ctx.log, self.desktop)
 
     # -- quiet hours ------------------------------------------------------------------------
-    def start(self) -> None:
-        if self.ranges:
-            self._hours()
-
     def _hours(self) -> None:
         self._hours_timer = None
         if self._closed:
@@ -151,41 +155,31 @@ class Attention:
         for timer in (self._hours_timer, self._mute_timer):
             if timer is not None:
                 timer.cancel()
-        close = getattr(self.dnd, "close", None)
-        if close is not None:
-            close()
+        if self.dnd is not None:
+            self.dnd.close()
 
 
-def build_attention(
-    loop: Loop,
-    settings: Settings,
-    log: DecisionLog,
-    env: Mapping[str, str],
-    fact: Callable[[Event], None],
-    publisher: Publisher,
-    control: ControlServer | None,
-) -> tuple[Attention, ControlServer | None]:
-    """The session's attention edge, and its way in from outside: the answerer's control
-    socket taught mute and unmute, or (no answering in this session) a control socket of its
-    own beside the registry entry."""
-    att = Attention(loop, settings, log, fact, publisher)
-    if control is None:
-        from cuewrap.answer.control import ControlServer
-        from cuewrap.sessions.registry import own_directory
+def control_socket(
+    ctx: Context,
+    answer: Handler | None,
+    on_mute: MuteHandler,
+    on_popup: Callable[[], None],
+) -> ControlServer | None:
+    """The session's control socket beside its registry entry: answers (Pi mode with the
+    bridge: ``answer``; else refused), mute and unmute, the shared popup (None, logged: no
+    registry directory, or it cannot listen)."""
+    from cuewrap.answer.control import ControlServer
+    from cuewrap.sessions.registry import own_directory
 
-        directory = own_directory(env)
-        if directory is not None:
-            path = os.path.join(directory, f"{os.getpid()}.sock")
-            control = ControlServer(loop, log, path, _no_answers)
-            if not control.start():
-                control = None
-    if control is not None:
-        control.on_mute = att.on_mute
-    if settings.quiet.follow_desktop:
-        from cuewrap.deliver.dnd import watch_desktop
-
-        att.dnd = watch_desktop(loop, env, log, att.desktop)
-    return att, control
+    directory = own_directory(ctx.env)
+    if directory is None:
+        ctx.log.write("control", state="no control socket", why="no registry directory")
+        return None
+    path = os.path.join(directory, f"{os.getpid()}.sock")
+    control = ControlServer(
+        ctx.loop, ctx.log, path, answer or _no_answers, on_mute=on_mute, on_popup=on_popup
+    )
+    return control if control.start() else None
 
 
 def _no_answers(request: wire.Request, reply: Reply) -> None:
