@@ -8,8 +8,9 @@ PR_SET_PDEATHSIG). It reads what can be read cheaply and is told of changes, nev
 - dunst's ``paused`` (``org.dunstproject.cmd0``, what ``dunstctl set-paused`` sets);
 - both re-read when the server says its properties changed (``PropertiesChanged`` on
   ``/org/freedesktop/Notifications``) or another server takes the name;
-- GNOME's ``show-banners`` (``org.gnome.desktop.notifications``) through ``gsettings``:
-  read at start, then followed with ``gsettings monitor``.
+- GNOME's ``show-banners`` (``org.gnome.desktop.notifications``) through ``gsettings``, where
+  GNOME Shell is the notification server (or ``XDG_CURRENT_DESKTOP`` says GNOME): read at
+  start, then followed with ``gsettings monitor``.
 
 It writes one JSON line at start and one per change::
 
@@ -69,10 +70,35 @@ def _gnome_banners() -> bool | None:
     return {"true": True, "false": False}.get(word) if out.returncode == 0 else None
 
 
+def _server_name(conn: Any) -> str:
+    """The notification server's name (``GetServerInformation``): "gnome-shell", "dunst" …"""
+    from jeepney import DBusAddress, MessageType, new_method_call
+
+    try:
+        reply = conn.send_and_get_reply(
+            new_method_call(DBusAddress(PATH, bus_name=NAME, interface=NAME),
+                            "GetServerInformation"),
+            timeout=TIMEOUT,
+        )  # fmt: skip
+    except Exception:
+        return ""
+    if reply.header.message_type == MessageType.error or not reply.body:
+        return ""
+    return str(reply.body[0])[:100]
+
+
+def _gnome(conn: Any) -> bool:
+    """GNOME's setting counts only where GNOME Shell shows the notifications (a GNOME schema
+    installed under another desktop says nothing about it)."""
+    if conn is not None and _server_name(conn) == "gnome-shell":
+        return True
+    return "GNOME" in os.environ.get("XDG_CURRENT_DESKTOP", "").upper().split(":")
+
+
 class Watch:
     def __init__(self, conn: Any) -> None:
         self.conn = conn
-        self.gnome: bool | None = _gnome_banners()
+        self.gnome: bool | None = _gnome_banners() if _gnome(conn) else None
         self.last: dict[str, object] | None = None
 
     def state(self) -> dict[str, object]:
