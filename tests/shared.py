@@ -9,7 +9,8 @@
 - ``LoggedChild``        a program under cuewrap in pexpect, with its decision log: ``records``,
                          ``presence`` (a focus report sent, and cuewrap seen to take it)
 - ``RECORDER``,          a ``notify.command`` that records each call (its Python source; run
-  ``calls``              it with the file to append to), and the calls it recorded
+  ``calls``              it with the file to append to), and the calls it recorded;
+                         ``recording_command(tmp_path)`` it written there, its argv and file
 - ``in_shell``,          a program run inside ``sh`` between two ``stty -g``; at its end its
   ``finish_in_shell``    exit status and output, asserting the terminal's settings came back
 
@@ -27,6 +28,7 @@ import os
 import re
 import shlex
 import shutil
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -163,6 +165,15 @@ RECORDER = textwrap.dedent(
         fh.write(json.dumps({"stdin": data, "env": env, "pid": os.getpid()}) + "\\n")
     """
 )
+
+
+def recording_command(tmp_path: Path) -> tuple[list[str], Path]:
+    """``RECORDER`` written into ``tmp_path``: the ``notify.command`` that runs it (its argv),
+    and the file it appends each call to (``calls`` reads it)."""
+    script = tmp_path / "recorder.py"
+    script.write_text(RECORDER)
+    out = tmp_path / "calls.jsonl"
+    return [sys.executable, str(script), str(out)], out
 
 
 def calls(out: Path) -> list[dict[str, Any]]:

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from fakemodel import FakeModel, text, tool_call
 from pirig import TITLE, PiSession, ready_away
+from shared import calls, recording_command
 from termscan import last_title, notifications
-from test_notify_command import RECORDER, calls
 from waiting import absence_window, wait_until
 
 pytestmark = pytest.mark.pi
@@ -41,11 +41,9 @@ def now_minute() -> tuple[int, int]:
 
 
 def env_with(tmp_path: Path, hours: str, **more: str) -> tuple[dict[str, str], Path]:
-    script = tmp_path / "recorder.py"
-    script.write_text(RECORDER)
-    out = tmp_path / "calls.jsonl"
+    command, out = recording_command(tmp_path)
     env = {
-        "CUEWRAP_NOTIFY_COMMAND": shlex.join([sys.executable, str(script), str(out)]),
+        "CUEWRAP_NOTIFY_COMMAND": shlex.join(command),
         "CUEWRAP_NOTIFY_TERMINAL": "osc777",
         "CUEWRAP_NOTIFY_BELL": "true",
         "CUEWRAP_QUIET_HOURS": hours,

@@ -22,7 +22,7 @@ import pytest
 from fakemodel import FakeModel, text, tool_call
 from pirig import PiSession, ready_away
 from procstat import alive
-from shared import RECORDER, calls
+from shared import calls, recording_command
 from waiting import absence_window, turning, wait_until
 
 from cuewrap.config import ConfigError, check_commands, load_settings
@@ -35,10 +35,7 @@ FIELDS |= {"pid", "tmux_pane", "tty"}  # which session: cuewrap's pid, its pane,
 
 @pytest.fixture
 def recorder(tmp_path: Path) -> tuple[list[str], Path]:
-    script = tmp_path / "recorder.py"
-    script.write_text(RECORDER)
-    out = tmp_path / "calls.jsonl"
-    return [sys.executable, str(script), str(out)], out
+    return recording_command(tmp_path)
 
 
 # -- the effector ---------------------------------------------------------------------------

@@ -13,7 +13,6 @@ import os
 import re
 import shlex
 import signal
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ import pytest
 import waiting
 from fakemodel import FakeModel, text, tool_call
 from pirig import PiSession
-from shared import RECORDER, calls
+from shared import calls, recording_command
 
 pytestmark = [pytest.mark.pi, pytest.mark.parametrize("pi_version", ["1.4.0"])]
 
@@ -179,11 +178,9 @@ def test_nothing_closed_that_was_never_sent(pi_session: Any, fakemodel: FakeMode
 # -- escalation -----------------------------------------------------------------------------
 @pytest.fixture
 def recorder_env(tmp_path: Path) -> tuple[dict[str, str], Path]:
-    script = tmp_path / "recorder.py"
-    script.write_text(RECORDER)
-    out = tmp_path / "calls.jsonl"
+    command, out = recording_command(tmp_path)
     env = {
-        "CUEWRAP_NOTIFY_COMMAND": shlex.join([sys.executable, str(script), str(out)]),
+        "CUEWRAP_NOTIFY_COMMAND": shlex.join(command),
         "CUEWRAP_NOTIFY_ESCALATE_AFTER": "2",
     }
     return env, out

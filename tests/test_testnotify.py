@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from desktoprig import Session, dunst_history
-from shared import RECORDER, RecordingLog, calls
+from shared import RecordingLog, calls, recording_command
 from waiting import turning, wait_until
 
 from cuewrap.config import Settings
@@ -113,10 +112,8 @@ def test_the_test_notification_takes_the_path_of_a_real_cue(
     terminal_osc: bool,
 ) -> None:
     monkeypatch.chdir(tmp_path)  # the session label, the same for both
-    script = tmp_path / "recorder.py"
-    script.write_text(RECORDER)
-    out = tmp_path / "calls.jsonl"
-    settings = settings_with([sys.executable, str(script), str(out)])
+    command, out = recording_command(tmp_path)
+    settings = settings_with(command)
     env = {**dunst.env, **terminal}
 
     cue_records, cue_bytes = real_cue(env, settings)
