@@ -33,7 +33,8 @@ CLOSE_WITHIN = 2.0  # seconds the dialog has to close after the keys
 READY_WITHIN = 1.5  # seconds a needs-input notification may wait for the dialog's token
 MAX_BUTTONS = 3  # a longer list gets no buttons
 # the answer buttons' keys (a notification's actions) and the option each picks
-BUTTON_KEYS = {f"answer-{i}": i for i in range(1, MAX_BUTTONS + 1)}
+# (keys up to the longest list: a program's dialog may give its own options' buttons)
+BUTTON_KEYS = {f"answer-{i}": i for i in range(1, D.MAX_OPTIONS + 1)}
 BUTTON_CUES = 8  # notifications whose buttons' tokens are remembered
 LOOK_EVERY = 0.15  # seconds between reads of the screen while the dialog is being drawn
 LOOKS = 20  # reads before cuewrap gives up on a dialog (it is then not answerable)
@@ -204,12 +205,8 @@ class Answerer:
         if self.book.current is not None:
             return
         _, kind, title = self._open
-        dialog = _read(kind, lines)
-        if dialog is not None and (
-            D.ask_matches(dialog, title, self.bridge_key)
-            if kind == "ask"
-            else D.matches_bridge(dialog, kind, title, self.bridge_key)
-        ):
+        dialog = self._read(kind, lines)
+        if dialog is not None and self._agrees(dialog, kind, title):
             self.book.issue(B.Ticket(new_token(), seq, kind, dialog))
             self.log.write("answer", state="answerable", wait=seq, dialog=kind,
                            count=len(dialog.options), selected=dialog.selected + 1)  # fmt: skip
@@ -260,6 +257,38 @@ class Answerer:
         if reader is not None:
             reader.stop()
 
+    # -- what differs between Pi's dialogs and a program's own (answer.generic) ----------
+    def _read(self, kind: str, lines: list[str] | None) -> D.Dialog | None:
+        """The dialog of ``kind`` on the screen (None: none, or the screen is gone)."""
+        return _read(kind, lines)
+
+    def _agrees(self, dialog: D.Dialog, kind: str, check: str | None) -> bool:
+        """The dialog read is the one the wait is about (Pi: the bridge's title check)."""
+        if kind == "ask":
+            return D.ask_matches(dialog, check, self.bridge_key)
+        return D.matches_bridge(dialog, kind, check, self.bridge_key)
+
+    def _keys_for(self, seen: D.Dialog, option: int, keys: D.Keys) -> bytes:
+        """The bytes that pick ``option`` (0-based) on the dialog ``seen``."""
+        return D.keys_for(seen.selected, option, keys)
+
+    def _allow(self, ticket: B.Ticket, index: int, req: Request, source: str) -> str | None:
+        """May option ``index`` be chosen so from afar? None, or why not."""
+        return None
+
+    def _button_options(self, ticket: B.Ticket) -> list[tuple[int, str]]:
+        """The options (0-based, label) the notification's buttons offer."""
+        if len(ticket.dialog.options) > MAX_BUTTONS:
+            return []
+        shown = self.summary or ticket.kind == "confirm"
+        return [
+            (i, label if shown else str(i + 1)) for i, label in enumerate(ticket.dialog.options)
+        ]
+
+    def _shown(self, ticket: B.Ticket) -> bool:
+        """May the options' labels leave the session (``ls --json``, notify.command)?"""
+        return self.summary or ticket.kind == "confirm"
+
     # -- an answer -------------------------------------------------------------------------
     def request(self, req: Request, reply: Reply, source: str | None = None) -> None:
         src = source or ("token" if req.token is not None else "command line")
@@ -268,7 +297,9 @@ class Answerer:
             self._attempt(src, None, False, keys)
             reply(False, keys)
             return
-        claim = self.book.claim(req.token, req.choice)
+        claim = self.book.claim(
+            req.token, req.choice, lambda ticket, index: self._allow(ticket, index, req, src)
+        )
         if isinstance(claim, str):
             text = req.choice.strip()
             option = int(text) if text.isdecimal() and len(text) <= 4 else None
@@ -290,14 +321,14 @@ class Answerer:
     def _verified(self, claim: B.Claim, keys: D.Keys, lines: list[str] | None) -> None:
         if self.book.in_flight is not claim:
             return  # over meanwhile (a key, the dialog closed)
-        seen = _read(claim.ticket.kind, lines)
+        seen = self._read(claim.ticket.kind, lines)
         if seen is None or seen != claim.ticket.dialog:
             self._finish(False, B.NOT_SHOWN, "the screen changed")
             return
         if self.type_keys is None:
             self._finish(False, B.NOT_SHOWN, "no input to type into")
             return
-        why = self.type_keys(D.keys_for(seen.selected, claim.option, keys))
+        why = self.type_keys(self._keys_for(seen, claim.option, keys))
         if why is not None:
             self._finish(False, why, why)
             return
@@ -375,14 +406,13 @@ class Answerer:
         (else by number; the channel bounds them to one printable line); the token they
         answer with is remembered for that cue."""
         ticket = self.book.current
-        if ticket is None or len(ticket.dialog.options) > MAX_BUTTONS:
+        offered = self._button_options(ticket) if ticket is not None else []
+        if ticket is None or not offered:
             return ()
         self._button_tokens[cue_id] = ticket.token
         while len(self._button_tokens) > BUTTON_CUES:
             del self._button_tokens[next(iter(self._button_tokens))]
-        shown = self.summary or ticket.kind == "confirm"
-        return tuple(Action(f"answer-{i + 1}", label if shown else str(i + 1))
-                     for i, label in enumerate(ticket.dialog.options))  # fmt: skip
+        return tuple(Action(f"answer-{i + 1}", label) for i, label in offered)
 
     def button(self, cue_id: int, key: str) -> None:
         """A click on the button ``key`` of cue ``cue_id``'s notification: an answer button
@@ -403,7 +433,7 @@ class Answerer:
         if ticket is None:
             return None
         options = ticket.dialog.options
-        shown = self.summary or ticket.kind == "confirm"
+        shown = self._shown(ticket)
         return {
             "kind": ticket.kind,
             "token": ticket.token,

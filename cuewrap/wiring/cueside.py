@@ -149,6 +149,13 @@ def build_controller(
         if preset is not None:
             fault("activity")
             parts.activity = _output_watch(loop, settings, log, to, built)
+            fault("answer")  # a program's own dialogs (docs/answering.md)
+            from cuewrap.answer.build import generic_answering
+
+            parts.answerer, parts.control = generic_answering(
+                loop, log, env, size, summary=settings.privacy.body == "summary",
+                publisher=publisher, delivery=delivery, watch=parts.activity, built=built,
+            )  # fmt: skip
             log.write(
                 "generic",
                 preset=preset.name,
