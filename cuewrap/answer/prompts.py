@@ -23,13 +23,16 @@ layouts are Claude Code's (2.1.x), as it draws them at the bottom of its screen:
 
     ────────────────────────────────
      ☐ Color                                    the question's header: its only tab
+                                                (blank)
     Which color should the button be?           the question (may wrap)
+                                                (blank)
     ❯ 1. Blue                                   the options …
          The calm default                       … each with its description
       2. Red
       3. Type something.                        free text: not an option here
     ────────────────────────────────
       4. Chat about this                        not an option here
+                                                (blank)
     Enter to select · ↑/↓ to navigate · Esc to cancel
 
 The dialog must be the last thing on the screen (below it only the hints and blank rows):
@@ -184,10 +187,15 @@ def parse_question(lines: Sequence[str]) -> Dialog | None:
         return None  # (the selection on the free-text row: not read)
     if any(o.startswith("[") for o in options):
         return None  # checkboxes: a multi-select
-    # the question, up to its header (the only tab), under the border
+    # a blank row, the question, a blank row, its header (the only tab), under the border
+    if i < 0 or rows[i]:
+        return None
+    i -= 1
     question: list[str] = []
     while i >= 0 and rows[i] and not _ASK_HEADER.match(rows[i]) and not _BORDER.match(rows[i]):
         question.append(rows[i].strip())
+        i -= 1
+    if i >= 0 and not rows[i]:
         i -= 1
     header = _ASK_HEADER.match(rows[i]) if i >= 0 else None
     if header is None or not question or any(t in header.group(1) for t in _TABS):
