@@ -21,8 +21,6 @@ from clauderig import AWAY, PY, ClaudeSession
 from fakeanthropic import FakeAnthropic, text, tool_use
 from waiting import absence_window, wait_until
 
-pytestmark = pytest.mark.pi
-
 WIDENS = (
     "that option lets the program do more without asking: "
     "only its exact label with the session's pid chooses it"
@@ -126,6 +124,7 @@ class Rig:
         )
 
 
+@pytest.mark.pi
 def test_a_bash_prompt_approved_by_number_runs_the_command(
     tmp_path: Path, claude_sessions: list[ClaudeSession]
 ) -> None:
@@ -152,6 +151,7 @@ def test_a_bash_prompt_approved_by_number_runs_the_command(
     assert "RELEASED" not in json.dumps(r.s.records("answer"))
 
 
+@pytest.mark.pi
 def test_widening_refused_by_number_and_token_then_denied_by_label(
     tmp_path: Path, claude_sessions: list[ClaudeSession]
 ) -> None:
@@ -184,6 +184,7 @@ def test_widening_refused_by_number_and_token_then_denied_by_label(
     assert r.wait() is None
 
 
+@pytest.mark.pi
 def test_the_users_key_first_kills_the_token_and_nothing_is_typed(
     tmp_path: Path, claude_sessions: list[ClaudeSession]
 ) -> None:
@@ -211,6 +212,7 @@ def test_the_users_key_first_kills_the_token_and_nothing_is_typed(
     assert (r.s.cwd / "keyed.txt").exists()
 
 
+@pytest.mark.pi
 def test_always_allow_by_its_exact_label_with_the_pid(
     tmp_path: Path, claude_sessions: list[ClaudeSession]
 ) -> None:
@@ -227,6 +229,7 @@ def test_always_allow_by_its_exact_label_with_the_pid(
     ]
 
 
+@pytest.mark.pi
 def test_a_question_answered_by_label_with_summary(
     tmp_path: Path, claude_sessions: list[ClaudeSession]
 ) -> None:
@@ -243,6 +246,7 @@ def test_a_question_answered_by_label_with_summary(
     ]
 
 
+@pytest.mark.pi
 def test_report_to_token_and_answer_to_closed(
     tmp_path: Path, claude_sessions: list[ClaudeSession]
 ) -> None:
@@ -263,7 +267,9 @@ def test_report_to_token_and_answer_to_closed(
         r.s.wait_text(f"Made number {i}.", mark)
         assert (r.s.cwd / f"made-{i}.txt").exists()
     facts = r.s.records("fact")
-    blocked = [f["t"] for f in facts if f.get("type") == "ProgramStatus" and f["state"] == "blocked"]
+    blocked = [
+        f["t"] for f in facts if f.get("type") == "ProgramStatus" and f["state"] == "blocked"
+    ]
     tokens = [a["t"] for a in r.s.records("answer") if a.get("state") == "answerable"]
     assert len(blocked) == len(tokens) == n
     ready = [(t - b) * 1000 for b, t in zip(blocked, tokens, strict=True)]
@@ -274,3 +280,40 @@ def test_report_to_token_and_answer_to_closed(
         f" claim -> closed ms: p50 {statistics.median(closed):.1f} max {max(closed):.1f}"
     )
     time.sleep(0)
+
+
+@pytest.mark.desktop
+def test_a_desktop_button_approves_once_and_offers_only_yes_and_no(
+    tmp_path: Path, claude_sessions: list[ClaudeSession], dunst_menu: Any
+) -> None:
+    """Real dunst on a private bus: the needs-input notification of a Bash prompt has the
+    one-time Yes and the No, never "always allow"; a click on Yes approves (dunst's context
+    menu picks the action, as tests/test_answer_desktop.py)."""
+    d = dunst_menu
+    desktop = {k: d.env[k] for k in ("DISPLAY", "DBUS_SESSION_BUS_ADDRESS")}
+    steps = [bash("touch clicked.txt"), text("Clicked through.")]
+    r = Rig(
+        claude_sessions,
+        tmp_path,
+        steps,
+        env={**desktop, "CUEWRAP_NOTIFY_DESKTOP": "auto", "CUEWRAP_NOTIFY_TERMINAL": "off"},
+    )
+    r.prompt("make a file")
+
+    def delivered() -> dict[str, Any] | None:
+        return next((x for x in r.s.records("delivery") if x.get("channel") == "desktop"
+                     and x.get("state") == "delivered"), None)  # fmt: skip
+
+    sid = int(wait_until(delivered, 15, "the desktop notification")["reason"].split()[-1])
+    r.token()
+    (d.tmp / "dunst-pick").write_text(f"[{sid},answer-1]\n")
+    subprocess.run(["dunstctl", "context"], env=d.env, check=True, timeout=10)
+    r.s.wait_text("Clicked through")
+    assert (r.s.cwd / "clicked.txt").exists()
+    menu = (d.tmp / "dunst-menu").read_text()
+    assert f"#Yes (Claude Code — proj) [{sid},answer-1]" in menu
+    assert f"#No (Claude Code — proj) [{sid},answer-3]" in menu
+    assert "answer-2" not in menu and "always" not in menu
+    assert [(a["source"], a["option"], a["result"]) for a in r.attempts()] == [
+        ("desktop", 1, "answered")
+    ]
