@@ -120,7 +120,8 @@ class Answerer:
         self._source = ""
         self._started = 0.0
         self._ready: list[Callable[[], None]] = []  # notifications waiting for the token
-        self._button_tokens: dict[int, str] = {}  # cue -> the token its buttons were made for
+        # cue -> the token its buttons were made for, and the options they offer (1-based)
+        self._button_tokens: dict[int, tuple[str, frozenset[int]]] = {}
         self._ask_checks: dict[str, str | None] = {}  # Ask call id -> its question's check
         self._ready_timer: Timer | None = None
 
@@ -409,23 +410,24 @@ class Answerer:
         offered = self._button_options(ticket) if ticket is not None else []
         if ticket is None or not offered:
             return ()
-        self._button_tokens[cue_id] = ticket.token
+        self._button_tokens[cue_id] = (ticket.token, frozenset(i + 1 for i, _ in offered))
         while len(self._button_tokens) > BUTTON_CUES:
             del self._button_tokens[next(iter(self._button_tokens))]
         return tuple(Action(f"answer-{i + 1}", label) for i, label in offered)
 
     def button(self, cue_id: int, key: str) -> None:
-        """A click on the button ``key`` of cue ``cue_id``'s notification: an answer button
-        (``BUTTON_KEYS``) answers with the token the buttons were made for (a dead one, or
-        none, is refused as stale); any other key is not the answerer's."""
+        """A click on the button ``key`` of cue ``cue_id``'s notification: one of the answer
+        buttons made for it answers with the token they were made for (a dead one, or none,
+        is refused as stale); any other key is not the answerer's."""
         option = BUTTON_KEYS.get(key)
-        if option is None:
-            return
-        token = self._button_tokens.pop(cue_id, None)
-        if token is None:
+        made = self._button_tokens.get(cue_id)
+        if option is None or (made is not None and option not in made[1]):
+            return  # not one of its buttons
+        if made is None:
             self._attempt("desktop", option, False, B.STALE)
             return
-        self.request(Request(str(option), token), lambda ok, why: None, source="desktop")
+        del self._button_tokens[cue_id]
+        self.request(Request(str(option), made[0]), lambda ok, why: None, source="desktop")
 
     # -- for ls --json and scripts ---------------------------------------------------------
     def wait_info(self) -> dict[str, Any] | None:
