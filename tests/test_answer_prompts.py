@@ -111,7 +111,7 @@ def test_the_question_is_read() -> None:
 @pytest.mark.parametrize(
     "broken",
     [
-        BASH[:-5] + ["   3. Maybe", "", " Esc to cancel · Tab to amend"],  # no "No"
+        [*BASH[:-5], "   3. Maybe", "", " Esc to cancel · Tab to amend"],  # no "No"
         [ln.replace("1. Yes", "1. Sure") for ln in BASH],  # the first is not "Yes"
         [ln.replace("   2.", " ❯ 2.") for ln in BASH],  # two selected
         [ln.replace("   3. No", "   4. No") for ln in BASH],  # a gap in the numbers
