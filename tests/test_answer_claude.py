@@ -317,3 +317,60 @@ def test_a_desktop_button_approves_once_and_offers_only_yes_and_no(
     assert [(a["source"], a["option"], a["result"]) for a in r.attempts()] == [
         ("desktop", 1, "answered")
     ]
+
+
+@pytest.mark.pi
+def test_the_ntfy_recipe_approves_from_the_phone(
+    tmp_path: Path, claude_sessions: list[ClaudeSession]
+) -> None:
+    """docs/answering.md's ntfy recipe with Claude Code (tests/test_answer_ntfy.py for Pi): the
+    reminder says the command it approves (summaries on), its buttons are Yes and No only, a
+    tap on Yes runs the command."""
+    import shutil
+    import signal
+    import sys
+
+    from ntfystand import NtfyStandIn
+    from test_answer_ntfy import recipe
+
+    for tool in ("curl", "jq"):
+        if shutil.which(tool) is None:  # scripts/install-test-deps installs both
+            pytest.fail(f"{tool} is missing: the recipe needs it")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for name, script in (("cuewrap-ntfy", "ntfy-notify"), ("cuewrap-ntfy-answers", "ntfy-answers")):
+        (bindir / name).write_text(recipe(script))
+        (bindir / name).chmod(0o755)
+    (bindir / "cuewrap").write_text(f'#!/bin/sh\nexec {sys.executable} -m cuewrap "$@"\n')
+    (bindir / "cuewrap").chmod(0o755)
+    with NtfyStandIn(token="tk_phone") as ntfy:
+        topics = {"NTFY_URL": ntfy.url, "NTFY_TOPIC": "reminders-c9", "NTFY_REPLY": "answers-c9",
+                  "NTFY_TOKEN": "tk_phone"}  # fmt: skip
+        config = tmp_path / "xdg" / "cuewrap" / "config.toml"
+        config.parent.mkdir(parents=True)
+        config.write_text(f'[notify]\ncommand = ["{bindir / "cuewrap-ntfy"}"]\n')
+        hook = {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "CUEWRAP_PRIVACY_BODY": "summary"}
+        steps = [bash("touch phone.txt"), text("Approved from the phone.")]
+        r = Rig(claude_sessions, tmp_path, steps, env={**topics, **hook})
+        env = {**os.environ, **r.private, "PATH": f"{bindir}:{os.environ['PATH']}"}
+        loop = subprocess.Popen([str(bindir / "cuewrap-ntfy-answers")], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                start_new_session=True)  # fmt: skip
+        try:
+            r.prompt("make a file")
+            [note] = wait_until(lambda: ntfy.published("reminders-c9"), 15, "the reminder",
+                                detail=lambda: r.s.records("delivery"))  # fmt: skip
+            assert note["title"] == "proj: needs-input"
+            assert note["message"] == "approve Bash: touch phone.txt"
+            assert [b["label"] for b in ntfy.buttons(note)] == ["Yes", "No"]
+            assert [b["body"].split()[1] for b in ntfy.buttons(note)] == ["1", "3"]
+            ntfy.tap(note, "Yes")
+            r.s.wait_text("Approved from the phone")
+            assert (r.s.cwd / "phone.txt").exists()
+            assert [(a["source"], a["option"], a["result"]) for a in r.attempts()] == [
+                ("token", 1, "answered")
+            ]
+            assert ntfy.refused == 0
+        finally:
+            os.killpg(loop.pid, signal.SIGTERM)
+            loop.wait(timeout=5)

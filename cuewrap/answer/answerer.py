@@ -394,12 +394,17 @@ class Answerer:
                 self.log.error("answer.notify", exc)
 
     def notification_answer(self) -> dict[str, Any] | None:
-        """``{token, options, count}`` for a notification of the wait (labels as
-        ``wait_info``; the count, so that a hook can offer numbers without the labels)."""
+        """``{token, options, count, buttons}`` for a notification of the wait (labels as
+        ``wait_info``; the count, so that a hook can offer numbers without the labels; the
+        buttons the desktop would offer, ``{option, label}``, so that a hook offers no
+        more)."""
         info = self.wait_info()
-        if info is None:
+        ticket = self.book.current
+        if info is None or ticket is None:
             return None
-        return {"token": info["token"], "options": info["options"], "count": info["count"]}
+        buttons = [{"option": i + 1, "label": label} for i, label in self._button_options(ticket)]
+        return {"token": info["token"], "options": info["options"], "count": info["count"],
+                "buttons": buttons}  # fmt: skip
 
     def buttons(self, cue_id: int) -> tuple[Action, ...]:
         """Answer buttons for cue ``cue_id``'s notification (its ``actions``): one per option
