@@ -19,8 +19,9 @@ usage: cuewrap [OPTIONS] pi [PI_ARGS...]
        cuewrap ls [--json]      every running session and its state
        cuewrap go PID           take me to that session (inside tmux: switch to its pane)
        cuewrap answer PID CHOICE | --token TOKEN CHOICE
-                                answer the dialog Pi shows in that session (confirm,
-                                select): CHOICE is the option's number or its label
+                                answer the dialog that session shows (Pi's confirm,
+                                select; Claude Code's permission prompt, question):
+                                CHOICE is the option's number or its label
        cuewrap --version | --help
 
 Run Pi (or any command) in a pseudo-terminal, passing every byte through, and remind you
