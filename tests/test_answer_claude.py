@@ -279,7 +279,6 @@ def test_report_to_token_and_answer_to_closed(
         f"\nreport -> token ms: p50 {statistics.median(ready):.0f} max {max(ready):.0f};"
         f" claim -> closed ms: p50 {statistics.median(closed):.1f} max {max(closed):.1f}"
     )
-    time.sleep(0)
 
 
 @pytest.mark.desktop
@@ -374,3 +373,58 @@ def test_the_ntfy_recipe_approves_from_the_phone(
         finally:
             os.killpg(loop.pid, signal.SIGTERM)
             loop.wait(timeout=5)
+
+
+@pytest.mark.tmux
+def test_inside_tmux_with_the_pane_in_copy_mode(tmp_path: Path) -> None:
+    """Claude Code under cuewrap in a tmux pane (no client attached: the user is away), the
+    pane put in copy mode after the prompt opened: the answer still reaches Claude Code (cuewrap
+    types into the program's own PTY, not through tmux) and the pane stays in copy mode."""
+    from types import SimpleNamespace
+
+    from clauderig import claude_bin, claude_environment, claude_home
+    from tmuxrig import SESSION, TmuxRig
+
+    fake = FakeAnthropic([bash("touch tmux.txt"), text("Ran inside tmux.")]).start()
+    try:
+        home, cwd = claude_home(tmp_path)
+        run = tmp_path / "run"
+        run.mkdir(mode=0o700)
+        env = claude_environment(claude_bin(), home, fake.base_url)
+        env.update(XDG_RUNTIME_DIR=str(run), TMPDIR=str(tmp_path), TERM="xterm-256color")
+        log = tmp_path / "log.jsonl"
+        rig = TmuxRig(SimpleNamespace(env=env, cwd=cwd, root=tmp_path))  # type: ignore[arg-type]
+        argv = [PY, "-m", "cuewrap", "--log", str(log), "--", claude_bin() + "/claude"]
+        rig.start(argv)
+        pane = f"{SESSION}:0"
+        try:
+            screen = lambda: "".join("\n".join(rig.capture(pane)).split())  # noqa: E731
+            wait_until(lambda: "~/proj" in screen() and "❯" in screen(), 30, "Claude Code ready",
+                       detail=screen)  # fmt: skip
+            time.sleep(2)  # (no "? for shortcuts" line in a detached pane to wait for)
+            rig.tmux("send-keys", "-t", pane, "-l", "make a file")
+            wait_until(lambda: "makeafile" in screen(), 10, "the words typed", detail=screen)
+            rig.tmux("send-keys", "-t", pane, "Enter")
+            wait_until(lambda: "Doyouwanttoproceed" in screen(), 30, "the prompt", detail=screen)
+            user = {**os.environ, "XDG_RUNTIME_DIR": str(run), "TMPDIR": str(tmp_path)}
+
+            def wait() -> dict[str, Any] | None:
+                done = subprocess.run([PY, "-m", "cuewrap", "ls", "--json"], env=user,
+                                      capture_output=True, text=True, timeout=20)  # fmt: skip
+                rows = json.loads(done.stdout)
+                return rows[0] if rows and rows[0]["wait"] else None
+
+            row = wait_until(wait, 15, "an answerable wait", detail=screen)
+            assert row["wait"]["kind"] == "permission" and row["tmux_pane"]
+            rig.tmux("copy-mode", "-t", pane)
+            in_mode = rig.tmux("display-message", "-p", "-t", pane, "#{pane_in_mode}").strip()
+            assert in_mode == "1"
+            done = subprocess.run([PY, "-m", "cuewrap", "answer", str(row["pid"]), "1"],
+                                  env=user, capture_output=True, text=True, timeout=20)  # fmt: skip
+            assert (done.returncode, done.stdout + done.stderr) == (0, "")
+            wait_until((cwd / "tmux.txt").exists, 15, "the command to run")
+            assert rig.tmux("display-message", "-p", "-t", pane, "#{pane_in_mode}").strip() == "1"
+        finally:
+            rig.close()
+    finally:
+        fake.stop()
