@@ -230,6 +230,42 @@ def test_always_allow_by_its_exact_label_with_the_pid(
 
 
 @pytest.mark.pi
+def test_other_tools_write_approved_and_fetch_denied(
+    tmp_path: Path, claude_sessions: list[ClaudeSession]
+) -> None:
+    """Every tool's prompt has the same shape: Write (its "accept edits" option widens) and
+    WebFetch ("don't ask again", its No "No, and tell Claude what to do differently")."""
+    steps: list[Any] = [None, text("Written."),
+                        tool_use("WebFetch", {"url": "https://example.com/", "prompt": "sum"}),
+                        text("Not fetched.")]  # fmt: skip
+    home_cwd = tmp_path / "home" / "proj"  # clauderig's project directory
+    steps[0] = tool_use("Write", {"file_path": str(home_cwd / "new.txt"), "content": "hello\n"})
+    r = Rig(claude_sessions, tmp_path, steps, env={"CUEWRAP_PRIVACY_BODY": "summary"})
+    assert r.s.cwd == home_cwd
+    r.prompt("write a file", shows="Do you want to create new.txt")
+    w = r.token()
+    assert w["kind"] == "permission" and w["count"] == 3
+    assert w["options"][0] == "Yes" and w["options"][1].startswith(
+        "Yes, and switch to accept edits"
+    )
+    assert r.cuewrap("answer", str(r.pid), "2") == (1, WIDENS)
+    assert r.cuewrap("answer", str(r.pid), "1") == (0, "")
+    r.s.wait_text("Written.")
+    assert (home_cwd / "new.txt").read_text() == "hello\n"
+    statuses = len(r.s.statuses())
+    r.prompt("fetch a page", shows="Do you want to allow Claude to fetch this content")
+    w2 = r.token(w["token"])
+    assert w2["options"] == ["Yes", "Yes, and don't ask again for example.com",
+                             "No, and tell Claude what to do differently (esc)"]  # fmt: skip
+    assert r.cuewrap("answer", "--token", w2["token"], "2") == (1, WIDENS)
+    assert r.cuewrap("answer", "--token", w2["token"], "3") == (0, "")
+    r.settled(statuses + 1)
+    assert [(a["option"], a["result"]) for a in r.attempts()] == [
+        (2, "refused"), (1, "answered"), (2, "refused"), (3, "answered")]  # fmt: skip
+    assert "example" not in json.dumps(r.s.records())  # labels never in the log
+
+
+@pytest.mark.pi
 def test_a_question_answered_by_label_with_summary(
     tmp_path: Path, claude_sessions: list[ClaudeSession]
 ) -> None:
