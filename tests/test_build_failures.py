@@ -27,7 +27,7 @@ from waiting import wait_until
 pytestmark = pytest.mark.tmux
 
 PI_STEPS = ["delivery", "bridge", "publisher", "screen", "answer", "tmux", "controller", "wired"]
-GENERIC_STEPS = ["delivery", "publisher", "activity", "tmux", "controller", "wired"]
+GENERIC_STEPS = ["delivery", "publisher", "activity", "answer", "tmux", "controller", "wired"]
 
 
 def fd_kind(target: str) -> str:
