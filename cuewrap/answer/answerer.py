@@ -408,9 +408,10 @@ class Answerer:
 
     def buttons(self, cue_id: int) -> tuple[Action, ...]:
         """Answer buttons for cue ``cue_id``'s notification (its ``actions``): one per option
-        (at most ``MAX_BUTTONS``, keys ``answer-1`` …), labelled as ``ls --json`` shows them
-        (else by number; the channel bounds them to one printable line); the token they
-        answer with is remembered for that cue."""
+        ``_button_options`` offers (Pi: every option of a list of at most ``MAX_BUTTONS``),
+        keys ``answer-N`` for option N, labelled as ``ls --json`` shows them (else by number;
+        the channel bounds them to one printable line); the token they answer with, and the
+        options they offer, are remembered for that cue."""
         ticket = self.book.current
         offered = self._button_options(ticket) if ticket is not None else []
         if ticket is None or not offered:
