@@ -136,6 +136,7 @@ def test_inside_tmux_each_delivery_is_planned_from_what_tmux_says_then() -> None
     import dataclasses
 
     from cuewrap.config import Settings
+    from cuewrap.context import Context
     from cuewrap.decisionlog import DecisionLog
     from cuewrap.deliver.delivery import Delivery
     from cuewrap.loop import Loop
@@ -156,7 +157,7 @@ def test_inside_tmux_each_delivery_is_planned_from_what_tmux_says_then() -> None
     start = TmuxInfo("off", "xterm-256color", "WezTerm 20240203", "3.4")  # off at start
     loop = Loop()
     try:
-        d = Delivery(loop, settings, log, env, lambda b: None, tmux_info=start)
+        d = Delivery(Context(loop, settings, log, env), lambda b: None, tmux_info=start)
         assert not d.plan.terminal and d.plan.desktop  # at start: passthrough off
         on = Live(dataclasses.replace(start, allow_passthrough="on"), shown=True)
         notifier, p = d.decide(on)
@@ -172,8 +173,15 @@ def test_inside_tmux_each_delivery_is_planned_from_what_tmux_says_then() -> None
         assert not p.terminal and p.desktop and "allow-passthrough on" in notifier.choice.reason
         told = [f["popup"] for kind, f in log.records if kind == "channels_now"]
         assert told == ["terminal", "desktop", "desktop"], told  # on, hidden, off
+
         # /cue and the advice read tmux's last view
-        d.live = lambda: on
+        class Route:  # the tmux side, as /cue asks it
+            def notify(self, n: object, deliver: object) -> None: ...
+
+            def live_now(self) -> Live:
+                return on
+
+        d.route_through(Route())
         assert d.plan.terminal and d.terminal_choice.protocol == "osc777"
     finally:
         loop.close()

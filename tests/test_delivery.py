@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from cuewrap.config import Settings
+from cuewrap.context import Context
 from cuewrap.decisionlog import DecisionLog
 from cuewrap.deliver.channel import Capabilities, Channel, Message, Off
 from cuewrap.deliver.channels import CommandChannel, DBusChannel, NotifyPyChannel, TerminalChannel
@@ -57,9 +58,12 @@ def note(cue: int) -> Notify:
     )
 
 
-def made(env: dict[str, str], s: Settings | None = None) -> tuple[Delivery, Log, bytearray]:
+def made(
+    env: dict[str, str], s: Settings | None = None, answering: Any = None
+) -> tuple[Delivery, Log, bytearray]:
     log, out = Log(), bytearray()
-    d = Delivery(Loop(), s or settings(), log, {"TERM": "xterm-256color", **env}, out.extend)
+    ctx = Context(Loop(), s or settings(), log, {"TERM": "xterm-256color", **env})
+    d = Delivery(ctx, out.extend, answering=answering)
     return d, log, out
 
 
@@ -162,6 +166,9 @@ class Route:
         if self.deliver:
             deliver(n, self.live)
 
+    def live_now(self) -> Live | None:
+        return self.live
+
 
 IN_TMUX = {"TERM": "tmux-256color", "TMUX": "/tmp/t,1,0", "TMUX_PANE": "%0"}
 PASSTHROUGH_OFF = TmuxInfo("off", "xterm-256color", "WezTerm 20240203", "3.4")
@@ -170,7 +177,7 @@ PASSTHROUGH_OFF = TmuxInfo("off", "xterm-256color", "WezTerm 20240203", "3.4")
 def in_tmux() -> tuple[Delivery, Log, bytearray]:
     """A session started inside tmux with allow-passthrough off (no desktop)."""
     log, out = Log(), bytearray()
-    d = Delivery(Loop(), settings(), log, IN_TMUX, out.extend, tmux_info=PASSTHROUGH_OFF)
+    d = Delivery(Context(Loop(), settings(), log, IN_TMUX), out.extend, tmux_info=PASSTHROUGH_OFF)
     return d, log, out
 
 
@@ -320,8 +327,8 @@ def waiting(cue: int) -> Notify:
 
 
 def test_an_answerable_wait_carries_its_answer_and_its_buttons_where_a_channel_shows_them() -> None:
-    d, log, _ = made(XTERM_DESKTOP)
-    d.answering = answering = Answering()
+    answering = Answering()
+    d, log, _ = made(XTERM_DESKTOP, answering=answering)
     desktop, command = Kept("desktop", log, buttons=True), Kept("command", log)
     d._channels.update(desktop=desktop, command=command)
     d.notify(waiting(1), eligible=always, session="proj")
@@ -339,8 +346,8 @@ def test_an_answerable_wait_carries_its_answer_and_its_buttons_where_a_channel_s
 
 
 def test_no_buttons_where_no_chosen_channel_shows_them_and_a_broken_answerer_fails_open() -> None:
-    d, log, _ = made(WEZTERM)  # the desktop is off here
-    d.answering = answering = Answering()
+    answering = Answering()
+    d, log, _ = made(WEZTERM, answering=answering)  # the desktop is off here
     command = Kept("command", log)
     d._channels["command"] = command
     d.notify(waiting(1), eligible=always, session="proj")
@@ -358,7 +365,7 @@ def test_inside_tmux_a_cue_is_withdrawn_as_its_own_plan_allows() -> None:
     turned off: the next cue went to the desktop)."""
     log, out = Log(), bytearray()
     kitty = TmuxInfo("on", "xterm-kitty", "kitty(0.36.1)", "3.4")
-    d = Delivery(Loop(), settings(), log, IN_TMUX, out.extend, tmux_info=kitty)
+    d = Delivery(Context(Loop(), settings(), log, IN_TMUX), out.extend, tmux_info=kitty)
     route = Route(Live(kitty, True))
     d.route_through(route)
     d.notify(note(1), eligible=always, session="proj")

@@ -30,7 +30,7 @@ from cuewrap import facts as F
 from cuewrap.answer import book as B
 from cuewrap.answer import dialog as D
 from cuewrap.answer import prompts as P
-from cuewrap.answer.answerer import MAX_BUTTONS, Answerer
+from cuewrap.answer.answerer import MAX_BUTTONS, Answerer, TypeKeys
 from cuewrap.answer.screen import DialogReader, OutputRing
 from cuewrap.answer.wire import Request
 from cuewrap.decisionlog import DecisionLog
@@ -52,6 +52,7 @@ class GenericAnswerer(Answerer):
         *,
         summary: bool,
         on_change: Callable[[], None] = lambda: None,
+        type_keys: TypeKeys | None = None,
         make_reader: Callable[[int, int], DialogReader] | None = None,
     ) -> None:
         super().__init__(
@@ -62,6 +63,7 @@ class GenericAnswerer(Answerer):
             summary=summary,
             bridge_key="",
             on_change=on_change,
+            type_keys=type_keys,
             make_reader=make_reader,
         )
 

@@ -45,7 +45,13 @@ class OutputWatch:
         "ring",
     )
 
-    def __init__(self, loop: Loop, quiet_after: float, emit: Callable[[Fact], None]) -> None:
+    def __init__(
+        self,
+        loop: Loop,
+        quiet_after: float,
+        emit: Callable[[Fact], None],
+        ring: OutputTap | None = None,
+    ) -> None:
         self._loop = loop
         self._clock = loop.clock
         self._emit = emit
@@ -55,7 +61,7 @@ class OutputWatch:
         self._busy = False  # a stretch of work is open
         self._timer: Timer | None = None
         # sees the output too: the answerer's ring (docs/answering.md), when there is one
-        self.ring: OutputTap | None = None
+        self.ring = ring
 
     def feed(self, data: bytes) -> None:
         """The relay's output tap: one more chunk of the child's output."""
