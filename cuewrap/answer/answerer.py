@@ -84,6 +84,9 @@ def new_token() -> str:
 
 
 class Answerer:
+    # seconds before the first read of the screen (Pi draws its dialog after it says so)
+    first_look = LOOK_EVERY
+
     def __init__(
         self,
         loop: Loop,
@@ -199,7 +202,7 @@ class Answerer:
             if self._reader is not None:
                 self._reader.query(lambda lines: self._seen(seq, tries, lines))
 
-        self._look = self.loop.call_later(LOOK_EVERY, look)
+        self._look = self.loop.call_later(self.first_look if tries == 0 else LOOK_EVERY, look)
 
     def _seen(self, seq: int, tries: int, lines: list[str] | None) -> None:
         if self._open is None or self._open[0] != seq or self._gave_up:

@@ -44,6 +44,8 @@ NOT_GONE = "the program did not report that it goes on, and the dialog is still 
 
 
 class GenericAnswerer(Answerer):
+    first_look = 0.0  # Claude Code has drawn its dialog when it reports the wait
+
     def __init__(
         self,
         loop: Loop,
