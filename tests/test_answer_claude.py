@@ -321,9 +321,9 @@ def test_report_to_token_and_answer_to_closed(
 def test_a_desktop_button_approves_once_and_offers_only_yes_and_no(
     tmp_path: Path, claude_sessions: list[ClaudeSession], dunst_menu: Any
 ) -> None:
-    """Real dunst on a private bus: the needs-input notification of a Bash prompt has the
-    one-time Yes and the No, never "always allow"; a click on Yes approves (dunst's context
-    menu picks the action, as tests/test_answer_desktop.py)."""
+    """Real dunst on a private bus: the needs-input notification of a Bash prompt says the
+    command (summaries on) and has the one-time Yes and the No, never "always allow"; a click
+    on Yes approves (dunst's context menu picks the action, as tests/test_answer_desktop.py)."""
     d = dunst_menu
     desktop = {k: d.env[k] for k in ("DISPLAY", "DBUS_SESSION_BUS_ADDRESS")}
     steps = [bash("touch clicked.txt"), text("Clicked through.")]
@@ -331,7 +331,12 @@ def test_a_desktop_button_approves_once_and_offers_only_yes_and_no(
         claude_sessions,
         tmp_path,
         steps,
-        env={**desktop, "CUEWRAP_NOTIFY_DESKTOP": "auto", "CUEWRAP_NOTIFY_TERMINAL": "off"},
+        env={
+            **desktop,
+            "CUEWRAP_NOTIFY_DESKTOP": "auto",
+            "CUEWRAP_NOTIFY_TERMINAL": "off",
+            "CUEWRAP_PRIVACY_BODY": "summary",
+        },
     )
     r.prompt("make a file")
 
@@ -349,6 +354,11 @@ def test_a_desktop_button_approves_once_and_offers_only_yes_and_no(
     assert f"#Yes (Claude Code — proj) [{sid},answer-1]" in menu
     assert f"#No (Claude Code — proj) [{sid},answer-3]" in menu
     assert "answer-2" not in menu and "always" not in menu
+    # with summaries the notification says what is asked, in Claude Code's own words
+    from desktoprig import dunst_history
+
+    bodies = [h["body"] for h in dunst_history(d.env)]
+    assert bodies == ["Needs your input: approve Bash: touch clicked.txt"]
     assert [(a["source"], a["option"], a["result"]) for a in r.attempts()] == [
         ("desktop", 1, "answered")
     ]
