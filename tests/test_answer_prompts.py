@@ -306,3 +306,30 @@ def test_keys_the_screen_and_the_close() -> None:
     d = _answerer(BASH)
     d.fact(F.ChildExit(0, None), ())
     assert d.wait_info() is None
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["1", "2", "3", "yes", "no", "No", ALWAYS, ALWAYS.lower(), " 2 ", "x"]),
+            st.booleans(),  # by token (else by pid)
+            st.sampled_from([None, "desktop"]),
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_only_a_pid_with_the_exact_label_ever_types_the_widening_digit(
+    asks: list[tuple[str, bool, str | None]],
+) -> None:
+    a = _answerer(BASH)
+    for choice, by_token, source in asks:
+        token = a.book.current.token if by_token and a.book.current is not None else None
+        before = list(a.typed_keys)
+        _ask(a, choice, token, source)
+        new = a.typed_keys[len(before) :]
+        assert new in ([], [b"1"], [b"2"], [b"3"])
+        if new == [b"2"]:
+            assert (choice, token, source) == (ALWAYS, None, None)
+        if new:
+            break  # one answer per token
