@@ -23,11 +23,12 @@ from waiting import turning, wait_until
 
 from cuewrap.config import Settings
 from cuewrap.configure.testnotify import test_notify as send_test
+from cuewrap.context import Context
 from cuewrap.decisionlog import DecisionLog
 from cuewrap.loop import Loop
 from cuewrap.term.focus import FocusReport
 from cuewrap.term.tracker import Bell
-from cuewrap.wiring.cueside import build_controller
+from cuewrap.wiring.cueside import Edge, Plan, build_controller
 
 pytestmark = pytest.mark.desktop
 
@@ -71,10 +72,9 @@ def real_cue(
     """A cue from the cue side a session builds: the user away (a focus report, or tmux's
     view of the pane), the child rings its bell."""
     loop, log, written = Loop(), Log(), bytearray()
-    c = build_controller(
-        loop, settings, log, env, pi_mode=False, inject=written.extend, size=(24, 80),
-        command="/usr/bin/some-program",
-    )  # fmt: skip
+    ctx = Context(loop, settings, log, env)
+    plan = Plan(pi_mode=False, command="/usr/bin/some-program", size=(24, 80))
+    c = build_controller(ctx, plan, Edge(written.extend))
 
     def away() -> bool:
         return any(r["kind"] == "presence" and r.get("presence") == "away" for r in log.records)
