@@ -286,8 +286,9 @@ def test_a_question_answered_by_label_with_summary(
 def test_report_to_token_and_answer_to_closed(
     tmp_path: Path, claude_sessions: list[ClaudeSession]
 ) -> None:
-    """20 Bash prompts answered by ``cuewrap answer``: from Claude Code's ``blocked`` report
-    to the token (the log's times) and from the claim to the program's next report."""
+    """20 Bash prompts answered by ``cuewrap answer`` at once: from Claude Code's ``blocked``
+    report to the token (the log's times), from the claim to the program's next report (the
+    answer held until the dialog settled, answer/generic.py), from the keys to that report."""
     n = 20
     steps: list[Any] = []
     for i in range(n):
@@ -310,10 +311,12 @@ def test_report_to_token_and_answer_to_closed(
     assert len(blocked) == len(tokens) == n
     ready = [(t - b) * 1000 for b, t in zip(blocked, tokens, strict=True)]
     closed = [float(a["ms"]) for a in r.attempts()]
+    keys = [float(a["keys_ms"]) for a in r.attempts()]
     assert len(closed) == n and all(a["result"] == "answered" for a in r.attempts())
     print(
         f"\nreport -> token ms: p50 {statistics.median(ready):.0f} max {max(ready):.0f};"
-        f" claim -> closed ms: p50 {statistics.median(closed):.1f} max {max(closed):.1f}"
+        f" claim -> closed ms: p50 {statistics.median(closed):.1f} max {max(closed):.1f};"
+        f" keys -> closed ms: p50 {statistics.median(keys):.1f} max {max(keys):.1f}"
     )
 
 

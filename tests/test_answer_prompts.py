@@ -200,7 +200,9 @@ def _loop_until(loop: Loop, pred: Callable[[], bool], seconds: float = 5.0) -> N
         loop.run_once(max_timeout=0.05)
 
 
-def _answerer(lines: list[str], kind: str = "permission", summary: bool = False) -> Any:
+def _answerer(
+    lines: list[str], kind: str = "permission", summary: bool = False, settle: float = 0.0
+) -> Any:
     from cuewrap.answer.generic import GenericAnswerer
     from cuewrap.answer.screen import OutputRing
 
@@ -215,6 +217,7 @@ def _answerer(lines: list[str], kind: str = "permission", summary: bool = False)
         return None
 
     a.type_keys = type_keys
+    a.settle = settle  # (the hold before typing: its own test below)
     a.fact(F.ProgramStatus("blocked", "claude-code", kind, True), ("osc",))
     _loop_until(loop, lambda: a.book.current is not None)
     a.test_loop = loop
@@ -333,3 +336,26 @@ def test_only_a_pid_with_the_exact_label_ever_types_the_widening_digit(
             assert (choice, token, source) == (ALWAYS, None, None)
         if new:
             break  # one answer per token
+
+
+def test_an_answer_right_after_the_token_waits_for_the_dialog_to_settle() -> None:
+    """Claude Code drops a key that comes right after its dialog is drawn: an answer within
+    ``settle`` of the token is typed only once that much has passed, after the screen was read
+    again; a key of the user meanwhile refuses it, nothing typed."""
+    import time
+
+    from cuewrap.answer.generic import SETTLE
+
+    a = _answerer(BASH, settle=SETTLE)
+    replies = _ask(a, "1")
+    assert a.typed_keys == [] and replies == [] and a._hold is not None  # held
+    _loop_until(a.test_loop, lambda: bool(a.typed_keys))
+    assert a.typed_keys == [b"1"]
+    b = _answerer(BASH, settle=SETTLE)
+    replies = _ask(b, "1")
+    b.typed()  # the user's key during the hold
+    assert replies == [(False, B.STALE)]
+    deadline = time.monotonic() + SETTLE + 0.2
+    while time.monotonic() < deadline:
+        b.test_loop.run_once(max_timeout=0.05)
+    assert b.typed_keys == []

@@ -86,6 +86,9 @@ def new_token() -> str:
 class Answerer:
     # seconds before the first read of the screen (Pi draws its dialog after it says so)
     first_look = LOOK_EVERY
+    # seconds the dialog must have been on the screen before keys are typed into it (an
+    # answer that comes sooner waits, then the screen is read again)
+    settle = 0.0
 
     def __init__(
         self,
@@ -119,10 +122,13 @@ class Answerer:
         self._seq = 0
         self._look: Timer | None = None
         self._deadline: Timer | None = None
+        self._hold: Timer | None = None  # an answer waiting for the dialog to settle
+        self._issued_at = float("-inf")  # when the live token was issued (the loop's clock)
         self._reply: Reply | None = None
         self._typed = False  # the keys of the answer in flight were written
         self._source = ""
         self._started = 0.0
+        self._typed_at = 0.0
         self._ready: list[Callable[[], None]] = []  # notifications waiting for the token
         # cue -> the token its buttons were made for, and the options they offer (1-based)
         self._button_tokens: dict[int, tuple[str, frozenset[int]]] = {}
@@ -213,6 +219,7 @@ class Answerer:
         dialog = self._read(kind, lines)
         if dialog is not None and self._agrees(dialog, kind, title):
             self.book.issue(B.Ticket(new_token(), seq, kind, dialog))
+            self._issued_at = self.loop.clock()
             self.log.write("answer", state="answerable", wait=seq, dialog=kind,
                            count=len(dialog.options), selected=dialog.selected + 1)  # fmt: skip
             self.on_change()
@@ -316,12 +323,24 @@ class Answerer:
             return
         self.on_change()  # the token is spent
         self._reply, self._typed, self._source = reply, False, src
-        self._started = time.monotonic()
-        reader = self._reader
-        if reader is None:
+        self._started = self._typed_at = time.monotonic()
+        if self._reader is None:
             self._finish(False, B.NOT_SHOWN, "no screen model")
             return
-        reader.query(lambda lines: self._verified(claim, keys, lines))
+
+        def verify() -> None:
+            self._hold = None
+            reader = self._reader
+            if reader is None:
+                self._finish(False, B.NOT_SHOWN, "no screen model")
+                return
+            reader.query(lambda lines: self._verified(claim, keys, lines))
+
+        wait = self._issued_at + self.settle - self.loop.clock()
+        if wait > 0:
+            self._hold = self.loop.call_later(wait, verify)
+        else:
+            verify()
 
     def _verified(self, claim: B.Claim, keys: D.Keys, lines: list[str] | None) -> None:
         if self.book.in_flight is not claim:
@@ -338,6 +357,7 @@ class Answerer:
             self._finish(False, why, why)
             return
         self._typed = True
+        self._typed_at = time.monotonic()
         self._deadline = self.loop.call_later(CLOSE_WITHIN, self._too_late)
 
     def _too_late(self) -> None:
@@ -347,24 +367,37 @@ class Answerer:
 
     def _finish(self, ok: bool, reply_why: str, why: str) -> None:
         claim = self.book.settle()
+        if self._hold is not None:
+            self._hold.cancel()
+            self._hold = None
         if self._deadline is not None:
             self._deadline.cancel()
             self._deadline = None
         option = claim.option + 1 if claim is not None else None
-        ms = round((time.monotonic() - self._started) * 1000, 1)
-        self._attempt(self._source, option, ok, why, ms=ms)
+        now = time.monotonic()
+        ms = round((now - self._started) * 1000, 1)
+        keys_ms = round((now - self._typed_at) * 1000, 1) if self._typed else None
+        self._attempt(self._source, option, ok, why, ms=ms, keys_ms=keys_ms)
         reply, self._reply = self._reply, None
         if reply is not None:
             reply(ok, reply_why)
 
     def _attempt(
-        self, source: str, option: int | None, ok: bool, why: str, ms: float | None = None
+        self,
+        source: str,
+        option: int | None,
+        ok: bool,
+        why: str,
+        ms: float | None = None,
+        keys_ms: float | None = None,
     ) -> None:
         result = "answered" if ok else "refused"
         fields: dict[str, Any] = {"source": source, "option": option, "result": result,
                                   "why": why}  # fmt: skip
         if ms is not None:
-            fields["ms"] = ms
+            fields["ms"] = ms  # from the claim
+        if keys_ms is not None:
+            fields["keys_ms"] = keys_ms  # from the keys written
         self.log.write("answer", **fields)
         at = time.strftime("%H:%M:%S", time.localtime())
         what = f"option {option}" if option is not None else "no option"

@@ -41,10 +41,15 @@ WIDENS = (
     "only its exact label with the session's pid chooses it"
 )
 NOT_GONE = "the program did not report that it goes on, and the dialog is still shown"
+SETTLE = 0.5  # seconds
 
 
 class GenericAnswerer(Answerer):
     first_look = 0.0  # Claude Code has drawn its dialog when it reports the wait
+    # Claude Code drops a key that comes right after its dialog is drawn (2.1.328: within
+    # 50 ms always, at 100 ms not in these runs, and once at about 100 ms after cuewrap saw
+    # it): an answer sooner than this after the token waits, then the screen is read again
+    settle = SETTLE
 
     def __init__(
         self,
