@@ -14,10 +14,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from shared import RecordingLog
 
 from cuewrap.config import Settings
 from cuewrap.context import Context
-from cuewrap.decisionlog import DecisionLog
 from cuewrap.deliver.channel import Capabilities, Channel, Message, Off
 from cuewrap.deliver.channels import CommandChannel, DBusChannel, NotifyPyChannel, TerminalChannel
 from cuewrap.deliver.delivery import Delivery
@@ -33,20 +33,6 @@ KITTY = {"TERM": "xterm-kitty", "KITTY_WINDOW_ID": "1"}  # OSC 99
 XTERM_DESKTOP = {"XTERM_VERSION": "XTerm(390)", "DISPLAY": ":99"}  # the desktop's popup only
 
 
-class Log(DecisionLog):
-    def __init__(self) -> None:
-        super().__init__(None)
-        self.records: list[dict[str, Any]] = []
-
-    def write(self, kind: str, **fields: object) -> None:
-        self.records.append({"kind": kind, **fields})
-
-    def of(self, kind: str) -> list[dict[str, Any]]:
-        return [
-            {k: v for k, v in r.items() if k != "kind"} for r in self.records if r["kind"] == kind
-        ]
-
-
 def settings(**notify: Any) -> Settings:
     s = Settings()
     return s._replace(notify=s.notify._replace(**notify))
@@ -60,8 +46,8 @@ def note(cue: int) -> Notify:
 
 def made(
     env: dict[str, str], s: Settings | None = None, answering: Any = None
-) -> tuple[Delivery, Log, bytearray]:
-    log, out = Log(), bytearray()
+) -> tuple[Delivery, RecordingLog, bytearray]:
+    log, out = RecordingLog(), bytearray()
     ctx = Context(Loop(), s or settings(), log, {"TERM": "xterm-256color", **env})
     d = Delivery(ctx, out.extend, answering=answering)
     return d, log, out
@@ -146,7 +132,7 @@ def test_the_plan_chooses_the_desktop_and_the_terminal_says_why_not_and_rings_th
     assert bell["channel"] == "bell" and desktop["reason"] == "stands in for the D-Bus worker"
 
 
-def log_record(log: Log) -> Callable[[int, str, Any, str], None]:
+def log_record(log: RecordingLog) -> Callable[[int, str, Any, str], None]:
     return lambda cue, ch, st, why: log.write("delivery", cue=cue, channel=ch, state=st, reason=why)
 
 
@@ -174,9 +160,9 @@ IN_TMUX = {"TERM": "tmux-256color", "TMUX": "/tmp/t,1,0", "TMUX_PANE": "%0"}
 PASSTHROUGH_OFF = TmuxInfo("off", "xterm-256color", "WezTerm 20240203", "3.4")
 
 
-def in_tmux() -> tuple[Delivery, Log, bytearray]:
+def in_tmux() -> tuple[Delivery, RecordingLog, bytearray]:
     """A session started inside tmux with allow-passthrough off (no desktop)."""
-    log, out = Log(), bytearray()
+    log, out = RecordingLog(), bytearray()
     d = Delivery(Context(Loop(), settings(), log, IN_TMUX), out.extend, tmux_info=PASSTHROUGH_OFF)
     return d, log, out
 
@@ -308,7 +294,7 @@ class Answering:
 class Kept(Off):
     """A channel that keeps the messages it is given (and declares buttons if told)."""
 
-    def __init__(self, name: str, log: Log, buttons: bool = False) -> None:
+    def __init__(self, name: str, log: RecordingLog, buttons: bool = False) -> None:
         super().__init__(name, "", log_record(log))
         self.capabilities = Capabilities(buttons=buttons)
         self.got: list[Message] = []
@@ -363,7 +349,7 @@ def test_inside_tmux_a_cue_is_withdrawn_as_its_own_plan_allows() -> None:
     """Each cue inside tmux has the plan of its moment: one sent to a kitty that closes its
     notifications is closed when it goes stale, though the plan changed since (passthrough
     turned off: the next cue went to the desktop)."""
-    log, out = Log(), bytearray()
+    log, out = RecordingLog(), bytearray()
     kitty = TmuxInfo("on", "xterm-kitty", "kitty(0.36.1)", "3.4")
     d = Delivery(Context(Loop(), settings(), log, IN_TMUX), out.extend, tmux_info=kitty)
     route = Route(Live(kitty, True))

@@ -86,11 +86,11 @@ class GenericAnswerer(Answerer):
                     self._closed()
                 else:
                     self._end("a new report")
-            if fact.kind in P.KINDS and "osc" in waits:
+            if P.readable(fact.app, fact.kind) and "osc" in waits and fact.kind is not None:
                 self._start(fact.kind, None)
             else:
                 self.log.write("answer", state="not answerable", dialog=fact.kind or "",
-                               why="not a kind of dialog cuewrap reads")  # fmt: skip
+                               why="not a program or kind of dialog cuewrap reads")  # fmt: skip
         elif isinstance(fact, F.ChildExit):
             self._end("the program exited")
 

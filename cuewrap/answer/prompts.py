@@ -54,7 +54,14 @@ from cuewrap.answer.dialog import MAX_LABEL, MAX_TITLE, Dialog
 
 MAX_OPTIONS = 9  # one digit each
 MAX_ABOVE = 60  # rows between the border and the question (a long preview does not fit)
-KINDS = ("permission", "question")
+# the programs whose dialogs are read (their reports' ``app``), and the kinds of each
+LAYOUTS = {"claude-code": ("permission", "question")}
+
+
+def readable(app: str | None, kind: str | None) -> bool:
+    """Does cuewrap read a dialog for this report (``app``, ``kind``)? Another program's
+    dialogs (Codex CLI reports ``blocked:kind=permission`` too) are drawn otherwise."""
+    return app is not None and kind is not None and kind in LAYOUTS.get(app, ())
 
 _BORDER = re.compile(r"^─{10,}$")
 _PERM_OPTION = re.compile(r"^ (❯| ) ([1-9])\. (\S.*?)\s*$")
