@@ -63,6 +63,7 @@ def readable(app: str | None, kind: str | None) -> bool:
     dialogs (Codex CLI reports ``blocked:kind=permission`` too) are drawn otherwise."""
     return app is not None and kind is not None and kind in LAYOUTS.get(app, ())
 
+
 _BORDER = re.compile(r"^─{10,}$")
 _PERM_OPTION = re.compile(r"^ (❯| ) ([1-9])\. (\S.*?)\s*$")
 _PERM_MORE = re.compile(r"^ {5,}(\S.*?)\s*$")  # a long option wrapped onto the next row
