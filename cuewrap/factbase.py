@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Source = Literal["bridge", "osc7501", "child", "screen", "exit", "focus", "keys", "tmux", "job"]
+Source = Literal[
+    "bridge", "osc7501", "child", "screen", "exit", "focus", "keys", "tmux", "job", "attention"
+]
 PresenceState = Literal["focused", "away", "unknown"]
 
 

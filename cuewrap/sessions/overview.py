@@ -40,6 +40,8 @@ FIELDS = (
     "tmux_pane",
     "where",
     "wait",
+    "muted",
+    "muted_until",
 )
 
 
@@ -126,6 +128,10 @@ def sessions(env: Mapping[str, str]) -> list[dict[str, Any]]:
     for r in records:
         row = {key: r.get(key) for key in FIELDS}
         row["wait"] = _wait(r.get("wait"))
+        row["muted"] = r.get("muted") is True  # docs/attention.md
+        until = r.get("muted_until")
+        ok = row["muted"] and isinstance(until, int | float) and not isinstance(until, bool)
+        row["muted_until"] = until if ok else None
         pane, socket = r.get("tmux_pane"), r.get("tmux_socket")
         place = places.get((str(socket), pane)) if isinstance(pane, str) else None
         if isinstance(pane, str) and place is None:
@@ -159,6 +165,8 @@ def forget_windows(
             args = ["set-option", "-w", "-t", target, "@cuewrap_state", value]
         else:
             args = ["set-option", "-w", "-u", "-t", target, "@cuewrap_state"]
+        if rec.get("muted") is True:  # docs/attention.md
+            args += [";", "set-option", "-w", "-u", "-t", target, "@cuewrap_muted"]
         _run(["tmux", "-S", socket, *args], _tmux_env(env))
 
 
@@ -190,6 +198,8 @@ def table(rows: Sequence[Mapping[str, Any]], now: float) -> str:
     for r in rows:
         label = r.get("session") or _home(str(r.get("cwd") or ""))
         mark = f" {r['mark']}" if r.get("mark") else ""
+        if r.get("muted"):
+            mark += " muted"
         lines.append(
             (
                 _clean(r["pid"]),
