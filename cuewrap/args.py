@@ -19,8 +19,9 @@ usage: cuewrap [OPTIONS] pi [PI_ARGS...]
        cuewrap ls [--json]      every running session and its state
        cuewrap go PID           take me to that session (inside tmux: switch to its pane)
        cuewrap answer PID CHOICE | --token TOKEN CHOICE
-                                answer the dialog Pi shows in that session (confirm,
-                                select): CHOICE is the option's number or its label
+                                answer the dialog that session shows (Pi's confirm,
+                                select; Claude Code's permission prompt, question):
+                                CHOICE is the option's number or its label
        cuewrap mute PID [DURATION]
                                 no reminders from that session (for 30m, 2h, 1d…; marks
                                 and its state stay)

@@ -37,7 +37,16 @@ PI_STEPS = [
     "controller",
     "wired",
 ]
-GENERIC_STEPS = ["delivery", "publisher", "activity", "tmux", "attention", "controller", "wired"]
+GENERIC_STEPS = [
+    "delivery",
+    "publisher",
+    "activity",
+    "answer",
+    "tmux",
+    "attention",
+    "controller",
+    "wired",
+]
 
 
 def fd_kind(target: str) -> str:

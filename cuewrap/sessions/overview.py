@@ -45,12 +45,16 @@ FIELDS = (
 )
 
 
+# Pi's dialogs, and a program's own as its report names them (generic mode)
+WAIT_KINDS = ("confirm", "select", "ask", "permission", "question")
+
+
 def _wait(value: object) -> dict[str, Any] | None:
     """An entry's answerable wait (docs/answering.md), only in its own shape."""
     if not isinstance(value, dict):
         return None
     kind, token, options, count = (value.get(k) for k in ("kind", "token", "options", "count"))
-    if kind not in ("confirm", "select", "ask") or not isinstance(token, str):
+    if kind not in WAIT_KINDS or not isinstance(token, str):
         return None
     if not isinstance(count, int) or isinstance(count, bool) or not 0 < count <= 100:
         return None

@@ -169,7 +169,7 @@ class _Sources:
                 publisher,
                 self._keys(c),
                 bridge=self._bridge(c),
-                activity=self._output_watch(c) if generic else None,
+                activity=self._output_watch(c, answerer) if generic else None,
                 answerer=answerer,
                 control=self._control(answerer, attention, delivery),
                 attention=attention,
@@ -195,10 +195,11 @@ class _Sources:
         self, answerer: Answerer | None, attention: Attention, delivery: Delivery
     ) -> ControlServer | None:
         """The control socket beside the registry entry: ``cuewrap answer`` (Pi mode with the
-        bridge), ``cuewrap mute`` / ``unmute``, the popup several sessions share."""
+        bridge; generic mode), ``cuewrap mute`` / ``unmute``, the popup several sessions
+        share."""
         from cuewrap.wiring.attention import control_socket
 
-        answer = answerer.request if answerer is not None and self.plan.channel else None
+        answer = answerer.request if answerer is not None else None
         control = control_socket(self.ctx, answer, attention.on_mute, delivery.render_shared)
         if control is not None:
             self.built.callback(control.close)
@@ -241,12 +242,16 @@ class _Sources:
             return None
         return server
 
-    def _output_watch(self, c: Controller) -> OutputWatch:
-        """Generic mode: the child's output activity and quiet, as facts."""
+    def _output_watch(self, c: Controller, answerer: Answerer | None) -> OutputWatch:
+        """Generic mode: the child's output activity and quiet, as facts; it feeds the
+        answerer's output ring (docs/answering.md)."""
         from cuewrap.generic.activity import OutputWatch
 
         self.fault("activity")
-        watch = OutputWatch(self.ctx.loop, self.ctx.settings.generic.quiet_after, c.child_fact)
+        ring = answerer.ring if answerer is not None else None
+        watch = OutputWatch(
+            self.ctx.loop, self.ctx.settings.generic.quiet_after, c.child_fact, ring=ring
+        )
         self.built.callback(watch.close)
         return watch
 
@@ -318,8 +323,15 @@ def _answering(
 ) -> Answerer | None:
     """Answering Pi's dialogs from elsewhere (docs/answering.md), Pi mode with the bridge's
     channel: the answerer (closed by ``built`` if a later part fails); the control socket
-    ``cuewrap answer`` talks to is made with the others' parts (``_Sources._control``)."""
-    if not plan.pi_mode or plan.channel is None:
+    ``cuewrap answer`` talks to is made with the others' parts (``_Sources._control``).
+    Generic mode: a program's own dialogs (``answer/build.py``)."""
+    if not plan.pi_mode:
+        from cuewrap.answer.build import generic_answerer
+
+        fault("answer")
+        type_keys = edge.relay.type_to_child if edge.relay is not None else None
+        return generic_answerer(ctx, plan.size, publisher, built, type_keys=type_keys)
+    if plan.channel is None:
         return None
     from cuewrap.answer.answerer import Answerer, pi_keys
     from cuewrap.answer.screen import OutputRing
