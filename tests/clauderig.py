@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agentrig import OSC777_ST, AgentSession, agent_bin, private_home, write_json
+from agentrig import OSC777_ST, AgentSession, agent_bin, agent_environment, private_home, write_json
 from fakeanthropic import FakeAnthropic, Step
 
 VERSION = "2.1.328"
@@ -70,6 +70,25 @@ def claude_home(root: Path, version: str = VERSION) -> tuple[Path, Path]:
     return home, cwd
 
 
+#: what is dropped from the tests' environment: Claude Code's own variables
+DROP = ("ANTHROPIC_", "CLAUDE")
+
+
+def claude_settings(base_url: str) -> dict[str, str]:
+    """Its environment variables: the fake API, its key, no traffic besides, no updates."""
+    return {
+        "ANTHROPIC_BASE_URL": base_url,
+        "ANTHROPIC_API_KEY": KEY,
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_AUTOUPDATER": "1",
+    }
+
+
+def claude_environment(bin_dir: str, home: Path, base_url: str) -> dict[str, str]:
+    """The environment Claude Code runs in where no ``ClaudeSession`` starts it (in tmux)."""
+    return agent_environment(bin_dir, home, DROP, **claude_settings(base_url))
+
+
 class ClaudeSession(AgentSession):
     """``cuewrap --log … --events … -- claude`` under pexpect, with its own fake API."""
 
@@ -88,17 +107,11 @@ class ClaudeSession(AgentSession):
         bindir = claude_bin(version)
         self.version = version if version != "latest" else installed_version(bindir)
         home, cwd = claude_home(tmp_path, self.version)
-        settings = {
-            "ANTHROPIC_BASE_URL": self.fake.base_url,
-            "ANTHROPIC_API_KEY": KEY,
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "DISABLE_AUTOUPDATER": "1",
-        }
         env = dict(env or {})
         if pythonpath:  # another cuewrap's source (a comparison with a checkout)
             env["PYTHONPATH"] = pythonpath
         program = os.path.join(bindir, "claude")
-        environment = (("ANTHROPIC_", "CLAUDE"), settings)
+        environment = (DROP, claude_settings(self.fake.base_url))
         super().__init__(tmp_path, program, home, cwd, environment, env, name="Claude Code")
 
     def ready(self) -> None:

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clauderig import AWAY, PY, ClaudeSession
+from agentrig import AWAY, PY
+from clauderig import ClaudeSession
 from fakeanthropic import FakeAnthropic, text, tool_use
 from waiting import absence_window, wait_until
 
