@@ -2,16 +2,52 @@
 docs/answering.md's recipe: publish (``POST``/``PUT /<topic>``, the body the message, the
 ``Title`` and ``Actions`` headers kept) and subscribe (``GET /<topic>/json``: an ``open`` line,
 then one JSON line per message published after it, as ntfy streams them). ``tap(message,
-label)`` does what the ntfy app does for an ``http`` action button: its request."""
+label)`` does what the ntfy app does for an ``http`` action button: its request.
+
+``recipe(name)`` is a recipe block of docs/answering.md; ``recipe_bin(tmp_path)`` a bin
+directory with the recipe's two scripts and a ``cuewrap`` that runs this checkout's."""
 
 from __future__ import annotations
 
 import json
+import re
+import shutil
+import sys
 import threading
 import time
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def recipe(name: str) -> str:
+    """The recipe block ``name`` of docs/answering.md (a shell script)."""
+    page = (REPO / "docs" / "answering.md").read_text()
+    m = re.search(rf"<!-- recipe: {name} -->\n```sh\n(.*?)```", page, re.S)
+    assert m is not None, f"docs/answering.md has no recipe block {name}"
+    return m.group(1)
+
+
+def recipe_bin(tmp_path: Path) -> Path:
+    """``tmp_path/bin``: the recipe's ``cuewrap-ntfy`` and ``cuewrap-ntfy-answers``, and a
+    ``cuewrap`` that runs this checkout's. The recipe needs curl and jq: a test fails (never
+    skips) where one is missing."""
+    for tool in ("curl", "jq"):
+        if shutil.which(tool) is None:  # scripts/install-test-deps installs both
+            pytest.fail(f"{tool} is missing: the recipe needs it")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for name, script in (("cuewrap-ntfy", "ntfy-notify"), ("cuewrap-ntfy-answers", "ntfy-answers")):
+        (bindir / name).write_text(recipe(script))
+        (bindir / name).chmod(0o755)
+    (bindir / "cuewrap").write_text(f'#!/bin/sh\nexec {sys.executable} -m cuewrap "$@"\n')
+    (bindir / "cuewrap").chmod(0o755)
+    return bindir
 
 
 class NtfyStandIn:

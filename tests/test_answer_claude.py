@@ -376,23 +376,11 @@ def test_the_ntfy_recipe_approves_from_the_phone(
     """docs/answering.md's ntfy recipe with Claude Code (tests/test_answer_ntfy.py for Pi): the
     reminder says the command it approves (summaries on), its buttons are Yes and No only, a
     tap on Yes runs the command."""
-    import shutil
     import signal
-    import sys
 
-    from ntfystand import NtfyStandIn
-    from test_answer_ntfy import recipe
+    from ntfystand import NtfyStandIn, recipe_bin
 
-    for tool in ("curl", "jq"):
-        if shutil.which(tool) is None:  # scripts/install-test-deps installs both
-            pytest.fail(f"{tool} is missing: the recipe needs it")
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    for name, script in (("cuewrap-ntfy", "ntfy-notify"), ("cuewrap-ntfy-answers", "ntfy-answers")):
-        (bindir / name).write_text(recipe(script))
-        (bindir / name).chmod(0o755)
-    (bindir / "cuewrap").write_text(f'#!/bin/sh\nexec {sys.executable} -m cuewrap "$@"\n')
-    (bindir / "cuewrap").chmod(0o755)
+    bindir = recipe_bin(tmp_path)
     with NtfyStandIn(token="tk_phone") as ntfy:
         topics = {"NTFY_URL": ntfy.url, "NTFY_TOPIC": "reminders-c9", "NTFY_REPLY": "answers-c9",
                   "NTFY_TOKEN": "tk_phone"}  # fmt: skip

@@ -7,43 +7,24 @@ with No."""
 from __future__ import annotations
 
 import os
-import re
-import shutil
 import signal
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fakemodel import FakeModel, text, tool_call
-from ntfystand import NtfyStandIn
-from pirig import REPO, PiHome, PiSession, ready_away
+from ntfystand import NtfyStandIn, recipe, recipe_bin
+from pirig import PiHome, PiSession, ready_away
 from waiting import wait_until
 
 pytestmark = pytest.mark.pi
 
 
-def recipe(name: str) -> str:
-    page = (REPO / "docs" / "answering.md").read_text()
-    m = re.search(rf"<!-- recipe: {name} -->\n```sh\n(.*?)```", page, re.S)
-    assert m is not None, f"docs/answering.md has no recipe block {name}"
-    return m.group(1)
-
-
 def test_the_ntfy_recipe_answers_from_the_phone(
     pi_session: Any, pi_home: PiHome, fakemodel: FakeModel, tmp_path: Path
 ) -> None:
-    for tool in ("curl", "jq"):
-        if shutil.which(tool) is None:  # scripts/install-test-deps installs both
-            pytest.fail(f"{tool} is missing: the recipe needs it")
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    for name, script in (("cuewrap-ntfy", "ntfy-notify"), ("cuewrap-ntfy-answers", "ntfy-answers")):
-        (bindir / name).write_text(recipe(script))
-        (bindir / name).chmod(0o755)
-    (bindir / "cuewrap").write_text(f'#!/bin/sh\nexec {sys.executable} -m cuewrap "$@"\n')
-    (bindir / "cuewrap").chmod(0o755)
+    bindir = recipe_bin(tmp_path)
     config = tmp_path / "config.toml"
     config.write_text(f'[notify]\ncommand = ["{bindir / "cuewrap-ntfy"}"]\n')
     with NtfyStandIn(token="tk_recipe") as ntfy:
