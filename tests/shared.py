@@ -11,6 +11,7 @@
 - ``RECORDER``,          a ``notify.command`` that records each call (its Python source; run
   ``calls``              it with the file to append to), and the calls it recorded;
                          ``recording_command(tmp_path)`` it written there, its argv and file
+- ``FakeReader``         a screen reader that reads the lines it is given (the answerer's)
 - ``in_shell``,          a program run inside ``sh`` between two ``stty -g``; at its end its
   ``finish_in_shell``    exit status and output, asserting the terminal's settings came back
 
@@ -30,6 +31,7 @@ import shlex
 import shutil
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -174,6 +176,30 @@ def recording_command(tmp_path: Path) -> tuple[list[str], Path]:
     script.write_text(RECORDER)
     out = tmp_path / "calls.jsonl"
     return [sys.executable, str(script), str(out)], out
+
+
+class FakeReader:
+    """A screen reader that reads ``lines`` (the answerer's; the real one is
+    ``cuewrap.screen``'s): what it was fed kept in ``fed``."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.fed: list[bytes] = []
+
+    def start(self) -> bool:
+        return True
+
+    def feed(self, data: bytes) -> None:
+        self.fed.append(data)
+
+    def resize(self, *, rows: int, cols: int) -> None:
+        pass
+
+    def query(self, on_lines: Callable[[list[str] | None], None]) -> None:
+        on_lines(list(self.lines))
+
+    def stop(self) -> None:
+        pass
 
 
 def calls(out: Path) -> list[dict[str, Any]]:

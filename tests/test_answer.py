@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from shared import FakeReader
 
 from cuewrap import facts as F
 from cuewrap.answer import book as B
@@ -302,28 +303,6 @@ def test_the_control_socket_answers_one_request_per_connection() -> None:
 
 
 # -- the answerer, with a fake screen reader (the real one: tests/test_answer_pi.py) ---------
-
-
-class FakeReader:
-    def __init__(self, lines: list[str]) -> None:
-        self.lines = lines
-        self.fed: list[bytes] = []
-
-    def start(self) -> bool:
-        return True
-
-    def feed(self, data: bytes) -> None:
-        self.fed.append(data)
-
-    def resize(self, *, rows: int, cols: int) -> None:
-        pass
-
-    def query(self, on_lines: Callable[[list[str] | None], None]) -> None:
-        on_lines(list(self.lines))
-
-    def stop(self) -> None:
-        pass
-
 
 KEY = "k" * 32
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from shared import FakeReader
 
 from cuewrap import facts as F
 from cuewrap.answer import book as B
@@ -169,26 +170,6 @@ def test_the_readers_never_raise(lines: list[str], real: list[str]) -> None:
 
 
 # -- the generic answerer, with a fake screen reader ------------------------------------------
-
-
-class FakeReader:
-    def __init__(self, lines: list[str]) -> None:
-        self.lines = lines
-
-    def start(self) -> bool:
-        return True
-
-    def feed(self, data: bytes) -> None:
-        pass
-
-    def resize(self, *, rows: int, cols: int) -> None:
-        pass
-
-    def query(self, on_lines: Callable[[list[str] | None], None]) -> None:
-        on_lines(list(self.lines))
-
-    def stop(self) -> None:
-        pass
 
 
 def _loop_until(loop: Loop, pred: Callable[[], bool], seconds: float = 5.0) -> None:
