@@ -13,7 +13,6 @@ import concurrent.futures
 import json
 import os
 import queue
-import select
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -293,11 +292,7 @@ class Drained:
     """
 
     def __init__(self, child: Any, log: Path | None = None) -> None:
-        import pexpect
-
         self.child = child
-        self._eof_type = pexpect.EOF
-        self._timeout_type = pexpect.TIMEOUT
         self._buf: list[str] = []
         self._text = ""
         self._pos = 0
@@ -313,16 +308,15 @@ class Drained:
         return int(self.child.pid)
 
     def _drain(self) -> None:
+        from launch import read_available
+
         while True:
-            try:  # wait without the lock (pexpect's isalive() reaps: one thread at a time)
-                select.select([self.child.child_fd], [], [], 0.1)
-                with self._proc:
-                    data = self.child.read_nonblocking(65536, timeout=0)
-            except self._timeout_type:
-                continue
-            except (self._eof_type, OSError, ValueError):
+            data = read_available(self.child, self._proc)
+            if data is None:
                 self.eof.set()
                 return
+            if not data:
+                continue
             with self._lock:
                 self._buf.append(data)
             if self._log is not None:

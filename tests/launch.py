@@ -16,8 +16,11 @@ the next ``expect``.
 from __future__ import annotations
 
 import contextlib
+import select
 import signal
+import threading
 from collections.abc import Iterator
+from typing import Any
 
 import pexpect
 import pytest
@@ -59,3 +62,17 @@ def close_started() -> Iterator[None]:
     while _STARTED:
         with contextlib.suppress(Exception):
             _STARTED.pop().close(force=True)
+
+
+def read_available(child: pexpect.spawn, lock: threading.Lock) -> Any:
+    """What ``child`` wrote: waits up to 0.1 s for output without ``lock`` (pexpect's
+    ``isalive()`` reaps: one thread at a time), then reads with it. Empty when nothing came,
+    ``None`` at its end."""
+    try:
+        select.select([child.child_fd], [], [], 0.1)
+        with lock:
+            return child.read_nonblocking(65536, timeout=0)
+    except pexpect.TIMEOUT:
+        return child.string_type()
+    except (pexpect.EOF, OSError, ValueError):
+        return None

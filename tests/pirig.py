@@ -25,7 +25,6 @@ import json
 import os
 import queue
 import re
-import select
 import signal
 import subprocess
 import sys
@@ -40,7 +39,7 @@ import pexpect
 import pyte
 import pytest
 from fakemodel import MODEL_ID, FakeModel, text, tool_call
-from launch import default_signals
+from launch import default_signals, read_available
 from termscan import notifications, titles
 from waiting import wait_until
 
@@ -388,13 +387,8 @@ class PiSession:
     # -- reading ---------------------------------------------------------------------------
     def _read_loop(self) -> None:
         while True:
-            try:  # wait for output without the lock; then read, or see the end, with it
-                select.select([self.child.child_fd], [], [], 0.1)
-                with self._proc:
-                    data = self.child.read_nonblocking(65536, timeout=0)
-            except pexpect.TIMEOUT:
-                continue
-            except (pexpect.EOF, OSError, ValueError):
+            data = read_available(self.child, self._proc)
+            if data is None:
                 break
             if not data:
                 continue
