@@ -170,6 +170,30 @@ def test_a_tap_that_needs_no_more_output_is_no_longer_fed(pty_pair: tuple[int, i
     os.close(w)
 
 
+def test_a_tap_dropped_before_it_is_attached_is_not_fed_what_replaces_it_is(
+    pty_pair: tuple[int, int],
+) -> None:
+    """The screen gate can decide it will not run while the cue side is being built (the bridge
+    already said hello), before the relay is handed it: the relay, still feeding the cue side's
+    stand-in then, must not start feeding the gate for the rest of the session once it is
+    attached; the ring that replaces it is fed instead."""
+    r, w = os.pipe()
+    stand_in, gate, ring = Tap(), Tap(), Tap()
+    relay, _ = _relay(pty_pair[0], w, stand_in)
+    relay._output(b"one")
+    relay.drop_tap(gate, ring)  # told while the stand-in is the relay's tap: nothing changes yet
+    relay._output(b"two")
+    relay.attach(None, gate)  # the cue side built: its tap handed over
+    relay._output(b"three")
+    assert stand_in.fed == [b"one", b"two"]
+    assert gate.fed == [] and ring.fed == [b"three"] and relay.screen is ring
+    relay.attach(None, stand_in)  # any other tap is attached as it is
+    assert relay.screen is stand_in
+    assert os.read(r, 100) == b"onetwothree"
+    os.close(r)
+    os.close(w)
+
+
 def test_cuewraps_own_bytes_wait_for_a_safe_point_and_follow_the_chunk_that_makes_one(
     pty_pair: tuple[int, int],
 ) -> None:

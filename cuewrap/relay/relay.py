@@ -152,6 +152,9 @@ class Relay:
         self._own: list[bytes] = []  # Pi's own writes waiting for the output to be at rest
         self.sink = sink
         self.screen = screen
+        # a tap that said it needs no more output before it was attached (the screen gate can
+        # decide while the cue side is being built), and what takes its place (drop_tap)
+        self._dropped: tuple[OutputTap, OutputTap | None] | None = None
         self.on_error = on_error
         self._to_child: deque[bytes] = deque()  # write units; a focus report is one unit
         self._to_child_len = 0
@@ -194,14 +197,22 @@ class Relay:
 
     def attach(self, sink: Sink | None, screen: OutputTap | None) -> None:
         """What the relay reports to, and what sees every output chunk, from now on (the cue
-        side, once it is built; until then its stand-in)."""
+        side, once it is built; until then its stand-in). A tap already dropped
+        (``drop_tap``) is not fed: what took its place is."""
+        dropped = self._dropped
+        if dropped is not None and screen is not None and screen is dropped[0]:
+            screen = dropped[1]
         self.sink = sink
         self.screen = screen
 
     def drop_tap(self, tap: OutputTap, instead: OutputTap | None = None) -> None:
         """``tap`` needs no more output (the screen gate decided it will not run): stop
         handing it every chunk, if it is the relay's tap; ``instead`` takes its place where
-        the relay then has none."""
+        the relay then has none. Told before ``tap`` is attached (the screen gate decides while
+        the cue side is built, and the relay is handed it after), ``attach`` remembers it: else
+        the gate would be fed every chunk for the whole session."""
+        if self.screen is not tap:
+            self._dropped = (tap, instead)
         if self.screen is tap:
             self.screen = None
         if self.screen is None and instead is not None:
