@@ -257,6 +257,24 @@ class OutputQuiet(Fact):
 
 
 @dataclass(frozen=True)
+class GuardDecided(Fact):
+    """The terminal guard decided a sequence of the child's output (docs/terminal-guard.md): a
+    clipboard sequence passed or was removed (``guard="clipboard"``), or a title, notification
+    or status report was removed from inside a frame (``"sequences"``). ``what`` names the
+    sequence, never its payload; ``why`` the byte path's reason; ``at`` the wall-clock time the
+    edge saw it (``HH:MM:SS``: the engine has no clock of its own)."""
+
+    guard: str  # "clipboard" or "sequences"
+    what: str
+    passed: bool
+    size: int
+    read: bool = False
+    why: str = ""
+    at: str = ""
+    source: Source = "child"
+
+
+@dataclass(frozen=True)
 class ScreenActivity(Fact):
     """The screen shows Pi working (``⠋ Working`` in the editor border) or not."""
 

@@ -22,7 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pirig import pi_environment
+from pirig import fake_models, pi_environment
 from waiting import wait_until
 
 from cuewrap.bridge.server import BridgeServer
@@ -251,26 +251,8 @@ class MiniModel:
 def make_agent_dir(path: Path, base_url: str) -> Path:
     """An isolated ``PI_CODING_AGENT_DIR`` pointing Pi at the fake model."""
     path.mkdir(parents=True, exist_ok=True)
-    models = {
-        "providers": {
-            "fake": {
-                "api": "openai-completions",
-                "baseUrl": base_url,
-                "apiKey": "fake-key",
-                "models": [
-                    {
-                        "id": MODEL_ID,
-                        "name": "Fake model",
-                        "reasoning": False,
-                        "input": ["text"],
-                        "contextWindow": 128000,
-                        "maxTokens": 4096,
-                        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-                    }
-                ],
-            }
-        }
-    }
+    model = {"id": MODEL_ID, "name": "Fake model", "reasoning": False, "input": ["text"]}
+    models = fake_models(base_url, model)
     settings = {
         "defaultProvider": "fake",
         "defaultModel": MODEL_ID,

@@ -36,6 +36,7 @@ import pytest
 from fakeanthropic import FakeAnthropic, Step
 from launch import seen
 from pirig import pi_environment
+from shared import LoggedChild
 from waiting import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -97,8 +98,10 @@ def claude_environment(bin_dir: str, home: Path, base_url: str) -> dict[str, str
     return env
 
 
-class ClaudeSession:
+class ClaudeSession(LoggedChild):
     """``cuewrap --log … --events … -- claude`` under pexpect, with its own fake API."""
+
+    presence_within = 10.0
 
     def __init__(
         self,
@@ -156,30 +159,10 @@ class ClaudeSession:
         self.p.send(b"\r")
         return mark
 
-    def presence(self, report: bytes, state: str) -> None:
-        self.p.send(report)
-        wait_until(
-            lambda: any(
-                r.get("type") == "Presence" and r.get("state") == state
-                for r in self.records("fact")
-            ),
-            10,
-            f"cuewrap to see presence {state}",
-        )
-
     def notifications(self) -> list[tuple[bytes, bytes]]:
         return OSC777.findall(self.out())
 
     # -- the decision log ---------------------------------------------------------------------
-    def records(self, kind: str | None = None) -> list[dict[str, Any]]:
-        if not self.log.exists():
-            return []
-        rows = []
-        for line in self.log.read_text().splitlines():
-            with contextlib.suppress(ValueError):
-                rows.append(json.loads(line))
-        return [r for r in rows if kind is None or r.get("kind") == kind]
-
     def statuses(self) -> list[dict[str, Any]]:
         return [r for r in self.records("fact") if r.get("type") == "ProgramStatus"]
 

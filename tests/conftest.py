@@ -9,6 +9,8 @@ imports fixtures from another test module):
 - tests/termrig.py   real terminals (xterm, kitty, foot) on dunst's display (``launch``)
 - tests/tmuxrig.py    a private tmux server running cuewrap pi, a client attached (``tmux_scene``)
 - tests/clauderig.py  real Claude Code under cuewrap, a fake Anthropic API (``claude_sessions``)
+- tests/launch.py     every pexpect child a test marked ``started(p)`` closed after it
+                      (``close_started``, autouse)
 
 Rule 1, tiers: every test carries exactly one tier marker, saying what it needs to run
 (docs/testing.md): ``unit``, ``pty``, ``pi``, ``tmux``, ``ssh``, ``desktop`` or ``realterm``.
@@ -27,14 +29,15 @@ from collections.abc import Iterator
 import pytest
 from clauderig import claude_sessions
 from desktoprig import bus, dunst, dunst_menu
+from launch import close_started
 from pirig import ask_ext, fakemodel, pi_bin, pi_home, pi_session, pi_version
 from screenrig import harness
 from termrig import launch, xdesk
 from tmuxrig import tmux_scene
 
 __all__ = [
-    "ask_ext", "bus", "claude_sessions", "dunst", "dunst_menu", "fakemodel", "harness",
-    "launch", "pi_bin", "pi_home",
+    "ask_ext", "bus", "claude_sessions", "close_started", "dunst", "dunst_menu", "fakemodel",
+    "harness", "launch", "pi_bin", "pi_home",
     "pi_session", "pi_version", "tmux_scene", "xdesk",
 ]  # fmt: skip
 

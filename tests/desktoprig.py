@@ -53,6 +53,10 @@ class Session:
     address: str
     tmp: Path
 
+    def desktop(self) -> dict[str, str]:
+        """What a program needs to reach this desktop (its display, bus, runtime directory)."""
+        return {k: self.env[k] for k in ("DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR")}
+
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
     if proc.poll() is None:

@@ -33,8 +33,9 @@ import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from fakemodel import FakeHTTPServer, JSONHandler, Served
 
 MODEL_ID = "claude-sonnet-4-5"
 
@@ -75,20 +76,8 @@ def _sse(event: str, data: dict[str, Any]) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JSONHandler):
     server: _Server
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:  # silence stderr
-        pass
-
-    def _json(self, status: int, obj: Any) -> None:
-        body = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
     def do_GET(self) -> None:
         self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": "no"}})
@@ -211,13 +200,11 @@ def _events(step: Step, tool_id: str, body: dict[str, Any]) -> Iterator[bytes]:
     yield _sse("message_stop", {"type": "message_stop"})
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
+class _Server(FakeHTTPServer):
     fake: FakeAnthropic
 
 
-class FakeAnthropic:
+class FakeAnthropic(Served):
     """See the module docstring."""
 
     def __init__(
@@ -238,22 +225,8 @@ class FakeAnthropic:
     def start(self) -> FakeAnthropic:
         server = _Server(("127.0.0.1", 0), _Handler)
         server.fake = self
-        self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, daemon=True)
-        self._thread.start()
+        self._serve(server)
         return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> FakeAnthropic:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     @property
     def base_url(self) -> str:
@@ -305,9 +278,4 @@ if __name__ == "__main__":  # a manual run: python tests/fakeanthropic.py
     with FakeAnthropic(
         [text(" ".join(sys.argv[1:]) or "Hello from the fake Anthropic API.")]
     ) as fa:
-        print(fa.base_url, flush=True)
-        try:
-            while True:
-                time.sleep(3600)
-        except KeyboardInterrupt:
-            pass
+        fa.serve_until_interrupted(fa.base_url)

@@ -56,7 +56,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 MODEL_ID = "fake-model"
 
@@ -201,23 +201,82 @@ class _Served:
     started: float = field(default_factory=time.monotonic)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
+class FakeHTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class Served:
+    """A fake server of the tests, served by a daemon thread (also the fake Anthropic API):
+    ``start()`` and ``stop()``, or ``with``."""
+
+    _server: ThreadingHTTPServer | None = None
+    _thread: threading.Thread | None = None
+
+    def start(self) -> Self:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        self._shut()
+
+    def _serve(self, server: ThreadingHTTPServer, poll_interval: float = 0.5) -> None:
+        self._server = server
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": poll_interval}, daemon=True
+        )
+        self._thread.start()
+
+    def _shut(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def serve_until_interrupted(self, base_url: str) -> None:
+        """A manual run: say where it serves (``base_url``), serve until Ctrl-C."""
+        print(base_url, flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            while True:
+                time.sleep(3600)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class JSONHandler(BaseHTTPRequestHandler):
+    """A quiet HTTP/1.1 handler that answers in JSON (also the fake Anthropic API's)."""
+
     protocol_version = "HTTP/1.1"
+    #: end the connection after each JSON answer
+    close_after_json = False
 
     def log_message(self, format: str, *args: Any) -> None:  # silence stderr
         pass
 
-    # -- plumbing ---------------------------------------------------------------------------
     def _json(self, status: int, obj: Any) -> None:
         body = json.dumps(obj).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
-        self.send_header("Connection", "close")
+        if self.close_after_json:
+            self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(body)
-        self.close_connection = True
+        if self.close_after_json:
+            self.close_connection = True
+
+
+class _Handler(JSONHandler):
+    server: _Server
+    close_after_json = True
+
+    # -- plumbing ---------------------------------------------------------------------------
 
     def _client_gone(self) -> bool:
         try:
@@ -354,13 +413,11 @@ class _Handler(BaseHTTPRequestHandler):
         served.completed = True
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
+class _Server(FakeHTTPServer):
     fake: FakeModel
 
 
-class FakeModel:
+class FakeModel(Served):
     """The fake server. Start with ``start()`` or use as a context manager."""
 
     def __init__(
@@ -385,30 +442,15 @@ class FakeModel:
 
     # -- lifecycle ------------------------------------------------------------------------
     def start(self) -> FakeModel:
-        self._server = _Server(("127.0.0.1", self._port), _Handler)
-        self._server.fake = self
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
+        server = _Server(("127.0.0.1", self._port), _Handler)
+        server.fake = self
+        self._serve(server, poll_interval=0.05)
         return self
 
     def stop(self) -> None:
         """Stop serving; any hanging stream is ended (the connection is closed)."""
         self._stopping.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> FakeModel:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        self._shut()
 
     @property
     def port(self) -> int:
@@ -504,12 +546,8 @@ def main(argv: list[str] | None = None) -> int:
     fm = FakeModel(
         steps, port=ns.port, chunk_delay=ns.chunk_delay, default=text(ns.default_text)
     ).start()
-    print(fm.base_url, flush=True)
     try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
+        fm.serve_until_interrupted(fm.base_url)
     finally:
         fm.stop()
     return 0

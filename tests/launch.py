@@ -8,14 +8,19 @@ and expects the default effect passes ``preexec_fn=default_signals`` to ``pexpec
 
 ``seen(p)``: everything a pexpect child has written so far, without taking any of it away from
 the next ``expect``.
+
+``started(p)``: a pexpect child to close after the test, passed or failed (the autouse fixture
+``close_started``, registered by conftest.py).
 """
 
 from __future__ import annotations
 
 import contextlib
 import signal
+from collections.abc import Iterator
 
 import pexpect
+import pytest
 
 _UNCATCHABLE = {signal.SIGKILL, signal.SIGSTOP}
 
@@ -37,3 +42,20 @@ def seen(p: pexpect.spawn) -> bytes:
     with contextlib.suppress(pexpect.TIMEOUT, pexpect.EOF):
         p.buffer = p.buffer + p.read_nonblocking(1 << 20, timeout=0)
     return p.logfile_read.getvalue()  # type: ignore[no-any-return]
+
+
+_STARTED: list[pexpect.spawn] = []
+
+
+def started(p: pexpect.spawn) -> pexpect.spawn:
+    """``p``, to be closed (forced) after the test."""
+    _STARTED.append(p)
+    return p
+
+
+@pytest.fixture(autouse=True)
+def close_started() -> Iterator[None]:
+    yield
+    while _STARTED:
+        with contextlib.suppress(Exception):
+            _STARTED.pop().close(force=True)

@@ -39,7 +39,7 @@ from typing import Any, NoReturn
 import pexpect
 import pyte
 import pytest
-from fakemodel import MODEL_ID, FakeModel
+from fakemodel import MODEL_ID, FakeModel, text, tool_call
 from launch import default_signals
 from termscan import notifications, titles
 from waiting import wait_until
@@ -59,18 +59,20 @@ NOTIFY_TITLE = "Pi — work"  # docs/design.md#privacy: the app and the cwd base
 # Installation (cached per test process)
 
 
+def _installed(script: str, version: str) -> Path:
+    """Run ``scripts/<script> <version>``; the path it prints last."""
+    out = subprocess.run(
+        [str(REPO / "scripts" / script), version], capture_output=True, text=True, timeout=600
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"scripts/{script} {version} failed:\n{out.stderr}")
+    return Path(out.stdout.strip().splitlines()[-1])
+
+
 @functools.cache
 def install_pi(version: str = "1.4.0") -> Path:
     """Run scripts/install-pi once per version and return the bin dir (``pi``, ``node``)."""
-    out = subprocess.run(
-        [str(REPO / "scripts" / "install-pi"), version],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    if out.returncode != 0:
-        raise RuntimeError(f"scripts/install-pi {version} failed:\n{out.stderr}")
-    bindir = Path(out.stdout.strip().splitlines()[-1])
+    bindir = _installed("install-pi", version)
     if not (bindir / "pi").exists():
         raise RuntimeError(f"scripts/install-pi {version}: no pi in {bindir}")
     return bindir
@@ -93,15 +95,7 @@ def pi_missing(version: str, why: str) -> NoReturn:
 @functools.cache
 def install_ask(version: str = ASK_VERSION) -> Path:
     """Run scripts/install-ask once and return the Ask extension entry (for ``pi -e``)."""
-    out = subprocess.run(
-        [str(REPO / "scripts" / "install-ask"), version],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    if out.returncode != 0:
-        raise RuntimeError(f"scripts/install-ask {version} failed:\n{out.stderr}")
-    return Path(out.stdout.strip().splitlines()[-1])
+    return _installed("install-ask", version)
 
 
 def ask_question_args(
@@ -184,31 +178,22 @@ class PiHome:
         return sorted((self.agent_dir / "sessions").rglob("*.jsonl"))
 
 
+def fake_models(base_url: str, model: dict[str, Any], **provider: Any) -> dict[str, Any]:
+    """Pi's ``models.json``: one provider, "fake" (OpenAI-compatible, at ``base_url``), with
+    one model (``model``: its id, name, …), free and with a 128k context."""
+    limits = {"contextWindow": 128000, "maxTokens": 4096}
+    cost = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
+    fake = {"api": "openai-completions", "baseUrl": base_url, "apiKey": "fake-key", **provider}
+    return {"providers": {"fake": {**fake, "models": [{**model, **limits, "cost": cost}]}}}
+
+
 def make_pi_home(root: Path, base_url: str, bin_dir: Path) -> PiHome:
     agent_dir = root / "agent"
     home = root / "home"
     cwd = root / "work"
     for d in (agent_dir, home, cwd):
         d.mkdir(parents=True, exist_ok=True)
-    models = {
-        "providers": {
-            "fake": {
-                "name": "Fake",
-                "baseUrl": base_url,
-                "api": "openai-completions",
-                "apiKey": "fake-key",
-                "models": [
-                    {
-                        "id": MODEL_ID,
-                        "name": MODEL_ID,
-                        "contextWindow": 128000,
-                        "maxTokens": 4096,
-                        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-                    }
-                ],
-            }
-        }
-    }
+    models = fake_models(base_url, {"id": MODEL_ID, "name": MODEL_ID}, name="Fake")
     (agent_dir / "models.json").write_text(json.dumps(models, indent=2))
     env = pi_environment(bin_dir, agent_dir, home)
     ph = PiHome(
@@ -285,6 +270,12 @@ def wrapped_pid(cuewrap_pid: int) -> int | None:
             if len(kids) == 1:
                 return kids[0]
     return None
+
+
+def pi_child(cuewrap_pid: int) -> int:
+    """Pi: the command under cuewrap's session leader."""
+    pid = wait_until(lambda: wrapped_pid(cuewrap_pid), 5, "Pi under cuewrap")
+    return int(pid)
 
 
 def _kill_exact(procs: list[tuple[int, str]], sig: int) -> None:
@@ -610,20 +601,21 @@ class PiSession:
                 self._exitstatus = self.child.exitstatus
                 self._signalstatus = self.child.signalstatus
 
+    def _statuses(self) -> tuple[int | None, int | None]:
+        """(exit status, signal) once the process has exited; (None, None) while alive."""
+        if self.isalive():
+            return None, None
+        self._collect_status()
+        return self._exitstatus, self._signalstatus
+
     @property
     def exitstatus(self) -> int | None:
         """Exit status once the process has exited (None while alive or if signalled)."""
-        if self.isalive():
-            return None
-        self._collect_status()
-        return self._exitstatus
+        return self._statuses()[0]
 
     @property
     def signalstatus(self) -> int | None:
-        if self.isalive():
-            return None
-        self._collect_status()
-        return self._signalstatus
+        return self._statuses()[1]
 
     def close(self, grace: float = 2.0) -> None:
         """Terminate the process and all its descendants (SIGTERM, then SIGKILL)."""
@@ -696,6 +688,41 @@ def ready_away(s: PiSession) -> None:
     """Report focus out and wait until cuewrap recorded it."""
     s.focus_out()
     s.wait_log(lambda r: r.get("kind") == "presence" and r.get("presence") == "away")
+
+
+def started_run(
+    pi_session: SessionFactory,
+    fm: FakeModel,
+    command: str,
+    reply: str | None = None,
+    *,
+    prompt: str,
+    away: bool = False,
+) -> PiSession:
+    """A new session whose prompt (sent now) makes the fake model run bash ``command`` and
+    then, if given, say ``reply``; with ``away``, the user has left before the prompt."""
+    fm.push(tool_call("bash", {"command": command}), *([text(reply)] if reply else []))
+    s: PiSession = pi_session()
+    if away:
+        ready_away(s)
+    s.prompt(prompt)
+    return s
+
+
+def open_dialog(s: PiSession, fm: FakeModel, tool: str, args: dict[str, Any]) -> None:
+    """Have the fake model call the test extension's dialog ``tool`` (then say "after the
+    dialog"); wait until Pi shows the dialog."""
+    fm.push(tool_call(tool, args), text("after the dialog"))
+    s.prompt(f"run {tool}")
+    s.wait_dialog()
+
+
+def dialog_finished(s: PiSession, fm: FakeModel, result: str) -> None:
+    """The dialog ``open_dialog`` opened was answered: the run went on, Pi is idle, and the
+    tool's result sent to the model is ``result``."""
+    s.wait_for_screen(r"after the dialog")
+    s.wait_idle()
+    assert fm.content_text(fm.tool_results()[-1]) == result
 
 
 def answered(s: PiSession, prompt: str, shown: str, timeout: float = 15.0) -> None:

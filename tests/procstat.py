@@ -5,6 +5,9 @@
                                  adds none
     wakeups(pid, threads=True)   the same, summed over every thread of the process
     cpu_ticks(pid)               user + system CPU time so far, in clock ticks (all threads)
+    state(pid)                   its state letter (R, S, Z, …); "X" once it is gone
+    alive(pid)                   it exists and is not a zombie
+    cmdline(pid)                 its arguments joined by spaces; "" once it is gone
 
 A wake-up count is exact; CPU ticks are sampled (a process running when the tick comes is
 charged the whole tick), so "did not run at all" is asked of ``wakeups``.
@@ -36,3 +39,27 @@ def cpu_ticks(pid: int) -> int:
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def _state(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
+def state(pid: int) -> str:
+    return _state(pid) or "X"
+
+
+def alive(pid: int) -> bool:
+    return _state(pid) not in (None, "Z")
+
+
+def cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return ""

@@ -11,20 +11,15 @@ from typing import Any
 
 import pytest
 from desktoprig import Session
-from fakemodel import FakeModel, text, tool_call
-from pirig import PiSession
+from fakemodel import FakeModel
+from pirig import PiSession, dialog_finished, open_dialog, ready_away
 from waiting import wait_until
 
 pytestmark = pytest.mark.desktop
 
 
-def desktop_env(d: Session) -> dict[str, str]:
-    return {k: d.env[k] for k in ("DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR")}
-
-
 def away(s: PiSession) -> None:
-    s.focus_out()
-    s.wait_log(lambda r: r.get("kind") == "presence" and r.get("presence") == "away")
+    ready_away(s)
 
 
 def delivered(s: PiSession, n: int) -> dict[str, Any]:
@@ -52,18 +47,6 @@ def menu(d: Session) -> str:
     return path.read_text() if path.exists() else ""
 
 
-def dialog(s: PiSession, fm: FakeModel, tool: str, args: dict[str, Any]) -> None:
-    fm.push(tool_call(tool, args), text("after the dialog"))
-    s.prompt(f"run {tool}")
-    s.wait_dialog()
-
-
-def finished(s: PiSession, fm: FakeModel, result: str) -> None:
-    s.wait_for_screen(r"after the dialog")
-    s.wait_idle()
-    assert fm.content_text(fm.tool_results()[-1]) == result
-
-
 def answers(s: PiSession) -> list[dict[str, Any]]:
     return [r for r in s.log_records("answer") if "result" in r]
 
@@ -71,19 +54,19 @@ def answers(s: PiSession) -> list[dict[str, Any]]:
 def test_confirm_answered_yes_and_no_from_the_notification(
     pi_session: Any, fakemodel: FakeModel, dunst_menu: Session
 ) -> None:
-    s: PiSession = pi_session(env=desktop_env(dunst_menu))
+    s: PiSession = pi_session(env=dunst_menu.desktop())
     away(s)
-    dialog(s, fakemodel, "test_confirm", {"title": "Deploy", "message": "Now?"})
+    open_dialog(s, fakemodel, "test_confirm", {"title": "Deploy", "message": "Now?"})
     sid = int(delivered(s, 1)["reason"].split()[-1])
     click(dunst_menu, sid, 1)
-    finished(s, fakemodel, "confirmed: yes")
+    dialog_finished(s, fakemodel, "confirmed: yes")
     assert f"#Yes (Pi — work) [{sid},answer-1]" in menu(dunst_menu)
     assert f"#No (Pi — work) [{sid},answer-2]" in menu(dunst_menu)
 
-    dialog(s, fakemodel, "test_confirm", {"title": "Deploy", "message": "Again?"})
+    open_dialog(s, fakemodel, "test_confirm", {"title": "Deploy", "message": "Again?"})
     sid2 = int(delivered(s, 2)["reason"].split()[-1])
     click(dunst_menu, sid2, 2)
-    finished(s, fakemodel, "confirmed: no")
+    dialog_finished(s, fakemodel, "confirmed: no")
     assert [(a["source"], a["option"], a["result"]) for a in answers(s)] == [
         ("desktop", 1, "answered"),
         ("desktop", 2, "answered"),
@@ -96,9 +79,9 @@ def test_confirm_answered_yes_and_no_from_the_notification(
 def test_select_buttons_are_numbers_without_summary_and_a_click_after_a_key_is_refused(
     pi_session: Any, fakemodel: FakeModel, dunst_menu: Session
 ) -> None:
-    s: PiSession = pi_session(env=desktop_env(dunst_menu))
+    s: PiSession = pi_session(env=dunst_menu.desktop())
     away(s)
-    dialog(s, fakemodel, "test_select", {"title": "Pick", "options": ["Red", "Green", "Blue"]})
+    open_dialog(s, fakemodel, "test_select", {"title": "Pick", "options": ["Red", "Green", "Blue"]})
     sid = int(delivered(s, 1)["reason"].split()[-1])
     wait_until(lambda: any(r.get("state") == "answerable" for r in s.log_records("answer")), 5,
                "the token")  # fmt: skip
@@ -115,7 +98,7 @@ def test_select_buttons_are_numbers_without_summary_and_a_click_after_a_key_is_r
     time.sleep(0.5)
     assert "→ Red" in s.screen_text  # nothing typed
     s.enter()
-    finished(s, fakemodel, "selected: Red")
+    dialog_finished(s, fakemodel, "selected: Red")
 
 
 def test_button_press_to_dialog_closed(
@@ -123,11 +106,11 @@ def test_button_press_to_dialog_closed(
 ) -> None:
     """20 confirms answered by a click: from ``dunstctl context`` (the press) to the log's
     ui_prompt_end fact, and the session's claim-to-closed time."""
-    s: PiSession = pi_session(env=desktop_env(dunst_menu))
+    s: PiSession = pi_session(env=dunst_menu.desktop())
     away(s)
     times: list[float] = []
     for i in range(20):
-        dialog(s, fakemodel, "test_confirm", {"title": "Deploy", "message": f"#{i}?"})
+        open_dialog(s, fakemodel, "test_confirm", {"title": "Deploy", "message": f"#{i}?"})
         sid = int(delivered(s, i + 1)["reason"].split()[-1])
         before = len([r for r in s.log_records("fact") if r.get("type") == "UiPromptEnd"])
         pressed = time.time()
@@ -139,7 +122,7 @@ def test_button_press_to_dialog_closed(
 
         t_closed = wait_until(closed, 10, "the dialog closed")
         times.append((t_closed - pressed) * 1000)
-        finished(s, fakemodel, "confirmed: yes")
+        dialog_finished(s, fakemodel, "confirmed: yes")
     inside = [float(a["ms"]) for a in answers(s)]
     assert len(inside) == 20 and all(a["result"] == "answered" for a in answers(s))
     print(

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from fakemodel import FakeModel, text, tool_call
 from ntfystand import NtfyStandIn
-from pirig import REPO, PiHome, PiSession
+from pirig import REPO, PiHome, PiSession, ready_away
 from waiting import wait_until
 
 pytestmark = pytest.mark.pi
@@ -54,8 +54,7 @@ def test_the_ntfy_recipe_answers_from_the_phone(
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 start_new_session=True)  # fmt: skip
         try:
-            s.focus_out()
-            s.wait_log(lambda r: r.get("kind") == "presence" and r.get("presence") == "away")
+            ready_away(s)
             fakemodel.push(tool_call("test_confirm", {"title": "Deploy", "message": "Now?"}),
                            text("after the dialog"))  # fmt: skip
             s.prompt("run test_confirm")

@@ -8,7 +8,6 @@ import json
 import os
 import pwd
 import re
-import shutil
 import statistics
 import subprocess
 import sys
@@ -18,7 +17,8 @@ from typing import Any
 
 import pytest
 from fakemodel import FakeModel, text, tool_call
-from pirig import PiHome, PiSession, ask_question_args
+from pirig import PiHome, PiSession, ask_question_args, dialog_finished, open_dialog, ready_away
+from shared import system_tool
 from waiting import wait_until
 
 pytestmark = pytest.mark.pi
@@ -56,18 +56,6 @@ def attempts(s: PiSession) -> list[dict[str, Any]]:
     return [r for r in s.log_records("answer") if "result" in r]
 
 
-def open_dialog(s: PiSession, fm: FakeModel, tool: str, args: dict[str, Any]) -> None:
-    fm.push(tool_call(tool, args), text("after the dialog"))
-    s.prompt(f"run {tool}")
-    s.wait_dialog()
-
-
-def finished(s: PiSession, fm: FakeModel, result: str) -> None:
-    s.wait_for_screen(r"after the dialog")
-    s.wait_idle()
-    assert fm.content_text(fm.tool_results()[-1]) == result
-
-
 def test_confirm_answered_yes_and_no(
     pi_session: Any, pi_home: PiHome, fakemodel: FakeModel
 ) -> None:
@@ -78,13 +66,13 @@ def test_confirm_answered_yes_and_no(
     assert w["kind"] == "confirm" and w["options"] == ["Yes", "No"] and w["count"] == 2
     assert len(w["token"]) >= 32  # 192 bits, URL-safe base64
     assert cuewrap(env, "answer", str(s.pid), "yes") == (0, "")
-    finished(s, fakemodel, "confirmed: yes")
+    dialog_finished(s, fakemodel, "confirmed: yes")
     assert wait_of(env, s.pid) is None
 
     open_dialog(s, fakemodel, "test_confirm", {"title": "Deploy", "message": "Again?"})
     w2 = token(s, env, w["token"])
     assert cuewrap(env, "answer", "--token", w2["token"], "2") == (0, "")
-    finished(s, fakemodel, "confirmed: no")
+    dialog_finished(s, fakemodel, "confirmed: no")
     got = attempts(s)
     assert [(a["source"], a["option"], a["result"]) for a in got] == [
         ("command line", 1, "answered"),
@@ -93,23 +81,29 @@ def test_confirm_answered_yes_and_no(
     assert "Yes" not in json.dumps(got) and "Deploy" not in json.dumps(s.log_records())
 
 
+def color_select(
+    pi_session: Any, pi_home: PiHome, fakemodel: FakeModel
+) -> tuple[PiSession, dict[str, str], dict[str, Any]]:
+    """A session with a select of three colours open; its environment and answerable wait."""
+    s: PiSession = pi_session()
+    open_dialog(s, fakemodel, "test_select", {"title": "Pick a color", "options": COLORS})
+    return s, pi_home.env, token(s, pi_home.env)
+
+
 def test_select_of_three_by_number_and_by_label(
     pi_session: Any, pi_home: PiHome, fakemodel: FakeModel
 ) -> None:
-    s: PiSession = pi_session()
-    env = pi_home.env
-    open_dialog(s, fakemodel, "test_select", {"title": "Pick a color", "options": COLORS})
-    w = token(s, env)
+    s, env, w = color_select(pi_session, pi_home, fakemodel)
     # privacy.body is not "summary": the labels stay inside the session
     assert w["kind"] == "select" and w["options"] is None and w["count"] == 3
     assert cuewrap(env, "answer", str(s.pid), "4") == (1, "no such option")
     assert cuewrap(env, "answer", str(s.pid), "3") == (0, "")
-    finished(s, fakemodel, "selected: Blue")
+    dialog_finished(s, fakemodel, "selected: Blue")
 
     open_dialog(s, fakemodel, "test_select", {"title": "Pick a color", "options": COLORS})
     w2 = token(s, env, w["token"])
     assert cuewrap(env, "answer", "--token", w2["token"], "gReEn") == (0, "")
-    finished(s, fakemodel, "selected: Green")
+    dialog_finished(s, fakemodel, "selected: Green")
     # the token is spent: used twice, refused
     assert cuewrap(env, "answer", "--token", w2["token"], "green") == (1, "stale token")
     assert cuewrap(env, "answer", str(s.pid), "1") == (1, "nothing to answer")
@@ -124,7 +118,7 @@ def test_labels_leave_the_session_only_with_summary(
     open_dialog(s, fakemodel, "test_select", {"title": "Pick a color", "options": COLORS})
     assert token(s, pi_home.env)["options"] == COLORS
     assert cuewrap(pi_home.env, "answer", str(s.pid), "red") == (0, "")
-    finished(s, fakemodel, "selected: Red")
+    dialog_finished(s, fakemodel, "selected: Red")
 
 
 def test_refused_and_nothing_typed_when_the_user_answered_first(
@@ -150,17 +144,14 @@ def test_refused_and_nothing_typed_when_the_user_answered_first(
     assert "Second?" in s.screen_text  # still open, nothing typed into it
     assert wait_of(env, s.pid) == new
     assert cuewrap(env, "answer", "--token", new["token"], "no") == (0, "")
-    finished(s, fakemodel, "confirmed: no")
+    dialog_finished(s, fakemodel, "confirmed: no")
     assert fakemodel.content_text(fakemodel.tool_results()[-2]) == "confirmed: yes"
 
 
 def test_a_key_in_the_session_kills_the_token(
     pi_session: Any, pi_home: PiHome, fakemodel: FakeModel
 ) -> None:
-    s: PiSession = pi_session()
-    env = pi_home.env
-    open_dialog(s, fakemodel, "test_select", {"title": "Pick a color", "options": COLORS})
-    w = token(s, env)
+    s, env, w = color_select(pi_session, pi_home, fakemodel)
     s.send("x")  # any key: the selector ignores this one
     wait_until(lambda: wait_of(env, s.pid) is None, 5, "the token withdrawn")
     assert cuewrap(env, "answer", "--token", w["token"], "2") == (1, "stale token")
@@ -168,7 +159,7 @@ def test_a_key_in_the_session_kills_the_token(
     time.sleep(0.5)
     assert "→ Red" in s.screen_text  # the selection did not move, the dialog is open
     s.enter()
-    finished(s, fakemodel, "selected: Red")
+    dialog_finished(s, fakemodel, "selected: Red")
     # (a dead token is in no registry entry: the command says so without asking the session)
     assert [a["why"] for a in attempts(s)] == ["nothing to answer"]
 
@@ -180,7 +171,7 @@ def test_a_remapped_selector_key(pi_session: Any, pi_home: PiHome, fakemodel: Fa
     open_dialog(s, fakemodel, "test_select", {"title": "Pick a color", "options": COLORS})
     token(s, env)
     assert cuewrap(env, "answer", str(s.pid), "3") == (0, "")  # ctrl+b ctrl+b enter
-    finished(s, fakemodel, "selected: Blue")
+    dialog_finished(s, fakemodel, "selected: Blue")
 
     (pi_home.agent_dir / "keybindings.json").write_text(
         json.dumps({"tui.select.down": "shift+alt+pageDown"})
@@ -192,7 +183,7 @@ def test_a_remapped_selector_key(pi_session: Any, pi_home: PiHome, fakemodel: Fa
     time.sleep(0.5)
     assert "→ Red" in s.screen_text
     s.enter()
-    finished(s, fakemodel, "selected: Red")
+    dialog_finished(s, fakemodel, "selected: Red")
 
 
 def test_no_such_session(pi_home: PiHome) -> None:
@@ -207,12 +198,13 @@ SYSTEM_PYTHON = "/usr/bin/python3"  # the test user cannot read the venv under r
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make a second user")
 def test_another_uid_is_refused(pi_session: Any, pi_home: PiHome, fakemodel: FakeModel) -> None:
-    if shutil.which("useradd") is None or not os.access(SYSTEM_PYTHON, os.X_OK):
+    useradd = system_tool("useradd")  # in /usr/sbin, which root's PATH may lack
+    if useradd is None or not os.access(SYSTEM_PYTHON, os.X_OK):
         pytest.fail("useradd or /usr/bin/python3 is missing: cannot test as a second user")
     try:
         pwd.getpwnam(TEST_USER)
     except KeyError:
-        subprocess.run(["useradd", "-M", "-s", "/bin/false", TEST_USER], check=True)
+        subprocess.run([useradd, "-M", "-s", "/bin/false", TEST_USER], check=True)
     other = pwd.getpwnam(TEST_USER).pw_uid
     s: PiSession = pi_session()
     env = pi_home.env
@@ -251,7 +243,7 @@ def test_another_uid_is_refused(pi_session: Any, pi_home: PiHome, fakemodel: Fak
     time.sleep(0.3)
     assert "Now?" in s.screen_text  # still open
     assert cuewrap(env, "answer", str(s.pid), "no") == (0, "")
-    finished(s, fakemodel, "confirmed: no")
+    dialog_finished(s, fakemodel, "confirmed: no")
 
 
 def _registry_dirs(env: dict[str, str]) -> list[str]:
@@ -276,7 +268,7 @@ def test_answer_to_dialog_closed_times(
         t0 = time.monotonic()
         assert cuewrap(env, "answer", "--token", w["token"], "yes") == (0, "")
         wall.append((time.monotonic() - t0) * 1000)
-        finished(s, fakemodel, "confirmed: yes")
+        dialog_finished(s, fakemodel, "confirmed: yes")
     inside = [float(a["ms"]) for a in attempts(s)]
     assert len(inside) == 20
     opened = [r["t"] for r in s.log_records("fact") if r.get("type") == "UiPromptStart"]
@@ -303,13 +295,12 @@ def test_an_answer_from_elsewhere_clears_the_mark_and_shows_on_cue(
 ) -> None:
     s: PiSession = pi_session()
     env = pi_home.env
-    s.focus_out()  # away: the wait gets its mark and reminder
-    s.wait_log(lambda r: r.get("kind") == "presence" and r.get("presence") == "away")
+    ready_away(s)  # away: the wait gets its mark and reminder
     open_dialog(s, fakemodel, "test_confirm", {"title": "Deploy", "message": "Now?"})
     wait_until(lambda: (last_title(s) or "").startswith("[?]"), 5, "the [?] mark", detail=s.dump)
     token(s, env)
     assert cuewrap(env, "answer", str(s.pid), "yes") == (0, "")
-    finished(s, fakemodel, "confirmed: yes")
+    dialog_finished(s, fakemodel, "confirmed: yes")
     # the wait ended with the dialog: its reminder is stale, the [?] mark gone
     wait_until(lambda: not (last_title(s) or "").startswith("[?]"), 5, "the mark cleared")
     withdrawn = s.wait_log(lambda r: r.get("kind") == "withdraw")
@@ -332,8 +323,7 @@ def test_notify_command_gets_the_token_and_answers_with_it(
     config.write_text(f'[notify]\ncommand = ["{hook}"]\n')
     s: PiSession = pi_session(cuewrap_args=["--config", str(config)])
     env = pi_home.env
-    s.focus_out()
-    s.wait_log(lambda r: r.get("kind") == "presence" and r.get("presence") == "away")
+    ready_away(s)
     open_dialog(s, fakemodel, "test_confirm", {"title": "Deploy", "message": "Now?"})
     wait_until(lambda: out.exists() and out.read_text().count("\n") >= 2, 10,
                "notify.command's run", detail=s.dump)  # fmt: skip
@@ -345,7 +335,7 @@ def test_notify_command_gets_the_token_and_answers_with_it(
     assert lines[1] == f"env={answer['token']}"
     assert wait_of(env, s.pid) is not None and wait_of(env, s.pid)["token"] == answer["token"]
     assert cuewrap(env, "answer", "--token", answer["token"], "no") == (0, "")
-    finished(s, fakemodel, "confirmed: no")
+    dialog_finished(s, fakemodel, "confirmed: no")
 
 
 def test_an_ask_question_answered(
@@ -383,4 +373,4 @@ def test_inline_rendering_too(pi_session: Any, pi_home: PiHome, fakemodel: FakeM
         open_dialog(s, fakemodel, "test_select", {"title": "Pick a color", "options": COLORS})
         token(s, env)
         assert cuewrap(env, "answer", str(s.pid), "blue") == (0, "")
-        finished(s, fakemodel, "selected: Blue")
+        dialog_finished(s, fakemodel, "selected: Blue")

@@ -4,11 +4,11 @@ real Unix sockets)."""
 
 from __future__ import annotations
 
-import json
 import random
 from typing import Any
 
 import pytest
+from shared import HELLO, enc
 
 from cuewrap.bridge.connection import (
     BridgeConnection,
@@ -27,22 +27,8 @@ from cuewrap.facts import AgentEnd, AgentStart, BridgeHello
 pytestmark = pytest.mark.unit
 
 TOKEN = "t" * 64
-HELLO: dict[str, Any] = {
-    "type": "hello",
-    "protocol": 1,
-    "pi": "1.4.0",
-    "mode": "tui",
-    "hasUI": True,
-    "sessionId": "sid-1",
-    "sessionFile": "/tmp/s.jsonl",
-    "pid": 1,
-}
 AUTH = {"type": "auth", "token": TOKEN}
 END = AgentEnd(None)
-
-
-def enc(obj: Any) -> bytes:
-    return json.dumps(obj).encode() + b"\n"
 
 
 def conn(now: float = 0.0, *, rate: float = 500.0, burst: float = 1000.0) -> BridgeConnection:

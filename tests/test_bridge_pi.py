@@ -29,6 +29,7 @@ from bridge_helpers import (
     types,
 )
 from pirig import install_pi, pi_missing
+from shared import ONE_TOOL_RUN, failed_run
 from waiting import absence_window, wait_until
 
 from cuewrap.bridge import ENV_SOCKET, ENV_TOKEN, extension_path
@@ -150,13 +151,7 @@ def test_print_run_with_bash_tool(
         assert types(facts) == [
             "BridgeHello",
             "SessionStart",
-            "UserInput",
-            "AgentStart",
-            "ToolStart",
-            "ToolEnd",
-            "AgentEnd",
-            "AgentBeforeSettle",
-            "AgentSettled",
+            *ONE_TOOL_RUN,
             "SessionShutdown",
             "BridgeGone",
         ]
@@ -559,17 +554,7 @@ def test_rpc_events_dialogs_errors_and_privacy(
             # an error run: two attempts (one retry), one settle with outcome "error"
             n = len(st.facts)
             rpc.send({"id": "c4", "type": "prompt", "message": "SECRET-PROMPT"})
-            since(
-                st,
-                n,
-                "UserInput",
-                "AgentStart",
-                "AgentEnd",
-                "AgentStart",
-                "AgentEnd",
-                "AgentBeforeSettle",
-                "AgentSettled",
-            )
+            since(st, n, *failed_run(2))
             f = st.facts[n:]
             assert f[0] == UserInput("rpc")
             assert f[2] == AgentEnd("error") and f[4] == AgentEnd("error")

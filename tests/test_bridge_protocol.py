@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from shared import HELLO as MINIMAL_HELLO
 
 from cuewrap.bridge.protocol import (
     MAX_ID,
@@ -45,12 +46,9 @@ pytestmark = pytest.mark.unit
 SID = "01a2369a-248d-7286-9e3b-473323633d9f"
 SFILE = "/home/u/.pi/agent/sessions/--w--/2026-12-02_x.jsonl"
 
+# the minimal hello with a real session's id and file, its name still unset
 HELLO: dict[str, Any] = {
-    "type": "hello",
-    "protocol": 1,
-    "pi": "1.4.0",
-    "mode": "tui",
-    "hasUI": True,
+    **MINIMAL_HELLO,
     "sessionId": SID,
     "sessionFile": SFILE,
     "sessionName": None,

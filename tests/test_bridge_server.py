@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from shared import HELLO, enc
 
 from cuewrap.bridge import protocol
 from cuewrap.bridge.server import ENV_SOCKET, ENV_TOKEN, BridgeServer
@@ -32,21 +33,6 @@ from cuewrap.facts import (
 from cuewrap.loop import Loop
 
 pytestmark = pytest.mark.unit
-
-HELLO: dict[str, Any] = {
-    "type": "hello",
-    "protocol": 1,
-    "pi": "1.4.0",
-    "mode": "tui",
-    "hasUI": True,
-    "sessionId": "sid-1",
-    "sessionFile": "/tmp/s.jsonl",
-    "pid": 1,
-}
-
-
-def enc(obj: Any) -> bytes:
-    return json.dumps(obj).encode() + b"\n"
 
 
 class Harness:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from shared import RecordingLog
 
 from cuewrap.deliver.plan import Answers, can_close, kitty_version, make_plan
 from cuewrap.deliver.terminal import Choice, detect_terminal_protocol
@@ -136,27 +137,19 @@ def test_inside_tmux_each_delivery_is_planned_from_what_tmux_says_then() -> None
     import dataclasses
 
     from cuewrap.config import Settings
-    from cuewrap.decisionlog import DecisionLog
+    from cuewrap.context import Context
     from cuewrap.deliver.delivery import Delivery
     from cuewrap.loop import Loop
     from cuewrap.tmux.view import Live
 
-    class Log(DecisionLog):
-        def __init__(self) -> None:
-            super().__init__(None)
-            self.records: list[tuple[str, dict[str, object]]] = []
-
-        def write(self, kind: str, **fields: object) -> None:
-            self.records.append((kind, fields))
-
     base = Settings()
     settings = base._replace(notify=base.notify._replace(terminal="osc777"))
     env = {"TMUX": "/tmp/x,1,0", "TMUX_PANE": "%0", "DISPLAY": ":0"}
-    log = Log()
+    log = RecordingLog()
     start = TmuxInfo("off", "xterm-256color", "WezTerm 20240203", "3.4")  # off at start
     loop = Loop()
     try:
-        d = Delivery(loop, settings, log, env, lambda b: None, tmux_info=start)
+        d = Delivery(Context(loop, settings, log, env), lambda b: None, tmux_info=start)
         assert not d.plan.terminal and d.plan.desktop  # at start: passthrough off
         on = Live(dataclasses.replace(start, allow_passthrough="on"), shown=True)
         notifier, p = d.decide(on)
@@ -170,10 +163,17 @@ def test_inside_tmux_each_delivery_is_planned_from_what_tmux_says_then() -> None
         off = Live(start, shown=True)
         notifier, p = d.decide(off)
         assert not p.terminal and p.desktop and "allow-passthrough on" in notifier.choice.reason
-        told = [f["popup"] for kind, f in log.records if kind == "channels_now"]
+        told = [f["popup"] for f in log.of("channels_now")]
         assert told == ["terminal", "desktop", "desktop"], told  # on, hidden, off
+
         # /cue and the advice read tmux's last view
-        d.live = lambda: on
+        class Route:  # the tmux side, as /cue asks it
+            def notify(self, n: object, deliver: object) -> None: ...
+
+            def live_now(self) -> Live:
+                return on
+
+        d.route_through(Route())
         assert d.plan.terminal and d.terminal_choice.protocol == "osc777"
     finally:
         loop.close()

@@ -44,18 +44,27 @@ def test_values_have_the_types_the_settings_declare(tmp_path: Path) -> None:
     assert s.notify.bell is True
 
 
+def values(s: Settings) -> dict[str, tuple[type, object]]:
+    """Each value, with its type (``True`` is not ``1`` here), of the keys the file tests set."""
+    keys = ("cues.enabled", "notify.terminal", "notify.desktop", "notify.bell",
+            "notify.title_marks", "presence.idle_after", "privacy.body", "keep_awake.enabled",
+            "keep_awake.command")  # fmt: skip
+    got = {k: getattr(getattr(s, k.split(".")[0]), k.split(".")[1]) for k in keys}
+    return typed(got)
+
+
+def typed(values: dict[str, object]) -> dict[str, tuple[type, object]]:
+    return {k: (type(v), v) for k, v in values.items()}
+
+
 def test_defaults_when_no_file(tmp_path: Path) -> None:
     s = load_settings(None, env_home(tmp_path), {})
     assert s == Settings()
-    assert s.cues.enabled is True
-    assert s.notify.terminal == "auto"
-    assert s.notify.desktop == "auto"
-    assert s.notify.bell is False
-    assert s.notify.title_marks is True
-    assert s.presence.idle_after == 60.0
-    assert s.privacy.body == "none"
-    assert s.keep_awake.enabled is False
-    assert s.keep_awake.command is None
+    assert values(s) == typed({
+        "cues.enabled": True, "notify.terminal": "auto", "notify.desktop": "auto",
+        "notify.bell": False, "notify.title_marks": True, "presence.idle_after": 60.0,
+        "privacy.body": "none", "keep_awake.enabled": False, "keep_awake.command": None,
+    })  # fmt: skip
     assert s.log is None
     assert s.config_file is None
     assert s.origin("notify.bell") == "default"
@@ -99,16 +108,13 @@ command = ["caffeinate", "-i"]
 """,
     )
     s = load_settings(path, {}, {})
-    assert s.cues.enabled is False
-    assert s.notify.terminal == "osc99"
-    assert s.notify.desktop == "off"
-    assert s.notify.bell is True
-    assert s.notify.title_marks is False
-    assert s.presence.idle_after == 90.0
+    assert values(s) == typed({
+        "cues.enabled": False, "notify.terminal": "osc99", "notify.desktop": "off",
+        "notify.bell": True, "notify.title_marks": False, "presence.idle_after": 90.0,
+        "privacy.body": "summary", "keep_awake.enabled": True,
+        "keep_awake.command": ("caffeinate", "-i"),
+    })  # fmt: skip
     assert isinstance(s.presence.idle_after, float)
-    assert s.privacy.body == "summary"
-    assert s.keep_awake.enabled is True
-    assert s.keep_awake.command == ("caffeinate", "-i")
     assert s.origin("notify.terminal") == path
 
 
@@ -291,20 +297,20 @@ def test_presets_match_the_setting_choices() -> None:
     assert set(spec.choices) == {"auto", "none", *(p.name for p in PRESETS)}
 
 
-def test_guard_sequences_choices(tmp_path: Path) -> None:
-    assert load_settings(None, env_home(tmp_path), {}).guard.sequences == "own"
-    env = {**env_home(tmp_path), "CUEWRAP_GUARD_SEQUENCES": "allow"}
-    assert load_settings(None, env, {}).guard.sequences == "allow"
-    with pytest.raises(ConfigError, match="CUEWRAP_GUARD_SEQUENCES must be one of own, allow"):
-        load_settings(None, {**env_home(tmp_path), "CUEWRAP_GUARD_SEQUENCES": "block"}, {})
-
-
-def test_guard_clipboard_choices(tmp_path: Path) -> None:
-    assert load_settings(None, env_home(tmp_path), {}).guard.clipboard == "user"
-    env = {**env_home(tmp_path), "CUEWRAP_GUARD_CLIPBOARD": "block"}
-    assert load_settings(None, env, {}).guard.clipboard == "block"
-    with pytest.raises(ConfigError, match="CUEWRAP_GUARD_CLIPBOARD must be one of user, allow"):
-        load_settings(None, {**env_home(tmp_path), "CUEWRAP_GUARD_CLIPBOARD": "sometimes"}, {})
+@pytest.mark.parametrize(
+    ("name", "default", "other", "bad", "one_of"),
+    [("sequences", "own", "allow", "block", "own, allow"),
+     ("clipboard", "user", "block", "sometimes", "user, allow")],
+)  # fmt: skip
+def test_guard_choices(
+    tmp_path: Path, name: str, default: str, other: str, bad: str, one_of: str
+) -> None:
+    var = f"CUEWRAP_GUARD_{name.upper()}"
+    assert getattr(load_settings(None, env_home(tmp_path), {}).guard, name) == default
+    env = {**env_home(tmp_path), var: other}
+    assert getattr(load_settings(None, env, {}).guard, name) == other
+    with pytest.raises(ConfigError, match=f"{var} must be one of {one_of}"):
+        load_settings(None, {**env_home(tmp_path), var: bad}, {})
 
 
 def test_choices_are_the_literal_types_values() -> None:

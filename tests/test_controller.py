@@ -21,12 +21,14 @@ import pytest
 
 from cuewrap.bridge.server import BridgeServer
 from cuewrap.config import Settings
+from cuewrap.context import Context
 from cuewrap.decisionlog import DecisionLog
 from cuewrap.deliver.delivery import Delivery
 from cuewrap.deliver.plan import Answers, make_plan
 from cuewrap.deliver.terminal import Choice
 from cuewrap.engine import EngineConfig
 from cuewrap.engine.effects import MARK_COMPLETED, Effect, Eligibility, Notify, Withdraw
+from cuewrap.engine.output import OutputRules
 from cuewrap.engine.page import CUES_OFF, CUES_ON, Channels
 from cuewrap.facts import (
     AgentBeforeSettle,
@@ -47,6 +49,7 @@ from cuewrap.facts import (
 from cuewrap.generic.activity import OutputWatch
 from cuewrap.loop import Loop
 from cuewrap.relay import events as relay_events
+from cuewrap.relay.decisions import OutputDecisions
 from cuewrap.relay.events import RelayEvent
 from cuewrap.screen.gate import ScreenGate
 from cuewrap.sessions.publish import Publisher
@@ -57,7 +60,7 @@ from cuewrap.term.notices import ChildNotification
 from cuewrap.term.tracker import TitleChange
 from cuewrap.tmux.side import TmuxSide
 from cuewrap.wiring.controller import _EFFECTORS, _ON_RELAY_EVENT, Controller, Parts
-from cuewrap.wiring.cueside import _ToController, build_controller
+from cuewrap.wiring.cueside import Edge, Plan, build_controller, presence_fact
 from cuewrap.wiring.keystrokes import KeyWindow
 
 pytestmark = pytest.mark.unit
@@ -249,6 +252,7 @@ class Rig:
         bridge: bool = True,
         tmux: bool = False,
         settings: Settings | None = None,
+        on_unseen: Callable[[bool], None] | None = None,
         **config: Any,
     ) -> None:
         self.now = 1000.0
@@ -264,7 +268,18 @@ class Rig:
         self.activity = None if pi_mode else FakeActivity(self.journal)
         self.tmux = FakeTmux(self.journal) if tmux else None
         self.reaper = FakeReaper(self.journal) if tmux else None
+        self.unseen: list[bool] = []
+        settings = settings or Settings()
+        # the byte path's decisions, handed the controller's rules (relay/decisions.py)
+        self.decisions = OutputDecisions.initial(self.loop.clock, settings.guard.clipboard, pi_mode)
+        self.rules: list[OutputRules] = []
+
+        def on_rules(rules: OutputRules) -> None:
+            self.rules.append(rules)
+            self.decisions.set_rules(rules)
+
         parts = Parts(
+            EngineConfig(label="proj", generic=not pi_mode, **config),
             self.delivery,  # type: ignore[arg-type]
             self.publisher,  # type: ignore[arg-type]
             self.keys,  # type: ignore[arg-type]
@@ -274,15 +289,21 @@ class Rig:
             tmux=self.tmux,  # type: ignore[arg-type]
             reaper=self.reaper,  # type: ignore[arg-type]
         )
+        ctx = Context(self.loop, settings, self.log, {"TERM": "xterm-256color"})
+        self.made_with: list[Controller] = []
+
+        def make(c: Controller) -> Parts:
+            self.made_with.append(c)
+            return parts
+
         self.c = Controller(
-            self.loop,
-            settings or Settings(),
-            self.log,
-            {"TERM": "xterm-256color"},
-            config=EngineConfig(label="proj", generic=not pi_mode, **config),
-            parts=parts,
+            ctx,
+            parts=make,
             pi_mode=pi_mode,
+            on_unseen=on_unseen or self.unseen.append,
+            on_rules=on_rules,
         )
+        assert self.made_with == [self.c]  # the parts were made with the controller itself
 
     def facts(self, *facts: Fact) -> None:
         for f in facts:
@@ -421,8 +442,7 @@ def test_focus_in_withdraws_the_cue_sent_while_away() -> None:
 def test_the_relay_is_told_when_nobody_looks_and_when_someone_does_again() -> None:
     """docs/design.md#unseen-output: focus lost -> the relay gathers longer; back -> not."""
     r = Rig()
-    told: list[bool] = []
-    r.c.watch_unseen(told.append)
+    told = r.unseen
     assert told == [False]  # at once: no report yet, someone may look
     r.c.relay_event(FocusReport("out"))
     r.c.relay_event(FocusReport("out"))  # no change, nothing told
@@ -435,37 +455,38 @@ def test_the_relay_is_told_when_nobody_looks_and_when_someone_does_again() -> No
 
 def test_inside_tmux_a_hidden_window_is_unseen_output() -> None:
     r = Rig(tmux=True)
-    to = _ToController()
-    to.controller = r.c
-    told: list[bool] = []
-    r.c.watch_unseen(told.append)
-    to.presence("away", "tmux")
-    to.presence("focused", "tmux")
+    told = r.unseen
+    r.c.fact(presence_fact("away", "tmux"))  # what the tmux side's on_presence hands in
+    r.c.fact(presence_fact("focused", "tmux"))
     assert told == [False, True, False]
 
 
 def test_a_failing_unseen_hook_is_logged_and_the_session_goes_on() -> None:
-    r = Rig()
-
     def broken(unseen: bool) -> None:
         if unseen:
             raise RuntimeError("boom")
 
-    r.c.watch_unseen(broken)
+    r = Rig(on_unseen=broken)
     r.c.relay_event(FocusReport("out"))
     assert [e["where"] for e in r.logged("internal_error")] == ["unseen"]
     r.c.relay_event(FocusReport("in"))
     assert r.logged("fact")[-1]["state"] == "focused"
 
 
-def test_keystrokes_go_to_the_key_window_and_the_clipboard_guard() -> None:
+def test_keystrokes_go_to_the_key_window_and_the_byte_path_decides_the_clipboard() -> None:
     r = Rig()
-    assert not r.c.clipboard(read=False, framed=False)  # no keystroke yet
+    d = r.decisions
+    assert not d.clipboard(read=False, framed=False)  # no keystroke yet
     r.c.relay_event(relay_events.KeysRead())
     assert r.calls("FakeKeys") == [("key",)]
-    assert r.c.clipboard(read=False, framed=False)  # right after it
+    d.typed()  # the relay tells its decisions itself: the controller is not asked
+    assert d.clipboard(read=False, framed=False)  # right after it
     r.advance(2.5)
-    assert not r.c.clipboard(read=False, framed=False)
+    assert not d.clipboard(read=False, framed=False)
+    r.facts(HELLO, SessionStart("startup", "sid-1", SESSION), *RUN)
+    assert r.rules[-1].running  # handed down after the step that began the run
+    d.typed()
+    assert not d.clipboard(read=False, framed=False)  # Pi: a run is streaming
 
 
 def test_generic_mode_keystroke_tells_the_output_watch() -> None:
@@ -486,10 +507,8 @@ def test_inside_tmux_focus_reports_and_keys_go_to_the_tmux_side_not_the_engine()
 
 def test_tmux_view_change_is_a_presence_fact_and_cues_through_the_delivery() -> None:
     r = Rig(tmux=True)
-    to = _ToController()  # what build_controller hands the tmux side
-    to.controller = r.c
     r.facts(HELLO, SessionStart("startup", "sid-1", SESSION), *RUN)
-    to.presence("away", "tmux")
+    r.c.fact(presence_fact("away", "tmux"))  # what build_controller's tmux side hands in
     assert r.logged("fact")[-1] == {"type": "Presence", "source": "tmux", "state": "away"}
     r.facts(*SETTLE)
     assert r.calls("FakeDelivery", "notify") == [("finished", "proj")]
@@ -656,16 +675,10 @@ def built(
     monkeypatch.setattr("cuewrap.deliver.terminal.query_tmux", query_tmux)
     journal: Journal = []
     loop = Loop()
-    controller = build_controller(
-        loop,
-        settings or Settings(),
-        Log(journal),
-        {"TERM": "xterm-256color", "XDG_RUNTIME_DIR": str(tmp_path), **env},
-        pi_mode=pi_mode,
-        inject=lambda data: None,
-        size=(24, 80),
-        command="/usr/bin/aider",
-    )
+    env = {"TERM": "xterm-256color", "XDG_RUNTIME_DIR": str(tmp_path), **env}
+    ctx = Context(loop, settings or Settings(), Log(journal), env)
+    plan = Plan(pi_mode=pi_mode, command="/usr/bin/aider", size=(24, 80))
+    controller = build_controller(ctx, plan, Edge(lambda data: None))
     return controller, journal, asked
 
 
@@ -720,14 +733,15 @@ def test_builder_asks_tmux_once_and_only_when_something_goes_through_it(
 def test_removed_clipboard_write_is_logged_counted_on_the_page_and_said_in_pi_once() -> None:
     r = Rig()
     r.facts(HELLO)
-    assert not r.c.clipboard(read=False, framed=False)  # asked by the tracker: no keystroke
-    r.c.relay_event(ClipboardSequence(read=False, passed=False, size=120))
+    assert not r.decisions.clipboard(read=False, framed=False)  # the tracker asks: no key
+    event = r.decisions.explain(ClipboardSequence(read=False, passed=False, size=120))
+    r.c.relay_event(event)  # as the relay hands it on, with its reason
     [rec] = r.logged("clipboard")
     assert rec["passed"] is False and rec["why"] == "no keystroke in the last 2 s"
     assert r.bridge is not None and len(r.bridge.notices) == 1
     assert "removed a clipboard write (OSC 52, 120 bytes)" in r.bridge.notices[0]
-    assert r.c.clipboard(read=True, framed=False) is False  # a read never passes
-    r.c.relay_event(ClipboardSequence(read=True, passed=False, size=9))
+    assert r.decisions.clipboard(read=True, framed=False) is False  # a read never passes
+    r.c.relay_event(r.decisions.explain(ClipboardSequence(read=True, passed=False, size=9)))
     assert len(r.bridge.notices) == 1  # said once
     page = r.c.request("status")
     assert "removed 2 sequences" in page and "(9 bytes)" in page
@@ -735,9 +749,9 @@ def test_removed_clipboard_write_is_logged_counted_on_the_page_and_said_in_pi_on
 
 def test_generic_mode_child_notification_consumed_only_while_away() -> None:
     r = Rig(pi_mode=False, bridge=False, reemit=True)
-    assert not r.c.consume("osc777")  # the user is looking (present, not idle)
-    r.c.relay_event(FocusReport("out"))
-    assert r.c.consume("osc777")
+    assert not r.decisions.consume("osc777")  # the user is looking (present, not idle)
+    r.c.relay_event(FocusReport("out"))  # the step hands the byte path new rules
+    assert r.decisions.consume("osc777")
     r.clear()
     r.c.relay_event(ChildNotification("osc777", "aider", "Waiting for input", True))
     [translated] = r.logged("translation")
@@ -746,8 +760,21 @@ def test_generic_mode_child_notification_consumed_only_while_away() -> None:
 
 
 def test_a_failing_consume_policy_lets_the_notification_pass() -> None:
+    class Broken(OutputRules):
+        def takes_out(self, protocol: str, now: float) -> bool:
+            raise RuntimeError("boom")
+
+    r = Rig(pi_mode=False, bridge=False, reemit=True)
+    r.decisions.set_rules(Broken())
+    assert r.decisions.consume("osc777") is False  # the notification passes as it is
+
+
+def test_rules_that_cannot_be_made_leave_the_last_ones_on_the_byte_path() -> None:
     r = Rig(pi_mode=False, bridge=False, reemit=True)
     r.c.relay_event(FocusReport("out"))
+    last = r.rules[-1]
+    assert last.takes_out("osc777", 0.0)
     r.c.state = None  # type: ignore[assignment]  # the engine's state broken
-    assert r.c.consume("osc777") is False
-    assert [e["where"] for e in r.logged("internal_error")] == ["consume_notice"]
+    r.c._hand_down_rules()
+    assert "rules" in [e["where"] for e in r.logged("internal_error")]
+    assert r.decisions.rules is last

@@ -20,7 +20,17 @@ from typing import Any
 
 import pytest
 from fakemodel import FakeModel, http_error, text, tool_call
-from pirig import NOTIFY_TITLE, TITLE, PiSession, _descendants, _proc_stat, explain, ready_away
+from pirig import (
+    NOTIFY_TITLE,
+    TITLE,
+    PiSession,
+    _descendants,
+    _proc_stat,
+    explain,
+    ready_away,
+    started_run,
+)
+from procstat import cmdline
 from termscan import last_title, notifications, oscs, titles
 from waiting import absence_window, wait_until
 
@@ -99,23 +109,25 @@ def assert_quiet(s: PiSession, seconds: float, notes: int, title: str | None) ->
     assert last_title(s.raw_output) == title, titles(s.raw_output)[-5:]
 
 
-# --------------------------------------------------------------------------------------------
-# 1-2: a run settles while away / while present
-
-
-def test_run_settles_while_away(pi_session: Any, fakemodel: FakeModel) -> None:
-    fakemodel.push(tool_call("bash", {"command": "sleep 1"}), text("all done"))
-    s: PiSession = pi_session()
-    ready_away(s)
-    s.prompt("run the tool")
-    s.wait_for_screen(r"^ all done$")
-    assert wait_settled(s)["aborted"] is False
+def one_finished_cue(s: PiSession) -> None:
+    """One cue, for a run that completed: its notification, the title's mark, its record."""
     [(title, body)] = wait_notifications(s, 1)
     assert title == NOTIFY_TITLE
     assert re.search(r"finished|completed", body, re.I), body
     wait_title(s, marked(MARK_DONE))
     [cue] = cues(s)
     assert cue["cue"] == "finished" and cue["outcome"] == "completed"
+
+
+# --------------------------------------------------------------------------------------------
+# 1-2: a run settles while away / while present
+
+
+def test_run_settles_while_away(pi_session: Any, fakemodel: FakeModel) -> None:
+    s = started_run(pi_session, fakemodel, "sleep 1", "all done", prompt="run the tool", away=True)
+    s.wait_for_screen(r"^ all done$")
+    assert wait_settled(s)["aborted"] is False
+    one_finished_cue(s)
     check_deliveries(s)
     s.wait_idle()
     # The user comes back: the mark goes (the child's own title is re-sent), nothing new.
@@ -236,32 +248,22 @@ def test_dialog_while_away(pi_session: Any, fakemodel: FakeModel) -> None:
 # 5: Pi killed
 
 
-def _cmdline(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().replace(b"\0", b" ").decode(errors="replace").strip()
-    except OSError:
-        return ""
-
-
 def test_pi_killed_while_away(pi_session: Any, fakemodel: FakeModel) -> None:
-    fakemodel.push(tool_call("bash", {"command": "sleep 30"}))
-    s: PiSession = pi_session()
-    s.prompt("sleep long")
+    s = started_run(pi_session, fakemodel, "sleep 30", prompt="sleep long")
     s.wait_for_screen(r"Elapsed")
     ready_away(s)
     tree = _descendants(s.pid)
     # Pi runs under cuewrap's session leader (a child of cuewrap): Pi is cuewrap's grandchild
     leaders = {p for p, _ in tree if (st := _proc_stat(p)) is not None and st[0] == s.pid}
     pi_pids = [p for p, _ in tree if (st := _proc_stat(p)) is not None and st[0] in leaders]
-    assert len(pi_pids) == 1, [(p, _cmdline(p)) for p, _ in tree]
-    sleeps = [p for p, _ in tree if _cmdline(p).startswith("sleep")]
+    assert len(pi_pids) == 1, [(p, cmdline(p)) for p, _ in tree]
+    sleeps = [p for p, _ in tree if cmdline(p).startswith("sleep")]
     try:
         os.kill(pi_pids[0], signal.SIGKILL)
         assert s.wait_exit(10) == 128 + signal.SIGKILL
     finally:  # the tool's sleep outlives a SIGKILLed Pi (no longer our descendant)
         for pid in sleeps:
-            if _cmdline(pid).startswith("sleep"):
+            if cmdline(pid).startswith("sleep"):
                 os.kill(pid, signal.SIGKILL)
     [(title, body)] = notifications(s.raw_output)
     assert title == NOTIFY_TITLE
@@ -332,10 +334,9 @@ def test_reload_drops_the_old_wait(pi_session: Any, fakemodel: FakeModel) -> Non
 
 
 def test_cue_off_then_on_replays_nothing(pi_session: Any, fakemodel: FakeModel) -> None:
-    fakemodel.push(tool_call("bash", {"command": "sleep 2"}), text("settled quietly"))
-    s: PiSession = pi_session()
-    ready_away(s)
-    s.prompt("run for a while")
+    s = started_run(
+        pi_session, fakemodel, "sleep 2", "settled quietly", prompt="run for a while", away=True
+    )
     s.wait_for_screen(r"Elapsed")
     s.submit("/cue off")  # an extension command runs at once, even during a run
     s.wait_for_screen(r"cues off")
@@ -401,9 +402,13 @@ def test_privacy_nothing_of_the_conversation_leaks(pi_session: Any, fakemodel: F
 
 
 def test_focus_changes_do_not_abort_a_run(pi_session: Any, fakemodel: FakeModel) -> None:
-    fakemodel.push(tool_call("bash", {"command": "sleep 2; echo still here"}), text("completed ok"))
-    s: PiSession = pi_session()
-    s.prompt("run while I wander")
+    s = started_run(
+        pi_session,
+        fakemodel,
+        "sleep 2; echo still here",
+        "completed ok",
+        prompt="run while I wander",
+    )
     s.wait_for_screen(r"Elapsed")
     for _ in range(4):
         focus(s, "out")
@@ -435,12 +440,7 @@ def test_idle_fallback_without_focus_reports(pi_session: Any, fakemodel: FakeMod
     s.prompt("run and let me wander off")
     s.wait_for_screen(r"^ idle done$", timeout=15)
     wait_settled(s)
-    [(title, body)] = wait_notifications(s, 1)
-    assert title == NOTIFY_TITLE
-    assert re.search(r"finished|completed", body, re.I), body
-    wait_title(s, marked(MARK_DONE))
-    [cue] = cues(s)
-    assert cue["cue"] == "finished" and cue["outcome"] == "completed"
+    one_finished_cue(s)
     idle = [r for r in s.log_records("presence") if r.get("via") == "idle"]
     assert idle and idle[0]["presence"] == "away", s.log_records("presence")
     assert not [r for r in s.log_records("fact") if r.get("type") == "Presence"]

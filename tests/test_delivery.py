@@ -14,9 +14,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from shared import RecordingLog
 
 from cuewrap.config import Settings
-from cuewrap.decisionlog import DecisionLog
+from cuewrap.context import Context
 from cuewrap.deliver.channel import Capabilities, Channel, Message, Off
 from cuewrap.deliver.channels import CommandChannel, DBusChannel, NotifyPyChannel, TerminalChannel
 from cuewrap.deliver.delivery import Delivery
@@ -32,20 +33,6 @@ KITTY = {"TERM": "xterm-kitty", "KITTY_WINDOW_ID": "1"}  # OSC 99
 XTERM_DESKTOP = {"XTERM_VERSION": "XTerm(390)", "DISPLAY": ":99"}  # the desktop's popup only
 
 
-class Log(DecisionLog):
-    def __init__(self) -> None:
-        super().__init__(None)
-        self.records: list[dict[str, Any]] = []
-
-    def write(self, kind: str, **fields: object) -> None:
-        self.records.append({"kind": kind, **fields})
-
-    def of(self, kind: str) -> list[dict[str, Any]]:
-        return [
-            {k: v for k, v in r.items() if k != "kind"} for r in self.records if r["kind"] == kind
-        ]
-
-
 def settings(**notify: Any) -> Settings:
     s = Settings()
     return s._replace(notify=s.notify._replace(**notify))
@@ -57,9 +44,12 @@ def note(cue: int) -> Notify:
     )
 
 
-def made(env: dict[str, str], s: Settings | None = None) -> tuple[Delivery, Log, bytearray]:
-    log, out = Log(), bytearray()
-    d = Delivery(Loop(), s or settings(), log, {"TERM": "xterm-256color", **env}, out.extend)
+def made(
+    env: dict[str, str], s: Settings | None = None, answering: Any = None
+) -> tuple[Delivery, RecordingLog, bytearray]:
+    log, out = RecordingLog(), bytearray()
+    ctx = Context(Loop(), s or settings(), log, {"TERM": "xterm-256color", **env})
+    d = Delivery(ctx, out.extend, answering=answering)
     return d, log, out
 
 
@@ -142,7 +132,7 @@ def test_the_plan_chooses_the_desktop_and_the_terminal_says_why_not_and_rings_th
     assert bell["channel"] == "bell" and desktop["reason"] == "stands in for the D-Bus worker"
 
 
-def log_record(log: Log) -> Callable[[int, str, Any, str], None]:
+def log_record(log: RecordingLog) -> Callable[[int, str, Any, str], None]:
     return lambda cue, ch, st, why: log.write("delivery", cue=cue, channel=ch, state=st, reason=why)
 
 
@@ -162,15 +152,18 @@ class Route:
         if self.deliver:
             deliver(n, self.live)
 
+    def live_now(self) -> Live | None:
+        return self.live
+
 
 IN_TMUX = {"TERM": "tmux-256color", "TMUX": "/tmp/t,1,0", "TMUX_PANE": "%0"}
 PASSTHROUGH_OFF = TmuxInfo("off", "xterm-256color", "WezTerm 20240203", "3.4")
 
 
-def in_tmux() -> tuple[Delivery, Log, bytearray]:
+def in_tmux() -> tuple[Delivery, RecordingLog, bytearray]:
     """A session started inside tmux with allow-passthrough off (no desktop)."""
-    log, out = Log(), bytearray()
-    d = Delivery(Loop(), settings(), log, IN_TMUX, out.extend, tmux_info=PASSTHROUGH_OFF)
+    log, out = RecordingLog(), bytearray()
+    d = Delivery(Context(Loop(), settings(), log, IN_TMUX), out.extend, tmux_info=PASSTHROUGH_OFF)
     return d, log, out
 
 
@@ -301,7 +294,7 @@ class Answering:
 class Kept(Off):
     """A channel that keeps the messages it is given (and declares buttons if told)."""
 
-    def __init__(self, name: str, log: Log, buttons: bool = False) -> None:
+    def __init__(self, name: str, log: RecordingLog, buttons: bool = False) -> None:
         super().__init__(name, "", log_record(log))
         self.capabilities = Capabilities(buttons=buttons)
         self.got: list[Message] = []
@@ -320,8 +313,8 @@ def waiting(cue: int) -> Notify:
 
 
 def test_an_answerable_wait_carries_its_answer_and_its_buttons_where_a_channel_shows_them() -> None:
-    d, log, _ = made(XTERM_DESKTOP)
-    d.answering = answering = Answering()
+    answering = Answering()
+    d, log, _ = made(XTERM_DESKTOP, answering=answering)
     desktop, command = Kept("desktop", log, buttons=True), Kept("command", log)
     d._channels.update(desktop=desktop, command=command)
     d.notify(waiting(1), eligible=always, session="proj")
@@ -339,8 +332,8 @@ def test_an_answerable_wait_carries_its_answer_and_its_buttons_where_a_channel_s
 
 
 def test_no_buttons_where_no_chosen_channel_shows_them_and_a_broken_answerer_fails_open() -> None:
-    d, log, _ = made(WEZTERM)  # the desktop is off here
-    d.answering = answering = Answering()
+    answering = Answering()
+    d, log, _ = made(WEZTERM, answering=answering)  # the desktop is off here
     command = Kept("command", log)
     d._channels["command"] = command
     d.notify(waiting(1), eligible=always, session="proj")
@@ -356,9 +349,9 @@ def test_inside_tmux_a_cue_is_withdrawn_as_its_own_plan_allows() -> None:
     """Each cue inside tmux has the plan of its moment: one sent to a kitty that closes its
     notifications is closed when it goes stale, though the plan changed since (passthrough
     turned off: the next cue went to the desktop)."""
-    log, out = Log(), bytearray()
+    log, out = RecordingLog(), bytearray()
     kitty = TmuxInfo("on", "xterm-kitty", "kitty(0.36.1)", "3.4")
-    d = Delivery(Loop(), settings(), log, IN_TMUX, out.extend, tmux_info=kitty)
+    d = Delivery(Context(Loop(), settings(), log, IN_TMUX), out.extend, tmux_info=kitty)
     route = Route(Live(kitty, True))
     d.route_through(route)
     d.notify(note(1), eligible=always, session="proj")

@@ -41,6 +41,19 @@ class States:
         return [s for cid, s, _ in self.seen if cid == cue_id]
 
 
+def with_fake_worker(
+    tmp_path: Path, script: str, timeout: float | None = None
+) -> tuple[Loop, States, DesktopNotifier]:
+    """A notifier whose worker is the shell ``script`` in place of Python."""
+    fake = tmp_path / "python"
+    fake.write_text(script)
+    fake.chmod(0o755)
+    loop, states = Loop(), States()
+    if timeout is None:
+        return loop, states, DesktopNotifier(loop, states, python=str(fake))
+    return loop, states, DesktopNotifier(loop, states, python=str(fake), timeout=timeout)
+
+
 def send_and_wait(
     notifier: DesktopNotifier,
     loop: Loop,
@@ -176,11 +189,7 @@ def test_a_raising_eligibility_check_counts_as_ineligible() -> None:
 
 @pytest.mark.pty
 def test_hung_worker_is_killed_at_the_timeout(tmp_path: Path) -> None:
-    fake = tmp_path / "python"
-    fake.write_text("#!/bin/sh\nexec sleep 60\n")
-    fake.chmod(0o755)
-    loop, states = Loop(), States()
-    notifier = DesktopNotifier(loop, states, python=str(fake), timeout=0.3)
+    loop, states, notifier = with_fake_worker(tmp_path, "#!/bin/sh\nexec sleep 60\n", timeout=0.3)
     state, reason = send_and_wait(notifier, loop, states, 5, "Pi", "x", timeout=5)
     assert state == "failed"
     assert reason == "timed out after 0.3 s starting"
@@ -189,22 +198,16 @@ def test_hung_worker_is_killed_at_the_timeout(tmp_path: Path) -> None:
 
 @pytest.mark.pty
 def test_worker_that_dies_is_a_failure(tmp_path: Path) -> None:
-    fake = tmp_path / "python"
-    fake.write_text("#!/bin/sh\nread -r request\necho garbage-not-json\nexit 3\n")
-    fake.chmod(0o755)
-    loop, states = Loop(), States()
-    notifier = DesktopNotifier(loop, states, python=str(fake))
+    loop, states, notifier = with_fake_worker(
+        tmp_path, "#!/bin/sh\nread -r request\necho garbage-not-json\nexit 3\n"
+    )
     state, reason = send_and_wait(notifier, loop, states, 6, "Pi", "x", timeout=5)
     assert (state, reason) == ("failed", "worker sent garbage")
 
 
 @pytest.mark.pty
 def test_worker_that_dies_at_once_is_a_failure(tmp_path: Path) -> None:
-    fake = tmp_path / "python"
-    fake.write_text("#!/bin/sh\nexit 3\n")
-    fake.chmod(0o755)
-    loop, states = Loop(), States()
-    notifier = DesktopNotifier(loop, states, python=str(fake))
+    loop, states, notifier = with_fake_worker(tmp_path, "#!/bin/sh\nexit 3\n")
     state, reason = send_and_wait(notifier, loop, states, 12, "Pi", "x", timeout=5)
     assert state == "failed"
     # depending on timing: the payload write hits a closed pipe, or EOF comes first
@@ -217,11 +220,7 @@ def test_worker_that_dies_at_once_is_a_failure(tmp_path: Path) -> None:
 
 @pytest.mark.pty
 def test_close_stops_pending_workers(tmp_path: Path) -> None:
-    fake = tmp_path / "python"
-    fake.write_text("#!/bin/sh\nexec sleep 60\n")
-    fake.chmod(0o755)
-    loop, states = Loop(), States()
-    notifier = DesktopNotifier(loop, states, python=str(fake))
+    _, states, notifier = with_fake_worker(tmp_path, "#!/bin/sh\nexec sleep 60\n")
     notifier.send(11, "Pi", "x", lambda: True)
     notifier.close()
     assert states.final(11) == ("dropped-ineligible", "cuewrap exited")

@@ -4,6 +4,7 @@ actions."""
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -54,6 +55,15 @@ def history(env: dict[str, str]) -> list[dict[str, Any]]:
     return [{k: e[k]["data"] for k in ("id", "summary", "body")} for e in entries]
 
 
+def shown(dunst: Session, cue: int, body: str, what: str) -> tuple[Loop, Records, DBusNotifier]:
+    """A notifier on dunst's bus that sent ``cue`` (Pi's, saying ``body``), delivered."""
+    loop, records = Loop(), Records()
+    n = DBusNotifier(loop, records, env=dunst.env)
+    n.send(cue, "Pi — work", body, lambda: True)
+    run_until(loop, lambda: records.of("delivery", cue=cue, state="delivered"), what)
+    return loop, records, n
+
+
 def delivered_id(records: Records, cue: int) -> int:
     [rec] = records.of("delivery", cue=cue, state="delivered")
     return int(rec["reason"].removeprefix("notification id "))
@@ -64,10 +74,7 @@ def run_until(loop: Loop, pred: Any, what: str, timeout: float = 10) -> Any:
 
 
 def test_withdraw_closes_the_notification_with_its_server_id(dunst: Session) -> None:
-    loop, records = Loop(), Records()
-    n = DBusNotifier(loop, records, env=dunst.env)
-    n.send(1, "Pi — work", "Waiting for you", lambda: True)
-    run_until(loop, lambda: records.of("delivery", cue=1, state="delivered"), "delivered")
+    loop, records, n = shown(dunst, 1, "Waiting for you", "delivered")
     sid = delivered_id(records, 1)
     assert displayed(dunst.env) == 1
     n.withdraw(1, "user returned")
@@ -80,10 +87,7 @@ def test_withdraw_closes_the_notification_with_its_server_id(dunst: Session) -> 
 
 
 def test_a_later_cue_replaces_the_earlier(dunst: Session) -> None:
-    loop, records = Loop(), Records()
-    n = DBusNotifier(loop, records, env=dunst.env)
-    n.send(1, "Pi — work", "Waiting for you", lambda: True)
-    run_until(loop, lambda: records.of("delivery", cue=1, state="delivered"), "first")
+    loop, records, n = shown(dunst, 1, "Waiting for you", "first")
     n.send(2, "Pi — work", "Finished", lambda: True)
     run_until(loop, lambda: records.of("delivery", cue=2, state="delivered"), "second")
     assert delivered_id(records, 1) == delivered_id(records, 2)
@@ -101,10 +105,7 @@ def test_a_later_cue_replaces_the_earlier(dunst: Session) -> None:
 def test_stale_cue_replaced_in_the_same_step_is_not_closed(dunst: Session) -> None:
     """The engine gives the new cue, then withdraws the old (e.g. a dialog answered and the
     run settled while away): the new one takes the old one's place and stays shown."""
-    loop, records = Loop(), Records()
-    n = DBusNotifier(loop, records, env=dunst.env)
-    n.send(1, "Pi — work", "Waiting for you", lambda: True)
-    run_until(loop, lambda: records.of("delivery", cue=1, state="delivered"), "first")
+    loop, records, n = shown(dunst, 1, "Waiting for you", "first")
     n.send(2, "Pi — work", "Finished", lambda: True)
     n.withdraw(1, "wait ended")
     run_until(loop, lambda: records.of("delivery", cue=2, state="delivered"), "second")
@@ -136,10 +137,7 @@ def test_never_withdraws_what_was_not_sent(dunst: Session) -> None:
 
 
 def test_a_click_is_logged_as_activated(dunst: Session) -> None:
-    loop, records = Loop(), Records()
-    n = DBusNotifier(loop, records, env=dunst.env)
-    n.send(5, "Pi — work", "Finished", lambda: True)
-    run_until(loop, lambda: records.of("delivery", cue=5, state="delivered"), "delivered")
+    loop, records, n = shown(dunst, 5, "Finished", "delivered")
     assert records.of("desktop_worker", state="ready") == [{"state": "ready", "actions": True}]
     dunstctl(dunst.env, "action", "0")  # dunst invokes the default action of the top one
     [act] = run_until(loop, lambda: records.of("activated", cue=5), "activated")
@@ -149,10 +147,7 @@ def test_a_click_is_logged_as_activated(dunst: Session) -> None:
 
 
 def test_escalation_raises_it_to_critical_in_place(dunst: Session) -> None:
-    loop, records = Loop(), Records()
-    n = DBusNotifier(loop, records, env=dunst.env)
-    n.send(6, "Pi — work", "Waiting for you", lambda: True)
-    run_until(loop, lambda: records.of("delivery", cue=6, state="delivered"), "delivered")
+    loop, records, n = shown(dunst, 6, "Waiting for you", "delivered")
     n.escalate(6, lambda: True)
     run_until(loop, lambda: len(records.of("delivery", cue=6, state="delivered")) == 2, "again")
     assert records.of("delivery", cue=6, state="requested")[-1]["reason"] == "critical"
@@ -266,28 +261,33 @@ def test_no_server_fails_cleanly(bus: Session) -> None:
 
 
 # -- real Pi under cuewrap ------------------------------------------------------------------
-@pytest.mark.parametrize("pi_version", ["1.4.0"])
-def test_pi_cue_on_the_desktop_is_closed_on_return(  # type: ignore[no-untyped-def]
-    pi_session,
-    fakemodel,
-    dunst: Session,
-) -> None:
+def dialog_while_away(pi_session: Any, fakemodel: Any, dunst: Session) -> Any:
+    """Real Pi under cuewrap on dunst's bus, the user away, a confirm dialog open."""
     from fakemodel import text, tool_call
+    from pirig import ready_away
 
     fakemodel.push(tool_call("test_confirm", {}), text("done"))
-    env = {k: dunst.env[k] for k in ("DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR")}
-    s = pi_session(env=env)
-    s.focus_out()
-    s.wait_log(lambda r: r.get("kind") == "presence" and r.get("presence") == "away")
+    s = pi_session(env=dunst.desktop())
+    ready_away(s)
     s.prompt("confirm please")
     s.wait_dialog()
+    return s
 
-    def delivered() -> list[dict[str, Any]]:
-        return [
-            r
-            for r in s.log_records("delivery")
-            if r.get("channel") == "desktop" and r.get("state") == "delivered"
-        ]
+
+def desktop_deliveries(s: Any) -> list[dict[str, Any]]:
+    return [
+        r
+        for r in s.log_records("delivery")
+        if r.get("channel") == "desktop" and r.get("state") == "delivered"
+    ]
+
+
+@pytest.mark.parametrize("pi_version", ["1.4.0"])
+def test_pi_cue_on_the_desktop_is_closed_on_return(
+    pi_session: Any, fakemodel: Any, dunst: Session
+) -> None:
+    s = dialog_while_away(pi_session, fakemodel, dunst)
+    delivered = functools.partial(desktop_deliveries, s)
 
     [first] = wait_until(delivered, 15, "the [?] notification on the desktop")
     sid = int(first["reason"].split()[-1])
@@ -413,33 +413,18 @@ def test_generic_mode_names_its_program_not_pi(dunst: Session, tmp_path: Path) -
 
 
 @pytest.mark.parametrize("pi_version", ["1.4.0"])
-def test_pi_killed_while_waiting_leaves_only_the_exited_cue(  # type: ignore[no-untyped-def]
-    pi_session,
-    fakemodel,
-    dunst: Session,
+def test_pi_killed_while_waiting_leaves_only_the_exited_cue(
+    pi_session: Any, fakemodel: Any, dunst: Session
 ) -> None:
     """A dialog waits while away ([?] on the desktop) and Pi dies: the [?] notification goes
     (its wait ended with Pi's bridge), the exited one stays — one notification visible."""
     import os
     import signal
 
-    from fakemodel import text, tool_call
-    from test_effects_pi import pi_child
+    from pirig import pi_child
 
-    fakemodel.push(tool_call("test_confirm", {}), text("done"))
-    env = {k: dunst.env[k] for k in ("DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR")}
-    s = pi_session(env=env)
-    s.focus_out()
-    s.wait_log(lambda r: r.get("kind") == "presence" and r.get("presence") == "away")
-    s.prompt("confirm please")
-    s.wait_dialog()
-
-    def delivered() -> list[dict[str, Any]]:
-        return [
-            r
-            for r in s.log_records("delivery")
-            if r.get("channel") == "desktop" and r.get("state") == "delivered"
-        ]
+    s = dialog_while_away(pi_session, fakemodel, dunst)
+    delivered = functools.partial(desktop_deliveries, s)
 
     wait_until(delivered, 15, "the [?] notification on the desktop")
     os.kill(pi_child(s.pid), signal.SIGKILL)

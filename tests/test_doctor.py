@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from launch import default_signals
+from shared import finish_in_shell, in_shell
 from waiting import wait_until
 
 from cuewrap.doctor.check import CTRL_C, ESCAPE, _tokens
@@ -310,24 +310,24 @@ def test_tmux_advice_names_the_program_not_pi(tmux: list[str], tmp_path: Path) -
 # -- the interactive check ------------------------------------------------------------------------
 def check_in_shell(env: dict[str, str], *args: str) -> pexpect.spawn:
     """``cuewrap doctor --check`` inside sh, with the tty settings before and after."""
-    cmd = shlex.join([PY, "-m", "cuewrap", *args, "doctor", "--check"])
-    script = f'echo "B=$(stty -g)"; {cmd}; echo "RC=$?"; echo "A=$(stty -g)"'
-    p = pexpect.spawn("sh", ["-c", script], env=env, timeout=10, dimensions=(24, 200),
-                      preexec_fn=default_signals)  # fmt: skip
-    p.logfile_read = io.BytesIO()
+    return in_shell([PY, "-m", "cuewrap", *args, "doctor", "--check"], env, (24, 200))
+
+
+def check_ended(p: pexpect.spawn, rc: int, said: bytes) -> bytes:
+    """The check ended with exit status ``rc``, having said ``said``, the terminal restored;
+    all its output."""
+    status, out = finish_in_shell(p)
+    assert status == rc, out
+    assert said in out
+    assert_restored(out)
+    return out
+
+
+def check_waiting(env: dict[str, str]) -> pexpect.spawn:
+    """``check_in_shell``, up to where the check waits for the user to leave and come back."""
+    p = check_in_shell(env)
+    p.expect("come back")
     return p
-
-
-def finish(p: pexpect.spawn) -> tuple[int, bytes]:
-    """Exit status of doctor and all output; assert the termios settings were restored."""
-    p.expect(pexpect.EOF)
-    out: bytes = p.logfile_read.getvalue()
-    before = re.search(rb"B=(\S+)", out)
-    after = re.search(rb"A=(\S+)", out)
-    rc = re.search(rb"RC=(\d+)", out)
-    assert before and after and rc, out
-    assert before.group(1) == after.group(1), "termios settings not restored"
-    return int(rc.group(1)), out
 
 
 def assert_restored(out: bytes) -> None:
@@ -348,7 +348,7 @@ def test_check_focus_works_and_notification_seen(base_env: dict[str, str]) -> No
     p.send("y")
     p.expect(r"Did the title show '\[\?\] cuewrap doctor'\? \[y/n\] ")
     p.send("y")
-    rc, out = finish(p)
+    rc, out = finish_in_shell(p)
     assert rc == 0, out
     assert_restored(out)
     # the test notification went out over kitty's protocol, then the mark, then the title back
@@ -376,7 +376,7 @@ def test_check_no_notification_protocol_and_answer_no(base_env: dict[str, str]) 
     p.expect(r"No terminal notification \(notify.terminal is off\)")
     p.expect(r"Did the title show .*\[y/n\] ")
     p.send("n")
-    rc, out = finish(p)
+    rc, out = finish_in_shell(p)
     assert rc == 1, out
     assert b"Did you see the test notification" not in out
     assert b"terminal notification: not sent (notify.terminal is off)" in out
@@ -387,40 +387,31 @@ def test_check_no_notification_protocol_and_answer_no(base_env: dict[str, str]) 
 @pytest.mark.pty
 @pytest.mark.parametrize("when", ["focus", "question"])
 def test_check_ctrl_c_restores_the_terminal(base_env: dict[str, str], when: str) -> None:
-    p = check_in_shell(base_env)
-    p.expect("come back")
+    p = check_waiting(base_env)
     if when == "question":
         p.send("\x1b[O")
         p.expect("you left")
         p.send("\x1b[I")
         p.expect(r"\[y/n\] ")
     p.send("\x03")
-    rc, out = finish(p)
-    assert rc == 130, out
-    assert b"check interrupted (terminal restored)" in out
-    assert_restored(out)
+    check_ended(p, 130, b"check interrupted (terminal restored)")
 
 
 @pytest.mark.pty
 @pytest.mark.parametrize("key", ["q", "\x1b"])
 def test_check_q_or_escape_aborts(base_env: dict[str, str], key: str) -> None:
-    p = check_in_shell(base_env)
-    p.expect("come back")
+    p = check_waiting(base_env)
     p.send(key)
-    rc, out = finish(p)
-    assert rc == 1, out
-    assert b"check aborted (terminal restored)" in out
-    assert_restored(out)
+    check_ended(p, 1, b"check aborted (terminal restored)")
 
 
 @pytest.mark.pty
 def test_check_sigterm_restores_the_terminal(base_env: dict[str, str]) -> None:
-    p = check_in_shell(base_env)
-    p.expect("come back")
+    p = check_waiting(base_env)
     children = Path(f"/proc/{p.pid}/task/{p.pid}/children").read_text().split()
     assert len(children) == 1
     os.kill(int(children[0]), signal.SIGTERM)  # the doctor process this test started
-    rc, out = finish(p)
+    rc, out = finish_in_shell(p)
     assert rc == 128 + signal.SIGTERM, out
     assert_restored(out)
 
@@ -440,10 +431,7 @@ def test_check_internal_error_restores_the_terminal(base_env: dict[str, str]) ->
     )
     p = pexpect.spawn("sh", ["-c", script], env=base_env, timeout=10, dimensions=(24, 200))
     p.logfile_read = io.BytesIO()
-    rc, out = finish(p)
-    assert rc == 1, out
-    assert b"cuewrap: doctor: check failed: RuntimeError: boom (terminal restored)" in out
-    assert_restored(out)
+    check_ended(p, 1, b"cuewrap: doctor: check failed: RuntimeError: boom (terminal restored)")
 
 
 @pytest.mark.pty
@@ -499,16 +487,15 @@ def test_ssh_and_tmux_combination_says_what_happens_and_what_to_change(
 
 
 @pytest.mark.pty
-def test_clipboard_guard_setting_is_shown(base_env: dict[str, str]) -> None:
+@pytest.mark.parametrize(
+    ("key", "default", "other"),
+    [("guard.clipboard", "user", "block"), ("guard.sequences", "own", "allow")],
+)
+def test_guard_settings_are_shown(
+    base_env: dict[str, str], key: str, default: str, other: str
+) -> None:
+    var = "CUEWRAP_" + key.replace(".", "_").upper()
     r = doctor(base_env, "doctor")
-    assert line(r.stdout, "guard.clipboard") == "guard.clipboard user default"
-    r = doctor(dict(base_env, CUEWRAP_GUARD_CLIPBOARD="block"), "doctor")
-    assert line(r.stdout, "guard.clipboard") == "guard.clipboard block env CUEWRAP_GUARD_CLIPBOARD"
-
-
-@pytest.mark.pty
-def test_sequence_guard_setting_is_shown(base_env: dict[str, str]) -> None:
-    r = doctor(base_env, "doctor")
-    assert line(r.stdout, "guard.sequences") == "guard.sequences own default"
-    r = doctor(dict(base_env, CUEWRAP_GUARD_SEQUENCES="allow"), "doctor")
-    assert line(r.stdout, "guard.sequences") == "guard.sequences allow env CUEWRAP_GUARD_SEQUENCES"
+    assert line(r.stdout, key) == f"{key} {default} default"
+    r = doctor(dict(base_env, **{var: other}), "doctor")
+    assert line(r.stdout, key) == f"{key} {other} env {var}"

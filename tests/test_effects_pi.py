@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from desktoprig import dunst_history
 from fakemodel import text, tool_call
-from pirig import wrapped_pid
+from pirig import pi_child
+from procstat import alive
 from waiting import wait_until
 
 INHIBITOR = textwrap.dedent(
@@ -25,14 +26,6 @@ INHIBITOR = textwrap.dedent(
     time.sleep(3600)
     """
 )
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def inhibitors(d: Path) -> list[int]:
@@ -48,12 +41,6 @@ def inhibitor_env(tmp_path: Path) -> tuple[dict[str, str], Path]:
     script.write_text(INHIBITOR)
     cmd = shlex.join([sys.executable, str(script), str(d)])
     return {"CUEWRAP_KEEP_AWAKE_COMMAND": cmd}, d
-
-
-def pi_child(cuewrap_pid: int) -> int:
-    """Pi: the command under cuewrap's session leader."""
-    pid = wait_until(lambda: wrapped_pid(cuewrap_pid), 5, "Pi under cuewrap")
-    return int(pid)
 
 
 @pytest.mark.pi

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from fakemodel import FakeModel, http_error, text, tool_call
 from pirig import PiHome, PiSession, ask_question_args, child_pids, wrapped_pid
+from shared import ONE_TOOL_RUN, failed_run
 from waiting import absence_window, wait_until
 
 pytestmark = pytest.mark.pi
@@ -88,6 +89,37 @@ def quiet(pause: float = 0.3) -> None:
     absence_window(pause, "a late fact")
 
 
+def started(s: PiSession) -> tuple[int, int]:
+    """Once Pi's session started: how many bridge and OSC 7501 facts there are."""
+    wait_type(s, "SessionStart")
+    return len(facts(s)), len(facts(s, "osc7501"))
+
+
+def settled(s: PiSession, n: int, *, state: str | None = None, n7501: int = 0) -> list[Rec]:
+    """The run settled: Pi idle, the bridge's ``AgentSettled`` after fact ``n``, OSC 7501 at
+    ``state`` (after its fact ``n7501``), nothing late; the bridge's facts from ``n`` on."""
+    s.wait_idle()
+    wait_type(s, "AgentSettled", after=n)
+    if state is not None:
+        wait_state(s, state, after=n7501)
+    quiet()
+    return facts(s)[n:]
+
+
+def replaced(s: PiSession, command: str) -> list[Rec]:
+    """Submit ``command`` (``/reload``, ``/new``), which replaces Pi's runtime: wait for the
+    new hello and session start, Pi idle and nothing late; the bridge's facts since."""
+    n = len(facts(s))
+    s.submit(command)
+    wait_facts(
+        s, lambda fs: "BridgeHello" in types(fs[n:]) and "SessionStart" in types(fs[n:]),
+        command.lstrip("/"),
+    )  # fmt: skip
+    s.wait_idle()
+    quiet()
+    return facts(s)[n:]
+
+
 def is_subsequence(needle: Sequence[str], hay: Sequence[str]) -> bool:
     it = iter(hay)
     return all(x in it for x in needle)
@@ -147,17 +179,7 @@ def test_tool_run(pi_session: Any, fakemodel: FakeModel, pi_version: str) -> Non
     wait_state(s, "done")
     quiet()
     fs = facts(s)
-    assert types(fs) == [
-        "BridgeHello",
-        "SessionStart",
-        "UserInput",
-        "AgentStart",
-        "ToolStart",
-        "ToolEnd",
-        "AgentEnd",
-        "AgentBeforeSettle",
-        "AgentSettled",
-    ]
+    assert types(fs) == ["BridgeHello", "SessionStart", *ONE_TOOL_RUN]
     assert fs[1]["reason"] == "startup"
     assert fs[1]["session_id"] == hello["session_id"]
     assert fs[1]["session_file"] == hello["session_file"]
@@ -188,28 +210,12 @@ def test_llm_error_with_retries(pi_session: Any, fakemodel: FakeModel, pi_home: 
     pi_home.write_settings(retry={"enabled": True, "maxRetries": 2, "baseDelayMs": 200})
     fakemodel.push(*[http_error(500, "fake upstream failure")] * 3)
     s: PiSession = pi_session()
-    wait_type(s, "SessionStart")
-    n = len(facts(s))
-    n7501 = len(facts(s, "osc7501"))
+    n, n7501 = started(s)
 
     s.prompt("fail please")
     s.wait_for_screen(r"Retry failed after 2 attempts")
-    s.wait_idle()
-    wait_type(s, "AgentSettled", after=n)
-    wait_state(s, "error", after=n7501)
-    quiet()
-    fs = facts(s)[n:]
-    assert types(fs) == [
-        "UserInput",
-        "AgentStart",
-        "AgentEnd",
-        "AgentStart",
-        "AgentEnd",
-        "AgentStart",
-        "AgentEnd",
-        "AgentBeforeSettle",
-        "AgentSettled",
-    ]
+    fs = settled(s, n, state="error", n7501=n7501)
+    assert types(fs) == failed_run(3)
     assert len(fakemodel.requests) == 3
     assert [r["stop_reason"] for r in fs if r["type"] == "AgentEnd"] == ["error"] * 3
     assert fs[-2]["outcome"] == "error"
@@ -238,20 +244,14 @@ def test_llm_error_with_retries(pi_session: Any, fakemodel: FakeModel, pi_home: 
 def test_escape_during_tool(pi_session: Any, fakemodel: FakeModel) -> None:
     fakemodel.push(tool_call("bash", {"command": "sleep 10"}))
     s: PiSession = pi_session()
-    wait_type(s, "SessionStart")
-    n = len(facts(s))
-    n7501 = len(facts(s, "osc7501"))
+    n, n7501 = started(s)
 
     s.prompt("sleep please")
     s.wait_for_screen(r"Elapsed \d")
     wait_type(s, "ToolStart", after=n)
     s.escape()
     s.wait_for_screen("Command aborted")
-    s.wait_idle()
-    wait_type(s, "AgentSettled", after=n)
-    wait_state(s, "idle", after=n7501)
-    quiet()
-    fs = facts(s)[n:]
+    fs = settled(s, n, state="idle", n7501=n7501)
     assert types(fs) == [
         "UserInput",
         "AgentStart",
@@ -281,9 +281,7 @@ def test_escape_during_tool(pi_session: Any, fakemodel: FakeModel) -> None:
 def test_confirm_dialog(pi_session: Any, fakemodel: FakeModel) -> None:
     fakemodel.push(tool_call("test_confirm", {"message": "Deploy now?"}), text("ok"))
     s: PiSession = pi_session()
-    wait_type(s, "SessionStart")
-    n = len(facts(s))
-    n7501 = len(facts(s, "osc7501"))
+    n, n7501 = started(s)
 
     s.prompt("confirm please")
     s.wait_for_screen(r"Deploy now\?")
@@ -301,11 +299,7 @@ def test_confirm_dialog(pi_session: Any, fakemodel: FakeModel) -> None:
 
     s.enter()  # → Yes
     s.wait_for_screen(r"confirmed: yes")
-    s.wait_idle()
-    wait_type(s, "AgentSettled", after=n)
-    wait_state(s, "done", after=n7501)
-    quiet()
-    fs = facts(s)[n:]
+    fs = settled(s, n, state="done", n7501=n7501)
     assert types(fs) == [
         "UserInput",
         "AgentStart",
@@ -338,30 +332,14 @@ def test_reload_and_new(pi_session: Any, pi_version: str) -> None:
     sid = hello["session_id"]
 
     # /reload: the old runtime shuts down, a fresh connection says hello for the same session
-    n = len(facts(s))
-    s.submit("/reload")
-    fs = wait_facts(
-        s, lambda fs: "BridgeHello" in types(fs[n:]) and "SessionStart" in types(fs[n:]),
-        "reload",
-    )  # fmt: skip
-    s.wait_idle()
-    quiet()
-    fs = facts(s)[n:]
+    fs = replaced(s, "/reload")
     assert types(fs) == ["SessionShutdown", "BridgeGone", "BridgeHello", "SessionStart"]
     assert fs[0]["reason"] == "reload"
     assert fs[2]["session_id"] == sid and fs[2]["pid"] == hello["pid"]
     assert fs[3]["reason"] == "reload" and fs[3]["session_id"] == sid
 
     # /new: a new session id
-    n = len(facts(s))
-    s.submit("/new")
-    wait_facts(
-        s, lambda fs: "BridgeHello" in types(fs[n:]) and "SessionStart" in types(fs[n:]),
-        "new",
-    )  # fmt: skip
-    s.wait_idle()
-    quiet()
-    fs = facts(s)[n:]
+    fs = replaced(s, "/new")
     assert types(fs) == ["SessionShutdown", "BridgeGone", "BridgeHello", "SessionStart"]
     assert fs[0]["reason"] == "new"
     new_sid = fs[2]["session_id"]
@@ -489,10 +467,7 @@ def test_ask_questionnaire(pi_session: Any, fakemodel: FakeModel, ask_ext: Path)
 
     s.enter()  # picks the first option and submits (single question)
     s.wait_for_screen(r"^ thanks$")
-    s.wait_idle()
-    wait_type(s, "AgentSettled", after=n)
-    quiet()
-    fs = facts(s)[n:]
+    fs = settled(s, n)
     assert types(fs) == [
         "UserInput",
         "AgentStart",

@@ -7,14 +7,14 @@ bytes were split."""
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_bridge_server import HELLO, Harness
+from shared import HELLO, enc
+from test_bridge_server import Harness
 
 from cuewrap.bridge import protocol
 from cuewrap.bridge.connection import BridgeConnection, Hello, Received, Refused, Requested
@@ -131,10 +131,6 @@ def test_tmux_view_parser_takes_any_answer(pane: list[str], clients: list[str]) 
 # -- the bridge connection ----------------------------------------------------------------------
 
 TOKEN = "k" * 64
-
-
-def enc(obj: Any) -> bytes:
-    return json.dumps(obj).encode() + b"\n"
 
 
 _good = [

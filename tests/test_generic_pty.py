@@ -7,18 +7,16 @@ are off, so the terminal OSC is the channel that is checked.
 
 from __future__ import annotations
 
-import contextlib
 import io
-import json
 import os
 import re
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pexpect
 import pytest
-from launch import default_signals, seen
+from launch import default_signals, seen, started
+from shared import LoggedChild
 from waiting import absence_window, wait_until
 
 pytestmark = pytest.mark.pty
@@ -29,17 +27,6 @@ AWAY = b"\x1b[O"
 BACK = b"\x1b[I"
 OSC777 = re.compile(rb"\x1b\]777;notify;([^;\x07\x1b]*);([^\x07\x1b]*)\x1b\\")
 MARK = b"\x1b]2;[?]"
-
-
-_started: list[pexpect.spawn] = []
-
-
-@pytest.fixture(autouse=True)
-def _close_sessions() -> Iterator[None]:
-    yield
-    while _started:
-        with contextlib.suppress(Exception):
-            _started.pop().close(force=True)
 
 
 def start(tmp_path: Path, *steps: str, terminal: str = "osc777", quiet: float = 0) -> Session:
@@ -58,13 +45,21 @@ def start(tmp_path: Path, *steps: str, terminal: str = "osc777", quiet: float = 
     # default_signals: a run under nohup would leave SIGHUP ignored, and the session would
     # outlive the test (docs/testing.md, "Signals"); every session is closed at teardown
     p = pexpect.spawn(PY, argv, env=e, timeout=10, dimensions=(24, 80), preexec_fn=default_signals)
-    _started.append(p)
+    started(p)
     p.logfile_read = io.BytesIO()
     p.expect("READY")
     return Session(p, log)
 
 
-class Session:
+def away_then(tmp_path: Path, *steps: str, terminal: str = "osc777", quiet: float = 0) -> Session:
+    """The child ready and waiting, the user away; then the child goes on with ``steps``."""
+    s = start(tmp_path, "ready", "wait", *steps, terminal=terminal, quiet=quiet)
+    s.presence(AWAY, "away")
+    s.go()
+    return s
+
+
+class Session(LoggedChild):
     def __init__(self, p: pexpect.spawn, log: Path) -> None:
         self.p = p
         self.log = log
@@ -72,21 +67,14 @@ class Session:
     def out(self) -> bytes:
         return seen(self.p)
 
-    def records(self, kind: str) -> list[dict[str, object]]:
-        if not self.log.exists():
-            return []
-        lines = self.log.read_text().splitlines()
-        return [r for r in map(json.loads, lines) if r.get("kind") == kind]
-
-    def presence(self, report: bytes, state: str) -> None:
-        self.p.send(report)
+    def wait_merged(self, what: str) -> None:
+        """Wait for a ``no_cue`` record: what the child said merged into a cue already made."""
         wait_until(
             lambda: any(
-                r.get("type") == "Presence" and r.get("state") == state
-                for r in self.records("fact")
+                str(r.get("reason", "")).startswith("merged") for r in self.records("no_cue")
             ),
             5,
-            f"cuewrap to see presence {state}",
+            what,
         )
 
     def go(self) -> None:
@@ -106,9 +94,7 @@ class Session:
 
 
 def test_bell_while_away_one_cue_with_a_mark(tmp_path: Path) -> None:
-    s = start(tmp_path, "ready", "wait", "sleep:0.5", "bell", "hold")
-    s.presence(AWAY, "away")
-    s.go()
+    s = away_then(tmp_path, "sleep:0.5", "bell", "hold")
     (note,) = s.wait_notification("the cue for the child's BEL")
     assert note[0].startswith(b"python") and note[1] == b"Wants your attention"
     absence_window(1.0, "a second notification for the same BEL")
@@ -138,9 +124,7 @@ def test_bell_while_present_passes_through_and_nothing_more(tmp_path: Path) -> N
 
 
 def test_osc9_while_away_host_osc777_is_translated_exactly_once(tmp_path: Path) -> None:
-    s = start(tmp_path, "ready", "wait", "sleep:0.5", "osc9:Build done in 3s", "hold")
-    s.presence(AWAY, "away")
-    s.go()
+    s = away_then(tmp_path, "sleep:0.5", "osc9:Build done in 3s", "hold")
     (note,) = s.wait_notification("the child's OSC 9 re-emitted as OSC 777")
     assert note[1] == b"Build done in 3s"
     absence_window(1.0, "a second notification for the same OSC 9")
@@ -155,16 +139,10 @@ def test_osc9_while_away_host_osc777_is_translated_exactly_once(tmp_path: Path) 
 
 
 def test_bell_then_own_osc9_in_one_wait_gives_one_notification(tmp_path: Path) -> None:
-    s = start(tmp_path, "ready", "wait", "sleep:0.5", "bell", "osc9:Build done", "hold")
-    s.presence(AWAY, "away")
-    s.go()
+    s = away_then(tmp_path, "sleep:0.5", "bell", "osc9:Build done", "hold")
     (note,) = s.wait_notification("the cue for the child's BEL")
     assert note[1] == b"Wants your attention"
-    wait_until(
-        lambda: any(str(r.get("reason", "")).startswith("merged") for r in s.records("no_cue")),
-        5,
-        "the child's OSC 9 logged as merged",
-    )
+    s.wait_merged("the child's OSC 9 logged as merged")
     absence_window(1.0, "a second notification for the same wait")
     out = s.out()
     assert len(OSC777.findall(out)) == 1
@@ -173,17 +151,10 @@ def test_bell_then_own_osc9_in_one_wait_gives_one_notification(tmp_path: Path) -
 
 
 def test_bell_then_own_host_shown_notification_is_not_a_second_one(tmp_path: Path) -> None:
-    steps = ("ready", "wait", "sleep:0.5", "bell", "sleep:0.5", "osc777:T:B", "hold")
-    s = start(tmp_path, *steps)
-    s.presence(AWAY, "away")
-    s.go()
+    s = away_then(tmp_path, "sleep:0.5", "bell", "sleep:0.5", "osc777:T:B", "hold")
     (note,) = s.wait_notification("the cue for the child's BEL")
     assert note[1] == b"Wants your attention"
-    wait_until(
-        lambda: any(str(r.get("reason", "")).startswith("merged") for r in s.records("no_cue")),
-        5,
-        "the child's OSC 777 logged as merged",
-    )
+    s.wait_merged("the child's OSC 777 logged as merged")
     absence_window(1.0, "the child's own notification passed on as a second one")
     out = s.out()
     assert len(OSC777.findall(out)) == 1 and b"\x1b]777;notify;T;B" not in out
@@ -191,9 +162,7 @@ def test_bell_then_own_host_shown_notification_is_not_a_second_one(tmp_path: Pat
 
 
 def test_osc9_while_away_host_osc9_passes_unchanged_and_nothing_is_added(tmp_path: Path) -> None:
-    s = start(tmp_path, "ready", "wait", "sleep:0.5", "osc9:Build done", "hold", terminal="osc9")
-    s.presence(AWAY, "away")
-    s.go()
+    s = away_then(tmp_path, "sleep:0.5", "osc9:Build done", "hold", terminal="osc9")
     wait_until(lambda: b"\x1b]9;Build done\x1b\\" in s.out(), 8, "the child's OSC 9")
     wait_until(lambda: MARK in s.out(), 5, "the mark")
     absence_window(1.0, "a notification added by cuewrap")
@@ -205,9 +174,7 @@ def test_osc9_while_away_host_osc9_passes_unchanged_and_nothing_is_added(tmp_pat
 
 
 def test_osc9_progress_is_not_a_notification(tmp_path: Path) -> None:
-    s = start(tmp_path, "ready", "wait", "sleep:0.5", "osc9:4;3", "print:1:0", "hold")
-    s.presence(AWAY, "away")
-    s.go()
+    s = away_then(tmp_path, "sleep:0.5", "osc9:4;3", "print:1:0", "hold")
     s.p.expect("tick 0")
     absence_window(1.0, "a cue for OSC 9;4 progress")
     out = s.out()
@@ -216,9 +183,7 @@ def test_osc9_progress_is_not_a_notification(tmp_path: Path) -> None:
 
 
 def test_osc99_multipart_with_id_is_one_translated_notification(tmp_path: Path) -> None:
-    s = start(tmp_path, "ready", "wait", "sleep:0.5", "osc99:job-7:Tests:All 12 passed", "hold")
-    s.presence(AWAY, "away")
-    s.go()
+    s = away_then(tmp_path, "sleep:0.5", "osc99:job-7:Tests:All 12 passed", "hold")
     (note,) = s.wait_notification("the OSC 99 notification re-emitted as OSC 777")
     assert note == (b"Tests", b"All 12 passed")
     absence_window(1.0, "a second notification for the parts")
@@ -259,9 +224,7 @@ def test_osc7501_from_another_program_names_it_never_pi(tmp_path: Path) -> None:
 
 
 def test_quiet_after_output_while_away_one_seems_waiting_cue(tmp_path: Path) -> None:
-    s = start(tmp_path, "ready", "wait", "sleep:0.6", "print:5:0.05", "hold", quiet=1.5)
-    s.presence(AWAY, "away")
-    s.go()
+    s = away_then(tmp_path, "sleep:0.6", "print:5:0.05", "hold", quiet=1.5)
     s.p.expect("tick 4")
     (note,) = s.wait_notification("the seems-to-be-waiting cue", timeout=6)
     assert note[1] == b"Seems to be waiting"
@@ -272,9 +235,7 @@ def test_quiet_after_output_while_away_one_seems_waiting_cue(tmp_path: Path) -> 
 
 
 def test_no_quiet_cue_while_the_child_keeps_printing(tmp_path: Path) -> None:
-    s = start(tmp_path, "ready", "wait", "sleep:0.6", "print:40:0.1", "hold", quiet=1.5)
-    s.presence(AWAY, "away")
-    s.go()
+    s = away_then(tmp_path, "sleep:0.6", "print:40:0.1", "hold", quiet=1.5)
     s.p.expect("tick 30", timeout=10)
     assert s.notifications() == []
     s.end()
@@ -292,10 +253,7 @@ def test_no_quiet_cue_while_present(tmp_path: Path) -> None:
 
 
 def test_bell_then_quiet_gets_nothing_more(tmp_path: Path) -> None:
-    steps = ("ready", "wait", "sleep:0.6", "print:5:0.05", "bell", "hold")
-    s = start(tmp_path, *steps, quiet=1.0)
-    s.presence(AWAY, "away")
-    s.go()
+    s = away_then(tmp_path, "sleep:0.6", "print:5:0.05", "bell", "hold", quiet=1.0)
     assert len(s.wait_notification("the cue for the BEL")) == 1
     absence_window(2.5, "a quiet cue after the BEL told the wait")
     assert len(s.notifications()) == 1
@@ -306,9 +264,7 @@ def test_bell_then_quiet_gets_nothing_more(tmp_path: Path) -> None:
 
 
 def test_exit_while_away_gives_the_exited_cue(tmp_path: Path) -> None:
-    s = start(tmp_path, "ready", "wait", "sleep:0.5", "exit:3")
-    s.presence(AWAY, "away")
-    s.go()
+    s = away_then(tmp_path, "sleep:0.5", "exit:3")
     s.p.expect(pexpect.EOF)
     notes = OSC777.findall(s.p.logfile_read.getvalue())
     assert [n[1] for n in notes] == [b"Exited (status 3)"]

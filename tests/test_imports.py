@@ -28,6 +28,7 @@ SPAWN_BUDGET = frozenset(
         "cuewrap.bridge.channel",
         "cuewrap.cli",
         "cuewrap.config",
+        "cuewrap.context",  # the session's shared parts, one NamedTuple (records only)
         "cuewrap.decisionlog",
         "cuewrap.host",
         "cuewrap.loop",
@@ -191,9 +192,10 @@ FLOORS: tuple[frozenset[str], ...] = (
     frozenset({"relay", "bridge", "screen", "generic", "tmux"}),  # sources and tmux
     frozenset({"deliver", "sessions"}),  # effectors; what a session tells others
     frozenset({"answer"}),  # answering Pi's dialogs (reads the screen, finds a session)
-    frozenset({"wiring"}),  # one session: built, run, torn down
-    frozenset({"configure"}),  # `cuewrap config` (its test notification builds a cue side)
-    frozenset({"doctor"}),  # `cuewrap doctor` (shows settings as the editor does)
+    # one session: built, run, torn down; `cuewrap config` (its test notification takes a
+    # reminder's route: deliver/route.py); `cuewrap doctor`. Side by side: none imports another
+    # (test_the_commands_beside_the_session_import_nothing_of_it)
+    frozenset({"wiring", "configure", "doctor"}),
     frozenset({"entry"}),  # cli and __main__: parse, then hand over
 )
 ENTRY = frozenset({"cuewrap.cli", "cuewrap.__main__"})
@@ -235,6 +237,19 @@ def upward_arrows(graph: dict[str, set[str]]) -> dict[str, list[str]]:
 
 def test_no_module_imports_a_floor_above_its_own() -> None:
     assert upward_arrows(import_graph()) == {}
+
+
+def test_the_commands_beside_the_session_import_nothing_of_it() -> None:
+    """`cuewrap config` and `cuewrap doctor` stand beside the session's wiring, not above it:
+    neither imports it, nor one the other (what they share lives on the floors below)."""
+    apart = {"wiring", "configure", "doctor"}
+    crossing = sorted(
+        (n, t)
+        for n, targets in import_graph().items()
+        for t in targets
+        if _place(n) in apart and _place(t) in apart and _place(n) != _place(t)
+    )
+    assert crossing == []
 
 
 def test_upward_arrows_finds_one() -> None:

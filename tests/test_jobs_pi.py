@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 import waiting
 from fakemodel import MODEL_ID, FakeModel, text, tool_call
-from pirig import PiHome, PiSession, _descendants, _proc_stat, pi_argv
+from pirig import PiHome, PiSession, _descendants, _proc_stat, pi_argv, ready_away
+from procstat import cmdline
 from waiting import wait_until
 
 pytestmark = pytest.mark.pi
@@ -74,6 +75,13 @@ class Shell:
         self.s.send(f"stty -g > {shlex.quote(str(self.before))}; {cmd}\r")
         self.s.wait_ready(timeout=30)
 
+    def start_run(self, fakemodel: FakeModel, command: str) -> PiSession:
+        """Pi started; a run whose tool runs ``command`` (then says "all done") begun."""
+        self.start_pi()
+        fakemodel.push(tool_call("bash", {"command": command}), text("all done"))
+        self.s.prompt("run it")
+        return self.s
+
     def stopped(self, stop: Callable[[], None]) -> float:
         """Stop the pair with ``stop``; wait for "Stopped" and the prompt; check the terminal
         is as before. Returns the seconds from the stop to the prompt."""
@@ -111,16 +119,16 @@ class Shell:
     def pi_pid(self) -> int:
         """Pi itself: cuewrap's grandchild, under cuewrap's session leader."""
         tree = _descendants(self.s.pid)
-        cuewraps = [p for p, _ in tree if "cuewrap" in _cmdline(p) and _parent(p) == self.s.pid]
-        assert len(cuewraps) == 1, [(p, _cmdline(p)) for p, _ in tree]
+        cuewraps = [p for p, _ in tree if "cuewrap" in cmdline(p) and _parent(p) == self.s.pid]
+        assert len(cuewraps) == 1, [(p, cmdline(p)) for p, _ in tree]
         leaders = {p for p, _ in tree if _parent(p) == cuewraps[0]}
-        pis = [p for p, _ in tree if _parent(p) in leaders and _cmdline(p).startswith("pi")]
-        assert len(pis) == 1, [(p, _cmdline(p)) for p, _ in tree]
+        pis = [p for p, _ in tree if _parent(p) in leaders and cmdline(p).startswith("pi")]
+        assert len(pis) == 1, [(p, cmdline(p)) for p, _ in tree]
         return pis[0]
 
     def cuewrap_pid(self) -> int:
         tree = _descendants(self.s.pid)
-        [pid] = [p for p, _ in tree if "cuewrap" in _cmdline(p) and _parent(p) == self.s.pid]
+        [pid] = [p for p, _ in tree if "cuewrap" in cmdline(p) and _parent(p) == self.s.pid]
         return pid
 
     def close(self) -> None:
@@ -138,14 +146,6 @@ def _parent(pid: int) -> int | None:
     return st[0] if st else None
 
 
-def _cmdline(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().replace(b"\0", b" ").decode(errors="replace").strip()
-    except OSError:
-        return ""
-
-
 def _notifications(raw: bytes) -> int:
     return len(re.findall(rb"\x1b\]777;notify;", raw))
 
@@ -155,8 +155,7 @@ def prompt_reaches_model_and_cue_fires(sh: Shell, fakemodel: FakeModel, word: st
     n_req = len(fakemodel.requests)
     n_note = _notifications(s.raw_output)
     fakemodel.push(text(f"answer {word}"))
-    s.focus_out()  # the user leaves: a cue is due when the run ends
-    s.wait_log(lambda r: r.get("kind") == "presence" and r.get("presence") == "away")
+    ready_away(s)  # the user leaves: a cue is due when the run ends
     s.prompt(f"question {word}")
     fakemodel.wait_requests(n_req + 1)
     assert f"question {word}" in str(fakemodel.requests[-1]), fakemodel.requests[-1]
@@ -254,10 +253,7 @@ def test_fg_turns_progress_back_on_only_for_a_run_still_active(
     it on again while the run is still active, and not once the run has ended."""
     sh = Shell(pi_home, tmp_path, CUEWRAP_NOTIFY_PROGRESS="true")
     try:
-        sh.start_pi()
-        s = sh.s
-        fakemodel.push(tool_call("bash", {"command": "sleep 6"}), text("all done"))
-        s.prompt("run it")
+        s = sh.start_run(fakemodel, "sleep 6")
         wait_until(lambda: last_progress(s.raw_output) == OURS_ON, 10, "progress on", detail=s.dump)
         sh.stopped(lambda: s.send(b"\x1a"))
         assert last_progress(s.raw_output) == OURS_OFF  # cleared for the shell
@@ -286,10 +282,7 @@ def test_fg_never_turns_progress_on_over_pis_own(
     pi_home.write_settings(terminal={"showTerminalProgress": True})
     sh = Shell(pi_home, tmp_path, CUEWRAP_NOTIFY_PROGRESS="true")
     try:
-        sh.start_pi()
-        s = sh.s
-        fakemodel.push(tool_call("bash", {"command": "sleep 5"}), text("all done"))
-        s.prompt("run it")
+        s = sh.start_run(fakemodel, "sleep 5")
         wait_until(lambda: b"\x1b]9;4;3\x07" in s.raw_output, 10, "Pi's own progress")
         waiting.absence_window(2.0, "cuewrap's progress (due 1.5 s into a run)")
         sh.stopped(lambda: s.send(b"\x1a"))

@@ -5,10 +5,11 @@ from __future__ import annotations
 import base64
 
 import pytest
+from trackerref import feed_all
 
 from cuewrap.facts import ChildProgress
 from cuewrap.term.notices import ChildNotification, NoticeParser, NoticeProtocol
-from cuewrap.term.tracker import Bell, OutputTracker
+from cuewrap.term.tracker import Bell, OutputEvent, OutputTracker
 
 pytestmark = pytest.mark.unit
 
@@ -27,14 +28,8 @@ class Policy:
         return protocol in self.take
 
 
-def run(t: OutputTracker, *chunks: bytes) -> tuple[bytes, list[object]]:
-    out = b""
-    events: list[object] = []
-    for c in chunks:
-        s = t.feed(c)
-        out += s.out
-        events += s.events
-    return out + t.flush(), events
+def run(t: OutputTracker, *chunks: bytes) -> tuple[bytes, list[OutputEvent]]:
+    return feed_all(t, list(chunks))
 
 
 def test_osc9_text_consumed_when_policy_says_so() -> None:

@@ -20,7 +20,9 @@ from typing import Any
 
 import pytest
 from fakemodel import FakeModel, text, tool_call
-from pirig import PiSession
+from pirig import PiSession, ready_away
+from procstat import alive
+from shared import RECORDER, calls
 from waiting import absence_window, turning, wait_until
 
 from cuewrap.config import ConfigError, check_commands, load_settings
@@ -30,16 +32,6 @@ from cuewrap.loop import Loop
 FIELDS = {"event", "session", "cwd", "source", "certainty", "id", "time", "escalated"}
 FIELDS |= {"pid", "tmux_pane", "tty"}  # which session: cuewrap's pid, its pane, its terminal
 
-RECORDER = textwrap.dedent(
-    """
-    import json, os, sys
-    data = sys.stdin.read()
-    env = {k: v for k, v in os.environ.items() if k.startswith("CUEWRAP_CUE_")}
-    with open(sys.argv[1], "a") as fh:
-        fh.write(json.dumps({"stdin": data, "env": env, "pid": os.getpid()}) + "\\n")
-    """
-)
-
 
 @pytest.fixture
 def recorder(tmp_path: Path) -> tuple[list[str], Path]:
@@ -47,12 +39,6 @@ def recorder(tmp_path: Path) -> tuple[list[str], Path]:
     script.write_text(RECORDER)
     out = tmp_path / "calls.jsonl"
     return [sys.executable, str(script), str(out)], out
-
-
-def calls(out: Path) -> list[dict[str, Any]]:
-    if not out.exists():
-        return []
-    return [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
 
 
 # -- the effector ---------------------------------------------------------------------------
@@ -96,7 +82,7 @@ def test_a_hanging_command_is_killed_at_the_timeout(tmp_path: Path) -> None:
     wait_until(lambda: runner.pending == 0, 10, "the command to end", sleep=turning(loop))
     assert states[-1] == (3, "failed", "killed at the timeout (0.5 s)")
     # the command and its own child are gone
-    wait_until(lambda: not any(_alive(int(p)) for p in pids.read_text().split()), 5,
+    wait_until(lambda: not any(alive(int(p)) for p in pids.read_text().split()), 5,
                "the command's process group killed", sleep=turning(loop))  # fmt: skip
 
 
@@ -135,18 +121,10 @@ def test_killed_with_cuewrap(tmp_path: Path) -> None:
     wait_until(lambda: pids.exists() and pids.read_text().strip(), 5, "the command's pid file",
                interval=0.02)  # fmt: skip
     child = int(pids.read_text())
-    assert _alive(child)
+    assert alive(child)
     proc.kill()
     proc.wait()
-    wait_until(lambda: not _alive(child), 5, "notify.command to end with kill -9 of cuewrap")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+    wait_until(lambda: not alive(child), 5, "notify.command to end with kill -9 of cuewrap")
 
 
 # -- configuration --------------------------------------------------------------------------
@@ -203,8 +181,7 @@ def command_deliveries(s: PiSession) -> list[dict[str, Any]]:
 
 
 def away(s: PiSession) -> None:
-    s.focus_out()
-    s.wait_log(lambda r: r.get("kind") == "presence" and r.get("presence") == "away")
+    ready_away(s)
 
 
 @pytest.mark.pi

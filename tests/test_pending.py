@@ -1,6 +1,7 @@
 """The cue side built after the child's first frame (cuewrap/wiring/pending.py): what the relay
-told the stand-in meanwhile reaches the controller once it exists, in order, and nothing is lost; a
-decision that cannot wait builds it at once; a failed build leaves a plain passthrough."""
+told the stand-in meanwhile reaches the controller once it exists, in order, and nothing is lost;
+the child's exit builds it at once; nothing in it decides for the tracker (the byte path's rules
+do); a failed build leaves a plain passthrough."""
 
 from __future__ import annotations
 
@@ -36,7 +37,6 @@ class FakeController:
     def __init__(self) -> None:
         self.seen: list[Any] = []
         self.output_tap = Tap(self.seen)
-        self.consume_answer = True
 
     def relay_event(self, event: Any) -> None:
         self.seen.append(("event", event))
@@ -44,28 +44,13 @@ class FakeController:
     def terminal_answer(self, answer: Any) -> None:
         self.seen.append(("answer", answer))
 
-    def consume(self, protocol: Any) -> bool:
-        self.seen.append(("consume", protocol))
-        return self.consume_answer
-
-    def clipboard(self, read: bool, framed: bool) -> bool:
-        self.seen.append(("clipboard", read, framed))
-        return False
-
-
-class FakeRelay:
-    sink: Any = None
-    screen: Any = None
-
-    def attach(self, sink: Any, screen: Any) -> None:
-        self.sink, self.screen = sink, screen
-
 
 def _pending(loop: Loop, controller: FakeController | None, *, frames: bool) -> PendingCueSide:
     builds: list[int] = []
     errors: list[str] = []
 
-    def build() -> Any:
+    def build(cues: PendingCueSide) -> Any:
+        assert cues is p  # the stand-in hands itself to what builds the cue side
         builds.append(1)
         return controller
 
@@ -79,8 +64,7 @@ def test_built_after_the_first_frame_then_replayed_in_order() -> None:
     loop = Loop()
     c = FakeController()
     p = _pending(loop, c, frames=True)
-    relay = FakeRelay()
-    p.attach = relay.attach
+    assert p.tap is p  # the relay's output tap: the stand-in keeps the chunks
     p.resize(rows=24, cols=80)
     p.feed(b"\x1b[?1049h\x1b[c")  # Pi's first output: its queries, no frame yet
     p.relay_event(KeysRead())
@@ -100,11 +84,11 @@ def test_built_after_the_first_frame_then_replayed_in_order() -> None:
         ("answer", answer),
         ("feed", FRAME),
     ]
-    # the relay now talks to the controller itself
-    assert relay.sink == c.relay_event and relay.screen is c.output_tap
-    p.feed(b"more")  # (a relay that kept the stand-in) still reaches it
+    # the relay now feeds the controller's tap itself (it reads ``tap`` at each chunk)
+    assert p.tap is c.output_tap  # type: ignore[comparison-overlap]
+    p.feed(b"late")  # a chunk read before the build: not kept, not fed twice
     p.relay_event(ChildExited(0, None))
-    assert c.seen[-2:] == [("feed", b"more"), ("event", ChildExited(0, None))]
+    assert c.seen[-1] == ("event", ChildExited(0, None)) and ("feed", b"late") not in c.seen
     p.build()  # once only
     assert p.builds == [1]  # type: ignore[attr-defined]
 
@@ -129,19 +113,12 @@ def test_built_at_the_latest_when_the_child_is_silent() -> None:
     assert p.builds == [1]  # type: ignore[attr-defined]
 
 
-def test_decisions_that_cannot_wait_build_it_at_once() -> None:
+def test_the_childs_exit_builds_it_at_once_and_nothing_else_asks_it() -> None:
     loop = Loop()
     c = FakeController()
     p = _pending(loop, c, frames=True)
-    p.feed(b"\x1b]9;done")
-    assert p.consume("osc9") is True  # the controller's answer, asked now
-    assert p.builds == [1]  # type: ignore[attr-defined]
-    assert c.seen == [("feed", b"\x1b]9;done"), ("consume", "osc9")]
-
-    c2 = FakeController()
-    p2 = _pending(loop, c2, frames=True)
-    assert p2.clipboard(read=False, framed=False) is False
-    assert c2.seen == [("clipboard", False, False)]
+    p.feed(b"\x1b]9;done\x07")  # a notification: the byte path decides it, not the cue side
+    assert not p.built and not hasattr(p, "consume") and not hasattr(p, "clipboard")
 
     c3 = FakeController()
     p3 = _pending(loop, c3, frames=True)
@@ -156,9 +133,9 @@ def test_a_failed_build_leaves_a_plain_passthrough() -> None:
     p = _pending(loop, None, frames=True)
     p.feed(FRAME)
     p.relay_event(KeysRead())
-    assert p.consume("osc777") is False  # the child's notification passes as it is
-    assert p.clipboard(read=True, framed=False) is True  # as without the guard
+    p.build()
     assert p.builds == [1]  # type: ignore[attr-defined]
+    assert p.tap is None  # nothing sees the output any more
     p.feed(b"x")
     p.relay_event(KeysRead())
     p.terminal_answer(None)
@@ -180,3 +157,22 @@ def test_a_failing_tap_is_dropped_the_events_still_replayed() -> None:
     p.build()
     assert c.seen == [("event", KeysRead())]
     assert p.errors == ["replay"]  # type: ignore[attr-defined]
+
+
+def test_a_tap_done_while_the_cue_side_is_built_stays_done() -> None:
+    """The screen gate may decide (a stronger source already live) while the cue side is
+    built or its kept output replayed: the relay then feeds the ring, never the gate again."""
+    loop = Loop()
+    c = FakeController()
+    ring = Tap([])
+
+    def build(cues: PendingCueSide) -> Any:
+        cues.tap_done(c.output_tap, ring)  # what the gate's on_done does
+        return c
+
+    p = PendingCueSide(loop, build, lambda where, exc: None, frames=True)
+    p.feed(FRAME)
+    p.build()
+    assert p.tap is ring  # type: ignore[comparison-overlap]
+    p.tap_done(Tap([]), None)  # another tap: nothing changes
+    assert p.tap is ring  # type: ignore[comparison-overlap]

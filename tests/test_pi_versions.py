@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from pirig import PiSession
 
 from cuewrap.engine import pi_support
 
@@ -35,6 +36,17 @@ def test_features_by_version() -> None:
     assert pi_support.node_requirement("^20 || >=22") is None
 
 
+def finished_cue_then_quit(s: PiSession) -> None:
+    """Away, a prompt: the run's "Finished" notification (OSC 777); back, /quit, exit 0."""
+    s.focus_out()
+    s.prompt("hello")
+    m = s.wait_for_output(rb"\x1b\]777;notify;([^;\x07\x1b]*);([^\x07\x1b]*)", timeout=30)
+    assert m.group(2) == b"Finished"
+    s.focus_in()
+    s.quit()
+    assert s.wait_exit() == 0
+
+
 @pytest.mark.pi
 @pytest.mark.parametrize("pi_version", ["1.4.0", "latest"])
 def test_current_pi_under_cuewrap_has_full_cues(pi_session) -> None:  # type: ignore[no-untyped-def]
@@ -42,13 +54,7 @@ def test_current_pi_under_cuewrap_has_full_cues(pi_session) -> None:  # type: ig
     s.submit("/cue")
     m = s.wait_for_screen(r"Pi (\d+\.\d+\.\d+): full cues")
     assert pi_support.features_of(m.group(1)) == set(pi_support.NAMES)
-    s.focus_out()
-    s.prompt("hello")
-    m2 = s.wait_for_output(rb"\x1b\]777;notify;([^;\x07\x1b]*);([^\x07\x1b]*)", timeout=30)
-    assert m2.group(2) == b"Finished"
-    s.focus_in()
-    s.quit()
-    assert s.wait_exit() == 0
+    finished_cue_then_quit(s)
     [support] = s.log_records("pi_support")
     assert support["full"] is True and support["missing"] == []
     assert s.log_records("diagnostic") == []  # nothing to say about this Pi
@@ -64,13 +70,7 @@ def test_older_pi_under_cuewrap_states_its_degraded_mode_and_cues(pi_session) ->
     s.wait_for_screen(r"Pi bridge: trusted protocol observed")
     s.wait_for_screen(r"cues come from: bridge")
     assert "bridge inactive" not in s.screen_text
-    s.focus_out()
-    s.prompt("hello")
-    m = s.wait_for_output(rb"\x1b\]777;notify;([^;\x07\x1b]*);([^\x07\x1b]*)", timeout=30)
-    assert m.group(2) == b"Finished"
-    s.focus_in()
-    s.quit()
-    assert s.wait_exit() == 0
+    finished_cue_then_quit(s)
     rejected = s.log_records("rejected")
     assert rejected == [], rejected
     [support] = s.log_records("pi_support")

@@ -248,6 +248,18 @@ class _Child:
         self.reports = -1
 
 
+class _Cues:
+    """The relay's cue side: no output tap, every event recorded."""
+
+    tap = None
+
+    def __init__(self, events: list[object]) -> None:
+        self.events = events
+
+    def relay_event(self, event: object) -> None:
+        self.events.append(event)
+
+
 @pytest.fixture
 def relay() -> Iterator[tuple[Relay, int, list[object]]]:
     master, slave = os.openpty()
@@ -263,7 +275,7 @@ def relay() -> Iterator[tuple[Relay, int, list[object]]]:
         focus=None,
         tracker=OutputTracker(clipboard=Clip(), guard_frames=True),
         injector=Injector(loop, host.write),
-        sink=events.append,
+        cues=lambda relay: _Cues(events),
         mark=MarkFinder(),
     )
     yield rel, r, events

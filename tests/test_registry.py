@@ -257,22 +257,39 @@ def fake_entry(directory: Path, pid: int, **fields: Any) -> Path:
     return path
 
 
+class Sleepers:
+    """``sleep 60`` processes, killed after the test."""
+
+    def __init__(self) -> None:
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    def start(self) -> subprocess.Popen[bytes]:
+        p = subprocess.Popen(["sleep", "60"])
+        self.procs.append(p)
+        return p
+
+
 @pytest.fixture
-def sleepers() -> Iterator[list[subprocess.Popen[bytes]]]:
-    procs: list[subprocess.Popen[bytes]] = []
-    yield procs
-    for p in procs:
+def sleepers() -> Iterator[Sleepers]:
+    s = Sleepers()
+    yield s
+    for p in s.procs:
         p.kill()
         p.wait()
 
 
-def test_order_and_table(runtime: Path, sleepers: list[subprocess.Popen[bytes]]) -> None:
+def registry_dir(runtime: Path) -> Path:
+    """cuewrap's registry directory in ``runtime``, made as cuewrap makes it."""
     directory = runtime / "cuewrap"
     directory.mkdir(mode=0o700)
+    return directory
+
+
+def test_order_and_table(runtime: Path, sleepers: Sleepers) -> None:
+    directory = registry_dir(runtime)
     states = ["idle", "working", "finished", "needs-input", "failed"]
     for i, state in enumerate(states):
-        p = subprocess.Popen(["sleep", "60"])
-        sleepers.append(p)
+        p = sleepers.start()
         fake_entry(directory, p.pid, state=state, since=100.0 + i, session=f"s{i}")
     env = env_for(runtime)
     rows = ls(env)
@@ -285,13 +302,9 @@ def test_order_and_table(runtime: Path, sleepers: list[subprocess.Popen[bytes]])
     assert [line.split()[1] for line in table[1:]] == [r["state"] for r in rows]
 
 
-def test_dead_reused_malformed_foreign_entries(
-    runtime: Path, sleepers: list[subprocess.Popen[bytes]]
-) -> None:
-    directory = runtime / "cuewrap"
-    directory.mkdir(mode=0o700)
-    live = subprocess.Popen(["sleep", "60"])
-    sleepers.append(live)
+def test_dead_reused_malformed_foreign_entries(runtime: Path, sleepers: Sleepers) -> None:
+    directory = registry_dir(runtime)
+    live = sleepers.start()
     good = fake_entry(directory, live.pid, state="working")
     # a pid that is alive but started at another time: a reused pid
     reused = fake_entry(directory, os.getpid(), start_time=_start_time(os.getpid()) + 1)
@@ -304,8 +317,7 @@ def test_dead_reused_malformed_foreign_entries(
     live_sock = directory / f"{live.pid}.sock"
     live_sock.write_text("")
     # a zombie (dead, its parent has not reaped it yet)
-    zombie = subprocess.Popen(["sleep", "60"])
-    sleepers.append(zombie)
+    zombie = sleepers.start()
     started = _start_time(zombie.pid)
     zombie.kill()
     stat_path = Path(f"/proc/{zombie.pid}/stat")
@@ -328,13 +340,9 @@ def test_dead_reused_malformed_foreign_entries(
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="needs root to make another user's file")
-def test_another_users_entry_is_never_read(
-    runtime: Path, sleepers: list[subprocess.Popen[bytes]]
-) -> None:
-    directory = runtime / "cuewrap"
-    directory.mkdir(mode=0o700)
-    p = subprocess.Popen(["sleep", "60"])
-    sleepers.append(p)
+def test_another_users_entry_is_never_read(runtime: Path, sleepers: Sleepers) -> None:
+    directory = registry_dir(runtime)
+    p = sleepers.start()
     path = fake_entry(directory, p.pid)
     os.chown(path, 65534, 65534)
     assert ls(env_for(runtime)) == []

@@ -46,6 +46,19 @@ class Tap:
         pass
 
 
+class Cues:
+    """The relay's cue side, as the relay knows it: its output tap (read at each chunk) and
+    its event sink."""
+
+    def __init__(self, tap: Tap | None) -> None:
+        self.tap = tap
+        self.events: list[object] = []
+        self.controls: object = None
+
+    def relay_event(self, event: object) -> None:
+        self.events.append(event)
+
+
 @pytest.fixture
 def pty_pair() -> Iterator[tuple[int, int]]:
     master, slave = os.openpty()
@@ -59,6 +72,12 @@ def _relay(master: int, out_fd: int, tap: Tap | None = None) -> tuple[Relay, Loo
     loop = Loop()
     host = HostTerminal(0, out_fd)
     injector = Injector(loop, host.write)
+    cues = Cues(tap)
+
+    def make(controls: object) -> Cues:
+        cues.controls = controls
+        return cues
+
     relay = Relay(
         loop,
         Child(master),  # type: ignore[arg-type]
@@ -66,8 +85,9 @@ def _relay(master: int, out_fd: int, tap: Tap | None = None) -> tuple[Relay, Loo
         focus=None,
         tracker=OutputTracker(),
         injector=injector,
-        screen=tap,
+        cues=make,
     )
+    assert relay.cues is cues and cues.controls is relay  # made with the relay's controls
     return relay, loop
 
 
@@ -155,40 +175,19 @@ def _readable(fd: int) -> bool:
     return bool(select.select([fd], [], [], 0)[0])
 
 
-def test_a_tap_that_needs_no_more_output_is_no_longer_fed(pty_pair: tuple[int, int]) -> None:
+def test_the_cue_sides_tap_is_read_at_each_chunk(pty_pair: tuple[int, int]) -> None:
+    """The relay feeds whatever the cue side's tap is now (wiring/pending.py changes it:
+    built, or the screen gate done): nothing is handed to the relay afterwards."""
     r, w = os.pipe()
-    tap = Tap()
+    tap, other = Tap(), Tap()
     relay, _ = _relay(pty_pair[0], w, tap)
     relay._output(b"one")
-    relay.drop_tap(Tap())  # another tap: not the relay's, nothing changes
+    assert relay.cues is not None
+    relay.cues.tap = other  # type: ignore[misc]
     relay._output(b"two")
-    relay.drop_tap(tap)
+    relay.cues.tap = None  # type: ignore[misc]  # the gate needs no more output
     relay._output(b"three")
-    assert tap.fed == [b"one", b"two"] and relay.screen is None
-    assert os.read(r, 100) == b"onetwothree"
-    os.close(r)
-    os.close(w)
-
-
-def test_a_tap_dropped_before_it_is_attached_is_not_fed_what_replaces_it_is(
-    pty_pair: tuple[int, int],
-) -> None:
-    """The screen gate can decide it will not run while the cue side is being built (the bridge
-    already said hello), before the relay is handed it: the relay, still feeding the cue side's
-    stand-in then, must not start feeding the gate for the rest of the session once it is
-    attached; the ring that replaces it is fed instead."""
-    r, w = os.pipe()
-    stand_in, gate, ring = Tap(), Tap(), Tap()
-    relay, _ = _relay(pty_pair[0], w, stand_in)
-    relay._output(b"one")
-    relay.drop_tap(gate, ring)  # told while the stand-in is the relay's tap: nothing changes yet
-    relay._output(b"two")
-    relay.attach(None, gate)  # the cue side built: its tap handed over
-    relay._output(b"three")
-    assert stand_in.fed == [b"one", b"two"]
-    assert gate.fed == [] and ring.fed == [b"three"] and relay.screen is ring
-    relay.attach(None, stand_in)  # any other tap is attached as it is
-    assert relay.screen is stand_in
+    assert tap.fed == [b"one"] and other.fed == [b"two"]
     assert os.read(r, 100) == b"onetwothree"
     os.close(r)
     os.close(w)

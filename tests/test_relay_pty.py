@@ -11,12 +11,14 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pexpect
 import pytest
 from launch import default_signals
 from procstat import wakeups
+from shared import finish_in_shell, in_shell
 
 pytestmark = pytest.mark.pty
 
@@ -45,26 +47,19 @@ def spawn(*child_args: str, log: Path | None = None, **kw: object) -> pexpect.sp
                          preexec_fn=default_signals, **kw)  # fmt: skip
 
 
-def in_shell(*child_args: str, log: Path | None = None) -> pexpect.spawn:
+def received(p: pexpect.spawn, enough: Callable[[bytes], bool]) -> bytes:
+    """What the input-echoing child reported receiving (its ``R<hex>`` lines), read until
+    ``enough`` of it came."""
+    got = b""
+    while not enough(got):
+        p.expect(rb"R([0-9a-f]+)\r\n")
+        got += bytes.fromhex(p.match.group(1).decode())
+    return got
+
+
+def in_cuewrap_shell(*child_args: str, log: Path | None = None) -> pexpect.spawn:
     """Run cuewrap inside sh, printing the tty settings before and after and the exit status."""
-    cmd = shlex.join(cuewrap_argv(*child_args, log=log))
-    script = f'echo "B=$(stty -g)"; {cmd}; echo "RC=$?"; echo "A=$(stty -g)"'
-    p = pexpect.spawn("sh", ["-c", script], env=env(), timeout=10, dimensions=(24, 80),
-                      preexec_fn=default_signals)  # fmt: skip
-    p.logfile_read = io.BytesIO()
-    return p
-
-
-def finish_shell(p: pexpect.spawn) -> tuple[int, bytes]:
-    """Wait for sh to end; return cuewrap's exit status and all output; assert termios restored."""
-    p.expect(pexpect.EOF)
-    out = p.logfile_read.getvalue()
-    before = re.search(rb"B=(\S+)", out)
-    after = re.search(rb"A=(\S+)", out)
-    rc = re.search(rb"RC=(\d+)", out)
-    assert before and after and rc, out
-    assert before.group(1) == after.group(1), "termios settings not restored"
-    return int(rc.group(1)), out
+    return in_shell(cuewrap_argv(*child_args, log=log), env())
 
 
 def test_version_and_help() -> None:
@@ -190,11 +185,8 @@ def test_input_all_256_byte_values_unchanged() -> None:
     payload = bytes(b for b in range(256) if b != ord("q"))
     # ESC [ I / ESC [ O never occur here, so every byte must reach the child
     p.send(payload)
-    got = b""
-    while len(got) < len(payload):  # each report holds at least one byte
-        p.expect(rb"R([0-9a-f]+)\r\n", timeout=10)
-        got += bytes.fromhex(p.match.group(1).decode())
-    assert got == payload
+    # each report holds at least one byte
+    assert received(p, lambda got: len(got) >= len(payload)) == payload
     p.send(b"q")
     p.expect(pexpect.EOF)
     p.close()
@@ -203,19 +195,19 @@ def test_input_all_256_byte_values_unchanged() -> None:
 
 @pytest.mark.parametrize("code", [0, 3, 42])
 def test_exit_status_propagated(code: int) -> None:
-    p = in_shell("exit", str(code))
+    p = in_cuewrap_shell("exit", str(code))
     p.expect("READY")
     p.sendline("")
-    rc, _ = finish_shell(p)
+    rc, _ = finish_in_shell(p)
     assert rc == code
 
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGSEGV, signal.SIGTERM])
 def test_signal_death_is_128_plus_n(sig: int) -> None:
-    p = in_shell("kill-self", str(int(sig)))
+    p = in_cuewrap_shell("kill-self", str(int(sig)))
     p.expect("READY")
     p.sendline("")
-    rc, out = finish_shell(p)
+    rc, out = finish_in_shell(p)
     assert rc == 128 + sig
     assert b"\x1b[?1004l" in out and b"\x1b[23;0t" in out
 
@@ -235,11 +227,7 @@ def test_focus_reports_swallowed_when_child_did_not_enable_1004(tmp_path: Path) 
     p = spawn("raw-echo", log=log)
     p.expect("READY")
     p.send(b"a\x1b[Ob\x1b[Ic")
-    got = b""
-    while b"c" not in got:
-        p.expect(rb"R([0-9a-f]+)\r\n")
-        got += bytes.fromhex(p.match.group(1).decode())
-    assert got == b"abc"
+    assert received(p, lambda got: b"c" in got) == b"abc"
     p.send(b"q")
     p.expect(pexpect.EOF)
     states = [
@@ -279,20 +267,16 @@ def test_focus_like_bytes_inside_bracketed_paste_are_data() -> None:
     p.expect("READY")
     pasted = b"\x1b[200~x\x1b[Oy\x1b[201~"
     p.send(pasted)
-    got = b""
-    while not got.endswith(b"\x1b[201~"):
-        p.expect(rb"R([0-9a-f]+)\r\n")
-        got += bytes.fromhex(p.match.group(1).decode())
-    assert got == pasted
+    assert received(p, lambda got: got.endswith(b"\x1b[201~")) == pasted
     p.send(b"q")
     p.expect(pexpect.EOF)
 
 
 def test_child_dies_with_alt_screen_and_mouse_on_is_reset() -> None:
-    p = in_shell("modes-die")
+    p = in_cuewrap_shell("modes-die")
     p.expect("ALT")
     p.sendline("")
-    rc, out = finish_shell(p)
+    rc, out = finish_in_shell(p)
     assert rc == 128 + signal.SIGKILL
     tail = out[out.index(b"ALT") :]
     for mode in (b"1049", b"1000", b"1002", b"1006", b"2004"):
@@ -371,11 +355,7 @@ def test_internal_failure_fails_open(tmp_path: Path) -> None:
     p = pexpect.spawn(argv[0], argv[1:], env=e, timeout=10)
     p.expect("READY")
     p.send(b"xyz")
-    got = b""
-    while b"z" not in got:
-        p.expect(rb"R([0-9a-f]+)\r\n")
-        got += bytes.fromhex(p.match.group(1).decode())
-    assert got == b"xyz"
+    assert received(p, lambda got: b"z" in got) == b"xyz"
     p.send(b"q")
     p.expect(pexpect.EOF)
     p.close()

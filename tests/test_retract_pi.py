@@ -22,7 +22,7 @@ import pytest
 import waiting
 from fakemodel import FakeModel, text, tool_call
 from pirig import PiSession
-from test_notify_command import RECORDER, calls
+from shared import RECORDER, calls
 
 pytestmark = [pytest.mark.pi, pytest.mark.parametrize("pi_version", ["1.4.0"])]
 
@@ -193,9 +193,10 @@ def escalated(out: Path) -> list[dict[str, Any]]:
     return [json.loads(c["stdin"]) for c in calls(out) if json.loads(c["stdin"])["escalated"]]
 
 
-def test_escalation_after_two_seconds_away_with_a_dialog_open(
+def dialog_reminded(
     pi_session: Any, fakemodel: FakeModel, recorder_env: Any
-) -> None:
+) -> tuple[PiSession, Path]:
+    """The user away, a confirm dialog open, its needs-input call made to notify.command."""
     env, out = recorder_env
     fakemodel.push(tool_call("test_confirm", {}), text("done"))
     s: PiSession = pi_session(env=env)
@@ -203,6 +204,13 @@ def test_escalation_after_two_seconds_away_with_a_dialog_open(
     s.prompt("confirm please")
     s.wait_dialog()
     wait_until(lambda: calls(out), 10, "the needs-input call", s)
+    return s, out
+
+
+def test_escalation_after_two_seconds_away_with_a_dialog_open(
+    pi_session: Any, fakemodel: FakeModel, recorder_env: Any
+) -> None:
+    s, out = dialog_reminded(pi_session, fakemodel, recorder_env)
     first = time.monotonic()
     [esc] = wait_until(lambda: escalated(out), 10, "the escalated call", s)
     assert time.monotonic() - first >= 1.5  # not before escalate_after (2 s) has passed
@@ -221,13 +229,7 @@ def test_escalation_after_two_seconds_away_with_a_dialog_open(
 def test_no_escalation_when_the_user_returns_at_one_second(
     pi_session: Any, fakemodel: FakeModel, recorder_env: Any
 ) -> None:
-    env, out = recorder_env
-    fakemodel.push(tool_call("test_confirm", {}), text("done"))
-    s: PiSession = pi_session(env=env)
-    presence(s, "out")
-    s.prompt("confirm please")
-    s.wait_dialog()
-    wait_until(lambda: calls(out), 10, "the needs-input call", s)
+    s, out = dialog_reminded(pi_session, fakemodel, recorder_env)
     waiting.absence_window(1.0, "the user is away for one second")
     presence(s, "in")
     presence(s, "out")  # away again, same wait: no new notification, no escalation

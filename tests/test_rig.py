@@ -16,13 +16,8 @@ from typing import Any
 
 import pytest
 from fakemodel import FakeModel, delay, hang, http_error, text, tool_call, tool_calls
-from pirig import (
-    TEST_EXT,
-    PiHome,
-    PiSession,
-    _descendants,
-    ask_question_args,
-)
+from pirig import TEST_EXT, PiHome, PiSession, _descendants, ask_question_args, started_run
+from procstat import cmdline, state
 from waiting import wait_until
 
 # --------------------------------------------------------------------------------------------
@@ -150,9 +145,7 @@ def _run_until(s: PiSession, prompt: str) -> None:
 
 @pytest.mark.pi
 def test_bash_tool_run(pi_session: Any, fakemodel: FakeModel) -> None:
-    fakemodel.push(tool_call("bash", {"command": "sleep 2; echo hi"}), text("all done"))
-    s: PiSession = pi_session()
-    s.prompt("run the tool")
+    s = started_run(pi_session, fakemodel, "sleep 2; echo hi", "all done", prompt="run the tool")
     s.wait_for_screen(r"\$ sleep 2; echo hi")
     s.wait_working()
     s.wait_for_screen(r"Elapsed \d")
@@ -185,9 +178,7 @@ def test_http_500_retries(pi_session: Any, fakemodel: FakeModel) -> None:
 
 @pytest.mark.pi
 def test_escape_aborts_tool(pi_session: Any, fakemodel: FakeModel) -> None:
-    fakemodel.push(tool_call("bash", {"command": "sleep 10"}))
-    s: PiSession = pi_session()
-    s.prompt("sleep please")
+    s = started_run(pi_session, fakemodel, "sleep 10", prompt="sleep please")
     s.wait_for_screen(r"Elapsed \d")
     t = time.monotonic()
     s.escape()
@@ -195,7 +186,7 @@ def test_escape_aborts_tool(pi_session: Any, fakemodel: FakeModel) -> None:
     s.wait_idle()
     assert time.monotonic() - t < 3
     assert len(fakemodel.requests) == 1  # no provider request after the abort
-    sleeps = [p for p, _ in _descendants(s.pid) if _cmdline(p).startswith("sleep")]
+    sleeps = [p for p, _ in _descendants(s.pid) if cmdline(p).startswith("sleep")]
     assert sleeps == []
 
 
@@ -255,9 +246,7 @@ def test_extension_commands(pi_session: Any) -> None:
 
 @pytest.mark.pi
 def test_focus_reports_do_not_disturb_a_run(pi_session: Any, fakemodel: FakeModel) -> None:
-    fakemodel.push(tool_call("bash", {"command": "sleep 1; echo still here"}), text("finished"))
-    s: PiSession = pi_session()
-    s.prompt("run")
+    s = started_run(pi_session, fakemodel, "sleep 1; echo still here", "finished", prompt="run")
     s.wait_for_screen(r"Elapsed")
     for _ in range(3):
         s.focus_out()
@@ -296,24 +285,22 @@ def test_ask_questionnaire(
 @pytest.mark.pi
 @pytest.mark.parametrize("pi_version", ["1.4.0"])
 def test_session_close_kills_the_tree(pi_session: Any, fakemodel: FakeModel) -> None:
-    fakemodel.push(tool_call("bash", {"command": "sleep 30"}))
-    s: PiSession = pi_session()
-    s.prompt("sleep long")
+    s = started_run(pi_session, fakemodel, "sleep 30", prompt="sleep long")
     s.wait_for_screen(r"Elapsed")
 
     def tree_with_sleep() -> list[tuple[int, str]] | None:
         tree = _descendants(s.pid)
-        return tree if any(_cmdline(p).startswith("sleep") for p, _ in tree) else None
+        return tree if any(cmdline(p).startswith("sleep") for p, _ in tree) else None
 
     tree = wait_until(tree_with_sleep, 5, "the tool's sleep among the session's processes",
-                      detail=lambda: [_cmdline(p) for p, _ in _descendants(s.pid)])  # fmt: skip
+                      detail=lambda: [cmdline(p) for p, _ in _descendants(s.pid)])  # fmt: skip
     s.close()
 
     def alive() -> list[int]:
-        return [p for p, _ in tree if os.path.exists(f"/proc/{p}") and _state(p) != "Z"]
+        return [p for p, _ in tree if os.path.exists(f"/proc/{p}") and state(p) != "Z"]
 
     wait_until(lambda: not alive(), 2, "the whole tree gone",
-               detail=lambda: [(p, _cmdline(p)) for p in alive()])  # fmt: skip
+               detail=lambda: [(p, cmdline(p)) for p in alive()])  # fmt: skip
     assert not s.isalive()
 
 
@@ -328,22 +315,6 @@ def test_under_cuewrap_log(pi_session: Any, fakemodel: FakeModel) -> None:
     assert all("kind" in r for r in s.log_records())
     s.quit()
     assert s.wait_exit() == 0
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().replace(b"\0", b" ").decode(errors="replace").strip()
-    except OSError:
-        return ""
-
-
-def _state(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return "X"
 
 
 @pytest.mark.unit

@@ -23,12 +23,13 @@ from typing import Any
 
 import pytest
 from fakemodel import FakeModel, text, tool_call
-from pirig import TEST_EXT, PiHome, PiSession
+from pirig import TEST_EXT, PiHome, PiSession, ready_away
+from shared import system_tool
 from waiting import absence_window, wait_until
 
 pytestmark = pytest.mark.ssh
 
-SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
+SSHD = system_tool("sshd") or "sshd"  # in /usr/sbin, which root's PATH may lack
 _OSC777 = re.compile(rb"\x1b\]777;notify;([^;\x07\x1b]*);([^\x07\x1b]*)(?:\x07|\x1b\\)")
 # what the remote command needs from the rig's environment (the rest comes from sshd)
 _PASS = ("PI_", "XDG_", "PATH", "HOME", "LANG", "LC_ALL")
@@ -128,8 +129,7 @@ def remote_command(pi_home: PiHome, log: Path, *, tmux: str | None = None) -> st
 
 def run_away_and_settle(s: PiSession, fakemodel: FakeModel) -> list[tuple[str, str]]:
     """The user's terminal loses focus, a run settles: the notification at the local side."""
-    s.focus_out()
-    s.wait_log(lambda r: r.get("kind") == "presence" and r.get("presence") == "away")
+    ready_away(s)
     fakemodel.push(tool_call("bash", {"command": "sleep 1"}), text("remote done"))
     s.prompt("a remote task")
     s.wait_for_screen(r"^ remote done$", timeout=20)

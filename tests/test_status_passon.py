@@ -6,6 +6,7 @@ cuewrap gives the terminal back with the child's status still shown."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import pytest
 
@@ -82,6 +83,15 @@ def _relay() -> tuple[Relay, int, list[int]]:
     return relay, r, [r, w, master, slave]
 
 
+@pytest.fixture
+def host_pipe() -> Iterator[tuple[Relay, int]]:
+    """``_relay()``, its fds closed after the test."""
+    relay, r, fds = _relay()
+    yield relay, r
+    for fd in fds:
+        os.close(fd)
+
+
 def _read(fd: int) -> bytes:
     """What the host got so far (b"" for nothing)."""
     try:
@@ -90,44 +100,34 @@ def _read(fd: int) -> bytes:
         return b""
 
 
-def test_the_relay_writes_the_missed_report_at_the_answer_and_clears_at_exit() -> None:
-    relay, r, fds = _relay()
-    try:
-        relay._output(b"frame " + IDLE)
-        assert _read(r) == b"frame "  # the host has not answered yet
-        relay._handle_input_items([TerminalAnswer("osc7501", "?")])
-        assert _read(r) == IDLE  # the state it missed
-        relay._output(WORKING)
-        assert _read(r) == WORKING
-        # a stop (Ctrl-Z) undoes modes only; leaving for good clears the indicator too
-        assert seq.PROGRAM_STATUS_CLEAR not in relay.restore_sequence()
-        assert relay.restore_sequence(leaving=True).endswith(seq.PROGRAM_STATUS_CLEAR)
-        relay._output(CLEAR)  # the child cleared it: nothing more at exit
-        assert seq.PROGRAM_STATUS_CLEAR not in relay.restore_sequence(leaving=True)
-    finally:
-        for fd in fds:
-            os.close(fd)
+def test_the_relay_writes_the_missed_report_at_the_answer_and_clears_at_exit(
+    host_pipe: tuple[Relay, int],
+) -> None:
+    relay, r = host_pipe
+    relay._output(b"frame " + IDLE)
+    assert _read(r) == b"frame "  # the host has not answered yet
+    relay._handle_input_items([TerminalAnswer("osc7501", "?")])
+    assert _read(r) == IDLE  # the state it missed
+    relay._output(WORKING)
+    assert _read(r) == WORKING
+    # a stop (Ctrl-Z) undoes modes only; leaving for good clears the indicator too
+    assert seq.PROGRAM_STATUS_CLEAR not in relay.restore_sequence()
+    assert relay.restore_sequence(leaving=True).endswith(seq.PROGRAM_STATUS_CLEAR)
+    relay._output(CLEAR)  # the child cleared it: nothing more at exit
+    assert seq.PROGRAM_STATUS_CLEAR not in relay.restore_sequence(leaving=True)
 
 
-def test_no_answer_no_report_and_no_clear() -> None:
-    relay, r, fds = _relay()
-    try:
-        relay._output(b"x" + WORKING)
-        assert _read(r) == b"x"
-        assert relay.restore_sequence(leaving=True) == b""
-    finally:
-        for fd in fds:
-            os.close(fd)
+def test_no_answer_no_report_and_no_clear(host_pipe: tuple[Relay, int]) -> None:
+    relay, r = host_pipe
+    relay._output(b"x" + WORKING)
+    assert _read(r) == b"x"
+    assert relay.restore_sequence(leaving=True) == b""
 
 
-def test_a_failed_tracker_still_clears_what_it_let_through() -> None:
-    relay, _, fds = _relay()
-    try:
-        relay._handle_input_items([TerminalAnswer("osc7501", "?")])
-        relay._output(WORKING)
-        relay._filter_failed("tracker", RuntimeError("test"))
-        assert relay.tracker is None
-        assert relay.restore_sequence(leaving=True) == seq.PROGRAM_STATUS_CLEAR
-    finally:
-        for fd in fds:
-            os.close(fd)
+def test_a_failed_tracker_still_clears_what_it_let_through(host_pipe: tuple[Relay, int]) -> None:
+    relay, _ = host_pipe
+    relay._handle_input_items([TerminalAnswer("osc7501", "?")])
+    relay._output(WORKING)
+    relay._filter_failed("tracker", RuntimeError("test"))
+    assert relay.tracker is None
+    assert relay.restore_sequence(leaving=True) == seq.PROGRAM_STATUS_CLEAR

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from fakemodel import FakeModel, text, tool_call
-from pirig import AnsweringTerminal, PiSession, wrapped_pid
+from pirig import AnsweringTerminal, PiSession, ready_away, wrapped_pid
 from waiting import wait_until
 
 pytestmark = pytest.mark.pi
@@ -64,8 +64,7 @@ def user_texts(fm: FakeModel) -> list[str]:
 def one_run(s: PiSession, fm: FakeModel, *, away: bool = False) -> None:
     """One prompt, answered by the fake model, until Pi says done."""
     if away:
-        s.focus_out()
-        s.wait_log(lambda r: r.get("kind") == "presence" and r.get("presence") == "away")
+        ready_away(s)
     s.prompt(PROMPT)
     s.wait_for_screen(r"^ hello there$")
     s.wait_idle()

@@ -11,11 +11,12 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
+from trackerref import feed_all as feed_tracker
 
 from cuewrap.factbase import ProgramStatus
 from cuewrap.term.answers import AnswerFilter, TerminalAnswer
 from cuewrap.term.focus import HostStatusReply
-from cuewrap.term.tracker import OutputTracker, StatusQuery
+from cuewrap.term.tracker import OutputEvent, OutputTracker, StatusQuery
 
 pytestmark = pytest.mark.unit
 
@@ -24,16 +25,8 @@ STARTUP = b"\x1b[>0q\x1b]7501;?\x07\x1b[c"
 REPORT = b"\x1b]7501;state=idle:app=claude-code\x07"
 
 
-def run(chunks: list[bytes], **kw: bool) -> tuple[bytes, list[object]]:
-    t = OutputTracker(**kw)
-    out = b""
-    events: list[object] = []
-    for c in chunks:
-        scan = t.feed(c)
-        out += scan.out
-        events += scan.events
-    out += t.flush()
-    return out, events
+def run(chunks: list[bytes], **kw: bool) -> tuple[bytes, list[OutputEvent]]:
+    return feed_tracker(OutputTracker(**kw), chunks)
 
 
 def test_the_query_is_taken_out_and_reported_either_terminator() -> None:

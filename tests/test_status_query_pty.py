@@ -8,18 +8,16 @@ Program Status query too. The child says whether its query was answered before i
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import os
 import re
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pexpect
 import pytest
-from launch import default_signals, seen
+from launch import default_signals, seen, started
 from waiting import wait_until
 
 pytestmark = pytest.mark.pty
@@ -30,16 +28,6 @@ DA1_QUERY = rb"\x1b\[c"
 OWN_QUERY = b"\x1b]7501;?\x1b\\"  # cuewrap's own (ST); the child's ends with BEL
 CHILD_QUERY = b"\x1b]7501;?\x07"
 REPORT = b"state=working:app=fakeagent"
-
-_started: list[pexpect.spawn] = []
-
-
-@pytest.fixture(autouse=True)
-def _close_sessions() -> Iterator[None]:
-    yield
-    while _started:
-        with contextlib.suppress(Exception):
-            _started.pop().close(force=True)
 
 
 class Host:
@@ -56,7 +44,7 @@ class Host:
         self.p = p = pexpect.spawn(
             PY, argv, env=e, timeout=10, dimensions=(24, 80), preexec_fn=default_signals
         )
-        _started.append(p)
+        started(p)
         p.logfile_read = io.BytesIO()
 
     def answer_rounds(self, rounds: int) -> list[str]:
@@ -154,7 +142,7 @@ def test_no_cues_no_answer(tmp_path: Path) -> None:
         timeout=10,
         preexec_fn=default_signals,
     )
-    _started.append(p)
+    started(p)
     p.expect(re.escape(CHILD_QUERY) + DA1_QUERY)
     p.send(b"\x1b[?62;22c")
     p.expect(rb"ORDER=no-status")
@@ -169,7 +157,7 @@ def test_doctor_asks_and_says_whether_the_terminal_speaks_it(tmp_path: Path) -> 
         p = pexpect.spawn(
             PY, ["-m", "cuewrap", "doctor"], env=e, timeout=10, preexec_fn=default_signals
         )
-        _started.append(p)
+        started(p)
         p.expect(re.escape(OWN_QUERY) + DA1_QUERY)  # asked once, before DA1
         p.send(b"\x1bP>|WezTerm 20240203\x1b\\" + (OWN_QUERY if speaks else b"") + b"\x1b[?62c")
         p.expect(pexpect.EOF)

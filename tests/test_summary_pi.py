@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from desktoprig import dunst_history
 from fakemodel import FakeModel, http_error, text, tool_call
-from pirig import TESTS, PiSession, ask_question_args
+from pirig import TESTS, PiSession, ask_question_args, ready_away
 from tmuxrig import SESSION, Scene
 from waiting import absence_window, wait_until
 
@@ -137,8 +137,7 @@ def test_what_each_notification_says(
         env["CUEWRAP_PRIVACY_BODY"] = "summary"
     s = pi_session(extensions=[ask_ext, WIRETAP_EXT], env=env)
     c = Case(s, out)
-    s.focus_out()
-    s.wait_log(lambda r: r.get("kind") == "presence" and r.get("presence") == "away")
+    ready_away(s)
 
     s.prompt(PROMPT)  # a confirm dialog, then the 500-character answer
     s.wait_dialog()
@@ -305,9 +304,7 @@ def test_the_desktop_notification_says_it_as_plain_text(
     body, and '<', '>', '&' in it are escaped so they stay text (no bold, no link)."""
     first = 'MARKUP-SECRET a < b & c > d <b>bold</b> <a href="http://x">link</a>'
     fakemodel.script([text(first + "\nmore")])
-    env = {key: dunst.env[key] for key in ("DISPLAY", "DBUS_SESSION_BUS_ADDRESS",
-                                           "XDG_RUNTIME_DIR")}  # fmt: skip
-    env["CUEWRAP_PRIVACY_BODY"] = "summary"
+    env = {**dunst.desktop(), "CUEWRAP_PRIVACY_BODY": "summary"}
     s = pi_session(env=env)
     s.focus_out()
     s.prompt("hello")
@@ -358,8 +355,7 @@ def test_without_the_bridge_pi_s_error_report_says_why(
     fakemodel.script([http_error(400, E400, error_type="invalid_request_error")])
     env = {"CUEWRAP_PRIVACY_BODY": "summary"} if summary_on else {}
     s = pi_session(cuewrap_args=["--no-bridge"], env=env)
-    s.focus_out()
-    s.wait_log(lambda r: r.get("kind") == "presence" and r.get("presence") == "away")
+    ready_away(s)
     s.prompt("PROMPT-SECRET fail")
     wait_until(lambda: notifications(s.raw_output), 20, "the failed notification",
                detail=s.dump)  # fmt: skip

@@ -18,16 +18,16 @@ from typing import Any
 
 import pytest
 from desktoprig import Session, dunst_history
-from test_notify_command import RECORDER, calls
+from shared import RECORDER, RecordingLog, calls
 from waiting import turning, wait_until
 
 from cuewrap.config import Settings
 from cuewrap.configure.testnotify import test_notify as send_test
-from cuewrap.decisionlog import DecisionLog
+from cuewrap.context import Context
 from cuewrap.loop import Loop
 from cuewrap.term.focus import FocusReport
 from cuewrap.term.tracker import Bell
-from cuewrap.wiring.cueside import build_controller
+from cuewrap.wiring.cueside import Edge, Plan, build_controller
 
 pytestmark = pytest.mark.desktop
 
@@ -35,15 +35,6 @@ pytestmark = pytest.mark.desktop
 KINDS = ("terminal_protocol", "delivery", "withdrawal", "desktop_worker")
 XTERM = {"TERM": "xterm-256color", "XTERM_VERSION": "XTerm(390)"}  # shows no popup of its own
 KITTY = {"TERM": "xterm-kitty", "KITTY_WINDOW_ID": "1"}  # shows its own: one popup, kitty's
-
-
-class Log(DecisionLog):
-    def __init__(self) -> None:
-        super().__init__(None)
-        self.records: list[dict[str, Any]] = []
-
-    def write(self, kind: str, **fields: object) -> None:
-        self.records.append({"kind": kind, **fields})
 
 
 def settings_with(command: list[str]) -> Settings:
@@ -70,11 +61,9 @@ def real_cue(
 ) -> tuple[list[dict[str, Any]], bytes]:
     """A cue from the cue side a session builds: the user away (a focus report, or tmux's
     view of the pane), the child rings its bell."""
-    loop, log, written = Loop(), Log(), bytearray()
-    c = build_controller(
-        loop, settings, log, env, pi_mode=False, inject=written.extend, size=(24, 80),
-        command="/usr/bin/some-program",
-    )  # fmt: skip
+    loop, log, written = Loop(), RecordingLog(), bytearray()
+    plan = Plan(pi_mode=False, command="/usr/bin/some-program", size=(24, 80))
+    c = build_controller(Context(loop, settings, log, env), plan, Edge(written.extend))
 
     def away() -> bool:
         return any(r["kind"] == "presence" and r.get("presence") == "away" for r in log.records)
@@ -100,7 +89,7 @@ def real_cue(
 def run_test_notification(
     env: dict[str, str], settings: Settings
 ) -> tuple[list[dict[str, Any]], bytes, str]:
-    log, written = Log(), bytearray()
+    log, written = RecordingLog(), bytearray()
     line = send_test(settings, env, written.extend, log=log)
     return log.records, bytes(written), line
 

@@ -19,6 +19,7 @@ from trackerref import (
     WORKING,
     Always,
     check_against_reference,
+    examples,
     expected,
     feed_all,
     splits,
@@ -298,19 +299,19 @@ def test_reference_agrees_on_examples() -> None:
     ]
 
 
-@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(800)
 @given(splits())
 def test_any_split_matches_reference(chunks: list[bytes]) -> None:
     check_against_reference(chunks, consume=True)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(300)
 @given(splits())
 def test_any_split_matches_reference_without_consuming(chunks: list[bytes]) -> None:
     check_against_reference(chunks, consume=False)
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(500)
 @given(splits(), st.booleans(), st.booleans())
 def test_any_split_matches_reference_with_notices(
     chunks: list[bytes], consume: bool, answer: bool
@@ -334,7 +335,7 @@ def test_random_bytes_match_reference(chunks: list[bytes]) -> None:
     check_against_reference(chunks, consume=True)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(300)
 @given(splits())
 def test_split_equals_whole(chunks: list[bytes]) -> None:
     data = b"".join(chunks)

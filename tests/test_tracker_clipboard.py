@@ -4,10 +4,11 @@ docs/terminal-guard.md), against the reference and at every byte boundary."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from trackerref import (
     CLIPS,
+    LARGE_EXAMPLES,
     LONG,
     PI_FRAME,
     ST,
@@ -15,6 +16,7 @@ from trackerref import (
     Always,
     Clip,
     check_against_reference,
+    examples,
     expected,
     feed_all,
     splits,
@@ -35,7 +37,7 @@ pytestmark = pytest.mark.unit
 WRITE = b"\x1b]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaA==\x07"
 
 
-@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(800)
 @given(splits(), st.booleans(), CLIPS)
 def test_any_split_matches_reference_with_clipboard(
     chunks: list[bytes], consume: bool, clip: Clip
@@ -43,7 +45,7 @@ def test_any_split_matches_reference_with_clipboard(
     check_against_reference(chunks, consume=consume, clip=clip)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(300)
 @given(splits(), CLIPS, st.booleans())
 def test_clipboard_with_notices_matches_reference(
     chunks: list[bytes], clip: Clip, answer: bool
@@ -51,11 +53,7 @@ def test_clipboard_with_notices_matches_reference(
     check_against_reference(chunks, consume=False, notices=Always(answer), clip=clip)
 
 
-@settings(
-    max_examples=80,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@LARGE_EXAMPLES
 @given(
     splits(st.lists(st.one_of(LONG, TOKENS), min_size=1, max_size=4).map(b"".join), False),
     CLIPS,

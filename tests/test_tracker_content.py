@@ -5,9 +5,19 @@ acts-outside-the-window)."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from trackerref import CLIPS, MISC, TEXT, TOKENS, Clip, check_against_reference, feed_all, splits
+from trackerref import (
+    CLIPS,
+    MISC,
+    TEXT,
+    TOKENS,
+    Clip,
+    check_against_reference,
+    examples,
+    feed_all,
+    splits,
+)
 
 from cuewrap.term.clipboard import GuardedSequence
 from cuewrap.term.content import (
@@ -166,7 +176,7 @@ CONTENT_STREAMS = st.lists(
 ).map(b"".join)
 
 
-@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(800)
 @given(splits(CONTENT_STREAMS), st.booleans(), st.none() | CLIPS)
 def test_content_classes_at_any_split_match_the_reference(
     chunks: list[bytes], consume: bool, clip: Clip | None

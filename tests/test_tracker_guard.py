@@ -4,16 +4,18 @@ frame the child draws are content (docs/terminal-guard.md)."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from trackerref import (
     CLIPS,
+    LARGE_EXAMPLES,
     LONG,
     PI_FRAME,
     TOKENS,
     Always,
     Clip,
     check_against_reference,
+    examples,
     expected,
     feed_all,
     splits,
@@ -42,7 +44,7 @@ pytestmark = pytest.mark.unit
 OPTIONAL_CLIPS = st.none() | CLIPS
 
 
-@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(800)
 @given(splits(), st.booleans(), OPTIONAL_CLIPS, st.booleans())
 def test_any_split_matches_reference_with_the_sequence_guard(
     chunks: list[bytes], consume: bool, clip: Clip | None, guard: bool
@@ -50,7 +52,7 @@ def test_any_split_matches_reference_with_the_sequence_guard(
     check_against_reference(chunks, consume=consume, clip=clip, guard=guard)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(300)
 @given(splits(), st.booleans(), st.booleans())
 def test_sequence_guard_with_notices_matches_reference(
     chunks: list[bytes], answer: bool, guard: bool
@@ -58,11 +60,7 @@ def test_sequence_guard_with_notices_matches_reference(
     check_against_reference(chunks, consume=True, notices=Always(answer), guard=guard)
 
 
-@settings(
-    max_examples=80,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@LARGE_EXAMPLES
 @given(
     splits(
         st.lists(st.one_of(LONG, TOKENS), min_size=1, max_size=4)

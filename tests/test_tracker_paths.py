@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from unittest.mock import patch
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from trackerref import (
     DONE,
@@ -18,6 +18,7 @@ from trackerref import (
     Always,
     Clip,
     check_against_reference,
+    examples,
     splits,
 )
 
@@ -31,16 +32,15 @@ pytestmark = pytest.mark.unit
 
 # --- the plain path: Pi's frames skip the per-sequence work ----------------------------------
 
+# what frames every TUI's drawing: synchronized output on and off, the cursor hidden and
+# shown, a cursor move, a line cleared
+FRAMING = [b"\x1b[?2026h", b"\x1b[?2026l", b"\x1b[?25l", b"\x1b[?25h", b"\x1b[12;1H", b"\x1b[2K"]
+
 # pieces of Pi's streaming frames (CSI cursor moves and colours, quiet toggles, a hyperlink
 # reset ending each line, hyperlinks ended by ST) and, rarer, whatever makes a chunk not plain
 PI_PIECES = st.sampled_from(
     [
-        b"\x1b[?2026h",
-        b"\x1b[?2026l",
-        b"\x1b[?25l",
-        b"\x1b[?25h",
-        b"\x1b[12;1H",
-        b"\x1b[2K",
+        *FRAMING,
         b"\x1b[0m\x1b]8;;\x07",
         b"\x1b[38;2;129;161;193m",
         b"\x1b[22;39m",
@@ -140,7 +140,7 @@ def assert_same_as_general_path(make: Callable[[], OutputTracker], chunks: list[
     assert short == general
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(400)
 @given(splits(PI_STREAMS), st.booleans(), st.booleans(), st.booleans())
 def test_plain_path_equals_general_path(
     chunks: list[bytes], own_focus: bool, guard: bool, consume: bool
@@ -154,7 +154,7 @@ def test_plain_path_equals_general_path(
     )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(300)
 @given(splits(PI_STREAMS))
 def test_pi_like_streams_match_reference(chunks: list[bytes]) -> None:
     check_against_reference(chunks, consume=True)
@@ -207,12 +207,7 @@ def test_plain_path_last_toggle_wins(chunk: bytes, on: set[int], off: set[int]) 
 # chunk not plain (or is plain only if it is not taken for more than it is)
 TUI_PIECES = st.sampled_from(
     [
-        b"\x1b[?2026h",
-        b"\x1b[?2026l",
-        b"\x1b[?25l",
-        b"\x1b[?25h",
-        b"\x1b[12;1H",
-        b"\x1b[2K",
+        *FRAMING,
         b"\x1b[38;5;244m",
         b"\x1b[1;32m",
         b"\x1b[0m",
@@ -284,7 +279,7 @@ TUI_ODD = st.sampled_from([b"\x1b\x00[?1049h", b"\x1b\x7f[?2026l", b"\x1b\n[?25h
 TUI_ODD_STREAMS = st.builds(_one_in, TUI_PLAIN, TUI_ODD, st.integers(0, 20))
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(500)
 @given(
     splits(TUI_STREAMS | TUI_ODD_STREAMS),
     st.booleans(),
@@ -309,13 +304,13 @@ def test_flood_path_equals_general_path(
     )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(300)
 @given(splits(TUI_STREAMS), st.booleans())
 def test_tui_floods_match_reference(chunks: list[bytes], consume: bool) -> None:
     check_against_reference(chunks, consume=consume)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(200)
 @given(splits(TUI_STREAMS), st.booleans())
 def test_tui_floods_match_reference_with_clipboard_and_notices(
     chunks: list[bytes], answer: bool

@@ -5,7 +5,9 @@ generated streams and ``check_against_reference``: shared by the tests of cuewra
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from cuewrap.facts import ChildProgress, ProgramStatus
@@ -27,6 +29,7 @@ from cuewrap.term.tracker import (
     ModeChange,
     OutputEvent,
     OutputTracker,
+    Scan,
     TitleChange,
 )
 
@@ -53,13 +56,35 @@ BLOCKED = b"\x1b]7501;state=blocked:app=pi:kind=permission\x1b\\"
 QUERY = b"\x1b]7501;?\x1b\\"
 
 
-def feed_all(t: OutputTracker, chunks: list[bytes]) -> tuple[bytes, list[OutputEvent]]:
+def examples(n: int) -> settings:
+    """hypothesis: ``n`` examples, no deadline (the reference is slow on a long stream)."""
+    return settings(max_examples=n, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+#: hypothesis for the tests whose examples are whole large streams (the reference is slow on
+#: them, and a stream may be larger than hypothesis likes)
+LARGE_EXAMPLES = settings(
+    max_examples=80,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+def feed_all(
+    t: OutputTracker,
+    chunks: list[bytes],
+    each: Callable[[bytes, Scan, bytes], None] | None = None,
+) -> tuple[bytes, list[OutputEvent]]:
+    """Feed ``chunks`` to ``t``, then flush: all its output and events. ``each(chunk, scan,
+    output so far)`` is called after each chunk's scan."""
     out = bytearray()
     events: list[OutputEvent] = []
     for c in chunks:
         s = t.feed(c)
         out += s.out
         events += s.events
+        if each is not None:
+            each(c, s, bytes(out))
     out += t.flush()
     return bytes(out), events
 
@@ -866,18 +891,15 @@ def check_against_reference(
     want_out, ref = expected(data, consume, notices, clip, guard)
     safe_at = Ref(False).run(want_out)  # states the host terminal goes through
     t = OutputTracker(consume_status=consume, notices=notices, clipboard=clip, guard_frames=guard)
-    out = bytearray()
-    events: list[OutputEvent] = []
-    for c in chunks:
-        s = t.feed(c)
-        out += s.out
-        events += s.events
-        assert want_out.startswith(bytes(out))
-        assert s.safe == safe_at[len(out)], (bytes(out), c)
+
+    def each(c: bytes, s: Scan, out: bytes) -> None:
+        assert want_out.startswith(out)
+        assert s.safe == safe_at[len(out)], (out, c)
         assert t.safe == s.safe
-    out += t.flush()
+
+    out, events = feed_all(t, chunks, each)
     assert t.safe == safe_at[len(out)]
-    assert bytes(out) == want_out
+    assert out == want_out
     assert events == ref.events
     assert t.modes.on == ref.modes
     assert t.modes.off == ref.modes_off

@@ -93,6 +93,7 @@ class Answerer:
         summary: bool,
         bridge_key: str,
         on_change: Callable[[], None] = lambda: None,
+        type_keys: TypeKeys | None = None,
         make_reader: Callable[[int, int], DialogReader] | None = None,
     ) -> None:
         self.loop = loop
@@ -102,7 +103,7 @@ class Answerer:
         self.summary = summary
         self.bridge_key = bridge_key  # the bridge's token: the key of its title checks
         self.on_change = on_change
-        self.type_keys: TypeKeys | None = None  # the relay's, set once both exist
+        self.type_keys = type_keys  # the relay's (None: nothing can be typed)
         self.book = B.Book()
         self.last: str | None = None  # the last attempt, for /cue
         self._make = make_reader or (

@@ -58,6 +58,10 @@ class OutputRing:
     def kept(self) -> list[bytes]:
         return list(self._chunks)
 
+    def read_by(self, reader: DialogReader | None) -> None:
+        """From now on the output also goes to ``reader`` (None: to no reader)."""
+        self.reader = reader
+
 
 def _no_fact(_fact: Fact) -> None:
     pass

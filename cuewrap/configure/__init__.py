@@ -33,8 +33,10 @@ from cuewrap.config import (
     find_key,
     load_settings,
     parse_text,
+    show_origin,
+    show_value,
+    unset_text,
 )
-from cuewrap.configure.show import show_origin, show_value, unset_text
 
 if TYPE_CHECKING:
     from cuewrap.args import Args

@@ -17,8 +17,9 @@ from cuewrap.config import (
     check_command,
     load_settings,
     parse_text,
+    show_value,
+    unset_text,
 )
-from cuewrap.configure.show import show_value, unset_text
 
 if TYPE_CHECKING:
     from cuewrap.configure.store import ConfigFile

@@ -51,22 +51,23 @@ def test_notify(
     wait: float = WAIT,
 ) -> str:
     """Send it; ``write`` takes the terminal's bytes (the editor writes them raw)."""
+    from cuewrap.context import Context
     from cuewrap.deliver.delivery import build_delivery
+    from cuewrap.deliver.route import tmux_route
     from cuewrap.loop import Loop
     from cuewrap.sessions.publish import Where
-    from cuewrap.wiring.cueside import tmux_side
 
     loop = Loop()
     kept = KeptLog(log)
-    delivery = build_delivery(loop, settings, kept, env, write)
+    ctx = Context(loop, settings, kept, env)
+    where = Where(env)
+    origin = {"pid": where.pid, "tmux_pane": where.tmux_pane, "tty": where.tty}
+    delivery = build_delivery(ctx, write, where=origin)
     side, reaper = None, None
     if env.get("TMUX"):
-        side, reaper = tmux_side(
-            loop, settings, kept, env, delivery, write,
-            on_presence=lambda merged, via: None, is_eligible=lambda e: True,
-        )  # fmt: skip
-    where = Where(env)
-    delivery.where = {"pid": where.pid, "tmux_pane": where.tmux_pane, "tty": where.tty}
+        side, reaper = tmux_route(
+            ctx, delivery, write, on_presence=lambda merged, via: None, is_eligible=lambda e: True
+        )
     n = Notify(
         cue_id=CUE,
         kind="finished",

@@ -25,7 +25,6 @@ import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from cuewrap.decisionlog import DecisionLog
 from cuewrap.deliver import DeliveryState
 from cuewrap.deliver.channel import Capabilities, Channel, Message, Off
 from cuewrap.deliver.channels import CommandChannel, TerminalChannel, desktop_channel
@@ -35,10 +34,9 @@ from cuewrap.deliver.terminal import TerminalNotifier, detect_terminal_protocol,
 from cuewrap.deliver.title import TitleMarks
 from cuewrap.engine.effects import Action, Eligibility, Notify, Withdraw
 from cuewrap.engine.page import Channels
-from cuewrap.loop import Loop
 
 if TYPE_CHECKING:
-    from cuewrap.config import Settings
+    from cuewrap.context import Context
     from cuewrap.deliver.keepawake import Inhibitor
     from cuewrap.deliver.plan import Answers, Plan
     from cuewrap.deliver.terminal import Choice
@@ -71,24 +69,30 @@ class TerminalRoute(Protocol):
 
     def notify(self, n: Notify, deliver: Callable[[Notify, Live | None], None]) -> None: ...
 
+    def live_now(self) -> Live | None: ...
+
 
 def build_delivery(
-    loop: Loop,
-    settings: Settings,
-    log: DecisionLog,
-    env: Mapping[str, str],
+    ctx: Context,
     inject: Callable[[bytes], None],
+    *,
     undo_at_restore: Callable[[bytes], None] = lambda off: None,
     app: str = "Pi",
+    where: Mapping[str, Any] | None = None,
+    answering: Answering | None = None,
 ) -> Delivery:
     """A session's delivery, as a session builds it (``cueside``) and as ``cuewrap config``'s
     test notification does: inside tmux, tmux is asked about the pane first (blocking; not
     when nothing would go through it)."""
     from cuewrap.deliver import terminal
 
-    in_tmux = bool(env.get("TMUX"))
-    info = terminal.query_tmux(env) if in_tmux and settings.notify.terminal != "off" else None
-    return Delivery(loop, settings, log, env, inject, undo_at_restore, app, info)
+    in_tmux = bool(ctx.env.get("TMUX"))
+    ask = in_tmux and ctx.settings.notify.terminal != "off"
+    info = terminal.query_tmux(ctx.env) if ask else None
+    return Delivery(
+        ctx, inject, undo_at_restore=undo_at_restore, app=app, tmux_info=info,
+        where=where, answering=answering,
+    )  # fmt: skip
 
 
 class Delivery:
@@ -97,26 +101,29 @@ class Delivery:
 
     def __init__(
         self,
-        loop: Loop,
-        settings: Settings,
-        log: DecisionLog,
-        env: Mapping[str, str],
+        ctx: Context,
         inject: Callable[[bytes], None],
+        *,
         undo_at_restore: Callable[[bytes], None] = lambda off: None,
         app: str = "Pi",
         tmux_info: TmuxInfo | None = None,
+        where: Mapping[str, Any] | None = None,
+        answering: Answering | None = None,
     ) -> None:
         """``tmux_info``: what tmux said about this pane at start (``terminal.query_tmux``,
         blocking, asked by whoever builds this; None outside tmux or when it could not be
         asked). The terminal choice and the channel plan are made here (logged as
         ``terminal_protocol``), and again when the terminal answers (``answered``). Inside
         tmux, once the tmux side is the route (``route_through``), each notification's are
-        made from what tmux says then (``decide``)."""
+        made from what tmux says then (``decide``). ``where``: which session a notification
+        came from (pid, tmux_pane, tty: ``sessions.publish.Where``); ``answering``: answers to
+        the child's dialogs from elsewhere (docs/answering.md), when the session has them."""
+        loop, settings, log = ctx.loop, ctx.settings, ctx.log
         self.loop = loop
         self.app = app  # names the program in desktop notifications (generic mode: its own)
         self.settings = settings
         self.log = log
-        self.env = dict(env)
+        self.env = dict(ctx.env)
         self.inject = inject
         self.undo_at_restore = undo_at_restore  # bytes the host writes on every exit path
         self._progress_on = False  # the indicator as cuewrap last set it
@@ -124,19 +131,14 @@ class Delivery:
         self.tmux_info = tmux_info
         self._answers: Answers | None = None  # what the terminal said about itself
         self.desktop_on, self.desktop_why = desktop_available(self.env, settings.notify.desktop)
-        # which session a notification came from (pid, tmux_pane, tty), set by its builder
-        self.where: dict[str, Any] = {}
-        # answers to Pi's dialogs from elsewhere (docs/answering.md), set by the builder of
-        # the cue side in Pi mode
-        self.answering: Answering | None = None
+        self.where: dict[str, Any] = dict(where or {})
+        self.answering = answering
         # notification ids: unique across cuewrap processes (kitty wants them global)
         self.id_prefix = f"cuewrap-{os.getpid()}-"
         self._keepawake: Inhibitor | None = None
-        # inside tmux: the route (the tmux side) and what tmux said last (its view's
-        # ``live_now``), both set by the builder; the choice and plan made from what tmux
-        # said, and the last one logged (``channels_now``)
+        # inside tmux: the route (the tmux side, ``route_through``); the choice and plan made
+        # from what tmux said, and the last one logged (``channels_now``)
         self._route: TerminalRoute | None = None
-        self.live: Callable[[], Live | None] = lambda: None
         self._made: tuple[Live, TerminalNotifier, Plan] | None = None
         self._told: tuple[Choice, Plan] | None = None
         self._start = self._choose()  # the choice and plan as tmux said at start
@@ -203,6 +205,11 @@ class Delivery:
         """Inside tmux: each notification first asks ``route`` (the tmux side) what tmux
         says now, and its terminal and desktop part are decided from that (``decide``)."""
         self._route = route
+
+    def live(self) -> Live | None:
+        """What tmux said last (its view), for /cue, the advice and the progress indicator;
+        None outside tmux or before it answered (a delivery asks afresh)."""
+        return self._route.live_now() if self._route is not None else None
 
     def _for(self, live: Live | None) -> tuple[TerminalNotifier, Plan]:
         """The notifier and plan for ``live`` (None: as made at start), made once while tmux

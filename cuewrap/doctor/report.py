@@ -19,8 +19,10 @@ from cuewrap.config import (
     Settings,
     default_config_path,
     effective_value,
+    show_origin,
+    show_value,
+    unset_text,
 )
-from cuewrap.configure.show import show_origin, show_value, unset_text
 from cuewrap.deliver.desktop import desktop_available
 from cuewrap.deliver.keepawake import default_inhibitor
 from cuewrap.deliver.plan import Answers, Plan, make_plan

@@ -1,6 +1,8 @@
 """The terminal guard's rules (docs/terminal-guard.md): which of the child's sequences reach
-the host terminal (what cuewrap says when it removed one is in ``wording``). Pure: no clock,
-no I/O; the controller hands in the times and the state it read.
+the host terminal (what cuewrap says when it removed one is in ``wording``), and what follows
+a decision (``on_guard_decided``: the log record, the count for ``/cue``, the first removal
+said inside Pi). Pure: no clock, no I/O; the byte path hands in the times
+(``engine/output.py``), the edge the wall-clock time of a decision.
 
 - Clipboard writes (OSC 52 and its neighbours, ``guard.clipboard``): only right after the
   user's own action; in Pi mode also not while a run streams and not inside a frame Pi draws.
@@ -11,6 +13,16 @@ no I/O; the controller hands in the times and the state it read.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cuewrap.engine import wording
+from cuewrap.engine.effects import Diagnostic
+from cuewrap.engine.state import Removed
+
+if TYPE_CHECKING:
+    from cuewrap.engine._step import Step
+    from cuewrap.facts import GuardDecided
 
 CLIPBOARD_AFTER_KEY = 2.0  # seconds after a keystroke a clipboard write counts as asked for
 
@@ -41,3 +53,36 @@ def clipboard_passes(
     if pi_mode and framed:
         return False, "inside a frame Pi draws (part of the transcript)"
     return True, "right after your keystroke"
+
+
+NOT_ASKED = "already on its way (not asked)"  # decided before (its head passed, say)
+KITTY_DATA = ("osc5522 data", "osc5522 end")  # a kitty write's data: its start was decided
+
+
+def on_guard_decided(st: Step, f: GuardDecided) -> None:
+    """A clipboard sequence passed or was removed, or a sequence was removed from a frame:
+    logged without its payload, counted for ``/cue``, and the first removal said inside Pi
+    (the clipboard's once a session; a frame's once a run: Pi repeats an answer at every
+    redraw) while Pi's bridge is live."""
+    s = st.s
+    if f.guard == "clipboard":
+        if f.what in KITTY_DATA:
+            return
+        why = f.why or NOT_ASKED
+        st.rec("clipboard", sequence=f.what, passed=f.passed, read=f.read, bytes=f.size,
+               setting=s.config.guard_clipboard, why=why)  # fmt: skip
+        if f.passed:
+            return
+        st.set(clip_removed=Removed(s.clip_removed.count + 1, f.at, f.size))
+        if not s.clip_told and s.bridge_live:
+            st.set(clip_told=True)
+            st.fx.append(Diagnostic(wording.clipboard_removed(f.what, f.read, f.size, why)))
+        return
+    st.rec("guard", sequence=f.what, passed=False, bytes=f.size,
+           setting=s.config.guard_sequences, why=SEQUENCE_WHY)  # fmt: skip
+    st.set(seq_removed=Removed(s.seq_removed.count + 1, f.at, f.size))
+    run = s.run.id if s.run is not None else s.last_run
+    key = -1 if run is None else run
+    if s.seq_told != key and s.bridge_live:
+        st.set(seq_told=key)
+        st.fx.append(Diagnostic(wording.sequence_removed(f.what, f.size)))

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from cuewrap.engine import background, followup, generic, presence, runs, sessions, waits
+from cuewrap.engine import background, followup, generic, guard, presence, runs, sessions, waits
 from cuewrap.engine._step import Step
 from cuewrap.engine.effects import (
     MARK_WAITING,
@@ -46,6 +46,7 @@ from cuewrap.facts import (
     ChildProgress,
     CueToggle,
     Fact,
+    GuardDecided,
     JobState,
     Keystroke,
     OutputActive,
@@ -99,6 +100,9 @@ def _fact_fields(fact: Fact) -> dict[str, object]:
 def step(state: EngineState, event: Event, now: float) -> tuple[EngineState, list[Effect]]:
     """Apply one fact (or a tick) at monotonic time ``now``; return the new state and effects."""
     st = Step(state, now)
+    if isinstance(event, GuardDecided):  # records itself; no cue follows from it
+        guard.on_guard_decided(st, event)
+        return st.s, st.fx
     if state.last_activity is None:
         st.set(last_activity=now)  # the session starts with the user present
     if not isinstance(event, Tick):

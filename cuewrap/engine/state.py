@@ -104,6 +104,18 @@ class EngineConfig:
     signal: str = "Wants your attention"  # what its BEL / a text-less notification means
     host_native: frozenset[str] = frozenset()  # child OSCs the host shows as they are
     reemit: bool = False  # a channel exists to re-emit a child's notification
+    guard_clipboard: str = "user"  # guard.clipboard (its log records and /cue)
+    guard_sequences: str = "own"  # guard.sequences
+
+
+@dataclass(frozen=True)
+class Removed:
+    """What one terminal guard removed (docs/terminal-guard.md), for ``/cue``: how many, the
+    last one's wall-clock time (``HH:MM:SS``) and size in bytes."""
+
+    count: int = 0
+    last_at: str = ""
+    last_size: int = 0
 
 
 @dataclass(frozen=True)
@@ -211,6 +223,13 @@ class EngineState:
     outcome_seen: bool = True  # the user was present after that outcome (or a new run began)
     stopped: bool = False  # the pair is stopped (Ctrl-Z)
     signalled: bool = False  # generic: a BEL, notification or quiet since the last output
+    # the terminal guard (docs/terminal-guard.md): what each removed, for /cue; whether the
+    # first removal was said inside Pi (the clipboard's once; a frame's sequences once a run:
+    # the run's id, -1 before any)
+    clip_removed: Removed = Removed()
+    seq_removed: Removed = Removed()
+    clip_told: bool = False
+    seq_told: int | None = None
 
     @property
     def cues_active(self) -> bool:

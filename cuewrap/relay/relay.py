@@ -12,13 +12,19 @@ Bytes pass unchanged in both directions, except the two things cuewrap owns:
   (docs/generic-mode.md).
 
 Everything else cuewrap learns (modes, title, bell, status, keystrokes, the exit) is passed to
-``sink`` as ``RelayEvent``s; every output chunk and every new size also go to ``screen`` (the
-screen source's gate) when there is one. cuewrap's own bytes (title marks, notifications) wait
+the cue side (``cues.relay_event``) as ``RelayEvent``s; every output chunk and every new size
+also go to its output tap (``cues.tap``: the screen source's gate, the output watch), read
+afresh at each chunk. The cue side never calls into the scan: what the tracker decides in the
+middle of one (a child's notification, a clipboard sequence) it decides from the rules the cue
+side handed down (``relay/decisions.py``). cuewrap's own bytes (title marks, notifications) wait
 in the ``Injector``; the relay tells it after each chunk whether the output stream is between
 escape sequences and UTF-8 characters, the point where they may be written.
 
-Collaborators (the byte filters, the injector, the sink, the screen gate) are given at
-construction; ``wiring/session.py`` wires them.
+Collaborators (the byte filters, the injector, the decisions) are given at construction; the
+cue side is made by the factory given (``cues``), handed the relay's controls
+(``RelayControls``: typing into the child, Pi's own writes, unseen output) — the one place
+where a part gets the relay, so nothing is assigned to it afterwards (``wiring/session.py``
+composes them).
 
 While the child streams (and nothing was typed in the last ``ECHO_WINDOW``), its output is left
 to gather in the PTY for ``GATHER`` between relays: one wake-up per screen frame instead of one
@@ -59,10 +65,12 @@ from cuewrap.relay.leader import ChildEvent
 from cuewrap.relay.signals import TERM_SIGNALS, SignalPipe
 from cuewrap.term import sequences as seq
 from cuewrap.term.answers import AnswerFilter, TerminalAnswer
+from cuewrap.term.clipboard import ClipboardSequence
 from cuewrap.term.focus import FocusFilter, FocusReport, HostStatusReply
 from cuewrap.term.tracker import FocusMayBeOff, OutputTracker, StatusQuery
 
 if TYPE_CHECKING:
+    from cuewrap.relay.decisions import OutputDecisions
     from cuewrap.term.fallback import GuardFallback
     from cuewrap.term.provenance import MarkFinder
 
@@ -93,6 +101,23 @@ class OutputTap(Protocol):
 
     def feed(self, data: bytes) -> None: ...
     def resize(self, *, rows: int, cols: int) -> None: ...
+
+
+class CueSide(Protocol):
+    """The cue side as the relay knows it from the start (``wiring/pending.py``): what every
+    event goes to, and what sees every output chunk now (None: nothing)."""
+
+    @property
+    def tap(self) -> OutputTap | None: ...
+    def relay_event(self, event: RelayEvent) -> None: ...
+
+
+class RelayControls(Protocol):
+    """What the cue side may ask of the relay (downward calls only)."""
+
+    def type_to_child(self, data: bytes) -> str | None: ...
+    def own_output(self, data: bytes) -> None: ...
+    def set_unseen(self, unseen: bool) -> None: ...
 
 
 class ChildProcess(Protocol):
@@ -126,13 +151,15 @@ class Relay:
         focus: FocusFilter | None,
         tracker: OutputTracker | None,
         injector: Injector,
-        sink: Sink | None = None,
-        screen: OutputTap | None = None,
+        cues: Callable[[RelayControls], CueSide] | None = None,
+        decisions: OutputDecisions | None = None,
         on_error: Callable[[str, BaseException], None] | None = None,
         fallback: tuple[bool, bool] = (False, False),
         mark: MarkFinder | None = None,
     ) -> None:
-        """``fallback``: what a failed output tracker leaves guarded (``term.fallback``: the
+        """``cues``: makes the cue side, given this relay's controls (None: no cue side).
+        ``decisions``: the tracker's notice and clipboard policies, told the user's keystrokes
+        here. ``fallback``: what a failed output tracker leaves guarded (``term.fallback``: the
         clipboard class, the classes that act outside the window); nothing by default.
         ``mark``: Pi mode with the bridge: look for the extension's provenance mark in the
         output (``term/provenance.py``); from it on, the output is content and Pi's own writes
@@ -150,11 +177,8 @@ class Relay:
         self.injector = injector
         self._mark = mark
         self._own: list[bytes] = []  # Pi's own writes waiting for the output to be at rest
-        self.sink = sink
-        self.screen = screen
-        # a tap that said it needs no more output before it was attached (the screen gate can
-        # decide while the cue side is being built), and what takes its place (drop_tap)
-        self._dropped: tuple[OutputTap, OutputTap | None] | None = None
+        self.decisions = decisions
+        self._tap_ok = True  # the cue side's output tap has not failed
         self.on_error = on_error
         self._to_child: deque[bytes] = deque()  # write units; a focus report is one unit
         self._to_child_len = 0
@@ -177,6 +201,7 @@ class Relay:
             (signal.SIGWINCH, signal.SIGCHLD, signal.SIGTSTP, signal.SIGCONT, *TERM_SIGNALS)
         )
         self.jobs = JobControl(loop, host, child, self, on_change=self._job_change)
+        self.cues: CueSide | None = cues(self) if cues is not None else None
 
     # -- public ---------------------------------------------------------------------------
     def child_mode(self, mode: int) -> bool:
@@ -194,29 +219,6 @@ class Relay:
         now = self._clock()
         if not unseen and self._gathering and self.loop.deadline > now:
             self.loop.deadline = now  # it was set for the longer time: at the next turn of the loop
-
-    def attach(self, sink: Sink | None, screen: OutputTap | None) -> None:
-        """What the relay reports to, and what sees every output chunk, from now on (the cue
-        side, once it is built; until then its stand-in). A tap already dropped
-        (``drop_tap``) is not fed: what took its place is."""
-        dropped = self._dropped
-        if dropped is not None and screen is not None and screen is dropped[0]:
-            screen = dropped[1]
-        self.sink = sink
-        self.screen = screen
-
-    def drop_tap(self, tap: OutputTap, instead: OutputTap | None = None) -> None:
-        """``tap`` needs no more output (the screen gate decided it will not run): stop
-        handing it every chunk, if it is the relay's tap; ``instead`` takes its place where
-        the relay then has none. Told before ``tap`` is attached (the screen gate decides while
-        the cue side is built, and the relay is handed it after), ``attach`` remembers it: else
-        the gate would be fed every chunk for the whole session."""
-        if self.screen is not tap:
-            self._dropped = (tap, instead)
-        if self.screen is tap:
-            self.screen = None
-        if self.screen is None and instead is not None:
-            self.screen = instead
 
     def restore_sequence(self, leaving: bool = False) -> bytes:
         """What undoes the modes the child left on (alt screen, mouse, paste, kitty…); when
@@ -330,6 +332,8 @@ class Relay:
                     self._pass_status_on()  # the host shows the child's reports
                 self._emit(item)  # to cuewrap, never to the child
         if typed:
+            if self.decisions is not None:
+                self.decisions.typed()
             self._emit(_KEYSTROKE)
 
     def _pass_status_on(self) -> None:
@@ -571,13 +575,15 @@ class Relay:
         usual chunk (no events, nothing held, nothing injected) touches only what it must."""
         if self._mark is not None and self._marked(data):
             return
-        screen = self.screen
-        if screen is not None:
-            try:
-                screen.feed(data)
-            except Exception as exc:
-                self.screen = None
-                self._report("screen", exc)
+        cues = self.cues
+        if cues is not None and self._tap_ok:
+            tap = cues.tap
+            if tap is not None:
+                try:
+                    tap.feed(data)
+                except Exception as exc:
+                    self._tap_ok = False
+                    self._report("screen", exc)
         tracker = self.tracker
         if tracker is None:
             self.host.write(self._unscanned(data))
@@ -611,6 +617,8 @@ class Relay:
                 elif isinstance(event, StatusQuery):
                     # answered now: the host has not yet seen what followed the query (its DA1)
                     self._queue_child(seq.PROGRAM_STATUS_ANSWER)
+                elif isinstance(event, ClipboardSequence) and self.decisions is not None:
+                    event = self.decisions.explain(event)  # why it passed or not
                 self._emit(event)
         if safe and injector.queue:
             injector.flush()
@@ -674,6 +682,8 @@ class Relay:
             self.host.write(out)
             self.injector.safe = safe
             for event in events:
+                if isinstance(event, ClipboardSequence) and self.decisions is not None:
+                    event = self.decisions.explain(event)
                 self._emit(event)
         if self.injector.safe and self.injector.queue:
             self.injector.flush()
@@ -747,11 +757,12 @@ class Relay:
                 self.child.setwinsize(*size)
             except OSError:
                 pass
-            if self.screen is not None:
+            tap = self.cues.tap if self.cues is not None and self._tap_ok else None
+            if tap is not None:
                 try:
-                    self.screen.resize(rows=size[0], cols=size[1])
+                    tap.resize(rows=size[0], cols=size[1])
                 except Exception as exc:
-                    self.screen = None
+                    self._tap_ok = False
                     self._report("screen", exc)
 
     def _forward(self, signum: int) -> None:
@@ -823,10 +834,10 @@ class Relay:
 
     # -- failure handling -------------------------------------------------------------------
     def _emit(self, event: RelayEvent) -> None:
-        if self.sink is None:
+        if self.cues is None:
             return
         try:
-            self.sink(event)
+            self.cues.relay_event(event)
         except Exception as exc:
             self._report("sink", exc)
 

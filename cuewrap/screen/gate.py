@@ -10,7 +10,7 @@ once when a stronger source is live before then (Pi's bridge says hello well wit
 the watcher for good once a stronger source becomes live. pyte never runs while one is.
 
 From then on (no watcher, and none will start) the gate needs no more output: it tells
-``on_done`` (set by the session: the relay stops handing it chunks, one call less per chunk
+``on_done`` (given by the cue side: the relay stops handing it chunks, one call less per chunk
 while Pi streams).
 """
 
@@ -58,8 +58,13 @@ class ScreenGate:
         stronger_live: Callable[[], bool],
         on_fact: Callable[[Fact], None],
         log: DecisionLog,
+        ring: OutputTap | None = None,
+        on_done: Callable[[], None] | None = None,
         make_watcher: MakeWatcher | None = None,
     ) -> None:
+        """``ring``: sees the output too while the gate does (the answerer's ring, or the
+        ``blocked`` check's: docs/answering.md); ``on_done``: told once when the gate needs
+        no more output (the relay then feeds the ring itself)."""
         self._loop = loop
         self._stronger_live = stronger_live
         self._on_fact = on_fact
@@ -70,11 +75,8 @@ class ScreenGate:
         self._kept_len = 0
         self._watcher: Watcher | None = None
         self._timer: Timer | None = loop.call_later(DECIDE, self._decide)
-        # told once when the gate needs no more output (the watcher will not run again)
-        self.on_done: Callable[[], None] | None = None
-        # sees the output too until then: the answerer's ring (docs/answering.md), which the
-        # relay feeds itself once the gate is done
-        self.ring: OutputTap | None = None
+        self.on_done = on_done  # None once told (the watcher will not run again)
+        self.ring = ring
 
     @property
     def running(self) -> bool:

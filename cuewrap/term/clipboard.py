@@ -55,6 +55,7 @@ class ClipboardSequence:
     # "osc52", "osc1337 Copy", "osc1337 File" (a download), "osc5522" (kitty: a read or the
     # start of a write), "osc5522 data" / "osc5522 end" (a write's data: its start's decision)
     what: str = "osc52"
+    why: str = ""  # the reason of the decision (filled on the byte path: relay/decisions.py)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,14 +11,18 @@ from collections.abc import Mapping
 from cuewrap.relay.events import RelayEvent
 from cuewrap.term.focus import FocusFilter, Item
 from cuewrap.term.tracker import OutputTracker, Scan
+from cuewrap.wiring.pending import PendingCueSide
 
 
 class Fault(Exception):
     """Raised on purpose."""
 
 
-def raising_sink(event: RelayEvent) -> None:
-    raise Fault("injected fault")
+class RaisingCueSide(PendingCueSide):
+    """The relay's cue side, raising on every event (the relay reports it and goes on)."""
+
+    def relay_event(self, event: RelayEvent) -> None:
+        raise Fault("injected fault")
 
 
 class RaisingFocus(FocusFilter):

@@ -126,7 +126,7 @@ class BlockedCheck:
         self._reader = reader
         for chunk in self.ring.kept():
             reader.feed(chunk)
-        self.ring.reader = reader  # fed the output from now on
+        self.ring.read_by(reader)  # fed the output from now on
         return True
 
     def _refuse(self, why: str) -> None:
@@ -144,7 +144,7 @@ class BlockedCheck:
         reader, self._reader = self._reader, None
         if reader is not None:
             if self.ring.reader is reader:
-                self.ring.reader = None
+                self.ring.read_by(None)
             reader.stop()
 
     def _new_reader(self, cols: int, rows: int) -> DialogReader:

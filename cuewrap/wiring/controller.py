@@ -9,9 +9,14 @@ gate is told, so pyte stops once a stronger source is live, and the session's st
 the publisher. Every call in here is on the one loop and fails open: an exception is logged
 and the Pi session goes on.
 
-The controller builds nothing: ``cueside.build_controller`` makes its parts (asking tmux
-there, before the controller exists) and hands them in, so the unit tests hand in fakes
-(``tests/test_controller.py``).
+The controller builds nothing: its constructor calls the factory it is given
+(``cueside.build_controller``'s, which asks tmux, or the unit tests', which hand in fakes:
+``tests/test_controller.py``) with itself, so each part gets the controller's methods it calls
+in its own constructor and the controller gets the parts back — nothing is assigned
+afterwards, no forwarder stands in for a controller not built yet. Downward it calls only what
+it is given: ``on_unseen`` (the relay's gathering time) and ``on_rules`` (the byte path's
+decisions: ``relay/decisions.py``, handed a new :class:`OutputRules` after each step that
+changes them — the byte path never calls up for a decision).
 """
 
 from __future__ import annotations
@@ -30,7 +35,6 @@ from cuewrap.engine import (
     EngineState,
     Event,
     Tick,
-    consume_notice,
     glance,
     initial_state,
     is_eligible,
@@ -50,10 +54,11 @@ from cuewrap.engine.effects import (
     Wake,
     Withdraw,
 )
-from cuewrap.engine.guard import SEQUENCE_WHY, clipboard_passes
+from cuewrap.engine.output import OutputRules, output_rules, unseen
 from cuewrap.engine.page import BridgeCounts, GuardCounts, cue_page, toggle_reply
+from cuewrap.engine.state import Removed
 from cuewrap.engine.status import driving_source
-from cuewrap.loop import Loop, Timer
+from cuewrap.loop import Timer
 from cuewrap.relay import events as relay_events
 from cuewrap.relay.events import RelayEvent
 from cuewrap.term.answers import TerminalAnswer
@@ -66,23 +71,24 @@ if TYPE_CHECKING:
     from cuewrap.answer.answerer import Answerer
     from cuewrap.answer.control import ControlServer
     from cuewrap.bridge.server import BridgeServer
-    from cuewrap.config import Settings
+    from cuewrap.context import Context
     from cuewrap.deliver.delivery import Delivery
     from cuewrap.generic.activity import OutputWatch
     from cuewrap.relay.relay import OutputTap
     from cuewrap.screen.gate import ScreenGate
     from cuewrap.sessions.publish import Publisher
-    from cuewrap.term.notices import NoticeProtocol
     from cuewrap.tmux.side import TmuxSide
     from cuewrap.wiring.blocked import BlockedCheck
     from cuewrap.wiring.keystrokes import KeyWindow
     from cuewrap.workers import Reaper
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class Parts:
-    """What the controller is handed (``cueside.build_controller`` builds them)."""
+    """What the controller is handed (``cueside.build_controller`` builds them) and the
+    engine's config for the session (it depends on what delivery found: ``engine_config``)."""
 
+    config: EngineConfig
     delivery: Delivery  # every channel of a cue
     publisher: Publisher  # the session's state for `cuewrap ls`, tmux's window option, --events
     keys: KeyWindow  # keystrokes for the engine, at most one a second
@@ -99,46 +105,48 @@ class Parts:
 class Controller:
     def __init__(
         self,
-        loop: Loop,
-        settings: Settings,
-        log: DecisionLog,
-        env: Mapping[str, str],
+        ctx: Context,
         *,
-        config: EngineConfig,
-        parts: Parts,
+        parts: Callable[[Controller], Parts],
         pi_mode: bool,
+        on_unseen: Callable[[bool], None] | None = None,
+        on_rules: Callable[[OutputRules], None] | None = None,
     ) -> None:
-        self.loop = loop
-        self.settings = settings
-        self.log = log
-        self.env = dict(env)
+        """``parts`` makes the parts, given this controller (a part calls it only from the
+        loop, which does not run meanwhile: a fact before the end of this constructor is
+        dropped as after ``close``). ``on_unseen``: told now and at each change whether
+        nobody looks at the output (docs/design.md#unseen-output); ``on_rules``: the byte
+        path's rules, now and after each step that changes them."""
+        self.loop = ctx.loop
+        self.settings = ctx.settings
+        self.log: DecisionLog = ctx.log
+        self.env: Mapping[str, str] = dict(ctx.env)
         self.pi_mode = pi_mode
-        self.delivery = parts.delivery
-        self.publisher = parts.publisher
-        self.keys = parts.keys
-        self.bridge = parts.bridge
-        self.screen = parts.screen
-        self.activity = parts.activity
-        self.tmux = parts.tmux
-        self._reaper = parts.reaper
-        self.answerer = parts.answerer
-        self.control = parts.control
-        self.blocked = parts.blocked
-        self.state = initial_state(config)
-        self._wake: Timer | None = None
-        self._last_key = float("-inf")  # the user's last keystroke (the clipboard guard)
-        self._clip_why: list[str] = []  # reasons of the guard's decisions not yet logged
-        self._clip = GuardCounts(settings.guard.clipboard)
-        self._clip_told = False  # the first removal was said inside Pi
-        # guard.sequences: titles, notifications, status reports removed from the child's frames
-        self._seqs = GuardCounts(settings.guard.sequences)
-        self._seq_told: int | None = None  # the run whose first removal was said inside Pi
+        self._closed = True  # until the parts are made
+        made = parts(self)
         self._closed = False
-        self._unseen = False  # nobody looks at the output (the last value told to on_unseen)
-        self._on_unseen: Callable[[bool], None] | None = None
+        self.delivery = made.delivery
+        self.publisher = made.publisher
+        self.keys = made.keys
+        self.bridge = made.bridge
+        self.screen = made.screen
+        self.activity = made.activity
+        self.tmux = made.tmux
+        self._reaper = made.reaper
+        self.answerer = made.answerer
+        self.control = made.control
+        self.blocked = made.blocked
+        self.state = initial_state(made.config)
+        self._wake: Timer | None = None
+        self._on_unseen = on_unseen
+        self._unseen = not self._now_unseen()  # the last value told (told below)
+        self._on_rules = on_rules
+        self._rules: OutputRules | None = None  # the last rules handed down
         self._answers = Answers()  # the host terminal's answers to cuewrap's query so far
         self._fallback: str | None = None  # the output tracker failed: what guards instead
         self._log_channels()
+        self._tell_unseen()
+        self._hand_down_rules()
 
     def _log_channels(self) -> None:
         """The ``channels`` record: what is on, and the channel plan with its reason."""
@@ -192,93 +200,20 @@ class Controller:
     @property
     def output_tap(self) -> OutputTap | None:
         """What sees every output chunk: the screen gate (Pi mode) or the output watch."""
-        return self.screen if self.screen is not None else self.activity
-
-    # -- the tracker's policies -----------------------------------------------------------
-    def consume(self, protocol: NoticeProtocol) -> bool:
-        """The tracker's policy for a child's notification (docs/design.md#generic-mode: translate,
-        never duplicate): take it out of the output now? Decided by the pure engine."""
-        try:
-            return consume_notice(self.state, protocol, self.loop.clock())
-        except Exception as exc:  # fail open: the notification passes through
-            self.log.error("consume_notice", exc)
-            return False
-
-    def clipboard(self, read: bool, framed: bool) -> bool:
-        """The tracker's clipboard policy (docs/terminal-guard.md): does this OSC 52 from the
-        child reach the host terminal? ``user``: a write right after the user's own keystroke
-        (Pi: and no run streaming, not inside a drawn frame); a read never. An error here
-        removes it (a missed copy is harmless, a leaked one is not)."""
-        try:
-            passed, why = self._clip_decide(read, framed)
-        except Exception as exc:
-            self.log.error("clipboard", exc)
-            passed, why = False, "error"
-        if len(self._clip_why) >= 16:  # a sequence that never ended: its reason goes
-            del self._clip_why[0]
-        self._clip_why.append(why)
-        return passed
-
-    def _clip_decide(self, read: bool, framed: bool) -> tuple[bool, str]:
-        return clipboard_passes(
-            self.settings.guard.clipboard,
-            read,
-            self.loop.clock() - self._last_key,
-            self.pi_mode,
-            self.state.run is not None,
-            framed,
-        )
+        if self.screen is not None:
+            return self.screen
+        return self.activity
 
     def _clipboard_seen(self, event: ClipboardSequence) -> None:
-        if event.what in ("osc5522 data", "osc5522 end"):
-            return  # a kitty write's data: its start was asked, logged and counted
-        why = self._clip_why.pop(0) if self._clip_why else "already on its way (not asked)"
-        self.log.write(
-            "clipboard",
-            sequence=event.what,
-            passed=event.passed,
-            read=event.read,
-            bytes=event.size,
-            setting=self.settings.guard.clipboard,
-            why=why,
-        )
-        if event.passed:
-            return
-        import time
-
-        c = self._clip
-        at = time.strftime("%H:%M:%S", time.localtime())
-        self._clip = GuardCounts(c.setting, c.removed + 1, at, event.size)
-        if not self._clip_told and self.bridge is not None:
-            text = wording.clipboard_removed(event.what, event.read, event.size, why)
-            if self.bridge.push_notice(wording.in_pi(text)):
-                self._clip_told = True
-                self.log.write("diagnostic", text=text)
+        """A clipboard sequence the byte path decided: a fact for the engine, which logs,
+        counts and says it (``engine/guard.py``), stamped with the wall-clock time."""
+        self.fact(F.GuardDecided("clipboard", event.what, event.passed, event.size,
+                                 event.read, event.why, _wall_time()))  # fmt: skip
 
     def _guarded_seen(self, event: GuardedSequence) -> None:
-        """A title, notification or status report the child drew inside a frame was removed
-        (docs/terminal-guard.md): logged without its payload, counted for /cue, said inside Pi
-        once per run (Pi repeats an answer at every redraw)."""
-        self.log.write(
-            "guard",
-            sequence=event.what,
-            passed=False,
-            bytes=event.size,
-            setting=self.settings.guard.sequences,
-            why=SEQUENCE_WHY,
-        )
-        import time
-
-        c = self._seqs
-        at = time.strftime("%H:%M:%S", time.localtime())
-        self._seqs = GuardCounts(c.setting, c.removed + 1, at, event.size)
-        run = self.state.run.id if self.state.run is not None else self.state.last_run
-        key = -1 if run is None else run
-        if self._seq_told != key and self.bridge is not None:
-            text = wording.sequence_removed(event.what, event.size)
-            if self.bridge.push_notice(wording.in_pi(text)):
-                self._seq_told = key
-                self.log.write("diagnostic", text=text)
+        """A title, notification or status report removed from inside a frame
+        (docs/terminal-guard.md): a fact, as a clipboard sequence is."""
+        self.fact(F.GuardDecided("sequences", event.what, False, event.size, at=_wall_time()))
 
     # -- sources ----------------------------------------------------------------------------
     def relay_event(self, event: RelayEvent) -> None:
@@ -357,7 +292,6 @@ class Controller:
         """The user typed (one ``KeysRead`` event per read of their input)."""
         if self.activity is not None:
             self.activity.input()  # output right after this is its echo
-        self._last_key = self.loop.clock()
         if self.answerer is not None:
             self.answerer.typed()  # before anything else: the token dies at the first key
         self.keys.key()
@@ -382,24 +316,15 @@ class Controller:
                 self.log.error(f"effect:{type(effect).__name__}", exc)
         if self.screen is not None:
             self.screen.check()
-        if self._on_unseen is not None:
-            self._tell_unseen()
+        self._tell_unseen()
+        self._hand_down_rules()
         try:
             self._publish(before)
         except Exception as exc:
             self.log.error("publish", exc)
 
-    def watch_unseen(self, on_unseen: Callable[[bool], None]) -> None:
-        """Tell ``on_unseen`` (the relay's ``set_unseen``) now and at each change whether
-        nobody looks at the output: the terminal reported its focus lost, or tmux shows
-        another window (docs/design.md#unseen-output)."""
-        self._on_unseen = on_unseen
-        self._unseen = not self._now_unseen()
-        self._tell_unseen()
-
     def _now_unseen(self) -> bool:
-        s = self.state
-        return s.focus_seen and s.focus_state != "focused"
+        return unseen(self.state)
 
     def _tell_unseen(self) -> None:
         unseen = self._now_unseen()
@@ -409,6 +334,19 @@ class Controller:
                 self._on_unseen(unseen)
             except Exception as exc:
                 self.log.error("unseen", exc)
+
+    def _hand_down_rules(self) -> None:
+        """The byte path's rules as this state makes them, when they changed
+        (``engine.output``)."""
+        if self._on_rules is None:
+            return
+        try:
+            rules = output_rules(self.state, self.settings.guard.clipboard, self.pi_mode)
+            if rules != self._rules:
+                self._rules = rules
+                self._on_rules(rules)
+        except Exception as exc:  # the byte path keeps the last rules
+            self.log.error("rules", exc)
 
     def child_fact(self, fact: Event) -> None:
         """A fact from the output watch (called from the relay's hot path): never raises."""
@@ -502,12 +440,13 @@ class Controller:
         """The /cue page (docs/design.md#what-the-user-sees): ``engine.page.cue_page`` from the
         engine's status and what this session's parts report."""
         bridge = BridgeCounts.from_stats(self.bridge.stats()) if self.bridge is not None else None
+        s, guard = self.state, self.settings.guard
         page = cue_page(
-            status(self.state),
+            status(s),
             self.delivery.channels(),
             bridge,
-            self._clip,
-            sequences=self._seqs,
+            _counts(guard.clipboard, s.clip_removed),
+            sequences=_counts(guard.sequences, s.seq_removed),
             tmux=self.tmux.status_line() if self.tmux is not None else None,
             fixes=fixes(self._where()),
             fallback=self._fallback,
@@ -584,6 +523,17 @@ class Controller:
                 self.bridge.close()
             except Exception as exc:
                 self.log.error("bridge.close", exc)
+
+
+def _counts(setting: str, removed: Removed) -> GuardCounts:
+    return GuardCounts(setting, removed.count, removed.last_at, removed.last_size)
+
+
+def _wall_time() -> str:
+    """The wall-clock time for /cue's "last removed at" (the engine reads no clock)."""
+    import time
+
+    return time.strftime("%H:%M:%S", time.localtime())
 
 
 # what the controller does with a relay event of each type beyond ``_relayed`` (its record and

@@ -1,5 +1,7 @@
-"""The cue side's place in the relay until it is built: it is built after the child's first
-frame, not while the child boots (docs/architecture.md#start-up).
+"""The cue side as the relay knows it from the start: one object with a small interface (its
+event sink ``relay_event``, its output tap ``tap``, the terminal's answers), built before the
+cue side itself, which comes after the child's first frame, not while the child boots
+(docs/architecture.md#start-up).
 
 Building the cue side (the controller, the engine, delivery, the bridge server, the screen gate:
 most of cuewrap's modules) takes tens of milliseconds of CPU. Done right after the spawn, it
@@ -11,28 +13,28 @@ it failed) once the child has drawn:
 - soon after an output chunk that ends a synchronized frame (``CSI ? 2026 l``: Pi's frames);
 - other children: when the output pauses for ``QUIET`` after some output;
 - ``LATEST`` after the start (a child that is silent, or never ends a frame);
-- at once when a decision cannot wait: a notification or clipboard sequence of the child
-  (the tracker's policies), the child's exit, or ``MAX_KEPT`` bytes of output kept.
+- at once when the child exits, or ``MAX_KEPT`` bytes of output were kept.
 
-Then it replays what it kept (output chunks and sizes to the output tap, events to the sink,
-in the order they came) and hands the relay the controller's own sink and tap. A cue side that
-failed to build leaves the session a plain passthrough: events dropped, notifications and
-clipboard sequences passing as they would without cues.
+Then it replays what it kept (output chunks and sizes to the output tap, events to the
+controller, in the order they came), and from then on its ``tap`` is the controller's (the
+relay reads it at each chunk) and events go straight on. It is never built in the middle of a
+scan: the tracker's decisions come from the rules handed down (``relay/decisions.py``; until
+the first, the engine's at start). A cue side that failed to build leaves the session a plain
+passthrough: events dropped, the rules at start kept.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from cuewrap.loop import Loop, Timer
 from cuewrap.term import sequences as seq
 
 if TYPE_CHECKING:
     from cuewrap.relay.events import RelayEvent
-    from cuewrap.relay.relay import OutputTap, Sink
+    from cuewrap.relay.relay import OutputTap
     from cuewrap.term.answers import TerminalAnswer
-    from cuewrap.term.notices import NoticeProtocol
     from cuewrap.wiring.controller import Controller
 
 QUIET = 0.05  # seconds without output after some output: the child has drawn
@@ -44,12 +46,14 @@ _Kept = tuple[str, object]
 
 
 class PendingCueSide:
-    """The relay's sink, output tap, notice and clipboard policy until the cue side exists."""
+    """The relay's cue side: keeps what the relay tells it until the controller is built
+    (``build`` is handed this object: the screen gate tells it when it needs no more output,
+    :meth:`tap_done`), then passes it on."""
 
     def __init__(
         self,
         loop: Loop,
-        build: Callable[[], Controller | None],
+        build: Callable[[PendingCueSide], Controller | None],
         on_error: Callable[[str, BaseException], None],
         *,
         frames: bool = False,
@@ -59,10 +63,11 @@ class PendingCueSide:
         # (a pause can come between its first output and its first frame)
         self.frames = frames
         self.on_error = on_error
-        self._build: Callable[[], Controller | None] | None = build
+        self._build: Callable[[PendingCueSide], Controller | None] | None = build
         self.controller: Controller | None = None
-        # the session's: hands the relay the controller's sink and output tap once built
-        self.attach: Callable[[Sink, OutputTap | None], None] | None = None
+        # what sees every output chunk (the relay reads it at each one): this object, keeping
+        # them; once built, the controller's tap; None when nothing needs them
+        self.tap: OutputTap | None = self
         self._kept: list[_Kept] = []
         self._kept_bytes = 0
         self._timer: Timer | None = loop.call_later(LATEST, self.build)
@@ -80,14 +85,15 @@ class PendingCueSide:
             self._timer.cancel()
             self._timer = None
         kept, self._kept = self._kept, []
-        controller = self.controller = build()
+        self.tap = None  # the replay below feeds the controller's tap
+        controller = self.controller = build(self)
         if controller is None:
             return
-        tap = controller.output_tap
+        tap: Any = controller.output_tap
         for kind, item in kept:
             try:
                 if kind == "feed" and tap is not None:
-                    tap.feed(item)  # type: ignore[arg-type]
+                    tap.feed(item)
                 elif kind == "resize" and tap is not None:
                     size = cast("tuple[int, int]", item)
                     tap.resize(rows=size[0], cols=size[1])
@@ -99,8 +105,17 @@ class PendingCueSide:
                 if kind in ("feed", "resize"):
                     tap = None
                 self.on_error("replay", exc)
-        if self.attach is not None:  # from now on straight to the controller
-            self.attach(controller.relay_event, tap)
+        if self.tap is None:  # not done meanwhile: from now on the relay feeds it directly
+            self.tap = tap
+
+    def tap_done(self, tap: OutputTap, instead: OutputTap | None = None) -> None:
+        """``tap`` needs no more output (the screen gate decided it will not run): the relay
+        stops handing it every chunk, if it is the tap now; ``instead`` takes its place where
+        there is none then."""
+        if self.tap is tap:
+            self.tap = None
+        if self.tap is None and instead is not None:
+            self.tap = instead
 
     def _soon(self, delay: float) -> None:
         if self._timer is not None:
@@ -109,10 +124,7 @@ class PendingCueSide:
 
     # -- the relay's output tap -----------------------------------------------------------
     def feed(self, data: bytes) -> None:
-        if self.built:
-            tap = self.controller.output_tap if self.controller is not None else None
-            if tap is not None:
-                tap.feed(data)
+        if self.built:  # not the tap any more (a chunk read before the build)
             return
         self._kept.append(("feed", data))
         self._kept_bytes += len(data)
@@ -123,9 +135,6 @@ class PendingCueSide:
 
     def resize(self, *, rows: int, cols: int) -> None:
         if self.built:
-            tap = self.controller.output_tap if self.controller is not None else None
-            if tap is not None:
-                tap.resize(rows=rows, cols=cols)
             return
         self._kept.append(("resize", (rows, cols)))
 
@@ -146,14 +155,3 @@ class PendingCueSide:
             self._kept.append(("answer", answer))
         elif self.controller is not None:
             self.controller.terminal_answer(answer)
-
-    # -- the tracker's policies: decided now, so the cue side is built now --------------------
-    def consume(self, protocol: NoticeProtocol) -> bool:
-        self.build()
-        return self.controller is not None and self.controller.consume(protocol)
-
-    def clipboard(self, read: bool, framed: bool) -> bool:
-        self.build()
-        if self.controller is None:
-            return True  # no cue side: as without the clipboard guard
-        return self.controller.clipboard(read, framed)

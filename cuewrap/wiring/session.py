@@ -1,10 +1,13 @@
 """One cuewrap session: spawn the child in a PTY, relay, and tear everything down.
 
-This is where the parts are wired: settings, the decision log and the loop; the bridge channel
-and the child's environment before the spawn; then, while the child boots, the host terminal's
-modes and the ``Relay``; the ``Controller`` with the cue side's parts
-(``cueside.build_controller``) once the child has drawn its first frame (``wiring/pending.py``: not
-competing with the child's boot for the CPU), given to the relay.
+This is the composition root: everything a session has is composed here, once, in order, and
+each part gets what it calls in its constructor. Settings, the decision log and the loop (one
+``Context``); the bridge channel and the child's environment before the spawn; then, while
+the child boots, the host terminal's modes, the byte path's decisions
+(``relay/decisions.py``), the byte filters and the ``Relay``, which makes its cue side
+(``wiring/pending.py``) with its own controls; that builds the ``Controller`` and its parts
+(``cueside.build_controller``) once the child has drawn its first frame (not competing with
+the child's boot for the CPU). Nothing is assigned to a part after it is built.
 
 ``Session.run`` is the exit-path owner: what the session takes (the log, the events file, the
 child, the terminal's raw mode and modes, the controller) is held in one ``Held``
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import os
 
+from cuewrap.context import Context
 from cuewrap.decisionlog import DecisionLog, LogFileError, open_append
 from cuewrap.host import HostTerminal, get_size, guard_holds
 from cuewrap.loop import Loop
@@ -28,13 +32,15 @@ if TYPE_CHECKING:
 
     from cuewrap.args import Args
     from cuewrap.bridge.channel import Channel
+    from cuewrap.relay.decisions import OutputDecisions
     from cuewrap.relay.inject import Injector
     from cuewrap.relay.leader import LedChild
-    from cuewrap.relay.relay import Relay, Sink
+    from cuewrap.relay.relay import CueSide, Relay, RelayControls
     from cuewrap.term.focus import FocusFilter
     from cuewrap.term.provenance import MarkFinder
     from cuewrap.term.tracker import OutputTracker
     from cuewrap.wiring.controller import Controller
+    from cuewrap.wiring.cueside import Edge, Plan
     from cuewrap.wiring.pending import PendingCueSide
 
 
@@ -82,6 +88,7 @@ class Session:
         except LogFileError as exc:
             raise SessionError(str(exc), 2) from None
         self.loop = Loop(on_error=self.log.error)
+        self.ctx = Context(self.loop, self.settings, self.log, self.env)
         self.argv = [path, *args.command[1:]]
         self.controller: Controller | None = None  # the cue side: bridge, engine, effectors
         self.relay: Relay | None = None
@@ -111,13 +118,12 @@ class Session:
             from cuewrap.relay.relay import exit_status
 
             injector = Injector(self.loop, host.write, self._injection_waited)
-            pending = self._pending_cue_side(channel, child.pid, injector)
             held.callback(self._give_back_terminal)
             host.enter_raw()
             if self.guard:
                 host.enable(seq.TITLE_PUSH, seq.TITLE_POP)
                 host.enable(seq.FOCUS_REPORTING_ON, seq.FOCUS_REPORTING_OFF)
-            relay = self._relay(child, injector, pending)
+            relay = self._relay(child, injector, channel)
             relay.resize()
             exit = relay.run()
             self.log.write("child_exit", code=exit.code, signal=exit.signal)
@@ -134,13 +140,14 @@ class Session:
                 self._kill_child(child)
             return 1 if not isinstance(exc, KeyboardInterrupt) else 130
 
-    def _relay(self, child: LedChild, injector: Injector, pending: PendingCueSide | None) -> Relay:
-        """The relay between the terminal and the child, the cue side's stand-in attached."""
+    def _relay(self, child: LedChild, injector: Injector, channel: Channel | None) -> Relay:
+        """The relay between the terminal and the child, with its cue side (none without
+        cues); the host terminal asked what it is before any output is relayed."""
         from cuewrap.relay.relay import Relay
 
-        focus, tracker, sink = self._relay_parts(pending)
-        if pending is not None and focus is not None and self._ask_terminal:
-            self._query_terminal(focus, pending)
+        decisions = self._decisions()
+        focus, tracker = self._relay_parts(decisions)
+        cues = self._cue_side(channel, child.pid, injector, decisions) if self.guard else None
         relay = self.relay = Relay(
             self.loop,
             child,
@@ -148,22 +155,33 @@ class Session:
             focus=focus,
             tracker=tracker,
             injector=injector,
-            sink=sink,
-            screen=pending,
+            cues=cues,
+            decisions=decisions,
             on_error=self.log.error,
             fallback=self._fallback_classes(),
-            mark=self._mark_finder(pending),
+            mark=self._mark_finder(),
         )
-        if pending is not None:  # what it builds is attached to the relay then
-            pending.attach = relay.attach
-        else:  # no cue side to build: the start-up is over
+        pending: PendingCueSide | None = relay.cues  # type: ignore[assignment]  # _cue_side's
+        if pending is not None and focus is not None and self._ask_terminal:
+            self._query_terminal(focus, pending)
+        if pending is None:  # no cue side to build: the start-up is over
             self._start_done()
         return relay
 
-    def _mark_finder(self, pending: PendingCueSide | None) -> MarkFinder | None:
+    def _decisions(self) -> OutputDecisions | None:
+        """What the tracker decides without calling up (``relay/decisions.py``): none without
+        cues; the engine's rules at start until the cue side hands down its own."""
+        if not self.guard:
+            return None
+        from cuewrap.relay.decisions import OutputDecisions
+
+        clipboard = self.settings.guard.clipboard
+        return OutputDecisions.initial(self.loop.clock, clipboard, self.args.pi_mode)
+
+    def _mark_finder(self) -> MarkFinder | None:
         """Pi mode with the bridge injected and cues on: the relay looks for the extension's
         provenance mark (docs/terminal-guard.md, "Whose sequence is it")."""
-        if pending is None or not self.bridge_injected:
+        if not self.guard or not self.bridge_injected:
             return None
         from cuewrap.term.provenance import MarkFinder
 
@@ -227,62 +245,51 @@ class Session:
         if removed:
             self.log.write("stale_channels_removed", count=removed)
 
-    def _pending_cue_side(
-        self, channel: Channel | None, child_pid: int, injector: Injector
-    ) -> PendingCueSide | None:
-        """The cue side's stand-in in the relay: it builds the cue side once the child has
-        drawn its first frame (``cuewrap/wiring/pending.py``). None without cues."""
-        if not self.guard:
-            return None
+    def _cue_side(
+        self,
+        channel: Channel | None,
+        child_pid: int,
+        injector: Injector,
+        decisions: OutputDecisions | None,
+    ) -> Callable[[RelayControls], CueSide]:
+        """What makes the relay's cue side, given the relay's controls: the stand-in that
+        builds the cue side once the child has drawn its first frame
+        (``cuewrap/wiring/pending.py``)."""
+        from cuewrap.wiring.cueside import Edge, Plan
         from cuewrap.wiring.pending import PendingCueSide
 
-        def build() -> Controller | None:
-            return self._start_controller(channel, child_pid, injector)
+        plan = Plan(
+            pi_mode=self.args.pi_mode,
+            command=self.args.command[0],
+            channel=channel,
+            child_pid=child_pid,
+            events_fd=self.events_fd,
+            size=get_size(1, 0) or (24, 80),
+        )
 
-        return PendingCueSide(self.loop, build, self.log.error, frames=self.args.pi_mode)
+        def make(relay: RelayControls) -> CueSide:
+            def build(cues: PendingCueSide) -> Controller | None:
+                edge = Edge(injector.inject, self.host.undo_at_restore, relay, cues, decisions)
+                return self._start_controller(plan, edge)
 
-    def _start_controller(
-        self, channel: Channel | None, child_pid: int, injector: Injector
-    ) -> Controller | None:
-        if not self.guard:
-            return None
+            cls = PendingCueSide
+            if "sink" in self.env.get("CUEWRAP_DEBUG_FAULT", "").split(","):
+                from cuewrap.wiring._faults import RaisingCueSide as cls  # a test of failing open
+
+            return cls(self.loop, build, self.log.error, frames=self.args.pi_mode)
+
+        return make
+
+    def _start_controller(self, plan: Plan, edge: Edge) -> Controller | None:
         try:
             from cuewrap.wiring.cueside import build_controller
 
-            self.controller = build_controller(
-                self.loop,
-                self.settings,
-                self.log,
-                self.env,
-                pi_mode=self.args.pi_mode,
-                inject=injector.inject,
-                undo_at_restore=self.host.undo_at_restore,
-                size=get_size(1, 0) or (24, 80),
-                channel=channel,
-                child_pid=child_pid,
-                command=self.args.command[0],
-                events_fd=self.events_fd,
-                own_output=self.relay.own_output if self.relay is not None else None,
-            )
+            self.controller = build_controller(self.ctx, plan, edge)
             self.events_fd = None  # the controller's now
             if "build:wired" in self.env.get("CUEWRAP_DEBUG_FAULT", ""):
                 from cuewrap.wiring._faults import fail_before
 
                 fail_before("wired", self.env)
-            if self.relay is not None:  # docs/design.md#unseen-output
-                self.controller.watch_unseen(self.relay.set_unseen)
-                gate = self.controller.screen
-                relay = self.relay
-                answerer = self.controller.answerer
-                if answerer is not None:  # docs/answering.md
-                    answerer.type_keys = relay.type_to_child
-                if gate is not None:  # once it will not run, the relay stops feeding it
-                    ring = gate.ring  # the answerer's, or the blocked check's
-
-                    def done() -> None:
-                        relay.drop_tap(gate, ring)  # the output kept for the dialog reader
-
-                    gate.on_done = done
         except Exception as exc:  # fail open: Pi runs as a plain passthrough
             self.log.error("controller", exc)
             if self.controller is not None:  # built, then its wiring failed: it closes all
@@ -291,8 +298,8 @@ class Session:
                 except Exception as close_exc:
                     self.log.error("controller.close", close_exc)
             self.controller = None
-            if channel is not None:
-                channel.close()
+            if plan.channel is not None:
+                plan.channel.close()
         finally:  # the start-up is over
             self._start_done()
         return self.controller
@@ -309,19 +316,18 @@ class Session:
         return guard.clipboard != "allow", guard.sequences != "allow"
 
     def _relay_parts(
-        self, controller: PendingCueSide | None
-    ) -> tuple[FocusFilter | None, OutputTracker, Sink | None]:
-        """The relay's byte filters and event sink: the focus filter only when cues run, OSC
-        7501 reports consumed unless the host terminal speaks the protocol (it answered
-        cuewrap's start-up query, in both modes), the child's Program Status
-        query answered by cuewrap in generic mode (docs/generic-mode.md), events to the cue side
-        (none without one; its stand-in until it is built). ``CUEWRAP_DEBUG_FAULT`` makes the
-        named parts raise (tests of failing open)."""
+        self, decisions: OutputDecisions | None
+    ) -> tuple[FocusFilter | None, OutputTracker]:
+        """The relay's byte filters: the focus filter only when cues run, OSC 7501 reports
+        consumed unless the host terminal speaks the protocol (it answered cuewrap's start-up
+        query, in both modes), the child's Program Status query answered by cuewrap in
+        generic mode (docs/generic-mode.md), the child's notifications (generic mode) and
+        clipboard sequences decided by ``decisions``. ``CUEWRAP_DEBUG_FAULT`` makes the named
+        parts raise (tests of failing open)."""
         from cuewrap.term.focus import FocusFilter
         from cuewrap.term.tracker import OutputTracker
 
         focus_cls, tracker_cls = FocusFilter, OutputTracker
-        sink = controller.relay_event if controller is not None else None
         faults = set(filter(None, self.env.get("CUEWRAP_DEBUG_FAULT", "").split(",")))
         if faults:
             from cuewrap.wiring import _faults as fault
@@ -330,8 +336,6 @@ class Session:
                 focus_cls = fault.RaisingFocus
             if "tracker" in faults:
                 tracker_cls = fault.RaisingTracker
-            if "sink" in faults:
-                sink = fault.raising_sink
         focus: FocusFilter | None = None
         if self.guard and focus_cls is FocusFilter and self._ask_terminal:
             from cuewrap.term.answers import AnswerFilter
@@ -339,25 +343,21 @@ class Session:
             focus = AnswerFilter(self._osc99_query_id(), status=True)
         elif self.guard:
             focus = focus_cls()
-        # generic mode: the controller decides which of the child's notifications to take out
-        notices = controller if controller is not None and not self.args.pi_mode else None
+        # generic mode: which of the child's notifications are taken out (the engine's rules)
+        notices = decisions if not self.args.pi_mode else None
         tracker = tracker_cls(
             consume_status=self.guard,
             answer_query=self.guard and not self.args.pi_mode,
             notices=notices,
             own_focus=self.guard,  # the host's focus reporting is cuewrap's: design.md#presence
             # docs/terminal-guard.md: the child's OSC 52 pass only when the controller says
-            clipboard=(
-                controller
-                if controller is not None and self.settings.guard.clipboard != "allow"
-                else None
-            ),
+            clipboard=decisions if self.settings.guard.clipboard != "allow" else None,
             # docs/terminal-guard.md: titles, notifications and status reports inside the
             # child's frames are content it renders: removed whole (guard.sequences = own)
             guard_frames=self.settings.guard.sequences == "own",
             content_only=not self.args.pi_mode and self._content_only(),
         )
-        return focus, tracker, sink
+        return focus, tracker
 
     def _content_only(self) -> bool:
         """Generic mode: the program's preset says it writes no title, notification or status
