@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     ClipboardSetting = Literal["user", "allow", "block"]
     SequencesSetting = Literal["own", "allow"]
     # generic mode: which known program's signals to read (cuewrap.generic.presets; "auto": by name)
-    PresetSetting = Literal["auto", "none", "claude", "codex", "aider", "opencode"]
+    PresetSetting = Literal["auto", "none", "claude", "codex", "aider", "gemini", "opencode"]
     _S = TypeVar("_S", bound=tuple[Any, ...])
 
 # the values of each choice, as the Literal types above list them (tests/test_config.py)
@@ -45,7 +45,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "BodySetting": ("none", "summary"),
     "ClipboardSetting": ("user", "allow", "block"),
     "SequencesSetting": ("own", "allow"),
-    "PresetSetting": ("auto", "none", "claude", "codex", "aider", "opencode"),
+    "PresetSetting": ("auto", "none", "claude", "codex", "aider", "gemini", "opencode"),
 }
 
 ENV_PREFIX = "CUEWRAP_"

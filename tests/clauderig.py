@@ -4,6 +4,10 @@ fake Anthropic Messages API (``tests/fakeanthropic.py``), offline, in a private 
 
 Fixture (registered by tests/conftest.py): ``claude_sessions``, a list a test appends its
 ``ClaudeSession``s to; each is closed (Claude Code killed, its fake API stopped) at teardown.
+It runs every test twice: with the pinned version (``VERSION``) and with the registry's latest
+(``scripts/install-claude latest``; ``CUEWRAP_CLAUDE_BIN_LATEST``), so that a change in what
+Claude Code reports shows up as a failing test, not as a user's missing reminder. The list's
+``version`` says which; ``ClaudeSession(…, version=…)`` runs that one.
 
 The test plays the host terminal through pexpect (it answers none of the queries, as a bare
 PTY; cuewrap's start-up query then closes after its 5 s). What Claude Code needs to start
@@ -49,21 +53,34 @@ OSC777 = re.compile(rb"\x1b\]777;notify;([^;\x07\x1b]*);([^\x07\x1b]*)\x1b\\")
 _SCREEN_JUNK = re.compile(rb"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\s")
 
 
-def claude_bin() -> str:
-    """scripts/test exports it; run alone, the install script is idempotent and prints it."""
-    found = os.environ.get("CUEWRAP_CLAUDE_BIN")
+def claude_bin(version: str = VERSION) -> str:
+    """scripts/test exports it; run alone, the install script is idempotent and prints it (an
+    install that fails fails the test)."""
+    found = os.environ.get(
+        "CUEWRAP_CLAUDE_BIN" if version == VERSION else "CUEWRAP_CLAUDE_BIN_LATEST"
+    )
     if not found:
         done = subprocess.run(
-            [str(ROOT / "scripts" / "install-claude"), VERSION],
+            [str(ROOT / "scripts" / "install-claude"), version],
             capture_output=True,
             text=True,
-            check=True,
         )
+        assert done.returncode == 0, f"scripts/install-claude {version} failed:\n{done.stderr}"
         found = done.stdout.strip()
     return found
 
 
-def claude_home(root: Path) -> tuple[Path, Path]:
+def installed_version(bin_dir: str) -> str:
+    """The x.y.z of the Claude Code in ``bin_dir`` (its ``--version``: "2.1.332 (Claude Code)")."""
+    done = subprocess.run(
+        [os.path.join(bin_dir, "claude"), "--version"], capture_output=True, text=True, timeout=60
+    )
+    match = re.match(r"\s*(\d+\.\d+\.\d+\S*)", done.stdout)
+    assert match, f"claude --version said {done.stdout!r} {done.stderr!r}"
+    return match.group(1)
+
+
+def claude_home(root: Path, version: str = VERSION) -> tuple[Path, Path]:
     """A private HOME with Claude Code onboarded, and the project directory in it."""
     home = root / "home"
     cwd = home / "proj"
@@ -71,7 +88,7 @@ def claude_home(root: Path) -> tuple[Path, Path]:
     cwd.mkdir()
     config = {
         "hasCompletedOnboarding": True,
-        "lastOnboardingVersion": VERSION,
+        "lastOnboardingVersion": version,
         "customApiKeyResponses": {"approved": [KEY[-20:]], "rejected": []},
         "projects": {
             str(cwd): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}
@@ -110,10 +127,12 @@ class ClaudeSession(LoggedChild):
         *,
         env: dict[str, str] | None = None,
         pythonpath: str | None = None,
+        version: str = VERSION,
     ) -> None:
         self.fake = FakeAnthropic(steps).start()
-        home, self.cwd = claude_home(tmp_path)
-        bindir = claude_bin()
+        bindir = claude_bin(version)
+        self.version = version if version != "latest" else installed_version(bindir)
+        home, self.cwd = claude_home(tmp_path, self.version)
         self.env = claude_environment(bindir, home, self.fake.base_url)
         self.env.update(env or {})
         if pythonpath:  # another cuewrap's source (a comparison with a checkout)
@@ -172,9 +191,16 @@ class ClaudeSession(LoggedChild):
         self.fake.stop()
 
 
-@pytest.fixture
-def claude_sessions() -> Iterator[list[ClaudeSession]]:
-    started: list[ClaudeSession] = []
+class Sessions(list[ClaudeSession]):
+    """The sessions a test started, and the Claude Code version it runs."""
+
+    version: str = VERSION
+
+
+@pytest.fixture(params=[VERSION, "latest"])
+def claude_sessions(request: pytest.FixtureRequest) -> Iterator[Sessions]:
+    started = Sessions()
+    started.version = request.param
     yield started
     for s in started:
         s.close()

@@ -9,6 +9,9 @@ imports fixtures from another test module):
 - tests/termrig.py   real terminals (xterm, kitty, foot) on dunst's display (``launch``)
 - tests/tmuxrig.py    a private tmux server running cuewrap pi, a client attached (``tmux_scene``)
 - tests/clauderig.py  real Claude Code under cuewrap, a fake Anthropic API (``claude_sessions``)
+- tests/codexrig.py   real Codex CLI under cuewrap, a fake OpenAI Responses API (``codex_sessions``)
+- tests/geminirig.py  real Gemini CLI under cuewrap, a fake Gemini API (``gemini_sessions``)
+- tests/opencoderig.py real opencode under cuewrap, the fake chat API (``opencode_sessions``)
 - tests/launch.py     every pexpect child a test marked ``started(p)`` closed after it
                       (``close_started``, autouse)
 
@@ -28,16 +31,20 @@ from collections.abc import Iterator
 
 import pytest
 from clauderig import claude_sessions
+from codexrig import codex_sessions
 from desktoprig import bus, dunst, dunst_menu
+from geminirig import gemini_sessions
 from launch import close_started
+from opencoderig import opencode_sessions
 from pirig import ask_ext, fakemodel, pi_bin, pi_home, pi_session, pi_version
 from screenrig import harness
 from termrig import launch, xdesk
 from tmuxrig import tmux_scene
 
 __all__ = [
-    "ask_ext", "bus", "claude_sessions", "close_started", "dunst", "dunst_menu", "fakemodel",
-    "harness", "launch", "pi_bin", "pi_home",
+    "ask_ext", "bus", "claude_sessions", "close_started", "codex_sessions", "dunst",
+    "dunst_menu", "fakemodel", "gemini_sessions", "harness", "launch", "opencode_sessions",
+    "pi_bin", "pi_home",
     "pi_session", "pi_version", "tmux_scene", "xdesk",
 ]  # fmt: skip
 

@@ -92,3 +92,16 @@ def test_relative_links_in_the_readme_and_docs_lead_to_files() -> None:
             if path and "://" not in path and not (doc.parent / path).exists():
                 broken.append(f"{doc.relative_to(ROOT)}: {target}")
     assert broken == []
+
+
+def test_generic_mode_holds_the_table_of_the_programs_measured() -> None:
+    """docs/generic-mode.md's "Programs, measured" is generic/programs.py's table, line for
+    line (``cuewrap doctor -- COMMAND`` prints the same rows)."""
+    from cuewrap.generic.programs import PROGRAMS, table_lines
+
+    text = (ROOT / "docs" / "generic-mode.md").read_text(encoding="utf-8")
+    section = text.split("\n## Programs, measured\n", 1)[1].split("\n## ", 1)[0]
+    rows = [ln for ln in section.splitlines() if ln.startswith("| ") and "program |" in ln]
+    assert rows, "no table in docs/generic-mode.md's Programs, measured"
+    start = section.splitlines().index(rows[0])
+    assert section.splitlines()[start : start + len(PROGRAMS) + 2] == table_lines()

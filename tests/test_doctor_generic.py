@@ -42,6 +42,19 @@ def test_doctor_for_a_known_agent_names_preset_facts_and_translation() -> None:
     assert "OSC 99   taken out and re-emitted once as OSC 777" in text
     marks = next(ln for ln in done.stdout.splitlines() if ln.strip().startswith("title marks"))
     assert "before Codex's title" in marks and "Pi" not in marks  # never assume Pi
+    # its reports count unasked, and the table of the programs measured says so, its row first
+    assert "its app=codex reports" in text
+    table = text[text.index("programs measured") :]
+    assert table.splitlines()[1].strip().startswith("Codex CLI (this one; 0.171.0")
+    for name in ("Claude Code (also", "opencode (also", "Gemini CLI (also", "aider (also"):
+        assert name in table
+    assert "certain" in table.split("Claude Code (also")[0]
+
+
+def test_doctor_for_an_unknown_program_lists_the_programs_measured_none_as_this_one() -> None:
+    text = section(doctor("--", "make", CUEWRAP_NOTIFY_TERMINAL="osc777").stdout)
+    assert "this one" not in text and "Codex CLI (also; 0.171.0" in text
+    assert "reports unasked" not in text
 
 
 def test_doctor_preset_override_quiet_off_and_no_channel() -> None:

@@ -309,9 +309,33 @@ def test_osc7501_as_claude_code_reports_it_and_its_redraws_are_not_work() -> Non
     ]
     assert e.records("cue")[-1]["fact_kind"] == "permission"
     # Esc during a run: idle with no done is the user's cancel
-    e(ProgramStatus("working", "claude-code"), ProgramStatus("idle", "claude-code"))
+    e(ProgramStatus("working", "claude-code"), Keystroke(), ProgramStatus("idle", "claude-code"))
     assert e.notifies()[-1].body == "Cancelled"
     assert [r for r in e.records("no_cue") if r.get("signal") == "quiet"]  # recorded only
+
+
+def test_osc7501_idle_after_working_without_a_keystroke_is_no_cancel() -> None:
+    """Codex CLI 0.171.0 reports ``working`` then ``idle`` while it starts (before any prompt):
+    no key was typed, so it is no user's cancel, and nothing is told; a run that goes idle
+    after the user typed (its Esc) is Cancelled, even when the key was told just before the
+    run started (keys are told at most once a second: docs/generic-mode.md)."""
+    e = eng(app="Codex")
+    e(AWAY, ProgramStatus("idle", "codex"), ProgramStatus("working", "codex"), at=1.0)
+    e(ProgramStatus("idle", "codex"), at=1.5)
+    assert e.notifies() == []
+    assert e.records("run")[-1]["state"] == "ended"
+    assert e.records("cue") == []
+    # typed 0.8 s before working (its Esc told only at the end of that second): cancelled
+    e(Keystroke(), at=10.0)
+    e(ProgramStatus("working", "codex"), at=10.8)
+    e(ProgramStatus("idle", "codex"), at=11.5)
+    assert [n.body for n in e.notifies()] == ["Cancelled"]
+    # typed long before the run and not during it: the program's own idle, no cue
+    e(ProgramStatus("working", "codex"), ProgramStatus("idle", "codex"), at=30.0)
+    assert len(e.notifies()) == 1
+    # a done is Finished whatever was typed
+    e(ProgramStatus("working", "codex"), ProgramStatus("done", "codex"), at=40.0)
+    assert [n.body for n in e.notifies()] == ["Cancelled", "Finished"]
 
 
 def test_osc7501_an_outcome_straight_after_idle_ends_the_run_it_skipped() -> None:

@@ -16,24 +16,22 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from clauderig import AWAY, BACK, PY, ClaudeSession
+from clauderig import AWAY, BACK, PY, ClaudeSession, Sessions
 from fakeanthropic import http_error, text, tool_use
 from waiting import absence_window, wait_until
 
 pytestmark = pytest.mark.pi
 
 
-def start(
-    sessions: list[ClaudeSession], tmp_path: Path, steps: list, **kw: object
-) -> ClaudeSession:
-    s = ClaudeSession(tmp_path, steps, **kw)  # type: ignore[arg-type]
+def start(sessions: Sessions, tmp_path: Path, steps: list, **kw: object) -> ClaudeSession:
+    s = ClaudeSession(tmp_path, steps, version=sessions.version, **kw)  # type: ignore[arg-type]
     sessions.append(s)
     s.ready()
     return s
 
 
 def test_a_prompt_while_away_gives_one_finished_from_its_own_reports(
-    tmp_path: Path, claude_sessions: list[ClaudeSession]
+    tmp_path: Path, claude_sessions: Sessions
 ) -> None:
     s = start(claude_sessions, tmp_path, [text("The first answer from the fake API.")])
     s.presence(AWAY, "away")
@@ -63,7 +61,7 @@ def test_a_prompt_while_away_gives_one_finished_from_its_own_reports(
 
 
 def test_a_permission_prompt_while_away_gives_one_needs_input_from_blocked(
-    tmp_path: Path, claude_sessions: list[ClaudeSession]
+    tmp_path: Path, claude_sessions: Sessions
 ) -> None:
     steps = [
         tool_use("Bash", {"command": "touch made-by-the-tool", "description": "Make a file"}),
@@ -93,7 +91,7 @@ def test_a_permission_prompt_while_away_gives_one_needs_input_from_blocked(
     assert len(s.notifications()) == 1
 
 
-def test_present_nothing(tmp_path: Path, claude_sessions: list[ClaudeSession]) -> None:
+def test_present_nothing(tmp_path: Path, claude_sessions: Sessions) -> None:
     s = start(claude_sessions, tmp_path, [text("An answer while you look.")])
     s.presence(BACK, "focused")
     mark = s.type("say hello")
@@ -109,9 +107,7 @@ def test_present_nothing(tmp_path: Path, claude_sessions: list[ClaudeSession]) -
     )
 
 
-def test_ls_shows_working_then_finished(
-    tmp_path: Path, claude_sessions: list[ClaudeSession]
-) -> None:
+def test_ls_shows_working_then_finished(tmp_path: Path, claude_sessions: Sessions) -> None:
     runtime = tmp_path / "run"
     runtime.mkdir(mode=0o700)
     private = {"XDG_RUNTIME_DIR": str(runtime), "TMPDIR": str(tmp_path)}
@@ -146,7 +142,7 @@ def test_ls_shows_working_then_finished(
 
 
 def test_an_api_error_gives_one_failed_from_error(
-    tmp_path: Path, claude_sessions: list[ClaudeSession]
+    tmp_path: Path, claude_sessions: Sessions
 ) -> None:
     s = start(claude_sessions, tmp_path, [http_error(400, "prompt is too long")])
     s.presence(AWAY, "away")
@@ -166,7 +162,7 @@ def test_an_api_error_gives_one_failed_from_error(
 
 
 def test_escape_during_a_run_is_idle_without_done_cancelled(
-    tmp_path: Path, claude_sessions: list[ClaudeSession]
+    tmp_path: Path, claude_sessions: Sessions
 ) -> None:
     slow = text(" ".join(f"word{i}" for i in range(200)), chunk_delay=0.05)  # about 10 s
     s = start(claude_sessions, tmp_path, [slow])

@@ -25,8 +25,8 @@ STARTUP = b"\x1b[>0q\x1b]7501;?\x07\x1b[c"
 REPORT = b"\x1b]7501;state=idle:app=claude-code\x07"
 
 
-def run(chunks: list[bytes], **kw: bool) -> tuple[bytes, list[OutputEvent]]:
-    return feed_tracker(OutputTracker(**kw), chunks)
+def run(chunks: list[bytes], **kw: bool | str) -> tuple[bytes, list[OutputEvent]]:
+    return feed_tracker(OutputTracker(**kw), chunks)  # type: ignore[arg-type]
 
 
 def test_the_query_is_taken_out_and_reported_either_terminator() -> None:
@@ -162,3 +162,25 @@ def test_a_report_from_a_program_that_never_asked_is_no_fact() -> None:
     # Pi mode (no answer_query): Pi's reports count, as PI_PROGRAM_STATUS=1 turns them on
     out, events = run([REPORT], answer_query=False, consume_status=True)
     assert events == [ProgramStatus("idle", "claude-code", None, False)]
+
+
+CODEX = b"\x1b]7501;state=working:app=codex\x1b\\"
+
+
+def test_a_preset_that_proves_unasked_reports_counts_only_its_own_app() -> None:
+    """Codex CLI reports without asking (its preset's ``status_app``: ``own_status_app``). Its
+    reports under its own ``app=`` count, and its bare ``clear`` at exit; a report naming any
+    other program in its output (a file it shows, a forged one) is still text, no fact and
+    passed untouched, until a query was answered."""
+    kw: dict[str, bool | str] = {"answer_query": True, "consume_status": True}
+    out, events = run([b"x" + CODEX + b"y"], **kw, own_status_app="codex")
+    assert out == b"xy" and events == [ProgramStatus("working", "codex", None, False)]
+    clear = b"\x1b]7501;state=clear\x1b\\"
+    out, events = run([clear], **kw, own_status_app="codex")
+    assert out == b"" and events == [ProgramStatus("clear", None, None, False)]
+    # another program's report: no fact, passed as it is (a bare PTY shows it as text)
+    out, events = run([REPORT + b"text"], **kw, own_status_app="codex")
+    assert out == REPORT + b"text" and events == []
+    # without the preset's word, Codex's own report is no fact either (the rule of the query)
+    out, events = run([CODEX], **kw)
+    assert out == CODEX and events == []

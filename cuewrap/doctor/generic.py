@@ -16,6 +16,7 @@ from cuewrap.config import Settings
 from cuewrap.deliver.desktop import desktop_available
 from cuewrap.deliver.terminal import Choice
 from cuewrap.generic.presets import choose
+from cuewrap.generic.programs import PROGRAMS
 from cuewrap.term.notices import NOTICE_PROTOCOLS
 
 _NAMES = {"osc9": "OSC 9", "osc777": "OSC 777", "osc99": "OSC 99"}
@@ -49,11 +50,13 @@ def generic_lines(
         "                               and below are then recorded only (cuewrap answers the",
         "                               program's Program Status query: Claude Code and Pi then",
         "                               report working / done / blocked; source 'osc7501')",
+        *_unasked(preset.status_app),
         f"    output, then quiet         {quiet} (generic.quiet_after,"
         f" {settings.origin('generic.quiet_after')})",
         "    output resuming            ends the wait",
         "    exit                       'Exited (status N)' / 'Was killed (signal N)'",
     ]
+    lines += _programs(preset.name)
     desktop_on, _ = desktop_available(env, settings.notify.desktop)
     shown = choice.protocol if choice.protocol != "off" and not choice.tmux_passthrough else None
     outlets = []
@@ -74,4 +77,28 @@ def generic_lines(
         else:
             what = "passed as they are: cuewrap has no channel to re-emit them"
         lines.append(f"    {_NAMES[proto]:<8} {what}")
+    return lines
+
+
+def _unasked(app: str | None) -> list[str]:
+    if app is None:
+        return []
+    return [
+        f"                               this program reports unasked: its app={app} reports",
+        "                               count without a query (its preset proves them its own)",
+    ]
+
+
+def _programs(chosen: str) -> list[str]:
+    """The table of the programs measured (docs/generic-mode.md), this one's row first."""
+    rows = sorted(PROGRAMS, key=lambda p: p.preset != chosen)
+    lines = ["  programs measured (docs/generic-mode.md; certain: its own report, guessed: not):"]
+    for p in rows:
+        mark = "this one" if p.preset == chosen else "also"
+        lines += [
+            f"    {p.name} ({mark}; {p.versions})",
+            f"      reports: {p.reports}",
+            f"      cuewrap gives: {p.gives}",
+            f"      missing: {p.missing}",
+        ]
     return lines

@@ -145,7 +145,7 @@ def _on_job(st: Step, f: JobState) -> None:
 
 _HANDLERS: dict[type, Callable[[Step, Any], None]] = {
     Presence: presence.on_presence,
-    Keystroke: presence.on_keystroke,
+    Keystroke: runs.on_keystroke,
     BridgeHello: sessions.on_bridge_hello,
     SessionStart: sessions.on_session_start,
     SessionShutdown: sessions.on_session_shutdown,

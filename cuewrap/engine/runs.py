@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from cuewrap.engine import presence, wording
 from cuewrap.engine import summary as summaries
-from cuewrap.engine import wording
 from cuewrap.engine._step import Step, block_reason, has_run, invalidate, new_cue, observe, reject
 from cuewrap.engine.effects import (
     MARK_CANCELLED,
@@ -28,6 +28,7 @@ from cuewrap.facts import (
     AgentStart,
     ChildExit,
     CueToggle,
+    Keystroke,
     ProgramStatus,
     ScreenActivity,
     UserInput,
@@ -63,7 +64,14 @@ def start_run(st: Step, source: RunSource) -> None:
         st.rec("run", run=s.run.id, state="dropped", reason="started before a gap")
     invalidate(st, "new run")
     rid = st.s.run_seq + 1
-    st.set(run=Run(rid, source, st.s.generation), run_seq=rid, last_run=rid, outcome_seen=True)
+    key = st.s.last_key
+    keyed = key is not None and st.now - key <= KEY_TOLD_WITHIN
+    st.set(
+        run=Run(rid, source, st.s.generation, keyed=keyed),
+        run_seq=rid,
+        last_run=rid,
+        outcome_seen=True,
+    )
     st.rec("run", run=rid, state="started", source=source)
 
 
@@ -176,6 +184,21 @@ def on_cue_toggle(st: Step, f: CueToggle) -> None:
     st.rec("toggle", enabled=f.enabled)
 
 
+# Keystroke facts come at most one a second, the rest told at the end of that second
+# (wiring/keystrokes.py): a key typed in a run may be told only after the run's next report,
+# but then one was told less than this before it, in the run or just before it started
+KEY_TOLD_WITHIN = 1.0
+
+
+def on_keystroke(st: Step, f: Keystroke) -> None:
+    """Presence, and the active run notes that the user typed while it ran."""
+    presence.on_keystroke(st, f)
+    st.set(last_key=st.now)
+    run = st.s.run
+    if run is not None and not run.keyed:
+        st.set(run=replace(run, keyed=True))
+
+
 def on_program_status(st: Step, f: ProgramStatus) -> None:
     observe(st, "osc7501")
     before: str | None = None
@@ -202,6 +225,14 @@ def on_program_status(st: Step, f: ProgramStatus) -> None:
     if f.state == "working":
         if not has_run(s):
             start_run(st, "osc7501")
+    elif f.state == "idle" and s.config.generic and s.run is not None and not s.run.keyed:
+        # idle after working without done, the user having typed nothing while it ran (nor
+        # within KEY_TOLD_WITHIN before): no interrupt of theirs; the program went idle by
+        # itself (Codex CLI's start-up: working, idle before any prompt). Neither finished
+        # nor cancelled: no cue.
+        drop_waits(st, "run ended")
+        st.set(run=None)
+        st.rec("run", run=s.run.id, state="ended", reason="idle, no keystroke while it ran")
     elif f.state in _OSC_SETTLE:
         if s.run is None and f.state in _OUTCOME_AFTER and before in _OUTCOME_AFTER[f.state]:
             implied_run(st, before)

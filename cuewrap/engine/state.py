@@ -140,6 +140,7 @@ class Run:
     stop_reason: str | None = None  # last AgentEnd.stop_reason
     summary: str | None = None  # last AgentEnd.summary (privacy.body = "summary" only)
     before_settle: str | None = None  # AgentBeforeSettle.outcome
+    keyed: bool = False  # the user typed while it ran (a cancel is the user's act)
 
 
 @dataclass(frozen=True)
@@ -162,6 +163,7 @@ class EngineState:
     focus_state: Literal["focused", "away"] = "focused"
     presence_via: str = "focus"  # the source of focus_state: "focus" (reports) or "tmux"
     last_activity: float | None = None  # last keystroke (or the first step)
+    last_key: float | None = None  # when a Keystroke fact was last stepped (focus reports or not)
     idle_away: bool = False  # unknown presence, idle for idle_after: counts as away
     # bridge / session
     bridge_live: bool = False

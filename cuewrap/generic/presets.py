@@ -28,6 +28,10 @@ class Preset(NamedTuple):
     # it writes titles, OSC notifications or status reports of its own; False: any in its
     # output is content it prints (a model's text), never a fact (docs/terminal-guard.md)
     own_sequences: bool = True
+    # the ``app=`` of the OSC 7501 reports it writes without asking the Program Status query
+    # first (it reports to any terminal): those reports count as its own (docs/generic-mode.md);
+    # None: only a program that asked counts
+    status_app: str | None = None
 
 
 UNKNOWN = Preset(
@@ -53,8 +57,10 @@ PRESETS: tuple[Preset, ...] = (
         "Codex",
         ("codex",),
         "Waiting for you",
-        "Codex CLI notifies (OSC 9 or BEL) both when a turn completes and when it asks for"
-        " approval: it waits for you either way, the bell alone does not say which",
+        "Codex CLI reports its state (OSC 7501, app=codex) to any terminal, unasked, and those"
+        " reports decide (measured with 0.171.0); its bell (unfocused) comes both when a turn"
+        " completes and when it asks for approval: the bell alone does not say which",
+        status_app="codex",
     ),
     Preset(
         "aider",
@@ -64,6 +70,15 @@ PRESETS: tuple[Preset, ...] = (
         "aider --notifications rings the bell when its reply is ready and it waits for input"
         " (it runs notify-send or --notifications-command instead when it finds one)",
         own_sequences=False,  # no title, OSC notification or status report of its own
+    ),
+    Preset(
+        "gemini",
+        "Gemini CLI",
+        ("gemini",),
+        "Waiting for you",
+        "Gemini CLI (general.enableNotifications on) notifies while unfocused both when a turn"
+        " ends (after an error or a cancel too) and when it needs an approval: it waits for"
+        " you either way; its notifications carry its own text (0.61.0's shipped code)",
     ),
     Preset(
         "opencode",
@@ -81,6 +96,11 @@ def content_only(command: str, setting: str) -> bool:
     """The program writes no title, OSC notification or status report of its own: every one in
     its output is content it prints (generic mode; docs/terminal-guard.md)."""
     return not choose(command, setting)[0].own_sequences
+
+
+def own_status_app(command: str, setting: str) -> str | None:
+    """The ``app=`` of the OSC 7501 reports the program writes without a query, or None."""
+    return choose(command, setting)[0].status_app
 
 
 def choose(command: str, setting: str) -> tuple[Preset, str]:

@@ -315,10 +315,14 @@ class OutputTracker:
         guard_frames: bool = False,
         content_only: bool = False,
         answer_query: bool = False,
+        own_status_app: str | None = None,
     ) -> None:
         self.consume_status: bool = consume_status
         self.answer_query = answer_query  # the relay answers the child's OSC 7501 query
         self._asked = False  # the child asked it: its reports count (generic mode)
+        # generic mode: the preset proves the program reports without asking (Codex CLI): its
+        # reports with this app= (and a bare clear) count without a query
+        self.own_status_app = own_status_app
         self.status_shown = False
         self._missed = b""  # the last report taken out, as written (the host may want it)
         self._missed_shows = False  # … and it was not clear
@@ -1334,9 +1338,10 @@ class OutputTracker:
         status = parse_status(o.rest)
         if status is None:
             return
-        if self.answer_query and not self._asked:
+        if self.answer_query and not self._asked and not self._own_report(status):
             # generic mode: a program reports only after its query was answered; a report
             # from one that never asked is text it prints (a file, a model's answer), no fact
+            # (unless the preset proves it is the program's own: ``own_status_app``)
             return
         events.append((o.j, status))
         if self.consume_status and o.j >= o.base and self._removable_at(o.work, o.j):
@@ -1346,6 +1351,13 @@ class OutputTracker:
         elif not self.consume_status:  # passed to a host that speaks the protocol
             self.status_shown = status.state != "clear"
             self._missed = b""
+
+    def _own_report(self, status: ProgramStatus) -> bool:
+        """The preset says this program reports without a query, under this ``app=``."""
+        own = self.own_status_app
+        if own is None:
+            return False
+        return status.app == own or (status.state == "clear" and status.app is None)
 
     def pass_status_on(self) -> bytes:
         """The host terminal speaks the protocol: from now on reports pass. Returns the last

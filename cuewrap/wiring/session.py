@@ -356,6 +356,7 @@ class Session:
             # child's frames are content it renders: removed whole (guard.sequences = own)
             guard_frames=self.settings.guard.sequences == "own",
             content_only=not self.args.pi_mode and self._content_only(),
+            own_status_app=None if self.args.pi_mode else self._own_status_app(),
         )
         return focus, tracker
 
@@ -367,6 +368,15 @@ class Session:
         return bool(self.args.command) and content_only(
             self.args.command[0], self.settings.generic.preset
         )
+
+    def _own_status_app(self) -> str | None:
+        """Generic mode: the ``app=`` of the OSC 7501 reports the program's preset proves are
+        its own without a query (Codex CLI; docs/generic-mode.md)."""
+        from cuewrap.generic.presets import own_status_app
+
+        if not self.args.command:
+            return None
+        return own_status_app(self.args.command[0], self.settings.generic.preset)
 
     # -- asking the host terminal -------------------------------------------------------------
     @property

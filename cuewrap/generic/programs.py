@@ -1,0 +1,99 @@
+"""What each coding agent says about itself, measured, and what cuewrap makes of it: the one
+table of docs/generic-mode.md ("Programs, measured") and of ``cuewrap doctor -- COMMAND``.
+
+Each row names the versions it was measured with (the suite runs the ones marked so: a change
+in what a program says shows up as a failing test), what the program reports, what cuewrap
+gives from that (``certain``: the program's own report of the outcome; ``guessed``: its
+output going quiet, or a notification that does not say which outcome), and what is missing
+and why. tests/test_docs.py keeps docs/generic-mode.md's table equal to these rows.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Program(NamedTuple):
+    preset: str  # the generic.preset it belongs to (generic/presets.py)
+    name: str
+    versions: str  # measured with (the suite's: tested)
+    reports: str  # what it says about itself
+    gives: str  # what cuewrap gives from it, certain / guessed
+    missing: str  # what is missing, and why
+
+
+PROGRAMS: tuple[Program, ...] = (
+    Program(
+        "claude",
+        "Claude Code",
+        "2.1.328 and the latest (2.1.332), in the suite",
+        "OSC 7501 once its query is answered (idle, working, done, error,"
+        " blocked:kind=permission; idle after Esc); no bell or notification of its own seen",
+        "cuewrap answers its query: Finished, Failed, Needs your input, Cancelled: certain",
+        "nothing seen missing; its reminder after a longer wait was not measured",
+    ),
+    Program(
+        "codex",
+        "Codex CLI",
+        "0.171.0, in the suite",
+        "OSC 7501 unasked, to any terminal (app=codex: idle, working, done, error,"
+        " blocked:kind=permission; idle after Esc; working then idle while it starts);"
+        " a bell at a turn's end while unfocused; OSC 21337 only in iTerm2",
+        "its preset counts its reports without a query: Finished, Failed, Needs your input,"
+        " Cancelled: certain; its start-up idle (no key typed) gives nothing",
+        "nothing to supply; a cancel is told only when a key was typed in the run",
+    ),
+    Program(
+        "opencode",
+        "opencode",
+        "1.18.33, in the suite",
+        "no OSC 7501; title 'OC | <session title>'; its code notifies ('Session done', the"
+        " error, 'Permission needs input') only while its window is blurred, which it learns"
+        " from focus reports it turns on only where the terminal answers its mode query"
+        " (DECRQM 1004); none seen in a terminal that answers no query",
+        "guessed only: 'Seems to be waiting' when its output goes quiet; the exit; where"
+        " its notifications come, their own text [?]",
+        "it reports no state; its notifications were not measured (they need a terminal"
+        " that answers its queries: kitty's OSC 99 one, DECRQM)",
+    ),
+    Program(
+        "gemini",
+        "Gemini CLI",
+        "0.61.0, in the suite",
+        "no OSC 7501 and no query; title '◇ Ready' / '✦ Working…' / '✋ Action Required';"
+        " with general.enableNotifications (off by default) OSC 777 (OSC 9 in iTerm2, a bell"
+        " in some terminals) unless it knows it is focused: 'session complete' when a turn"
+        " ends (after an API error too), 'needs your attention' at an approval",
+        "with that setting, its notifications, once, with its own text: guessed [?] (passed"
+        " where the terminal shows OSC 777, else re-emitted); otherwise quiet ('Seems to be"
+        " waiting') and the exit",
+        "no outcome: an error reads as a finished turn; the setting is the user's, cuewrap"
+        " does not turn it on (only a settings file could, and cuewrap writes none of theirs)",
+    ),
+    Program(
+        "aider",
+        "aider",
+        "0.86.2, in the suite",
+        "no OSC 7501 and no query; a bell with --notifications when its reply is ready",
+        "its bell: 'Waiting for your input' [?]; quiet",
+        "it reports no state",
+    ),
+)
+
+_BY_PRESET = {p.preset: p for p in PROGRAMS}
+
+
+def program(preset: str) -> Program | None:
+    """The measured row for a preset, or None (an unknown program)."""
+    return _BY_PRESET.get(preset)
+
+
+def table_lines() -> list[str]:
+    """The table as Markdown (docs/generic-mode.md holds exactly these lines)."""
+    lines = [
+        "| program | measured with | what it reports | what cuewrap gives | missing, and why |",
+        "|---|---|---|---|---|",
+    ]
+    for p in PROGRAMS:
+        lines.append(f"| {p.name} | {p.versions} | {p.reports} | {p.gives} | {p.missing} |")
+    return lines
