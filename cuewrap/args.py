@@ -19,8 +19,13 @@ usage: cuewrap [OPTIONS] pi [PI_ARGS...]
        cuewrap ls [--json]      every running session and its state
        cuewrap go PID           take me to that session (inside tmux: switch to its pane)
        cuewrap answer PID CHOICE | --token TOKEN CHOICE
-                                answer the dialog Pi shows in that session (confirm,
-                                select): CHOICE is the option's number or its label
+                                answer the dialog that session shows (Pi's confirm,
+                                select; Claude Code's permission prompt, question):
+                                CHOICE is the option's number or its label
+       cuewrap mute PID [DURATION]
+                                no reminders from that session (for 30m, 2h, 1d…; marks
+                                and its state stay)
+       cuewrap unmute PID       reminders again
        cuewrap --version | --help
 
 Run Pi (or any command) in a pseudo-terminal, passing every byte through, and remind you
@@ -99,10 +104,10 @@ def parse_args(argv: list[str]) -> Args | str:
             args.subcommand = "config"
             args.command = argv[i + 1 :]  # list | get KEY | set KEY VALUE | unset KEY | path
             return args
-        elif a in ("ls", "go", "answer"):
+        elif a in ("ls", "go", "answer", "mute", "unmute"):
             args.subcommand = a
             # ls: [--json]; go: PID (cuewrap.sessions.overview parses);
-            # answer: cuewrap.answer.client
+            # answer: cuewrap.answer.client; mute, unmute: cuewrap.answer.client too
             args.command = argv[i + 1 :]
             return args
         else:

@@ -50,6 +50,10 @@ def _main(argv: list[str]) -> int:
         from cuewrap.answer.client import answer_command
 
         return answer_command(parsed.command)
+    if parsed.subcommand in ("mute", "unmute"):
+        from cuewrap.answer.client import mute_command
+
+        return mute_command(parsed.command, muted=parsed.subcommand == "mute")
     if parsed.subcommand in ("ls", "go"):
         from cuewrap.sessions.overview import go_command, ls_command
 

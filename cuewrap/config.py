@@ -67,7 +67,7 @@ class ConfigError(Exception):
 class KeySpec(NamedTuple):
     section: str
     key: str
-    kind: Literal["bool", "choice", "seconds", "argv"]
+    kind: Literal["bool", "choice", "seconds", "argv", "hours"]
     default: object
     choices: tuple[str, ...] = ()
     help: str = ""
@@ -147,6 +147,28 @@ KEYS: tuple[KeySpec, ...] = (
         CHOICES["PresetSetting"],
         "generic mode: what the program's bell and notifications mean (auto: by command name)",
     ),
+    KeySpec(
+        "quiet",
+        "hours",
+        "hours",
+        (),
+        help='local-time ranges "HH:MM-HH:MM" when nothing pops up or sounds (may cross midnight)',
+    ),
+    KeySpec(
+        "quiet",
+        "urgent_after",
+        "seconds",
+        0.0,
+        help="needs-input unanswered this long in quiet hours: notify.command once (0 = never)",
+        zero_ok=True,
+    ),
+    KeySpec(
+        "quiet",
+        "follow_desktop",
+        "bool",
+        True,
+        help="the desktop's do-not-disturb counts as quiet hours",
+    ),
 )
 _BY_NAME = {spec.name: spec for spec in KEYS}
 _SECTIONS = tuple(dict.fromkeys(spec.section for spec in KEYS))
@@ -192,6 +214,12 @@ class GuardSettings(NamedTuple):
     sequences: SequencesSetting  # titles, notifications, status inside frames: removed (own)
 
 
+class QuietSettings(NamedTuple):
+    hours: tuple[str, ...]  # "HH:MM-HH:MM" each, checked (cuewrap.quiethours)
+    urgent_after: float  # 0 = never
+    follow_desktop: bool
+
+
 class GenericSettings(NamedTuple):
     quiet_after: float  # 0 = off
     preset: PresetSetting
@@ -220,6 +248,7 @@ class Settings(NamedTuple):
     keep_awake: KeepAwakeSettings = _section(KeepAwakeSettings, "keep_awake", _DEFAULTS)
     generic: GenericSettings = _section(GenericSettings, "generic", _DEFAULTS)
     guard: GuardSettings = _section(GuardSettings, "guard", _DEFAULTS)
+    quiet: QuietSettings = _section(QuietSettings, "quiet", _DEFAULTS)
     log: str | None = None  # decision log path (--log / CUEWRAP_LOG)
     events: str | None = None  # state changes for scripts (--events / CUEWRAP_EVENTS)
     config_file: str | None = None  # the TOML file that was read, if any
@@ -273,6 +302,7 @@ def load_settings(path: str | None, env: Mapping[str, str], flags: Mapping[str, 
         keep_awake=_section(KeepAwakeSettings, "keep_awake", v),
         generic=_section(GenericSettings, "generic", v),
         guard=_section(GuardSettings, "guard", v),
+        quiet=_section(QuietSettings, "quiet", v),
         log=log,
         events=events,
         config_file=config_file,
@@ -340,6 +370,14 @@ def _from_toml(spec: KeySpec, raw: object, file: str) -> object:
         raise ConfigError(
             f"{spec.name} must be a number of seconds (got {raw!r}){where}", spec.name
         )
+    if spec.kind == "hours":
+        if isinstance(raw, list) and all(isinstance(a, str) for a in raw):
+            return _check_hours(spec.name, raw, where)
+        raise ConfigError(
+            f'{spec.name} must be a list of "HH:MM-HH:MM" strings, e.g. ["22:00-07:00"] '
+            f"(got {raw!r}){where}",
+            spec.name,
+        )
     # argv
     if isinstance(raw, list) and raw and all(isinstance(a, str) for a in raw) and raw[0]:
         return list(raw)
@@ -391,6 +429,8 @@ def _from_env(spec: KeySpec, var: str, raw: str) -> object:
                 f"{var} must be a number of seconds (got {raw!r})", spec.name
             ) from None
         return _check_seconds(var, spec, seconds, "")
+    if spec.kind == "hours":  # comma or space separated; empty: none
+        return _check_hours(var, text.replace(",", " ").split(), "")
     # argv: a shell-split string
     try:
         argv = shlex.split(text)
@@ -404,6 +444,17 @@ def _from_env(spec: KeySpec, var: str, raw: str) -> object:
 # -- shared -------------------------------------------------------------------------------------
 def _choice_message(label: str, spec: KeySpec, raw: object) -> str:
     return f"{label} must be one of {', '.join(spec.choices)} (got {raw!r})"
+
+
+def _check_hours(label: str, items: list[str], where: str) -> list[str]:
+    from cuewrap.quiethours import parse_range
+
+    for item in items:
+        try:
+            parse_range(item)
+        except ValueError as exc:
+            raise ConfigError(f"{label}: {exc}{where}", "quiet.hours") from None
+    return [item.strip() for item in items]
 
 
 def _check_seconds(label: str, spec: KeySpec, seconds: float, where: str) -> float:

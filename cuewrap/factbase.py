@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Source = Literal["bridge", "osc7501", "child", "screen", "exit", "focus", "keys", "tmux", "job"]
+Source = Literal[
+    "bridge", "osc7501", "child", "screen", "exit", "focus", "keys", "tmux", "job", "attention"
+]
 PresenceState = Literal["focused", "away", "unknown"]
 
 
@@ -22,8 +24,9 @@ class Fact:
 @dataclass(frozen=True)
 class ProgramStatus(Fact):
     """``ESC ] 7501 ; state=…:app=…[:kind=…][:msg=…] ST``. ``msg`` is private: only an
-    ``error`` report's is kept, decoded, as ``summary`` (Pi's first line of the error), used only
-    with ``privacy.body = "summary"``; the decision log keeps its length."""
+    ``error`` report's is kept, decoded, as ``summary`` (Pi's first line of the error), and a
+    ``blocked`` one's (what is asked: Claude Code's "approve Bash: <command>"), used only with
+    ``privacy.body = "summary"``; the decision log keeps its length."""
 
     state: str  # working | done | error | idle | blocked | clear
     app: str | None = None

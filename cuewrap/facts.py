@@ -208,6 +208,30 @@ class CueToggle(Fact):
     source: Source = "bridge"
 
 
+# --- the attention budget (docs/attention.md): quiet hours, the desktop's do-not-disturb, mute
+# --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Quiet(Fact):
+    """Quiet begins (``why``: "quiet hours", "desktop do-not-disturb") or ends (``why`` None),
+    told by the edge from the local time of day and the desktop (``cuewrap.attention``): the
+    engine has no clock. Nothing pops up or sounds meanwhile; marks and the state stay."""
+
+    why: str | None
+    source: Source = "attention"
+
+
+@dataclass(frozen=True)
+class Mute(Fact):
+    """This session muted (``cuewrap mute PID``, ``/cue mute``) or unmuted (also when a mute's
+    duration ran out): its reminders stop, its marks and state stay. ``via``: who said it."""
+
+    muted: bool
+    via: str
+    source: Source = "attention"
+
+
 # --- OSC 7501 (docs/design.md#fact-sources): ProgramStatus, in cuewrap/factbase.py
 # --------------------------------------------------------------------
 

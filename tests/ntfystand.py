@@ -15,7 +15,9 @@ from typing import Any
 
 
 class NtfyStandIn:
-    def __init__(self) -> None:
+    def __init__(self, token: str | None = None) -> None:
+        self.token = token  # an access token every request must carry (ntfy's Bearer auth)
+        self.refused = 0  # requests without it
         self.messages: dict[str, list[dict[str, Any]]] = {}
         self.cond = threading.Condition()
         stand = self
@@ -24,7 +26,18 @@ class NtfyStandIn:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
+            def authorized(self) -> bool:
+                if stand.token is None or self.headers.get("Authorization") == (
+                    f"Bearer {stand.token}"
+                ):
+                    return True
+                stand.refused += 1
+                self.send_error(403)
+                return False
+
             def do_POST(self) -> None:
+                if not self.authorized():
+                    return
                 topic = self.path.strip("/")
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 msg = {"id": str(time.monotonic_ns()), "time": int(time.time()),
@@ -44,6 +57,8 @@ class NtfyStandIn:
             do_PUT = do_POST
 
             def do_GET(self) -> None:
+                if not self.authorized():
+                    return
                 topic, _, kind = self.path.strip("/").partition("/")
                 if kind != "json":
                     self.send_error(404)
@@ -108,7 +123,12 @@ class NtfyStandIn:
         """The phone's user taps the ``http`` button named ``label``."""
         button = next(b for b in self.buttons(message) if b["label"] == label)
         assert button["action"] == "http"
-        req = urllib.request.Request(button["url"], data=button.get("body", "").encode(),
-                                     method=button.get("method", "POST"))  # fmt: skip
+        headers = {k[len("headers.") :]: v for k, v in button.items() if k.startswith("headers.")}
+        req = urllib.request.Request(
+            button["url"],
+            data=button.get("body", "").encode(),
+            method=button.get("method", "POST"),
+            headers=headers,
+        )
         with urllib.request.urlopen(req, timeout=5) as resp:
             assert resp.status == 200

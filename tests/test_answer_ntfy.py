@@ -46,8 +46,9 @@ def test_the_ntfy_recipe_answers_from_the_phone(
     (bindir / "cuewrap").chmod(0o755)
     config = tmp_path / "config.toml"
     config.write_text(f'[notify]\ncommand = ["{bindir / "cuewrap-ntfy"}"]\n')
-    with NtfyStandIn() as ntfy:
-        topics = {"NTFY_URL": ntfy.url, "NTFY_TOPIC": "reminders-x7", "NTFY_REPLY": "answers-x7"}
+    with NtfyStandIn(token="tk_recipe") as ntfy:
+        topics = {"NTFY_URL": ntfy.url, "NTFY_TOPIC": "reminders-x7", "NTFY_REPLY": "answers-x7",
+                  "NTFY_TOKEN": "tk_recipe"}  # fmt: skip
         s: PiSession = pi_session(cuewrap_args=["--config", str(config)], env=topics)
         env = {**pi_home.env, **topics, "PATH": f"{bindir}:{pi_home.env['PATH']}"}
         loop = subprocess.Popen([str(bindir / "cuewrap-ntfy-answers")], env=env,
@@ -60,16 +61,31 @@ def test_the_ntfy_recipe_answers_from_the_phone(
             s.prompt("run test_confirm")
             [note] = wait_until(lambda: ntfy.published("reminders-x7"), 15,
                                 "the reminder on ntfy", detail=s.dump)  # fmt: skip
-            assert note["title"] == "Pi: needs-input" and note["message"] == "work"
+            assert note["title"] == "work: needs-input" and note["message"] == "cuewrap"
             buttons = ntfy.buttons(note)
             assert [b["label"] for b in buttons] == ["Yes", "No"]
             assert all(b["url"] == f"{ntfy.url}/answers-x7" for b in buttons)
+            assert all(b["headers.Authorization"] == "Bearer tk_recipe" for b in buttons)
             ntfy.tap(note, "No")
             s.wait_for_screen(r"after the dialog")
             assert fakemodel.content_text(fakemodel.tool_results()[-1]) == "confirmed: no"
             [attempt] = [r for r in s.log_records("answer") if "result" in r]
             assert (attempt["source"], attempt["option"], attempt["result"]) == (
                 "token", 2, "answered")  # fmt: skip
+            assert ntfy.refused == 0  # every request carried the access token
         finally:
             os.killpg(loop.pid, signal.SIGTERM)
             loop.wait(timeout=5)
+
+
+def test_the_recipe_refuses_the_placeholder_topics(tmp_path: Path) -> None:
+    """Copied as it is, neither script publishes or listens: the topics are still the
+    placeholders (no request is made: the URL points nowhere)."""
+    for script, needs in (("ntfy-notify", "NTFY_TOPIC and NTFY_REPLY"),
+                          ("ntfy-answers", "NTFY_REPLY")):  # fmt: skip
+        path = tmp_path / script
+        path.write_text(recipe(script))
+        path.chmod(0o755)
+        env = {"PATH": os.environ["PATH"], "NTFY_URL": "http://127.0.0.1:9"}
+        done = subprocess.run([str(path)], input=b"{}", env=env, capture_output=True, timeout=10)
+        assert done.returncode == 1 and f"set {needs} first" in done.stderr.decode()

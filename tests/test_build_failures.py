@@ -26,8 +26,27 @@ from waiting import wait_until
 
 pytestmark = pytest.mark.tmux
 
-PI_STEPS = ["delivery", "bridge", "publisher", "screen", "answer", "tmux", "controller", "wired"]
-GENERIC_STEPS = ["delivery", "publisher", "activity", "tmux", "controller", "wired"]
+PI_STEPS = [
+    "delivery",
+    "bridge",
+    "publisher",
+    "screen",
+    "answer",
+    "tmux",
+    "attention",
+    "controller",
+    "wired",
+]
+GENERIC_STEPS = [
+    "delivery",
+    "publisher",
+    "activity",
+    "answer",
+    "tmux",
+    "attention",
+    "controller",
+    "wired",
+]
 
 
 def fd_kind(target: str) -> str:

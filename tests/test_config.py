@@ -261,6 +261,9 @@ def test_every_key_has_its_env_name() -> None:
         "guard.sequences": "CUEWRAP_GUARD_SEQUENCES",
         "generic.quiet_after": "CUEWRAP_GENERIC_QUIET_AFTER",
         "generic.preset": "CUEWRAP_GENERIC_PRESET",
+        "quiet.hours": "CUEWRAP_QUIET_HOURS",
+        "quiet.urgent_after": "CUEWRAP_QUIET_URGENT_AFTER",
+        "quiet.follow_desktop": "CUEWRAP_QUIET_FOLLOW_DESKTOP",
     }
 
 

@@ -694,8 +694,11 @@ def test_builder_generic_mode_hands_in_the_output_watch_and_the_preset(
     assert c.state.config.generic and c.state.config.app == generic["app"]
     kinds = [e[1] for e in journal if e[0] == "log"]
     assert kinds.index("generic") < kinds.index("channels")  # as before the rebuild
-    entries = list((tmp_path / "cuewrap").iterdir())
-    assert len(entries) == 1  # the registry entry, written by the publisher
+    entries = sorted(p.suffix for p in (tmp_path / "cuewrap").iterdir())
+    # the registry entry, written by the publisher; the control socket (cuewrap mute, and
+    # answers to a program's own dialogs: docs/answering.md)
+    assert entries == [".json", ".sock"]
+    assert c.answerer is not None and c.control is not None
     c.close()
     assert list((tmp_path / "cuewrap").iterdir()) == []
 

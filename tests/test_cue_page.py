@@ -154,3 +154,13 @@ def test_the_page_names_the_desktop_popup_path_and_why() -> None:
     page = cue_page(status(state_after()), channels)
     assert f"desktop popup: {why}" in page.splitlines()
     assert "desktop popup" not in cue_page(status(state_after()), CHANNELS)
+
+
+def test_quiet_and_muted_are_said() -> None:
+    from cuewrap.facts import Mute, Quiet
+
+    assert "quiet:" not in cue_page(status(state_after()), CHANNELS)
+    page = cue_page(status(state_after(Quiet("quiet hours"))), CHANNELS)
+    assert "quiet: quiet hours: reminders are held; marks and the state stay" in page
+    page = cue_page(status(state_after(Quiet("quiet hours"), Mute(True, "t"))), CHANNELS)
+    assert "quiet: muted (/cue unmute): reminders are held" in page

@@ -29,7 +29,7 @@ from cuewrap.config import ConfigError, check_commands, load_settings
 from cuewrap.deliver.command import CommandNotifier
 from cuewrap.loop import Loop
 
-FIELDS = {"event", "session", "cwd", "source", "certainty", "id", "time", "escalated"}
+FIELDS = {"event", "session", "cwd", "source", "certainty", "id", "time", "escalated", "urgent"}
 FIELDS |= {"pid", "tmux_pane", "tty"}  # which session: cuewrap's pid, its pane, its terminal
 
 

@@ -175,12 +175,14 @@ def test_a_generic_session_through_its_states(generic: Generic, runtime: Path) -
     assert stat.S_IMODE(directory.stat().st_mode) == 0o700
     entry = directory / f"{generic.pid}.json"
     assert stat.S_IMODE(entry.stat().st_mode) == 0o600
-    assert [p.name for p in directory.iterdir()] == [entry.name]  # no temporary left
+    sock = directory / f"{generic.pid}.sock"  # the control socket (cuewrap mute), 0600
+    assert sorted(p.name for p in directory.iterdir()) == [entry.name, sock.name]  # no temporary
+    assert stat.S_IMODE(sock.stat().st_mode) == 0o600
     generic.send("exit 3")
     generic.p.expect(pexpect.EOF)
     generic.p.close()
     assert generic.p.exitstatus == 3
-    assert not entry.exists()  # removed at exit
+    assert not entry.exists() and not sock.exists()  # removed at exit
     assert ls(env) == []
     assert cli(env, "ls").stdout == "No sessions\n"
     lines = generic.lines()

@@ -324,3 +324,32 @@ def test_osc7501_error_message_is_the_failed_summary() -> None:
         assert n.body == ("Failed: 400 OSC-SECRET bad" if on else "Failed")
         log = json.dumps([e.fields for e in fx if isinstance(e, Record)])
         assert "OSC-SECRET" not in log and '"summary_chars": 37' in log
+
+
+def test_osc7501_blocked_message_is_the_needs_input_summary() -> None:
+    """Claude Code's ``blocked`` report says what it asks ("approve Bash: <command>"): with
+    summaries the needs-input notification says it, one safe line, at most 200 characters;
+    the log keeps its length only."""
+    import base64
+
+    from cuewrap.term.grammar import parse_status
+
+    said = "approve Bash: echo OSC-SECRET > f.txt\n\x1b]0;title\x07\u202e" + "x" * 300
+    msg = base64.b64encode(said.encode()).decode()
+    blocked = parse_status(f"state=blocked:app=claude-code:kind=permission:msg={msg}".encode())
+    assert blocked is not None and blocked.summary == said and blocked.kind == "permission"
+    for on in (True, False):
+        s = initial_state(EngineConfig(privacy_summary=on, generic=True))
+        fx: list[object] = []
+        for f in (Presence("away"), ProgramStatus("working", "claude-code"), blocked):
+            s, more = step(s, f, 0.0)
+            fx += more
+        [n] = [e for e in fx if isinstance(e, Notify)]
+        if on:
+            assert n.body.startswith("Needs your input: approve Bash: echo OSC-SECRET > f.txt x")
+            assert len(n.body) == 200 and n.body.endswith("…") and "\x1b" not in n.body
+            assert "\u202e" not in n.body and "title" not in n.body
+        else:
+            assert n.body == "Needs your input"
+        log = json.dumps([e.fields for e in fx if isinstance(e, Record)])
+        assert "OSC-SECRET" not in log

@@ -33,7 +33,8 @@ CLOSE_WITHIN = 2.0  # seconds the dialog has to close after the keys
 READY_WITHIN = 1.5  # seconds a needs-input notification may wait for the dialog's token
 MAX_BUTTONS = 3  # a longer list gets no buttons
 # the answer buttons' keys (a notification's actions) and the option each picks
-BUTTON_KEYS = {f"answer-{i}": i for i in range(1, MAX_BUTTONS + 1)}
+# (keys up to the longest list: a program's dialog may give its own options' buttons)
+BUTTON_KEYS = {f"answer-{i}": i for i in range(1, D.MAX_OPTIONS + 1)}
 BUTTON_CUES = 8  # notifications whose buttons' tokens are remembered
 LOOK_EVERY = 0.15  # seconds between reads of the screen while the dialog is being drawn
 LOOKS = 20  # reads before cuewrap gives up on a dialog (it is then not answerable)
@@ -83,6 +84,12 @@ def new_token() -> str:
 
 
 class Answerer:
+    # seconds before the first read of the screen (Pi draws its dialog after it says so)
+    first_look = LOOK_EVERY
+    # seconds the dialog must have been on the screen before keys are typed into it (an
+    # answer that comes sooner waits, then the screen is read again)
+    settle = 0.0
+
     def __init__(
         self,
         loop: Loop,
@@ -115,12 +122,16 @@ class Answerer:
         self._seq = 0
         self._look: Timer | None = None
         self._deadline: Timer | None = None
+        self._hold: Timer | None = None  # an answer waiting for the dialog to settle
+        self._issued_at = float("-inf")  # when the live token was issued (the loop's clock)
         self._reply: Reply | None = None
         self._typed = False  # the keys of the answer in flight were written
         self._source = ""
         self._started = 0.0
+        self._typed_at = 0.0
         self._ready: list[Callable[[], None]] = []  # notifications waiting for the token
-        self._button_tokens: dict[int, str] = {}  # cue -> the token its buttons were made for
+        # cue -> the token its buttons were made for, and the options they offer (1-based)
+        self._button_tokens: dict[int, tuple[str, frozenset[int]]] = {}
         self._ask_checks: dict[str, str | None] = {}  # Ask call id -> its question's check
         self._ready_timer: Timer | None = None
 
@@ -197,7 +208,7 @@ class Answerer:
             if self._reader is not None:
                 self._reader.query(lambda lines: self._seen(seq, tries, lines))
 
-        self._look = self.loop.call_later(LOOK_EVERY, look)
+        self._look = self.loop.call_later(self.first_look if tries == 0 else LOOK_EVERY, look)
 
     def _seen(self, seq: int, tries: int, lines: list[str] | None) -> None:
         if self._open is None or self._open[0] != seq or self._gave_up:
@@ -205,13 +216,10 @@ class Answerer:
         if self.book.current is not None:
             return
         _, kind, title = self._open
-        dialog = _read(kind, lines)
-        if dialog is not None and (
-            D.ask_matches(dialog, title, self.bridge_key)
-            if kind == "ask"
-            else D.matches_bridge(dialog, kind, title, self.bridge_key)
-        ):
+        dialog = self._read(kind, lines)
+        if dialog is not None and self._agrees(dialog, kind, title):
             self.book.issue(B.Ticket(new_token(), seq, kind, dialog))
+            self._issued_at = self.loop.clock()
             self.log.write("answer", state="answerable", wait=seq, dialog=kind,
                            count=len(dialog.options), selected=dialog.selected + 1)  # fmt: skip
             self.on_change()
@@ -261,6 +269,38 @@ class Answerer:
         if reader is not None:
             reader.stop()
 
+    # -- what differs between Pi's dialogs and a program's own (answer.generic) ----------
+    def _read(self, kind: str, lines: list[str] | None) -> D.Dialog | None:
+        """The dialog of ``kind`` on the screen (None: none, or the screen is gone)."""
+        return _read(kind, lines)
+
+    def _agrees(self, dialog: D.Dialog, kind: str, check: str | None) -> bool:
+        """The dialog read is the one the wait is about (Pi: the bridge's title check)."""
+        if kind == "ask":
+            return D.ask_matches(dialog, check, self.bridge_key)
+        return D.matches_bridge(dialog, kind, check, self.bridge_key)
+
+    def _keys_for(self, seen: D.Dialog, option: int, keys: D.Keys) -> bytes:
+        """The bytes that pick ``option`` (0-based) on the dialog ``seen``."""
+        return D.keys_for(seen.selected, option, keys)
+
+    def _allow(self, ticket: B.Ticket, index: int, req: Request, source: str) -> str | None:
+        """May option ``index`` be chosen so from afar? None, or why not."""
+        return None
+
+    def _button_options(self, ticket: B.Ticket) -> list[tuple[int, str]]:
+        """The options (0-based, label) the notification's buttons offer."""
+        if len(ticket.dialog.options) > MAX_BUTTONS:
+            return []
+        shown = self.summary or ticket.kind == "confirm"
+        return [
+            (i, label if shown else str(i + 1)) for i, label in enumerate(ticket.dialog.options)
+        ]
+
+    def _shown(self, ticket: B.Ticket) -> bool:
+        """May the options' labels leave the session (``ls --json``, notify.command)?"""
+        return self.summary or ticket.kind == "confirm"
+
     # -- an answer -------------------------------------------------------------------------
     def request(self, req: Request, reply: Reply, source: str | None = None) -> None:
         src = source or ("token" if req.token is not None else "command line")
@@ -269,7 +309,9 @@ class Answerer:
             self._attempt(src, None, False, keys)
             reply(False, keys)
             return
-        claim = self.book.claim(req.token, req.choice)
+        claim = self.book.claim(
+            req.token, req.choice, lambda ticket, index: self._allow(ticket, index, req, src)
+        )
         if isinstance(claim, str):
             text = req.choice.strip()
             option = int(text) if text.isdecimal() and len(text) <= 4 else None
@@ -281,28 +323,41 @@ class Answerer:
             return
         self.on_change()  # the token is spent
         self._reply, self._typed, self._source = reply, False, src
-        self._started = time.monotonic()
-        reader = self._reader
-        if reader is None:
+        self._started = self._typed_at = time.monotonic()
+        if self._reader is None:
             self._finish(False, B.NOT_SHOWN, "no screen model")
             return
-        reader.query(lambda lines: self._verified(claim, keys, lines))
+
+        def verify() -> None:
+            self._hold = None
+            reader = self._reader
+            if reader is None:
+                self._finish(False, B.NOT_SHOWN, "no screen model")
+                return
+            reader.query(lambda lines: self._verified(claim, keys, lines))
+
+        wait = self._issued_at + self.settle - self.loop.clock()
+        if wait > 0:
+            self._hold = self.loop.call_later(wait, verify)
+        else:
+            verify()
 
     def _verified(self, claim: B.Claim, keys: D.Keys, lines: list[str] | None) -> None:
         if self.book.in_flight is not claim:
             return  # over meanwhile (a key, the dialog closed)
-        seen = _read(claim.ticket.kind, lines)
+        seen = self._read(claim.ticket.kind, lines)
         if seen is None or seen != claim.ticket.dialog:
             self._finish(False, B.NOT_SHOWN, "the screen changed")
             return
         if self.type_keys is None:
             self._finish(False, B.NOT_SHOWN, "no input to type into")
             return
-        why = self.type_keys(D.keys_for(seen.selected, claim.option, keys))
+        why = self.type_keys(self._keys_for(seen, claim.option, keys))
         if why is not None:
             self._finish(False, why, why)
             return
         self._typed = True
+        self._typed_at = time.monotonic()
         self._deadline = self.loop.call_later(CLOSE_WITHIN, self._too_late)
 
     def _too_late(self) -> None:
@@ -312,24 +367,37 @@ class Answerer:
 
     def _finish(self, ok: bool, reply_why: str, why: str) -> None:
         claim = self.book.settle()
+        if self._hold is not None:
+            self._hold.cancel()
+            self._hold = None
         if self._deadline is not None:
             self._deadline.cancel()
             self._deadline = None
         option = claim.option + 1 if claim is not None else None
-        ms = round((time.monotonic() - self._started) * 1000, 1)
-        self._attempt(self._source, option, ok, why, ms=ms)
+        now = time.monotonic()
+        ms = round((now - self._started) * 1000, 1)
+        keys_ms = round((now - self._typed_at) * 1000, 1) if self._typed else None
+        self._attempt(self._source, option, ok, why, ms=ms, keys_ms=keys_ms)
         reply, self._reply = self._reply, None
         if reply is not None:
             reply(ok, reply_why)
 
     def _attempt(
-        self, source: str, option: int | None, ok: bool, why: str, ms: float | None = None
+        self,
+        source: str,
+        option: int | None,
+        ok: bool,
+        why: str,
+        ms: float | None = None,
+        keys_ms: float | None = None,
     ) -> None:
         result = "answered" if ok else "refused"
         fields: dict[str, Any] = {"source": source, "option": option, "result": result,
                                   "why": why}  # fmt: skip
         if ms is not None:
-            fields["ms"] = ms
+            fields["ms"] = ms  # from the claim
+        if keys_ms is not None:
+            fields["keys_ms"] = keys_ms  # from the keys written
         self.log.write("answer", **fields)
         at = time.strftime("%H:%M:%S", time.localtime())
         what = f"option {option}" if option is not None else "no option"
@@ -363,40 +431,46 @@ class Answerer:
                 self.log.error("answer.notify", exc)
 
     def notification_answer(self) -> dict[str, Any] | None:
-        """``{token, options, count}`` for a notification of the wait (labels as
-        ``wait_info``; the count, so that a hook can offer numbers without the labels)."""
+        """``{token, options, count, buttons}`` for a notification of the wait (labels as
+        ``wait_info``; the count, so that a hook can offer numbers without the labels; the
+        buttons the desktop would offer, ``{option, label}``, so that a hook offers no
+        more)."""
         info = self.wait_info()
-        if info is None:
+        ticket = self.book.current
+        if info is None or ticket is None:
             return None
-        return {"token": info["token"], "options": info["options"], "count": info["count"]}
+        buttons = [{"option": i + 1, "label": label} for i, label in self._button_options(ticket)]
+        return {"token": info["token"], "options": info["options"], "count": info["count"],
+                "buttons": buttons}  # fmt: skip
 
     def buttons(self, cue_id: int) -> tuple[Action, ...]:
         """Answer buttons for cue ``cue_id``'s notification (its ``actions``): one per option
-        (at most ``MAX_BUTTONS``, keys ``answer-1`` …), labelled as ``ls --json`` shows them
-        (else by number; the channel bounds them to one printable line); the token they
-        answer with is remembered for that cue."""
+        ``_button_options`` offers (Pi: every option of a list of at most ``MAX_BUTTONS``),
+        keys ``answer-N`` for option N, labelled as ``ls --json`` shows them (else by number;
+        the channel bounds them to one printable line); the token they answer with, and the
+        options they offer, are remembered for that cue."""
         ticket = self.book.current
-        if ticket is None or len(ticket.dialog.options) > MAX_BUTTONS:
+        offered = self._button_options(ticket) if ticket is not None else []
+        if ticket is None or not offered:
             return ()
-        self._button_tokens[cue_id] = ticket.token
+        self._button_tokens[cue_id] = (ticket.token, frozenset(i + 1 for i, _ in offered))
         while len(self._button_tokens) > BUTTON_CUES:
             del self._button_tokens[next(iter(self._button_tokens))]
-        shown = self.summary or ticket.kind == "confirm"
-        return tuple(Action(f"answer-{i + 1}", label if shown else str(i + 1))
-                     for i, label in enumerate(ticket.dialog.options))  # fmt: skip
+        return tuple(Action(f"answer-{i + 1}", label) for i, label in offered)
 
     def button(self, cue_id: int, key: str) -> None:
-        """A click on the button ``key`` of cue ``cue_id``'s notification: an answer button
-        (``BUTTON_KEYS``) answers with the token the buttons were made for (a dead one, or
-        none, is refused as stale); any other key is not the answerer's."""
+        """A click on the button ``key`` of cue ``cue_id``'s notification: one of the answer
+        buttons made for it answers with the token they were made for (a dead one, or none,
+        is refused as stale); any other key is not the answerer's."""
         option = BUTTON_KEYS.get(key)
-        if option is None:
-            return
-        token = self._button_tokens.pop(cue_id, None)
-        if token is None:
+        made = self._button_tokens.get(cue_id)
+        if option is None or (made is not None and option not in made[1]):
+            return  # not one of its buttons
+        if made is None:
             self._attempt("desktop", option, False, B.STALE)
             return
-        self.request(Request(str(option), token), lambda ok, why: None, source="desktop")
+        del self._button_tokens[cue_id]
+        self.request(Request(str(option), made[0]), lambda ok, why: None, source="desktop")
 
     # -- for ls --json and scripts ---------------------------------------------------------
     def wait_info(self) -> dict[str, Any] | None:
@@ -404,7 +478,7 @@ class Answerer:
         if ticket is None:
             return None
         options = ticket.dialog.options
-        shown = self.summary or ticket.kind == "confirm"
+        shown = self._shown(ticket)
         return {
             "kind": ticket.kind,
             "token": ticket.token,

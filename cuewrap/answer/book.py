@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hmac
 from collections import deque
+from collections.abc import Callable
 from typing import NamedTuple
 
 from cuewrap.answer.dialog import Dialog, resolve_choice
@@ -59,9 +60,15 @@ class Book:
             self._burnt.append(ticket.token)
         return ticket
 
-    def claim(self, token: str | None, choice: str) -> Claim | str:
+    def claim(
+        self,
+        token: str | None,
+        choice: str,
+        allow: Callable[[Ticket, int], str | None] | None = None,
+    ) -> Claim | str:
         """Take the live ticket for ``choice`` (``token`` None: by the session's pid). A
-        refusal is one of the reasons above; a bad choice leaves the token alive."""
+        refusal is one of the reasons above; a bad choice leaves the token alive, and so does
+        one ``allow(ticket, index)`` refuses (its reason: an option not to be chosen so)."""
         ticket = self.current
         if self.in_flight is not None:
             return BUSY
@@ -76,6 +83,9 @@ class Book:
         index = resolve_choice(ticket.dialog.options, choice)
         if index is None:
             return NO_OPTION
+        refused = allow(ticket, index) if allow is not None else None
+        if refused is not None:
+            return refused
         self.kill()
         claim = Claim(ticket, index)
         self.in_flight = claim

@@ -1,4 +1,5 @@
-"""``cuewrap answer PID CHOICE`` / ``cuewrap answer --token TOKEN CHOICE`` (docs/answering.md).
+"""``cuewrap answer PID CHOICE`` / ``cuewrap answer --token TOKEN CHOICE`` (docs/answering.md),
+``cuewrap mute PID [DURATION]`` / ``cuewrap unmute PID`` (docs/attention.md).
 
 Finds the session (by pid, or the one whose answerable wait has that token, in the registry),
 connects to its control socket, sends one request and prints nothing on success (exit 0: the
@@ -98,6 +99,39 @@ def answer_command(argv: Sequence[str], env: Mapping[str, str] | None = None) ->
         print(NO_SESSION)
         return 1
     ok, why = send(path, wire.request_line(choice, token))
+    if ok:
+        return 0
+    print(why)
+    return 1
+
+
+MUTE_USAGE = "usage: cuewrap mute PID [DURATION] | cuewrap unmute PID  (DURATION: 30m, 2h, 1d, 90s)"
+
+
+def mute_command(argv: Sequence[str], *, muted: bool, env: Mapping[str, str] | None = None) -> int:
+    """Exit 0 once the session took it; 1 with one line why not; 2 for a usage error."""
+    from cuewrap.quiethours import parse_duration
+
+    env = os.environ if env is None else env
+    args = list(argv)
+    if any(a in ("-h", "--help") for a in args):
+        print(MUTE_USAGE)
+        return 0
+    if not args or not args[0].isdecimal() or len(args) > (2 if muted else 1):
+        err(f"{'mute' if muted else 'unmute'}: {MUTE_USAGE}")
+        return 2
+    duration: float | None = None
+    if len(args) == 2:
+        try:
+            duration = parse_duration(args[1])
+        except ValueError as exc:
+            err(f"mute: {exc}")
+            return 2
+    path = _socket_path(int(args[0]), env)
+    if path is None:
+        print(NO_SESSION)
+        return 1
+    ok, why = send(path, wire.mute_line(muted, duration))
     if ok:
         return 0
     print(why)

@@ -24,6 +24,7 @@ MAX_CLIENTS = 8  # connections open at once; more are closed at accept
 
 Reply = Callable[[bool, str], None]
 Handler = Callable[[wire.Request, Reply], None]
+MuteHandler = Callable[[wire.MuteRequest, Reply], None]
 
 
 def peer_uid(conn: socket.socket) -> int | None:
@@ -63,6 +64,17 @@ class _Client:
             self.server.log.write("answer_request", result="refused", why=got)
             self.reply(False, got)
             return
+        if isinstance(got, wire.PopupRequest):  # deliver/batch.py
+            if self.server.on_popup is not None:
+                self.server.on_popup()
+            self.reply(True)
+            return
+        if isinstance(got, wire.MuteRequest):  # docs/attention.md
+            if self.server.on_mute is None:
+                self.reply(False, "this session cannot be muted from outside")
+            else:
+                self.server.on_mute(got, self.reply)
+            return
         self.server.handler(got, self.reply)
 
     def _too_slow(self) -> None:
@@ -95,11 +107,25 @@ class _Client:
 
 
 class ControlServer:
-    def __init__(self, loop: Loop, log: DecisionLog, path: str, handler: Handler) -> None:
+    def __init__(
+        self,
+        loop: Loop,
+        log: DecisionLog,
+        path: str,
+        handler: Handler,
+        *,
+        on_mute: MuteHandler | None = None,
+        on_popup: Callable[[], None] | None = None,
+    ) -> None:
+        """``on_mute``: ``cuewrap mute`` / ``unmute`` (wiring/attention.py; None: refused);
+        ``on_popup``: another session asks this one to show the popup they share
+        (deliver/batch.py)."""
         self.loop = loop
         self.log = log
         self.path = path
         self.handler = handler
+        self.on_mute = on_mute
+        self.on_popup = on_popup
         self.clients: set[_Client] = set()
         self.sock: socket.socket | None = None
 

@@ -4,6 +4,9 @@ Request: one JSON object on one line, at most ``MAX_REQUEST`` bytes with its new
 
     {"v": 1, "op": "answer", "choice": "2"}                    by the session's pid
     {"v": 1, "op": "answer", "choice": "yes", "token": "…"}    by token
+    {"v": 1, "op": "mute", "duration": 1800}                   cuewrap mute (null: no end)
+    {"v": 1, "op": "unmute"}                                   cuewrap unmute
+    {"v": 1, "op": "popup"}            another session: show the desktop popup you lead
 
 Reply: ``{"ok": true}`` or ``{"ok": false, "why": "<one line>"}``. Anything else is refused
 with a reason (``read_request`` never raises on any bytes).
@@ -18,6 +21,7 @@ MAX_REQUEST = 1024
 MAX_CHOICE = 200
 MAX_TOKEN = 100
 VERSION = 1
+MAX_MUTE = 7 * 24 * 3600  # seconds: a mute lasts at most a week
 
 
 class Request(NamedTuple):
@@ -25,11 +29,24 @@ class Request(NamedTuple):
     token: str | None
 
 
+class MuteRequest(NamedTuple):
+    """``cuewrap mute`` (``muted``, for ``duration`` seconds or None: until unmuted) or
+    ``cuewrap unmute`` (docs/attention.md)."""
+
+    muted: bool
+    duration: float | None
+
+
+class PopupRequest(NamedTuple):
+    """Another session of this user: show the desktop popup several sessions share, which
+    this one leads (deliver/batch.py)."""
+
+
 class Incomplete(NamedTuple):
     """More bytes are needed (no newline yet)."""
 
 
-def read_request(data: bytes) -> Request | Incomplete | str:
+def read_request(data: bytes) -> Request | MuteRequest | PopupRequest | Incomplete | str:
     """The request in ``data`` (what a connection sent so far): a ``Request``, ``Incomplete``
     or why it is refused."""
     end = data.find(b"\n")
@@ -45,8 +62,23 @@ def read_request(data: bytes) -> Request | Incomplete | str:
         return "not JSON"
     if not isinstance(obj, dict):
         return "not an object"
-    if obj.get("v") != VERSION or obj.get("op") != "answer":
+    if obj.get("v") != VERSION or obj.get("op") not in ("answer", "mute", "unmute", "popup"):
         return "unknown request"
+    if obj["op"] == "popup":
+        return PopupRequest() if len(obj) == 2 else "bad request"
+    if obj["op"] == "unmute":
+        return MuteRequest(False, None) if len(obj) == 2 else "bad request"
+    if obj["op"] == "mute":
+        duration = obj.get("duration")
+        if duration is None:
+            return MuteRequest(True, None)
+        if (
+            isinstance(duration, bool)
+            or not isinstance(duration, int | float)
+            or not 0 < duration <= MAX_MUTE
+        ):
+            return "bad duration"
+        return MuteRequest(True, float(duration))
     choice = obj.get("choice")
     if not isinstance(choice, str) or not choice.strip() or len(choice) > MAX_CHOICE:
         return "bad choice"
@@ -60,6 +92,13 @@ def request_line(choice: str, token: str | None) -> bytes:
     obj: dict[str, object] = {"v": VERSION, "op": "answer", "choice": choice}
     if token is not None:
         obj["token"] = token
+    return json.dumps(obj).encode() + b"\n"
+
+
+def mute_line(muted: bool, duration: float | None) -> bytes:
+    obj: dict[str, object] = {"v": VERSION, "op": "mute" if muted else "unmute"}
+    if muted:
+        obj["duration"] = duration
     return json.dumps(obj).encode() + b"\n"
 
 

@@ -53,7 +53,7 @@ MAX_CAPABILITIES = 64  # words in a hello's capabilities list
 MAX_SUMMARY = 1000  # characters of a summary kept (the extension sends at most 200)
 
 RejectReason = Literal["too_long", "bad_json", "unknown_type", "bad_field"]
-CueAction = Literal["status", "on", "off"]
+CueAction = str  # "status", "on", "off", "unmute", "mute" or "mute DURATION" (_MUTE)
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,8 @@ class Auth:
 
 @dataclass(frozen=True)
 class Request:
-    """``/cue`` in Pi: ``status`` asks for the status page, ``on``/``off`` toggle cues."""
+    """``/cue`` in Pi: ``status`` asks for the status page, ``on``/``off`` toggle cues,
+    ``mute [DURATION]`` / ``unmute`` mute this session (docs/attention.md)."""
 
     id: int
     action: CueAction
@@ -294,7 +295,8 @@ def _own(o: dict[str, object]) -> OwnWrite:
     return OwnWrite(_SURROGATE.sub("\ufffd", v).encode("utf-8"), _bool(o, "more", default=False))
 
 
-_ACTIONS: tuple[CueAction, ...] = ("status", "on", "off")
+_ACTIONS: tuple[CueAction, ...] = ("status", "on", "off", "unmute", "mute")
+_MUTE = re.compile(r"mute [0-9]{1,7}[smhd]?")  # a duration, checked again where it is used
 
 
 def _request(o: dict[str, object]) -> Request:
@@ -302,6 +304,8 @@ def _request(o: dict[str, object]) -> Request:
     for a in _ACTIONS:
         if action == a:
             return Request(_int(o, "id", 0, 2**31 - 1), a)
+    if isinstance(action, str) and _MUTE.fullmatch(action):
+        return Request(_int(o, "id", 0, 2**31 - 1), action)
     raise _Bad("action")
 
 

@@ -155,4 +155,6 @@ def _kind_words(spec: KeySpec) -> str:
         return "seconds (0 = off)" if getattr(spec, "zero_ok", False) else "seconds"
     if spec.kind == "argv":
         return "a command line"
+    if spec.kind == "hours":
+        return 'ranges "HH:MM-HH:MM", space separated'
     return spec.kind

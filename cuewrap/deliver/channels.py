@@ -24,6 +24,7 @@ from cuewrap.loop import Loop
 from cuewrap.term.sequences import BEL
 
 if TYPE_CHECKING:
+    from cuewrap.deliver.batch import Batch
     from cuewrap.deliver.command import CommandNotifier
     from cuewrap.deliver.dbus import DBusNotifier, RecordLog
     from cuewrap.deliver.desktop import DesktopNotifier
@@ -167,8 +168,25 @@ class DBusChannel:
 
             self._notifier = DBusNotifier(self.loop, self.log, env=self.env, app=self.app)
             self._notifier.on_action = self.on_action
+            self._notifier.batch = self._batch()
         n = m.notify
-        self._notifier.send(n.cue_id, n.title, n.body, m.still_eligible, n.actions)
+        about = (m.session, n.kind == "needs-input")
+        self._notifier.send(n.cue_id, n.title, n.body, m.still_eligible, n.actions, about)
+
+    def _batch(self) -> Batch | None:
+        """One popup for many sessions (deliver/batch.py), beside the registry."""
+        try:
+            from cuewrap.deliver.batch import for_env
+
+            return for_env(self.env, self.app)
+        except OSError as exc:
+            self.log("popup_batch", state="off", why=str(exc)[:200])
+            return None
+
+    def render_shared(self) -> None:
+        """Another session asks this one to show the popup they share (it leads)."""
+        if self._notifier is not None:
+            self._notifier.render_shared()
 
     def holds(self, cue_id: int) -> bool:
         return self._notifier is not None  # the notifier knows which of its cues are shown

@@ -2,7 +2,8 @@
 (docs/design.md#follow-ups).
 
 The cue goes to the command as ONE JSON object on stdin and as ``CUEWRAP_CUE_*`` variables
-(``cue_fields``): event, session, cwd, source, certainty, id, time, escalated, and which
+(``cue_fields``): event, session, cwd, source, certainty, id, time, escalated, urgent (quiet
+hours: a wait unanswered past quiet.urgent_after, docs/attention.md), and which
 session it came from: pid (cuewrap's), tmux_pane (null outside tmux: the variable is empty),
 tty (cuewrap's own terminal); with ``privacy.body = "summary"`` also summary (what says why,
 cleaned, "" when nothing does). Never a prompt, tool output or assistant text, and without
@@ -95,6 +96,7 @@ def cue_fields(
         "id": ident,
         "time": time,
         "escalated": escalated,
+        "urgent": n.urgent,
         "pid": pid,
         "tmux_pane": tmux_pane,
         "tty": tty,

@@ -29,13 +29,17 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from cuewrap.deliver import DeliveryState
 from cuewrap.engine.effects import Action
 from cuewrap.loop import Loop, Timer
 from cuewrap.workers import Reaper, kill_group, python_worker, spawn
+
+if TYPE_CHECKING:
+    from cuewrap.deliver.batch import Batch
 
 START_TIMEOUT = 5.0  # the worker connects and reads capabilities within this, or fails
 MAX_TEXT = 1000
@@ -81,6 +85,10 @@ class DBusNotifier:
         # a click on one of a notification's buttons: (cue, key); "default" never comes here
         self.on_action: Callable[[int, str], None] | None = None
         self._reaper = Reaper(loop)
+        # one popup for many sessions (deliver/batch.py; docs/attention.md), where the
+        # registry has a directory: set by the channel
+        self.batch: Batch | None = None
+        self._eligible: dict[int, Callable[[], bool]] = {}  # cue -> its check, while shown
 
     @property
     def pending(self) -> int:
@@ -95,16 +103,78 @@ class DBusNotifier:
         body: str,
         still_eligible: Callable[[], bool],
         actions: tuple[Action, ...] = (),
+        about: tuple[str, bool] | None = None,
     ) -> None:
         """``actions``: buttons, shown where the server has the "actions" capability; the
-        key of the one chosen comes back in the ``activated`` record."""
+        key of the one chosen comes back in the ``activated`` record. ``about``: the session's
+        label and whether it needs input, for a popup shared with other sessions (``batch``)."""
         if not _eligible(still_eligible):
             self._delivery(cue_id, "dropped-ineligible", "no longer eligible before the call")
             return
         self._texts[cue_id] = (title[:MAX_TEXT], body[:MAX_TEXT])
+        self._eligible[cue_id] = still_eligible
         if actions:
             self._actions[cue_id] = _flat(actions)
+        if self.batch is not None and about is not None:
+            self._shared_send(cue_id, about, still_eligible, 0)
+            return
         self._request({"op": "notify", "cue": cue_id, "urgency": 1}, still_eligible)
+
+    def _shared_send(
+        self, cue: int, about: tuple[str, bool], still_eligible: Callable[[], bool], tries: int
+    ) -> None:
+        """Alone: its own popup; with other sessions' reminders a few seconds apart: the one
+        popup naming them all, shown by the lead (deliver/batch.py)."""
+        from cuewrap.deliver.batch import PENDING_JOIN
+
+        assert self.batch is not None
+        if not _eligible(still_eligible):
+            self._delivery(cue, "dropped-ineligible", "no longer eligible before the call")
+            return
+        body = self._texts.get(cue, ("", ""))[1].split("\n", 1)[0]
+        try:
+            shared = self.batch.join(cue, about[0], body, about[1], time.time())
+        except OSError as exc:  # fail open: its own popup
+            self.record("popup_batch", state="failed", why=str(exc)[:200])
+            shared = None
+        if shared is PENDING_JOIN and tries < 8:
+            self.loop.call_later(0.25, lambda: self._shared_send(cue, about, still_eligible,
+                                                                 tries + 1))  # fmt: skip
+            return
+        if shared is None or shared is PENDING_JOIN:
+            self._request({"op": "notify", "cue": cue, "urgency": 1}, still_eligible)
+            return
+        self.record(
+            "popup_batch", cue=cue, state="joined", lead=shared.lead, shared=shared.replaces
+        )
+        if shared.lead == os.getpid() or not self.batch.poke(shared.lead):
+            self._render(cue, shared.replaces, shared.title, shared.body, still_eligible)
+        else:  # the lead shows it: a click there leads to the one that needs you first
+            self._shown[cue] = shared.replaces
+            self._latest = cue
+            self._delivery(cue, "unconfirmable", f"in the popup session {shared.lead} shows "
+                           f"for several sessions (id {shared.replaces})")  # fmt: skip
+
+    def _render(
+        self, cue: int, replaces: int, title: str, body: str, still_eligible: Callable[[], bool]
+    ) -> None:
+        self._request({"op": "notify", "cue": cue, "urgency": 1, "shared_title": title,
+                       "shared_body": body, "shared_id": replaces}, still_eligible)  # fmt: skip
+
+    def render_shared(self) -> None:
+        """Another session asked: show the shared popup this session leads, as it is now."""
+        if self.batch is None:
+            return
+        try:
+            got = self.batch.render()
+        except OSError:
+            return
+        if got is None:
+            return
+        cue, shared = got
+        check = self._eligible.get(cue)
+        if check is not None:
+            self._render(cue, shared.replaces, shared.title, shared.body, check)
 
     def escalate(self, cue_id: int, still_eligible: Callable[[], bool]) -> None:
         """Show cue ``cue_id`` again, critical, in place of itself (when it is still shown)."""
@@ -120,8 +190,17 @@ class DBusNotifier:
         server_id = self._shown.pop(cue_id, None)
         self._texts.pop(cue_id, None)
         self._actions.pop(cue_id, None)
+        self._eligible.pop(cue_id, None)
         if self._latest == cue_id:
             self._latest = None
+        if self.batch is not None:
+            try:
+                _, others = self.batch.leave(cue_id)
+            except OSError:
+                others = False
+            if others:  # the popup goes on for the other sessions, without this one
+                self._withdrawal(cue_id, "left", f"{reason}; the shared popup shows the others")
+                return
         if server_id is None:
             return  # never shown, failed, replaced or closed already: nothing to withdraw
         successor = [c for c, r in self._in_flight.items() if r.get("replaces") == server_id]
@@ -161,6 +240,10 @@ class DBusNotifier:
         replaces = self._shown.get(cue)  # escalation: in place of itself
         if replaces is None and self._latest is not None:
             replaces = self._shown.get(self._latest)  # the session's previous one
+        if "shared_id" in request:  # the popup shared by several sessions (deliver/batch.py)
+            request = dict(request)
+            title, body = request.pop("shared_title"), request.pop("shared_body")
+            replaces = request.pop("shared_id") or replaces
         full = {**request, "app": self.app, "title": title, "body": body, "replaces": replaces or 0}
         if cue in self._actions:
             full["actions"] = self._actions[cue]
@@ -261,6 +344,9 @@ class DBusNotifier:
             cue = self._cue_of(msg.get("id"))
             if cue is not None:
                 self._shown.pop(cue, None)
+                if self.batch is not None:
+                    with contextlib.suppress(OSError):
+                        self.batch.closed(int(msg.get("id", 0)))
                 reason = _CLOSED.get(int(msg.get("reason", 0)), "closed")
                 self.record("desktop_closed", cue=cue, reason=reason)
 
@@ -285,6 +371,9 @@ class DBusNotifier:
         while len(self._sent) > 64:  # ids are reused in place (replaces_id): few stay
             del self._sent[next(iter(self._sent))]
         self._latest = cue
+        if self.batch is not None:
+            with contextlib.suppress(OSError):
+                self.batch.shown(cue, server_id)
         self._delivery(cue, "delivered", f"notification id {server_id}")
         reason = self._withdraw_on_reply.pop(cue, None)
         if reason is not None:

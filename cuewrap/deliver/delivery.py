@@ -416,13 +416,27 @@ class Delivery:
     def escalate(self, n: Notify, *, eligible: Callable[[Eligibility], bool], session: str) -> None:
         """Still unanswered and away after notify.escalate_after (docs/design.md#follow-ups):
         once more where a channel can (notify.command again, the desktop notification raised
-        to critical in place)."""
+        to critical in place). An urgent one (quiet hours, ``quiet.urgent_after``;
+        docs/attention.md) goes to notify.command alone: nothing else may pop up or sound."""
         m = self._answerable(self._message(n, session, eligible, True), None)
         for ch in list(self._channels.values()):
+            if n.urgent and ch.name != "command":
+                continue
             try:
                 ch.escalate(m)
             except Exception as exc:
                 self.log.error(f"notify.{ch.name}", exc)
+
+    def render_shared(self) -> None:
+        """Another session asks this one to show the desktop popup they share (it needs the
+        user first: deliver/batch.py). Fails open."""
+        desktop = self._channels.get("desktop")
+        render = getattr(desktop, "render_shared", None)
+        if render is not None:
+            try:
+                render()
+            except Exception as exc:
+                self.log.error("popup.render", exc)
 
     def progress(self, on: bool) -> None:
         """The terminal's progress indicator; its clearing is also kept for every exit path."""

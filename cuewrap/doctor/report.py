@@ -148,10 +148,62 @@ def report(
         if os.path.basename(command[0]) != "pi":
             program = choose(command[0], settings.generic.preset)[0].app
     lines += ["", *_channel_lines(settings, env, choice, info, extra, answers, program)]
+    lines += ["", *_quiet_lines(settings, env)]
     if term_allows_cues(env):
         where = _where_lines(settings, env, choice, info, extra, program)
         lines += ["", "Where cuewrap runs", *where]
     return "\n".join(lines) + "\n", choice
+
+
+def _quiet_lines(settings: Settings, env: Mapping[str, str]) -> list[str]:
+    """The attention budget (docs/attention.md): quiet hours now, and what of the desktop's
+    do-not-disturb can be read here."""
+    import time
+
+    from cuewrap.quiethours import next_change, parse_hours, quiet_at
+
+    q = settings.quiet
+    lines = ["Quiet (nothing pops up or sounds; marks and the state stay)"]
+    ranges = parse_hours(q.hours)
+    if not ranges:
+        lines.append("  quiet hours: none (quiet.hours)")
+    else:
+        t = time.localtime()
+        now = quiet_at(ranges, t.tm_hour * 60 + t.tm_min)
+        ahead = next_change(ranges, t.tm_hour, t.tm_min, float(t.tm_sec))
+        when = (
+            ""
+            if ahead is None
+            else time.strftime(" until %H:%M", time.localtime(time.time() + ahead))
+        )
+        lines.append(
+            f"  quiet hours: {', '.join(q.hours)}: {'quiet' if now else 'not quiet'} now{when}"
+        )
+        urgent = f"after {q.urgent_after:g} s" if q.urgent_after else "never (quiet.urgent_after)"
+        lines.append(f"  a wait unanswered in quiet hours reaches notify.command: {urgent}")
+    if not q.follow_desktop:
+        lines.append("  desktop do-not-disturb: not followed (quiet.follow_desktop = false)")
+        return lines
+    from cuewrap.deliver.desktop import desktop_available
+
+    local, why = desktop_available(env, "auto")
+    if not local:
+        lines.append(f"  desktop do-not-disturb: not read ({why})")
+        return lines
+    from cuewrap.deliver.dnd import read_once
+
+    got = read_once(env)
+    if got is None:
+        lines.append("  desktop do-not-disturb: could not be read (no answer in time)")
+    elif not got.get("readable"):
+        lines.append(
+            "  desktop do-not-disturb: nothing readable here (no notification server with "
+            "Inhibited, no dunst, no GNOME show-banners)"
+        )
+    else:
+        state = "on (" + ", ".join(got.get("via") or []) + ")" if got.get("quiet") else "off"
+        lines.append(f"  desktop do-not-disturb: {state}; read from {', '.join(got['readable'])}")
+    return lines
 
 
 def _terminal_lines(

@@ -66,6 +66,8 @@ class Notify:
     certainty: Certainty = "certain"  # "uncertain": the outcome is unknown or only seen
     summary: str | None = None  # privacy.body = "summary" only (None: off)
     actions: tuple[Action, ...] = ()  # buttons, where a channel shows them (none yet)
+    # quiet hours: a wait unanswered past quiet.urgent_after, for notify.command only
+    urgent: bool = False
 
 
 @dataclass(frozen=True)
@@ -81,7 +83,9 @@ class Withdraw:
 @dataclass(frozen=True)
 class Escalate:
     """A needs-input wait is still unanswered ``notify.escalate_after`` seconds after its
-    notification, the user still away: remind once more, louder (docs/design.md#follow-ups)."""
+    notification, the user still away: remind once more, louder (docs/design.md#follow-ups).
+    During quiet hours (``note.urgent``): unanswered ``quiet.urgent_after`` seconds after its
+    cue was held, ``notify.command`` alone is run, once (docs/attention.md)."""
 
     note: Notify
 

@@ -51,6 +51,8 @@ def consume_notice(s: EngineState, protocol: str, now: float) -> bool:
     during a ``blocked`` wait cuewrap already told (docs/generic-mode.md)."""
     if not (s.config.generic and s.cues_active and not _looking_at(s, now)):
         return False
+    if s.hush is not None or s.muted:  # quiet: it is the reminder, held (docs/attention.md)
+        return True
     if stronger_live(s):
         return OSC in s.wait_keys and s.wait_cue is not None
     if CHILD in s.wait_keys:

@@ -57,6 +57,8 @@ def _consumed(s: EngineState) -> frozenset[str]:
     it and a host terminal that would not show it as it is."""
     if not (s.config.generic and s.cues_active):
         return frozenset()
+    if s.hush is not None or s.muted:  # quiet: it is the reminder, held (docs/attention.md)
+        return NOTICES
     if stronger_live(s):
         return NOTICES if OSC in s.wait_keys and s.wait_cue is not None else frozenset()
     if CHILD in s.wait_keys:

@@ -141,6 +141,9 @@ def cue_page(
         + f" · cues come from: {s.source}",
         f"presence: {p.state} (counts as {p.counts_as}; via {p.via})",
     ]
+    if s.muted or s.hush is not None:  # docs/attention.md: held, marks and state stay
+        why = "muted (/cue unmute)" if s.muted else s.hush
+        lines.append(f"quiet: {why}: reminders are held; marks and the state stay")
     if s.pi_version is not None:  # from the bridge's hello: what this Pi gives
         lines.append(s.pi_support or f"Pi {s.pi_version}: full cues")
     if s.summaries is not None:  # privacy.body = "summary": what the notifications can say

@@ -18,7 +18,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from cuewrap.engine import background, followup, generic, guard, presence, runs, sessions, waits
+from cuewrap.engine import (
+    attention,
+    background,
+    followup,
+    generic,
+    guard,
+    presence,
+    runs,
+    sessions,
+    waits,
+)
 from cuewrap.engine._step import Step
 from cuewrap.engine.effects import (
     MARK_WAITING,
@@ -49,10 +59,12 @@ from cuewrap.facts import (
     GuardDecided,
     JobState,
     Keystroke,
+    Mute,
     OutputActive,
     OutputQuiet,
     Presence,
     ProgramStatus,
+    Quiet,
     ScreenActivity,
     SessionShutdown,
     SessionStart,
@@ -117,6 +129,7 @@ def step(state: EngineState, event: Event, now: float) -> tuple[EngineState, lis
     if handler is not None:
         handler(st, event)
     _withdraw_stale(st)
+    attention.hold(st)
     followup.follow_up(st)
     _reconcile(st)
     if not st.s.outcome_seen and st.s.looking:
@@ -136,7 +149,7 @@ def is_eligible(state: EngineState, eligibility: Eligibility) -> bool:
 # --- dispatch: one handler per fact type ---------------------------------------------------
 
 # facts that say nothing about the program itself: it is still "starting" after them
-_NOT_THE_PROGRAM = (Presence, Keystroke, CueToggle, JobState)
+_NOT_THE_PROGRAM = (Presence, Keystroke, CueToggle, JobState, Quiet, Mute)
 
 
 def _on_job(st: Step, f: JobState) -> None:
@@ -173,6 +186,8 @@ _HANDLERS: dict[type, Callable[[Step, Any], None]] = {
     OutputQuiet: generic.on_output_quiet,
     ChildProgress: followup.on_child_progress,
     JobState: _on_job,
+    Quiet: attention.on_quiet,
+    Mute: attention.on_mute,
 }
 
 
@@ -211,6 +226,9 @@ def _reconcile(st: Step) -> None:
         assert s.last_activity is not None
         wake = s.last_activity + s.config.idle_after
     due = followup.next_due(s)
+    urgent = attention.next_due(s)
+    if urgent is not None:
+        due = urgent if due is None else min(due, urgent)
     if due is not None:
         wake = due if wake is None else min(wake, due)
     if wake != s.wake_at:

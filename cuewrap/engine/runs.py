@@ -240,8 +240,9 @@ def on_program_status(st: Step, f: ProgramStatus) -> None:
             said = f.summary if f.state == "error" and s.config.privacy_summary else None
             error = summaries.error_text(summaries.clean(said)) if said else None
             settle(st, _OSC_SETTLE[f.state], f"osc7501 {f.state}", summary=error)
-    elif f.state == "blocked":
-        add_wait(st, "osc", kind=f.kind)
+    elif f.state == "blocked":  # what is asked, in the program's words (summary only)
+        said = summaries.clean(f.summary) if f.summary and s.config.privacy_summary else None
+        add_wait(st, "osc", said or None, kind=f.kind)
 
 
 def implied_run(st: Step, before: str | None) -> None:

@@ -94,6 +94,7 @@ class EngineConfig:
     privacy_summary: bool = False  # privacy.body = "summary": say why (engine/summary.py)
     keep_awake: bool = False  # keep_awake.enabled
     escalate_after: float = 0.0  # notify.escalate_after (seconds; 0 = off)
+    urgent_after: float = 0.0  # quiet.urgent_after (seconds; 0 = never)
     progress: bool = False  # notify.progress
     title_marks: bool = True  # notify.title_marks (off: no mark is written, none recorded)
     capacity: int = CAPACITY  # per structure; only tests lower it
@@ -232,6 +233,11 @@ class EngineState:
     seq_removed: Removed = Removed()
     clip_told: bool = False
     seq_told: int | None = None
+    # the attention budget (engine/attention.py, docs/attention.md)
+    hush: str | None = None  # why nothing pops up now: "quiet hours", "desktop do-not-disturb"
+    muted: bool = False  # cuewrap mute / /cue mute: no reminders, marks and state stay
+    held: tuple[Notify, ...] = ()  # cues held by quiet, still live (the end's reminder)
+    urgent: tuple[float, Notify] | None = None  # (due, a held wait's cue): quiet.urgent_after
 
     @property
     def cues_active(self) -> bool:

@@ -84,6 +84,8 @@ class Status:
     pi_version: str | None = None  # from the bridge's hello
     pi_support: str | None = None  # what this Pi lacks and what cuewrap does instead (None: full)
     summaries: str | None = None  # privacy.body = "summary": what this Pi lets them say (None: off)
+    hush: str | None = None  # quiet now: "quiet hours", "desktop do-not-disturb" (None: not)
+    muted: bool = False  # cuewrap mute / /cue mute
 
     def integration(self, name: str) -> Integration:
         for entry in self.integrations:
@@ -108,6 +110,8 @@ def status(state: EngineState) -> Status:
     )
     cap = s.config.capacity
     return Status(
+        hush=s.hush,
+        muted=s.muted,
         enabled=s.enabled,
         cues_active=s.cues_active,
         guard=s.guard,

@@ -20,18 +20,38 @@ set again from the last output.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from cuewrap.facts import Fact, OutputActive, OutputQuiet
 from cuewrap.loop import Loop, Timer
+
+if TYPE_CHECKING:
+    from cuewrap.screen.gate import OutputTap
 
 RESUME_GAP = 1.0  # seconds without output after which output counts as resuming
 ECHO_WINDOW = 0.3  # seconds after the user's input in which output counts as its echo
 
 
 class OutputWatch:
-    __slots__ = ("_busy", "_clock", "_emit", "_last_in", "_last_out", "_loop", "_timer", "quiet")
+    __slots__ = (
+        "_busy",
+        "_clock",
+        "_emit",
+        "_last_in",
+        "_last_out",
+        "_loop",
+        "_timer",
+        "quiet",
+        "ring",
+    )
 
-    def __init__(self, loop: Loop, quiet_after: float, emit: Callable[[Fact], None]) -> None:
+    def __init__(
+        self,
+        loop: Loop,
+        quiet_after: float,
+        emit: Callable[[Fact], None],
+        ring: OutputTap | None = None,
+    ) -> None:
         self._loop = loop
         self._clock = loop.clock
         self._emit = emit
@@ -40,13 +60,19 @@ class OutputWatch:
         self._last_in = float("-inf")
         self._busy = False  # a stretch of work is open
         self._timer: Timer | None = None
+        # sees the output too: the answerer's ring (docs/answering.md), when there is one
+        self.ring = ring
 
     def feed(self, data: bytes) -> None:
         """The relay's output tap: one more chunk of the child's output."""
+        if self.ring is not None:
+            self.ring.feed(data)
         self.output()
 
     def resize(self, *, rows: int, cols: int) -> None:
-        """The relay's output tap: sizes do not matter here."""
+        """The relay's output tap: sizes matter only to the answerer's ring."""
+        if self.ring is not None:
+            self.ring.resize(rows=rows, cols=cols)
 
     def input(self) -> None:
         self._last_in = self._clock()

@@ -40,7 +40,13 @@ FIELDS = (
     "tmux_pane",
     "where",
     "wait",
+    "muted",
+    "muted_until",
 )
+
+
+# Pi's dialogs, and a program's own as its report names them (generic mode)
+WAIT_KINDS = ("confirm", "select", "ask", "permission", "question")
 
 
 def _wait(value: object) -> dict[str, Any] | None:
@@ -48,7 +54,7 @@ def _wait(value: object) -> dict[str, Any] | None:
     if not isinstance(value, dict):
         return None
     kind, token, options, count = (value.get(k) for k in ("kind", "token", "options", "count"))
-    if kind not in ("confirm", "select", "ask") or not isinstance(token, str):
+    if kind not in WAIT_KINDS or not isinstance(token, str):
         return None
     if not isinstance(count, int) or isinstance(count, bool) or not 0 < count <= 100:
         return None
@@ -122,6 +128,10 @@ def sessions(env: Mapping[str, str]) -> list[dict[str, Any]]:
     for r in records:
         row = {key: r.get(key) for key in FIELDS}
         row["wait"] = _wait(r.get("wait"))
+        row["muted"] = r.get("muted") is True  # docs/attention.md
+        until = r.get("muted_until")
+        ok = row["muted"] and isinstance(until, int | float) and not isinstance(until, bool)
+        row["muted_until"] = until if ok else None
         pane, socket = r.get("tmux_pane"), r.get("tmux_socket")
         place = places.get((str(socket), pane)) if isinstance(pane, str) else None
         if isinstance(pane, str) and place is None:
@@ -155,6 +165,8 @@ def forget_windows(
             args = ["set-option", "-w", "-t", target, "@cuewrap_state", value]
         else:
             args = ["set-option", "-w", "-u", "-t", target, "@cuewrap_state"]
+        if rec.get("muted") is True:  # docs/attention.md
+            args += [";", "set-option", "-w", "-u", "-t", target, "@cuewrap_muted"]
         _run(["tmux", "-S", socket, *args], _tmux_env(env))
 
 
@@ -186,6 +198,8 @@ def table(rows: Sequence[Mapping[str, Any]], now: float) -> str:
     for r in rows:
         label = r.get("session") or _home(str(r.get("cwd") or ""))
         mark = f" {r['mark']}" if r.get("mark") else ""
+        if r.get("muted"):
+            mark += " muted"
         lines.append(
             (
                 _clean(r["pid"]),

@@ -30,6 +30,7 @@ from cuewrap.tmux.control import run_tmux
 from cuewrap.workers import Reaper
 
 OPTION = "@cuewrap_state"
+MUTED_OPTION = "@cuewrap_muted"  # "1" on the window of a muted session (docs/attention.md)
 Log = Callable[..., None]
 
 
@@ -93,6 +94,7 @@ class Publisher:
         self._tmux_again = False
         self._closed = False
         self._wait: dict[str, Any] | None = None  # the answerable wait (docs/answering.md)
+        self._muted: tuple[bool, float | None] = (False, None)  # docs/attention.md
         self.log("session_state", state=self.state, outcome=None)
         self._event(Glance(self.state))
         self._write()
@@ -192,6 +194,27 @@ class Publisher:
         self._wait = wait
         self._write()
 
+    def set_muted(self, muted: bool, until: float | None) -> None:
+        """Muted (until epoch seconds ``until``, or None: until unmuted) or not: into the entry
+        and, when it changed, one line in the events file (docs/attention.md)."""
+        if (muted, until) == self._muted:
+            return
+        self._muted = (muted, until)
+        self.log("session_muted", muted=muted, muted_until=until)
+        self._event(Glance(self.state), muting=True)
+        self._write()
+        self._tmux_muted(muted)
+
+    def _tmux_muted(self, muted: bool) -> None:
+        """Inside tmux: the window option ``@cuewrap_muted`` ("1") while muted, unset after."""
+        pane = self.where.tmux_pane
+        if self._reaper is None or pane is None or self._closed:
+            return
+        args = ["set-option", "-w", "-t", pane, MUTED_OPTION]
+        args = [*args, "1"] if muted else [*args[:2], "-u", *args[2:]]
+        if not run_tmux(self.loop, self._reaper, self.env, args, lambda st, out: None):
+            self.log("tmux_option", state="failed", why="tmux could not be started")
+
     def _fields(self) -> dict[str, Any]:
         session, presence, mark = self._details
         return {
@@ -209,6 +232,8 @@ class Publisher:
             "tmux_socket": self.where.tmux_socket,
             "tmux_window": self._window(),
             "wait": self._wait,
+            "muted": self._muted[0],
+            "muted_until": self._muted[1],
         }
 
     def _write(self) -> None:
@@ -224,7 +249,7 @@ class Publisher:
         except OSError as exc:
             self.on_error("registry.write", exc)
 
-    def _event(self, g: Glance) -> None:
+    def _event(self, g: Glance, muting: bool = False) -> None:
         if self.events_fd is None:
             return
         import json
@@ -235,6 +260,8 @@ class Publisher:
             line["source"] = self.source
         if g.outcome is not None:
             line["outcome"] = g.outcome
+        if self._muted[0] or muting:  # while muted, and the unmute's own line
+            line["muted"], line["muted_until"] = self._muted
         try:
             os.write(self.events_fd, (json.dumps(line) + "\n").encode())
         except OSError as exc:
@@ -255,6 +282,8 @@ class Publisher:
             self.entry.remove()
         if self._reaper is not None and (self._tmux_sent is not None or self._tmux_busy):
             self._unset_tmux()  # also after a set still in flight (it was sent first)
+        elif self._reaper is not None and self._muted[0]:
+            self._unset_tmux(muted_only=True)
         if self.events_fd is not None:
             try:
                 os.close(self.events_fd)
@@ -270,7 +299,7 @@ class Publisher:
         self.state = EXITED  # said by nobody: close() says it only when not yet
         self.close()
 
-    def _unset_tmux(self) -> None:
+    def _unset_tmux(self, muted_only: bool = False) -> None:
         """At the end, off the loop (it is ending): one short tmux command, waited for."""
         import subprocess
 
@@ -280,6 +309,9 @@ class Publisher:
         opt = ["-u", "-t", pane, OPTION] if value is None else ["-t", pane, OPTION, value]
         env = {k: v for k, v in self.env.items() if k not in ("TMUX", "TMUX_PANE")}
         argv = ["tmux", "-S", self.where.tmux_socket, "set-option", "-w", *opt]
+        if self._muted[0]:  # and the muted mark (one tmux command line)
+            muted = ["set-option", "-w", "-u", "-t", pane, MUTED_OPTION]
+            argv = [*argv, ";", *muted] if not muted_only else [*argv[:3], *muted]
         try:
             subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL, timeout=2.0, check=False)  # fmt: skip

@@ -213,13 +213,14 @@ def parse_status(body: bytes) -> ProgramStatus | None:
         app=app.decode("ascii") if app is not None and _TOKEN.fullmatch(app) else None,
         kind=kind.decode("ascii") if kind is not None and _TOKEN.fullmatch(kind) else None,
         has_msg=bool(msg),
-        summary=error_msg(msg) if msg and state == b"error" else None,
+        summary=error_msg(msg) if msg and state in (b"error", b"blocked") else None,
     )
 
 
 def error_msg(msg: bytes) -> str | None:
-    """An ``error`` report's base64 ``msg`` (the first line of the error), decoded, at most
-    1000 characters; None when it is not base64. Raw text: the engine cleans it before use."""
+    """An ``error`` or ``blocked`` report's base64 ``msg`` (the first line of the error; what
+    the wait is about, Claude Code's "approve Bash: <command>"), decoded, at most 1000
+    characters; None when it is not base64. Raw text: the engine cleans it before use."""
     import binascii
 
     try:

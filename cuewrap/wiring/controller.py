@@ -78,6 +78,7 @@ if TYPE_CHECKING:
     from cuewrap.screen.gate import ScreenGate
     from cuewrap.sessions.publish import Publisher
     from cuewrap.tmux.side import TmuxSide
+    from cuewrap.wiring.attention import Attention
     from cuewrap.wiring.blocked import BlockedCheck
     from cuewrap.wiring.keystrokes import KeyWindow
     from cuewrap.workers import Reaper
@@ -100,6 +101,7 @@ class Parts:
     answerer: Answerer | None = None  # answers to Pi's dialogs from elsewhere (Pi mode)
     control: ControlServer | None = None  # the control socket `cuewrap answer` talks to
     blocked: BlockedCheck | None = None  # Pi mode without the bridge: `blocked` needs a dialog
+    attention: Attention | None = None  # quiet hours, do-not-disturb, mute (docs/attention.md)
 
 
 class Controller:
@@ -136,6 +138,7 @@ class Controller:
         self.answerer = made.answerer
         self.control = made.control
         self.blocked = made.blocked
+        self.attention = made.attention
         self.state = initial_state(made.config)
         self._wake: Timer | None = None
         self._on_unseen = on_unseen
@@ -434,6 +437,10 @@ class Controller:
     def request(self, action: str) -> str:
         if action in ("on", "off"):
             return toggle_reply(action == "on")
+        if self.attention is not None:  # /cue mute [DURATION], /cue unmute
+            said = self.attention.request(action)
+            if said is not None:
+                return said
         return self.status_page()
 
     def status_page(self) -> str:
@@ -513,6 +520,8 @@ class Controller:
             self.answerer.close()
         if self.blocked is not None:
             self.blocked.close()
+        if self.attention is not None:
+            self.attention.close()
         if self.screen is not None:
             self.screen.close()
         if self._wake is not None:

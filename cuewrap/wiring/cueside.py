@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from cuewrap.relay.relay import RelayControls
     from cuewrap.sessions.publish import Publisher
     from cuewrap.tmux.view import Merged
+    from cuewrap.wiring.attention import Attention
     from cuewrap.wiring.controller import Controller, Parts
     from cuewrap.wiring.keystrokes import KeyWindow
     from cuewrap.wiring.pending import PendingCueSide
@@ -104,7 +105,7 @@ def build_controller(ctx: Context, plan: Plan, edge: Edge) -> Controller:
         delivery = build_delivery(
             ctx, edge.inject, undo_at_restore=edge.undo_at_restore, app=app,
             where={"pid": w.pid, "tmux_pane": w.tmux_pane, "tty": w.tty},
-            answering=answering[0] if answering is not None else None,
+            answering=answering,
         )  # fmt: skip
         built.callback(delivery.close)
         native, reemit = _child_notices(delivery, bool(ctx.env.get("TMUX")))
@@ -154,23 +155,24 @@ class _Sources:
         config: EngineConfig,
         delivery: Delivery,
         publisher: Publisher,
-        answering: tuple[Answerer, ControlServer | None] | None,
+        answerer: Answerer | None,
         *,
         generic: bool,
     ) -> Callable[[Controller], Parts]:
         def make(c: Controller) -> Parts:
             from cuewrap.wiring.controller import Parts
 
-            answerer, control = answering if answering is not None else (None, None)
+            attention = self._attention(c, publisher)
             parts = Parts(
                 config,
                 delivery,
                 publisher,
                 self._keys(c),
                 bridge=self._bridge(c),
-                activity=self._output_watch(c) if generic else None,
+                activity=self._output_watch(c, answerer) if generic else None,
                 answerer=answerer,
-                control=control,
+                control=self._control(answerer, attention, delivery),
+                attention=attention,
             )
             if self.plan.pi_mode:
                 parts = self._pi_parts(c, parts)
@@ -179,6 +181,29 @@ class _Sources:
             return parts
 
         return make
+
+    def _attention(self, c: Controller, publisher: Publisher) -> Attention:
+        """Quiet hours, the desktop's do-not-disturb, mute from outside (docs/attention.md)."""
+        from cuewrap.wiring.attention import Attention
+
+        self.fault("attention")
+        attention = Attention(self.ctx, c.fact, publisher)
+        self.built.callback(attention.close)
+        return attention
+
+    def _control(
+        self, answerer: Answerer | None, attention: Attention, delivery: Delivery
+    ) -> ControlServer | None:
+        """The control socket beside the registry entry: ``cuewrap answer`` (Pi mode with the
+        bridge; generic mode), ``cuewrap mute`` / ``unmute``, the popup several sessions
+        share."""
+        from cuewrap.wiring.attention import control_socket
+
+        answer = answerer.request if answerer is not None else None
+        control = control_socket(self.ctx, answer, attention.on_mute, delivery.render_shared)
+        if control is not None:
+            self.built.callback(control.close)
+        return control
 
     def _keys(self, c: Controller) -> KeyWindow:
         from cuewrap.facts import Keystroke
@@ -217,12 +242,16 @@ class _Sources:
             return None
         return server
 
-    def _output_watch(self, c: Controller) -> OutputWatch:
-        """Generic mode: the child's output activity and quiet, as facts."""
+    def _output_watch(self, c: Controller, answerer: Answerer | None) -> OutputWatch:
+        """Generic mode: the child's output activity and quiet, as facts; it feeds the
+        answerer's output ring (docs/answering.md)."""
         from cuewrap.generic.activity import OutputWatch
 
         self.fault("activity")
-        watch = OutputWatch(self.ctx.loop, self.ctx.settings.generic.quiet_after, c.child_fact)
+        ring = answerer.ring if answerer is not None else None
+        watch = OutputWatch(
+            self.ctx.loop, self.ctx.settings.generic.quiet_after, c.child_fact, ring=ring
+        )
         self.built.callback(watch.close)
         return watch
 
@@ -291,16 +320,21 @@ def _answering(
     publisher: Publisher,
     built: contextlib.ExitStack,
     fault: Callable[[str], None],
-) -> tuple[Answerer, ControlServer | None] | None:
+) -> Answerer | None:
     """Answering Pi's dialogs from elsewhere (docs/answering.md), Pi mode with the bridge's
-    channel: the answerer, and the control socket ``cuewrap answer`` talks to, beside the
-    registry entry (each closed by ``built`` if a later part fails)."""
-    if not plan.pi_mode or plan.channel is None:
+    channel: the answerer (closed by ``built`` if a later part fails); the control socket
+    ``cuewrap answer`` talks to is made with the others' parts (``_Sources._control``).
+    Generic mode: a program's own dialogs (``answer/build.py``)."""
+    if not plan.pi_mode:
+        from cuewrap.answer.build import generic_answerer
+
+        fault("answer")
+        type_keys = edge.relay.type_to_child if edge.relay is not None else None
+        return generic_answerer(ctx, plan.size, publisher, built, type_keys=type_keys)
+    if plan.channel is None:
         return None
     from cuewrap.answer.answerer import Answerer, pi_keys
-    from cuewrap.answer.control import ControlServer
     from cuewrap.answer.screen import OutputRing
-    from cuewrap.sessions.registry import own_directory
 
     fault("answer")
     env, log = ctx.env, ctx.log
@@ -315,15 +349,7 @@ def _answering(
         type_keys=edge.relay.type_to_child if edge.relay is not None else None,
     )
     built.callback(answerer.close)
-    directory = own_directory(env)
-    if directory is None:
-        log.write("answer", state="no control socket", why="no registry directory")
-        return answerer, None
-    control = ControlServer(
-        ctx.loop, log, os.path.join(directory, f"{os.getpid()}.sock"), answerer.request
-    )
-    built.callback(control.close)
-    return answerer, (control if control.start() else None)
+    return answerer
 
 
 def _child_notices(delivery: Delivery, in_tmux: bool) -> tuple[str, bool]:
@@ -359,6 +385,7 @@ def engine_config(
         privacy_summary=settings.privacy.body == "summary",
         keep_awake=settings.keep_awake.enabled,
         escalate_after=settings.notify.escalate_after,
+        urgent_after=settings.quiet.urgent_after,
         progress=settings.notify.progress and preset is None,
         title_marks=settings.notify.title_marks,
         generic=preset is not None,

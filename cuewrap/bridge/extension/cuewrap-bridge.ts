@@ -18,7 +18,8 @@
  *   characters in a `summary` field. Never the prompt, and nothing of the kind otherwise.
  * - Handlers never wait for the socket, and every failure is swallowed: if the socket is missing
  *   or fails, this runtime stays silent and Pi is unaffected.
- * - `/cue` asks cuewrap for its status page, `/cue on|off` toggles cues; cuewrap may also push
+ * - `/cue` asks cuewrap for its status page, `/cue on|off` toggles cues, `/cue mute [DURATION]`
+ *   and `/cue unmute` mute this session (docs/attention.md); cuewrap may also push
  *   {"type":"notify","text":…} lines, shown with ctx.ui.notify.
  * - Provenance (docs/terminal-guard.md, "Whose sequence is it"): once per process this module
  *   wraps process.stdout.write. Right before Pi's first frame it writes PROVENANCE_MARK; from
@@ -459,7 +460,7 @@ class Channel {
 	}
 
 	/** Ask cuewrap; resolves with the reply text, or undefined (not connected, timeout). */
-	request(action: "status" | "on" | "off"): Promise<string | undefined> {
+	request(action: string): Promise<string | undefined> {
 		return new Promise((resolve) => {
 			try {
 				if (!this.connect()) return resolve(undefined);
@@ -749,14 +750,20 @@ export default function cuewrapBridge(pi: ExtensionAPI): void {
 	});
 
 	pi.registerCommand("cue", {
-		description: "cuewrap: show what cuewrap observes; /cue on or /cue off toggles cues",
+		description:
+			"cuewrap: show what cuewrap observes; /cue on|off toggles cues; /cue mute [30m|2h|…] or /cue unmute",
 		handler: async (args, ctx) => {
 			try {
 				channel.remember(ctx);
 				const a = args.trim().toLowerCase();
-				const action = a === "" || a === "status" ? "status" : a === "on" || a === "off" ? a : undefined;
+				const action =
+					a === "" || a === "status"
+						? "status"
+						: a === "on" || a === "off" || a === "unmute" || /^mute( [0-9]{1,7}[smhd]?)?$/.test(a)
+							? a
+							: undefined;
 				if (action === undefined) {
-					ctx.ui.notify("Usage: /cue [on|off]", "warning");
+					ctx.ui.notify("Usage: /cue [on|off|mute [DURATION]|unmute]", "warning");
 					return;
 				}
 				const reply = await channel.request(action);

@@ -1,0 +1,42 @@
+"""Answering in generic mode, built for one session (docs/answering.md): the answerer of a
+program's own dialogs. Called once by the cue side's builder (``wiring/cueside.py``,
+``_answering``); the output watch it builds later feeds the answerer's ring, and the session's
+control socket (``wiring/attention.py``) hands it the requests of ``cuewrap answer``. Closed
+by ``built`` if a later part fails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cuewrap.answer.answerer import TypeKeys
+    from cuewrap.answer.generic import GenericAnswerer
+    from cuewrap.context import Context
+    from cuewrap.sessions.publish import Publisher
+
+
+def generic_answerer(
+    ctx: Context,
+    size: tuple[int, int],
+    publisher: Publisher,
+    built: contextlib.ExitStack,
+    *,
+    type_keys: TypeKeys | None,
+) -> GenericAnswerer:
+    """The answerer of a program's own dialogs: its wait published, its keys typed through
+    ``type_keys`` (the relay's)."""
+    from cuewrap.answer.generic import GenericAnswerer
+    from cuewrap.answer.screen import OutputRing
+
+    answerer = GenericAnswerer(
+        ctx.loop,
+        ctx.log,
+        OutputRing(*size),
+        summary=ctx.settings.privacy.body == "summary",
+        on_change=lambda: publisher.set_wait(answerer.wait_info()),
+        type_keys=type_keys,
+    )
+    built.callback(answerer.close)
+    return answerer

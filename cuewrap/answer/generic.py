@@ -1,0 +1,147 @@
+"""Answering a program's own dialogs in generic mode (docs/answering.md, "Claude Code").
+
+The program reports its wait itself: OSC 7501 ``blocked`` with a ``kind`` (Claude Code:
+``permission`` at a permission prompt, ``question`` at ``AskUserQuestion``), which opens the
+engine's ``osc`` wait. Then the answerer reads the screen (the relay's output, replayed into a
+pyte worker: ``screen.py``) for a dialog of that kind (``prompts.py``); the report and the
+screen agree when one is found, and only then is a token issued. Everything else is Pi's
+answerer (``answerer.py``): the single-use token, the screen read again right before typing,
+one write at a safe point of the input, every attempt logged.
+
+What differs:
+
+- the keys: the option's digit (Claude Code picks and confirms at once, absolutely);
+- the close: the program reports anything but ``blocked`` (it works again, or is idle after a
+  refusal) within ``CLOSE_WITHIN`` seconds, or the dialog is gone from the screen then; a new
+  ``blocked`` report is a new wait (the old token dies);
+- what may be chosen from afar: an option that widens what the program may do without asking
+  (``prompts.widens``) only by its exact label with the session's pid (``cuewrap answer PID
+  LABEL``), never by number, by token or by a button;
+- the buttons: a permission prompt's one-time ``Yes`` and its ``No``, nothing else; a
+  question's options as Pi's select (at most 3);
+- labels leave the session only with ``privacy.body = "summary"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+
+from cuewrap import facts as F
+from cuewrap.answer import book as B
+from cuewrap.answer import dialog as D
+from cuewrap.answer import prompts as P
+from cuewrap.answer.answerer import MAX_BUTTONS, Answerer, TypeKeys
+from cuewrap.answer.screen import DialogReader, OutputRing
+from cuewrap.answer.wire import Request
+from cuewrap.decisionlog import DecisionLog
+from cuewrap.loop import Loop
+
+WIDENS = (
+    "that option lets the program do more without asking: "
+    "only its exact label with the session's pid chooses it"
+)
+NOT_GONE = "the program did not report that it goes on, and the dialog is still shown"
+SETTLE = 0.5  # seconds
+
+
+class GenericAnswerer(Answerer):
+    first_look = 0.0  # Claude Code has drawn its dialog when it reports the wait
+    # Claude Code drops a key that comes right after its dialog is drawn (2.1.328: within
+    # 50 ms always, at 100 ms not in these runs, and once at about 100 ms after cuewrap saw
+    # it): an answer sooner than this after the token waits, then the screen is read again
+    settle = SETTLE
+
+    def __init__(
+        self,
+        loop: Loop,
+        log: DecisionLog,
+        ring: OutputRing,
+        *,
+        summary: bool,
+        on_change: Callable[[], None] = lambda: None,
+        type_keys: TypeKeys | None = None,
+        make_reader: Callable[[int, int], DialogReader] | None = None,
+    ) -> None:
+        super().__init__(
+            loop,
+            log,
+            ring,
+            keys=lambda: D.DEFAULT_KEYS,  # not used: the keys are digits
+            summary=summary,
+            bridge_key="",
+            on_change=on_change,
+            type_keys=type_keys,
+            make_reader=make_reader,
+        )
+
+    # -- facts (the controller, after each engine step) ------------------------------------
+    def fact(self, fact: F.Fact, waits: Collection[str]) -> None:
+        if isinstance(fact, F.ProgramStatus):
+            if fact.state != "blocked":
+                if self._open is not None:
+                    self._closed()  # it goes on (or is idle after a refusal)
+                return
+            if self._open is not None:  # a new report: a new wait
+                if self.book.in_flight is not None and self._typed:
+                    self._closed()
+                else:
+                    self._end("a new report")
+            if P.readable(fact.app, fact.kind) and "osc" in waits and fact.kind is not None:
+                self._start(fact.kind, None)
+            else:
+                self.log.write("answer", state="not answerable", dialog=fact.kind or "",
+                               why="not a program or kind of dialog cuewrap reads")  # fmt: skip
+        elif isinstance(fact, F.ChildExit):
+            self._end("the program exited")
+
+    # -- the hooks (answerer.Answerer) -----------------------------------------------------
+    def _read(self, kind: str, lines: list[str] | None) -> D.Dialog | None:
+        return P.read(kind, lines) if lines is not None else None
+
+    def _agrees(self, dialog: D.Dialog, kind: str, check: str | None) -> bool:
+        return True  # read by the report's kind: found is agreed
+
+    def _keys_for(self, seen: D.Dialog, option: int, keys: D.Keys) -> bytes:
+        return P.key_for(option)
+
+    def _allow(self, ticket: B.Ticket, index: int, req: Request, source: str) -> str | None:
+        label = ticket.dialog.options[index]
+        if not P.widens(ticket.kind, label):
+            return None
+        if req.token is None and source == "command line" and req.choice.strip() == label:
+            return None
+        return WIDENS
+
+    def _button_options(self, ticket: B.Ticket) -> list[tuple[int, str]]:
+        options = ticket.dialog.options
+        if ticket.kind == "permission":
+            yes = [(i, "Yes") for i, o in enumerate(options) if o == "Yes"][:1]
+            no = [(i, "No") for i, o in enumerate(options) if P.is_no(o)][:1]
+            return yes + no if yes and no else []
+        if len(options) > MAX_BUTTONS:
+            return []
+        return [(i, o if self.summary else str(i + 1)) for i, o in enumerate(options)]
+
+    def _shown(self, ticket: B.Ticket) -> bool:
+        return self.summary
+
+    # -- the close: a report, else the screen at the deadline -------------------------------
+    def _too_late(self) -> None:
+        self._deadline = None
+        claim = self.book.in_flight
+        reader = self._reader
+        if claim is None:
+            return
+        if reader is None:
+            self._finish(False, B.NOT_CLOSED, NOT_GONE)
+            return
+
+        def seen(lines: list[str] | None) -> None:
+            if self.book.in_flight is not claim:
+                return  # the report came meanwhile
+            if lines is not None and self._read(claim.ticket.kind, lines) != claim.ticket.dialog:
+                self._closed()  # the dialog left the screen: answered, the wait is over here
+            else:
+                self._finish(False, B.NOT_CLOSED, NOT_GONE)
+
+        reader.query(seen)
