@@ -624,7 +624,7 @@ class Relay:
             injector.flush()
         if self._own and tracker.at_rest:
             self._write_own()
-        if tracker.held:
+        if tracker._held:  # ``held`` without the property's call (the usual chunk holds none)
             self._output_timer = self.loop.call_later(OUTPUT_HOLD, self._flush_output)
 
     # -- provenance (Pi mode with the bridge: term/provenance.py) ---------------------------------

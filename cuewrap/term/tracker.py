@@ -286,20 +286,6 @@ _new = tuple.__new__
 _SYNC = seq.MODE_SYNC_OUTPUT  # (a module global: one lookup less per chunk)
 
 
-# --- pure helpers -------------------------------------------------------------------------
-
-
-def _plain_frame(work: bytes) -> bool:
-    """A chunk with an OSC like Pi's frames: no sequence gives an event or a cut, every BEL
-    ends an empty hyperlink (Pi ends each line with one); only quiet toggles change state.
-    A module function, not a static method: on cold caches (the relay sleeps between Pi's
-    frames) calling a static method through ``self`` cost ~10 us a chunk more
-    (scripts/bench_filters --pi-only, paced)."""
-    if _INTERESTING.search(work) is not None:
-        return False
-    return work.count(b"\x07") == work.count(_LINK_END)
-
-
 # --- the tracker --------------------------------------------------------------------------
 
 
@@ -420,9 +406,9 @@ class OutputTracker:
 
         The path is chosen up front, from C-level searches: the rest of a clipboard or guarded
         sequence decided before (:meth:`_feed_stream`), text alone (:meth:`_feed_text`), a
-        chunk in which nothing can give an event or a cut (:meth:`_feed_plain`: Pi's frames,
-        :func:`_plain_frame`; a TUI's colours and cursor moves, :meth:`_plain_flood`), and
-        everything else (:meth:`_feed_general`)."""
+        chunk in which nothing can give an event or a cut (:meth:`_feed_plain`, or right here
+        for one that ends a frame: Pi's frames; a TUI's colours and cursor moves,
+        :meth:`_plain_flood`), and everything else (:meth:`_feed_general`)."""
         if self._stream:
             return self._feed_stream(data)
         pend = self._pend
@@ -450,7 +436,14 @@ class OutputTracker:
         if self._bare_cuts:
             self._bare_cuts = {}
         if work.find(b"]", 1) >= 0:
-            plain = _plain_frame(work)
+            # a chunk with an OSC like Pi's frames: plain when no sequence gives an event or a
+            # cut and every BEL ends an empty hyperlink (Pi ends each line with one); only quiet
+            # toggles change state. Inline, not a call: on cold caches (the relay sleeps between
+            # Pi's frames) each call on this path costs microseconds (scripts/bench_filters
+            # --pi-only, paced; docs/benchmarks.md)
+            plain = _INTERESTING.search(work) is None and work.count(b"\x07") == work.count(
+                _LINK_END
+            )
         else:
             plain = self._plain_flood(work, base)
         if (
@@ -461,6 +454,19 @@ class OutputTracker:
         ):
             plain = False  # a C1 control (or half of one) that may be content
         if plain:
+            if work.endswith(_FRAME_OFF):  # how TUIs end a frame (Pi's, 98 %): inline, as above
+                self._sync = False
+                modes = self.modes
+                if 2026 not in modes.off:
+                    modes.set(2026, False)
+                i = work.rfind(b"\x1b[?25")
+                if i >= 0:
+                    on = work[i + 5] == 0x68  # h
+                    if 25 not in (modes.on if on else modes.off):
+                        modes.set(25, on)
+                self._u8 = b""
+                self._safe = True
+                return _new(Scan, (data, [], True))
             scan = self._feed_plain(work, data, k_last)
             if scan is not None:
                 return scan
@@ -539,22 +545,10 @@ class OutputTracker:
         return True
 
     def _feed_plain(self, work: bytes, data: bytes, k_last: int) -> Scan | None:
-        """A plain chunk: the quiet toggles' last states and the end, and it goes out as it came
-        (not copied). None: it ends inside a sequence that is not a CSI (the general end)."""
+        """A plain chunk that does not end a frame (``feed`` takes those itself): the quiet
+        toggles' last states and the end, and it goes out as it came (not copied). None: it ends
+        inside a sequence that is not a CSI (the general end)."""
         n = len(work)
-        if work.endswith(_FRAME_OFF):  # how TUIs end a frame: ground, 2026 last off
-            self._sync = False
-            modes = self.modes
-            if 2026 not in modes.off:
-                modes.set(2026, False)
-            i = work.rfind(b"\x1b[?25")
-            if i >= 0:
-                on = work[i + 5] == 0x68  # h
-                if 25 not in (modes.on if on else modes.off):
-                    modes.set(25, on)
-            self._u8 = b""
-            self._safe = True
-            return _new(Scan, (data, [], True))
         if work.find(b"?", 2) >= 0:  # every CSI ? here is a complete quiet toggle
             modes = self.modes
             for mode, head, at in _QUIET_LAST:
