@@ -88,10 +88,10 @@ def agent_environment(
     bin_dir: str, home: Path, drop: tuple[str, ...], **settings: str
 ) -> dict[str, str]:
     """Real Pi's rig's environment for ``home`` without the variables starting with ``drop``
-    (nor ``PI_``), with ``settings``; cuewrap notifies by OSC 777 only, the user counts as
-    present however long they are idle."""
+    (nor ``PI_``, nor a CI's), with ``settings``; cuewrap notifies by OSC 777 only, the user
+    counts as present however long they are idle."""
     env = pi_environment(Path(bin_dir), home / ".pi", home)
-    env = {k: v for k, v in env.items() if not k.startswith((*drop, "PI_"))}
+    env = {k: v for k, v in env.items() if not k.startswith((*drop, "PI_")) and not _ci(k)}
     env.update(
         settings,
         CUEWRAP_NOTIFY_TERMINAL="osc777",
@@ -99,6 +99,12 @@ def agent_environment(
         CUEWRAP_PRESENCE_IDLE_AFTER="600",
     )
     return env
+
+
+def _ci(name: str) -> bool:
+    """A variable that says "a CI runs this" (``CI=true`` under ``.ci/run``): a program that
+    reads it (Gemini CLI does) runs non-interactively, unlike on a user's terminal."""
+    return name in ("CI", "CONTINUOUS_INTEGRATION") or name.startswith("CI_")
 
 
 def private_runtime(tmp_path: Path) -> dict[str, str]:
