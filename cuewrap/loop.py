@@ -15,7 +15,7 @@ epoll refuses regular files and /dev/null (stdin may be one). Where there is no 
 ``poll`` (macOS: it does not work on terminals) ``select`` is used.
 
 Besides the timers there is one ``deadline``: a plain time the relay sets while a child's output
-gathers (one frame's time, ~60 times a second while Pi streams). It costs an attribute store per
+gathers (about a frame's time, ~55 times a second while Pi streams). It costs an attribute store per
 frame where a timer costs a ``Timer`` object, a heap push and a heap pop, each Python work on the
 cold path; ``on_deadline`` runs once the clock reaches it, before the timers due in that turn.
 

@@ -253,6 +253,25 @@ def test_the_dialog_reader_never_raises(lines: list[str], extra: list[str]) -> N
     D.selector_keys(dict(zip(lines, extra, strict=False)))
 
 
+@FUZZ
+@given(st.lists(st.integers(min_value=0, max_value=700), max_size=200))
+def test_the_output_ring_keeps_the_last_bytes_as_whole_chunks(sizes: list[int]) -> None:
+    """What the dialog reader replays (answer/screen.py): a suffix of the chunks fed, in order,
+    holding at least the ring's size (or everything fed), at most twice it and one chunk."""
+    from cuewrap.answer.screen import OutputRing
+
+    ring, fed = OutputRing(10, 40, size=1000), b""
+    for i, n in enumerate(sizes):
+        chunk = bytes([65 + i % 26]) * n
+        ring.feed(chunk)
+        fed += chunk
+        kept = b"".join(ring.kept())
+        assert fed.endswith(kept)
+        assert len(kept) >= 1000 or kept == fed
+        assert len(kept) <= 2000 + 700
+        assert ring.kept()[-1] is chunk  # the chunks themselves, not copies
+
+
 # -- the control socket, for real -----------------------------------------------------------
 
 

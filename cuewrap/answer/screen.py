@@ -30,25 +30,37 @@ MAX_REPLY = 4 << 20  # a screen's lines as JSON: rows x cols x a few bytes
 
 
 class OutputRing:
-    """The last ``RING`` bytes of the child's output (whole chunks), and where the output
-    goes while a reader runs. The relay's output tap in Pi mode once the screen gate is done."""
+    """At least the last ``RING`` bytes of the child's output (whole chunks; up to twice that
+    between trims), and where the output goes while a reader runs. The relay's output tap in Pi mode
+    once the screen gate is done: ``feed`` runs once per frame Pi draws, on cold caches, so it
+    appends and counts, and trims only when twice ``RING`` gathered (once per ~600 of Pi's
+    frames: docs/benchmarks.md#where-the-cpu-goes)."""
 
     def __init__(self, rows: int, cols: int, size: int = RING) -> None:
         self.size = (rows, cols)
         self._limit = size
-        self._chunks: deque[bytes] = deque()
+        self._chunks: list[bytes] = []
         self._len = 0
         self.reader: DialogReader | None = None
 
     def feed(self, data: bytes) -> None:
-        chunks = self._chunks
-        chunks.append(data)
+        self._chunks.append(data)
         self._len += len(data)
-        while self._len > self._limit and len(chunks) > 1:
-            self._len -= len(chunks.popleft())
+        if self._len > self._limit + self._limit:
+            self._trim()
         reader = self.reader
         if reader is not None:
             reader.feed(data)
+
+    def _trim(self) -> None:
+        """Keep the fewest last chunks that hold ``RING`` bytes (all of them if they do not)."""
+        chunks = self._chunks
+        total, start = 0, len(chunks)
+        while start > 0 and total < self._limit:
+            start -= 1
+            total += len(chunks[start])
+        del chunks[:start]
+        self._len = total
 
     def resize(self, *, rows: int, cols: int) -> None:
         self.size = (rows, cols)

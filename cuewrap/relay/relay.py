@@ -27,11 +27,11 @@ where a part gets the relay, so nothing is assigned to it afterwards (``wiring/s
 composes them).
 
 While the child streams (and nothing was typed in the last ``ECHO_WINDOW``), its output is left
-to gather in the PTY for ``GATHER`` between relays: one wake-up per screen frame instead of one
-per write of the child; ``GATHER_UNSEEN`` while nobody looks at it (``set_unseen``: the
-terminal reported its focus lost, or tmux shows another window). The first output after a
-pause, the echo of input and a fast flood go out as they come; the bytes are the same either
-way.
+to gather in the PTY for ``GATHER`` (19 ms) between relays: about one wake-up per screen frame
+instead of one per write of the child; ``GATHER_UNSEEN`` while nobody looks at it
+(``set_unseen``: the terminal reported its focus lost, or tmux shows another window). The
+first output after a pause, the echo of input and a fast flood go out as they come; the bytes
+are the same either way.
 
 Signals arrive through ``signal.set_wakeup_fd``; there is no periodic timer (the gathering
 timer runs only while output streams), so an idle relay blocks in ``select`` and uses no CPU.
@@ -80,7 +80,12 @@ BATCH_SIZE = READ_SIZE  # relay up to this much per wake-up while output streams
 FOCUS_PREFIX_HOLD = 0.005  # seconds a partial ESC / ESC [ is held (Pi's ESC timeout is 10 ms)
 ANSWER_HOLD = 0.5  # seconds more a partial answer to cuewrap's start-up query is held
 OUTPUT_HOLD = 0.02  # seconds a partial OSC 7501 prefix at a chunk end may be held
-GATHER = 1 / 60  # seconds a stream's output gathers in the PTY between relays (a 60 Hz frame)
+# seconds a stream's output gathers in the PTY between relays: about a screen frame, a little
+# longer than the time between Pi's frames (pi-tui draws at most every 16 ms, ~17.3 ms apart as
+# it streams). At 1/60 s (17 ms after poll's rounding to milliseconds) the deadline raced Pi's
+# next frame: each gathering found one frame or none (a wake-up more); at 19 ms none is empty
+# and every ~10th brings two (docs/benchmarks.md#where-the-cpu-goes)
+GATHER = 0.019
 GATHER_UNSEEN = 1 / 20  # the same while nobody looks (docs/design.md#unseen-output)
 GATHER_TARGET = 8192  # bytes a gathering aims at: a Linux PTY holds ~14 KB before its writer waits
 GATHER_MIN = 0.003  # seconds: a stream that would need shorter gatherings is relayed as it comes
