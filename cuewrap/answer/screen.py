@@ -2,7 +2,7 @@
 worker process while an answerable dialog is open (docs/answering.md).
 
 With the bridge live the screen worker does not run (docs/architecture.md), so in Pi mode the
-relay keeps handing every output chunk to an ``OutputRing``: the last ``RING`` bytes, as the
+relay keeps handing every output chunk to an ``OutputRing``: the last 96-128 KB, as the
 chunks themselves (no copy). When an answerable dialog opens, a ``DialogReader`` starts a
 worker (``cuewrap.answer.worker``), replays the ring into it and feeds it the output from then
 on. Pi (fullscreen) writes each changed row whole at its absolute position, so every row drawn
@@ -30,15 +30,16 @@ MAX_REPLY = 4 << 20  # a screen's lines as JSON: rows x cols x a few bytes
 
 
 class OutputRing:
-    """At least the last ``RING`` bytes of the child's output (whole chunks; up to twice that
-    between trims), and where the output goes while a reader runs. The relay's output tap in Pi mode
-    once the screen gate is done: ``feed`` runs once per frame Pi draws, on cold caches, so it
-    appends and counts, and trims only when twice ``RING`` gathered (once per ~600 of Pi's
-    frames: docs/benchmarks.md#where-the-cpu-goes)."""
+    """The last 3/4 ``RING`` to ``RING`` bytes of the child's output (whole chunks, the last one
+    whatever its size), and where the output goes while a reader runs. The relay's output tap in
+    Pi mode once the screen gate is done: ``feed`` runs once per frame Pi draws, on cold caches,
+    so it appends and counts, and trims only once more than ``RING`` gathered, to 3/4 of it
+    (once per ~150 of Pi's frames; docs/benchmarks.md, "Where the CPU goes")."""
 
     def __init__(self, rows: int, cols: int, size: int = RING) -> None:
         self.size = (rows, cols)
         self._limit = size
+        self._keep = size - size // 4
         self._chunks: list[bytes] = []
         self._len = 0
         self.reader: DialogReader | None = None
@@ -46,19 +47,22 @@ class OutputRing:
     def feed(self, data: bytes) -> None:
         self._chunks.append(data)
         self._len += len(data)
-        if self._len > self._limit + self._limit:
+        if self._len > self._limit:
             self._trim()
         reader = self.reader
         if reader is not None:
             reader.feed(data)
 
     def _trim(self) -> None:
-        """Keep the fewest last chunks that hold ``RING`` bytes (all of them if they do not)."""
+        """Keep the fewest last chunks that hold 3/4 ``RING`` bytes (the last one at least)."""
         chunks = self._chunks
         total, start = 0, len(chunks)
-        while start > 0 and total < self._limit:
+        while start > 0 and total < self._keep:
             start -= 1
             total += len(chunks[start])
+        if total > self._limit and start < len(chunks) - 1:
+            total -= len(chunks[start])  # the oldest one kept would pass RING: not kept
+            start += 1
         del chunks[:start]
         self._len = total
 
