@@ -84,7 +84,7 @@ OUTPUT_HOLD = 0.02  # seconds a partial OSC 7501 prefix at a chunk end may be he
 # longer than the time between Pi's frames (pi-tui draws at most every 16 ms, ~17.3 ms apart as
 # it streams). At 1/60 s (17 ms after poll's rounding to milliseconds) the deadline raced Pi's
 # next frame: each gathering found one frame or none (a wake-up more); at 19 ms none is empty
-# and every ~10th brings two (docs/benchmarks.md#where-the-cpu-goes)
+# and every ~10th brings two (docs/benchmarks.md#round-two-the-gathering-time)
 GATHER = 0.019
 GATHER_UNSEEN = 1 / 20  # the same while nobody looks (docs/design.md#unseen-output)
 GATHER_TARGET = 8192  # bytes a gathering aims at: a Linux PTY holds ~14 KB before its writer waits
