@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 MAX_OPTIONS = 10  # what Pi shows without scrolling
@@ -117,6 +117,37 @@ _ASK_OPTION = re.compile(r"^(❯| ) (\d{1,2})\. (\S.*?)\s*$")
 _ASK_FREE = "Type something."
 
 
+def numbered_options(
+    block: Sequence[str], option: re.Pattern[str], other: Callable[[str, list[str]], bool]
+) -> tuple[list[str], int | None] | None:
+    """The numbered options of a dialog's ``block`` (its rows, top down): their labels in order
+    and the index of the one marked ``❯`` (None: no row is). ``option`` matches an option's
+    row (groups: the mark, the number, the label); any other row is handed to ``other(row,
+    options so far)``, which may extend the last label and says whether the row belongs.
+    None when one does not, the numbers do not count up from 1, or two rows are marked."""
+    options: list[str] = []
+    selected: int | None = None
+    for row in block:
+        m = option.match(row)
+        if m is None:
+            if not other(row, options):
+                return None
+            continue
+        if int(m.group(2)) != len(options) + 1:
+            return None
+        if m.group(1) == "❯":
+            if selected is not None:
+                return None
+            selected = len(options)
+        options.append(m.group(3))
+    return options, selected
+
+
+def _ask_description(line: str, options: list[str]) -> bool:
+    """A description belongs under an option, indented."""
+    return bool(options) and line.startswith("     ")
+
+
 def parse_ask(lines: Sequence[str]) -> Dialog | None:
     """The Ask questionnaire's one single-choice question on the screen, or None (several
     questions show tabs, a multi-select shows checkboxes: neither fits)."""
@@ -136,21 +167,10 @@ def parse_ask(lines: Sequence[str]) -> Dialog | None:
         block.append(lines[i])
         i -= 1
     block.reverse()
-    options: list[str] = []
-    selected: int | None = None
-    for line in block:
-        m = _ASK_OPTION.match(line)
-        if m is None:
-            if not options or not line.startswith("     "):
-                return None  # a description belongs under an option
-            continue
-        if int(m.group(2)) != len(options) + 1:
-            return None
-        if m.group(1) == "❯":
-            if selected is not None:
-                return None
-            selected = len(options)
-        options.append(m.group(3))
+    read = numbered_options(block, _ASK_OPTION, _ask_description)
+    if read is None:
+        return None
+    options, selected = read
     if not options or options[-1] != _ASK_FREE:
         return None
     options.pop()

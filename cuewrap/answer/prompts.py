@@ -50,7 +50,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from cuewrap.answer.dialog import MAX_LABEL, MAX_TITLE, Dialog
+from cuewrap.answer.dialog import MAX_LABEL, MAX_TITLE, Dialog, numbered_options
 
 MAX_OPTIONS = 9  # one digit each
 MAX_ABOVE = 60  # rows between the border and the question (a long preview does not fit)
@@ -99,6 +99,20 @@ def read(kind: str | None, lines: Sequence[str]) -> Dialog | None:
     return None
 
 
+def _wrapped_label(row: str, options: list[str]) -> bool:
+    """A permission option's label wrapped onto the next row: it extends the last one."""
+    more = _PERM_MORE.match(row)
+    if not options or more is None:
+        return False
+    options[-1] = f"{options[-1]} {more.group(1)}"
+    return True
+
+
+def _description(row: str, options: list[str]) -> bool:
+    """A question's description row: it belongs under an option."""
+    return bool(options)
+
+
 def parse_permission(lines: Sequence[str]) -> Dialog | None:
     """Claude Code's permission prompt at the bottom of the screen, or None. Its title is
     everything between the border and the question (what is asked: the tool, the command,
@@ -114,23 +128,10 @@ def parse_permission(lines: Sequence[str]) -> Dialog | None:
         block.append(rows[i])
         i -= 1
     block.reverse()
-    options: list[str] = []
-    selected: int | None = None
-    for row in block:
-        m = _PERM_OPTION.match(row)
-        if m is None:
-            more = _PERM_MORE.match(row)
-            if not options or more is None:
-                return None
-            options[-1] = f"{options[-1]} {more.group(1)}"
-            continue
-        if int(m.group(2)) != len(options) + 1:
-            return None
-        if m.group(1) == "❯":
-            if selected is not None:
-                return None
-            selected = len(options)
-        options.append(m.group(3))
+    read = numbered_options(block, _PERM_OPTION, _wrapped_label)
+    if read is None:
+        return None
+    options, selected = read
     if selected is None or len(options) < 2 or len(options) > MAX_OPTIONS:
         return None
     labels = tuple(_norm(o)[:MAX_LABEL] for o in options)
@@ -173,21 +174,10 @@ def parse_question(lines: Sequence[str]) -> Dialog | None:
         block.append(rows[i])
         i -= 1
     block.reverse()
-    options: list[str] = []
-    selected: int | None = None
-    for row in block:
-        m = _ASK_OPTION.match(row)
-        if m is None:
-            if not options:
-                return None  # a description belongs under an option
-            continue
-        if int(m.group(2)) != len(options) + 1:
-            return None
-        if m.group(1) == "❯":
-            if selected is not None:
-                return None
-            selected = len(options)
-        options.append(m.group(3))
+    read = numbered_options(block, _ASK_OPTION, _description)
+    if read is None:
+        return None
+    options, selected = read
     if not options or options[-1] != _ASK_FREE:
         return None
     options.pop()
