@@ -7,7 +7,6 @@ bytes were split."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
@@ -19,12 +18,8 @@ from test_bridge_server import Harness
 from cuewrap.bridge import protocol
 from cuewrap.bridge.connection import BridgeConnection, Hello, Received, Refused, Requested
 from cuewrap.facts import BridgeHello
-from cuewrap.loop import Loop
 from cuewrap.term import notices as N
 from cuewrap.term.tracker import CAP, OutputTracker
-from cuewrap.tmux import protocol as tmux_protocol
-from cuewrap.tmux.control import ControlClient
-from cuewrap.tmux.protocol import ControlReader, Notification
 from cuewrap.tmux.view import parse_view
 
 pytestmark = pytest.mark.unit
@@ -45,76 +40,7 @@ def split(data: bytes, cuts: list[int]) -> list[bytes]:
     return out
 
 
-# -- tmux control mode --------------------------------------------------------------------------
-
-_words = st.sampled_from(
-    ["%begin 1 2 1", "%begin 1 3 0", "%end 1 2 1", "%end 1 3 0", "%error 1 2 1",
-     "%session-window-changed $1 @2", "%window-pane-changed @1 %3", "%client-detached /dev/pts/3",
-     "%exit", "%output %1 hello", "%", "%%", "plain line", "%begin", "%end", "é\u2028x", ""]
-)  # fmt: skip
-tmux_line = st.one_of(_words, st.text(max_size=80), st.binary(max_size=80).map(lambda b: b.hex()))
-tmux_stream = st.lists(
-    st.one_of(
-        tmux_line.map(lambda s: s.encode("utf-8", "surrogatepass") + b"\n"),
-        st.binary(max_size=120),  # anything at all, newlines and invalid UTF-8 included
-    ),
-    max_size=40,
-).map(b"".join)
-
-
-@FUZZ
-@given(data=tmux_stream, cuts=st.lists(st.integers(min_value=0), max_size=12))
-def test_tmux_reader_any_split_same_items_bounded(data: bytes, cuts: list[int]) -> None:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(tmux_protocol, "MAX_LINE", 64)  # over-long lines in small examples
-        mp.setattr(tmux_protocol, "MAX_BLOCK_LINES", 5)
-        tmux_reader_split(data, cuts)
-
-
-def tmux_reader_split(data: bytes, cuts: list[int]) -> None:
-    whole = ControlReader()
-    expected = whole.feed(data)
-    parts = ControlReader()
-    got = []
-    for piece in split(data, cuts):
-        got += parts.feed(piece)
-        assert len(parts._buf) <= 64
-        assert parts._block is None or len(parts._block) <= 5
-    assert got == expected
-
-
-@FUZZ
-@given(data=tmux_stream, cuts=st.lists(st.integers(min_value=0), max_size=12))
-def test_tmux_control_client_reads_any_bytes_from_its_pipe(data: bytes, cuts: list[int]) -> None:
-    """The control client on a loop, reading what a tmux -C would write, in any pieces."""
-    loop = Loop()
-    seen: list[Notification] = []
-    ended: list[bool] = []
-    client = ControlClient(
-        loop, {}, "attach", "%0",
-        on_notification=seen.append, on_exit=lambda: ended.append(True), reap=lambda p: None,
-    )  # fmt: skip
-    r, w = os.pipe()
-    try:
-        os.set_blocking(r, False)
-        client._fd = r
-        for piece in split(data, cuts):
-            if piece:
-                os.write(w, piece)
-                client._on_readable()
-        os.close(w)
-        w = -1
-        client.proc = None  # no process to reap
-        client._on_readable()  # EOF: the client ended
-    finally:
-        os.close(r)
-        if w >= 0:
-            os.close(w)
-        loop.close()
-    assert ended == [True]
-    assert all(n.name != "exit" for n in seen)
-    assert seen == [i for i in ControlReader().feed(data) if isinstance(i, Notification)
-                    and i.name != "exit"]  # fmt: skip
+# -- tmux answers -------------------------------------------------------------------------------
 
 
 @FUZZ
@@ -341,5 +267,3 @@ def test_fuzz_inputs_reach_the_interesting_paths() -> None:
                                                   "Gone"]  # fmt: skip
     out, evs = run_tracker([b"\x1b]777;notify;T;B\x07"], Policy([True]))
     assert out == b"" and evs == [N.ChildNotification("osc777", "T", "B", True)]
-    got = ControlReader().feed(b"%begin 1 2 1\nx\n%end 1 2 1\n%exit\n")
-    assert [type(i).__name__ for i in got] == ["Reply", "Notification"]

@@ -1,11 +1,11 @@
 """cuewrap's tmux side (``cuewrap.tmux.side.TmuxSide``) on its own loop against a real tmux
-server with a user's client attached through a PTY: no Pi, so that a test can step in at the
-one moment that matters.
+server with a user's client attached through a PTY: no Pi, so that a test can count what the
+side asks and when.
 
-When ``focus-events`` changes, cuewrap replaces its control client by one of the other kind
-(docs/design.md#real-environments). Between the old client's end and tmux having the new one,
-a window switch is told to neither; cuewrap must ask tmux for the pane's view again once the
-new client is up, or its view stays wrong until tmux's next notification.
+The side keeps no control-mode client (tmux up to 3.5a crashes when a notification meets one
+that is still identifying: docs/tmux-and-ssh.md#why-no-control-client). It asks tmux only when
+something depends on the answer: while the session waits on a change of presence that no focus
+report would tell (``watch``), every ``POLL`` seconds; nothing while nothing waits.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from waiting import turning, wait_until
 
 from cuewrap.loop import Loop
 from cuewrap.tmux import control
-from cuewrap.tmux.protocol import Notification
+from cuewrap.tmux import side as side_module
 from cuewrap.tmux.side import TmuxSide
 from cuewrap.workers import Reaper
 
@@ -84,11 +84,11 @@ class Watched:
         self.loop = Loop()
         self.reaper = Reaper(self.loop)
         self.log: list[tuple[str, dict[str, Any]]] = []
-        self.heard: list[str] = []  # the notifications a test chooses to hear
+        self.told: list[str] = []  # the presence the side told, in order
         self.side = TmuxSide(
             self.loop,
             env,
-            on_presence=lambda merged, via: None,
+            on_presence=lambda merged, via: self.told.append(merged),
             inject=lambda data: None,
             is_eligible=lambda eligibility: True,
             record=lambda cue, channel, state, reason: None,
@@ -97,15 +97,13 @@ class Watched:
         )
         self.sleep = turning(self.loop)
 
-    def kind(self) -> str | None:
-        side = self.side
-        return side._client.kind if side._client is not None and side.watching else None
-
     def state(self) -> str | None:
         return self.side.view.state if self.side.view is not None else None
 
     def why(self) -> str:
-        return f"kind {self.kind()}, view {self.state()}, heard {self.heard}, log {self.log[-8:]}"
+        return (
+            f"asked {self.side.asked}, view {self.state()}, told {self.told}, log {self.log[-8:]}"
+        )
 
     def close(self) -> None:
         self.side.close()
@@ -120,88 +118,113 @@ def watched(server: Server) -> Iterator[Watched]:
     w.close()
 
 
-def test_a_switch_while_the_control_client_changes_kind_is_seen(
+def test_no_control_client_is_ever_started(
     server: Server, watched: Watched, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Whatever the side does (start, poll, focus-events turned on and off, deliveries'
+    questions), every tmux it runs is an ordinary command client: none is ``tmux -C``, and
+    tmux lists no control client at any time."""
     w = watched
-    side, sleep, why, kind, state = w.side, w.sleep, w.why, w.kind, w.state
-    heard = w.heard
-    on_notification = side._on_notification
+    side, sleep, why, state = w.side, w.sleep, w.why, w.state
+    argvs: list[list[str]] = []
+    real_spawn = control._spawn
 
-    def hear(note: Notification) -> None:
-        heard.append(note.name)
-        on_notification(note)
+    def spawn(argv: list[str], env: Any, stdin: int) -> Any:
+        argvs.append(argv)
+        return real_spawn(argv, env, stdin)
 
-    side._on_notification = hear  # type: ignore[method-assign]
+    monkeypatch.setattr(control, "_spawn", spawn)
+    controls: list[str] = []
+
+    def control_clients() -> bool:
+        out = server.tmux("list-clients", "-F", "#{client_control_mode}")
+        controls.extend(c for c in out.split() if c == "1")
+        return True
+
     assert side.start()
-    # tmux's default focus-events off: cuewrap attaches its control client (once it knows);
-    # tmux tells an attaching control client its session (%session-changed): cuewrap asks
-    # once more; settled when that answer is in
-    wait_until(lambda: kind() == "attach" and "session-changed" in heard and not side.busy,
-               10, "an attached control client, heard and answered", sleep=sleep,
-               detail=why)  # fmt: skip
-    assert state() == "active", why()
-
-    # the user switches to window 1 exactly while cuewrap replaces its control client:
-    # right before the new one is spawned. The old one is still in tmux then (it leaves
-    # only once the new one is up: tmux 3.3a crashed when one left as another came) and
-    # tells of the switch; the new one, once up, asks again anyway
-    switched: list[str] = []
-    old_there: list[bool] = []
-    real_start = control.ControlClient.start
-
-    def controls() -> list[str]:
-        return server.tmux("list-clients", "-F", "#{client_control_mode}").split()
-
-    def start_after_a_switch(self: control.ControlClient) -> bool:
-        if self.kind == "listen" and not switched:
-            old_there.append("1" in controls())
-            switched.append(server.tmux("select-window", "-t", "work:1"))
-        return real_start(self)
-
-    monkeypatch.setattr(control.ControlClient, "start", start_after_a_switch)
-    server.tmux("set", "-s", "focus-events", "on")
-    side.refresh()  # as a keystroke or a focus report would make it ask
-    wait_until(lambda: kind() == "listen", 10, "the listening control client",
+    wait_until(lambda: state() == "active" and not side.busy, 10, "the first view",
                sleep=sleep, detail=why)  # fmt: skip
-    assert old_there == [True], "the old control client was still in tmux at the switch"
-    # once the new one is up, the old (attached) one leaves: no control client is listed
-    # (a listening one attaches to no session and is not in list-clients)
-    wait_until(lambda: "1" not in controls(), 10, "the old control client to leave",
-               sleep=sleep, detail=why)  # fmt: skip
-    assert switched, "the switch was made while the client changed kind"
-    assert server.tmux("display-message", "-p", "-t", "work", "#{window_index}") == "1"
-    wait_until(lambda: state() == "hidden", 10,
-               "cuewrap's view to say Pi's window is hidden", sleep=sleep,
-               detail=why)  # fmt: skip
+    side.watch(True)
+    for option in ("on", "off", "on", "off"):
+        server.tmux("set", "-s", "focus-events", option)
+        server.tmux("select-window", "-t", "work:1")
+        side.focus("away")
+        sleep(0.3)
+        control_clients()
+        server.tmux("select-window", "-t", "work:0")
+        side.keystroke()
+        sleep(0.3)
+        control_clients()
+    assert controls == [], "a control client was listed"
+    assert argvs and all("-C" not in argv for argv in argvs), argvs
+    assert side.asked >= 5, why()
 
 
-def test_a_replacing_client_that_fails_to_start_is_restarted_and_asks_again(
-    server: Server, watched: Watched, monkeypatch: pytest.MonkeyPatch
+def test_a_switch_is_seen_by_polling_only_while_something_waits(
+    server: Server, watched: Watched
 ) -> None:
-    """The new kind of control client cannot be started the first time (tmux could not be
-    run): cuewrap does not go on without one; it starts it again as it restarts one that ended,
-    and the window switch made while it had none is seen once the new one is up."""
+    """tmux's default ``focus-events off``: no focus report tells a window switch. While the
+    session waits on a change of presence (a mark stands, a wait is pending), the side asks
+    tmux every POLL seconds and sees the switch; while nothing waits it asks nothing."""
     w = watched
-    side, sleep, why, kind, state, log = w.side, w.sleep, w.why, w.kind, w.state, w.log
+    side, sleep, why, state = w.side, w.sleep, w.why, w.state
     assert side.start()
-    wait_until(lambda: kind() == "attach" and state() == "active" and not side.busy, 10,
-               "an attached control client and the view", sleep=sleep, detail=why)  # fmt: skip
-    failed: list[str] = []
-    real_start = control.ControlClient.start
+    wait_until(lambda: state() == "active" and not side.busy, 10, "the first view",
+               sleep=sleep, detail=why)  # fmt: skip
+    # nothing waits: a switch is not asked about
+    asked = side.asked
+    server.tmux("select-window", "-t", "work:1")
+    sleep(side_module.POLL * 2.5)
+    assert side.asked == asked, why()
+    assert state() == "active", "nothing waited, so nothing asked: the old view stands"
+    # a mark stands: the side polls, and the switch back and forth is seen
+    side.watch(True)
+    wait_until(lambda: state() == "hidden", side_module.POLL * 4, "the switch away, polled",
+               sleep=sleep, detail=why)  # fmt: skip
+    assert w.told[-1] == "away", why()
+    server.tmux("select-window", "-t", "work:0")
+    wait_until(lambda: state() == "active", side_module.POLL * 4, "the return, polled",
+               sleep=sleep, detail=why)  # fmt: skip
+    # nothing waits again: the polling stops
+    side.watch(False)
+    sleep(0.2)
+    asked = side.asked
+    sleep(side_module.POLL * 2.5)
+    assert side.asked == asked, why()
 
-    def fail_once(self: control.ControlClient) -> bool:
-        if self.kind == "listen" and not failed:
-            failed.append(server.tmux("select-window", "-t", "work:1"))
-            return False
-        return real_start(self)
 
-    monkeypatch.setattr(control.ControlClient, "start", fail_once)
+def test_with_focus_events_on_the_reports_tell_and_nothing_polls(
+    server: Server, watched: Watched
+) -> None:
+    """With ``focus-events on`` tmux reports every switch to the pane itself: the side asks at
+    each report, and does not poll even while something waits."""
+    w = watched
+    side, sleep, why, state = w.side, w.sleep, w.why, w.state
     server.tmux("set", "-s", "focus-events", "on")
-    side.refresh()
-    wait_until(lambda: kind() == "listen", 10, "the listening control client, restarted",
+    assert side.start()
+    wait_until(lambda: state() == "active" and not side.busy, 10, "the first view",
                sleep=sleep, detail=why)  # fmt: skip
-    assert failed, "the first start failed"
-    assert ("tmux", {"state": "not started", "client": "listen"}) in log
-    wait_until(lambda: state() == "hidden", 10, "cuewrap's view to say Pi's window is hidden",
+    assert side.view is not None and side.view.focus_events
+    side.watch(True)
+    sleep(0.1)
+    asked = side.asked
+    sleep(side_module.POLL * 2.5)
+    assert side.asked == asked, why()
+    # a focus report (as tmux sends the pane on a switch) makes it ask
+    server.tmux("select-window", "-t", "work:1")
+    side.focus("away")
+    wait_until(lambda: state() == "hidden", 10, "the view after the report", sleep=sleep,
+               detail=why)  # fmt: skip
+    assert side.asked == asked + 1, why()
+
+
+def test_stale_says_when_a_view_is_too_old_to_decide_by(server: Server, watched: Watched) -> None:
+    w = watched
+    side, sleep, why, state = w.side, w.sleep, w.why, w.state
+    assert side.stale  # nothing asked yet
+    assert side.start()
+    wait_until(lambda: state() == "active" and not side.busy, 10, "the first view",
                sleep=sleep, detail=why)  # fmt: skip
+    assert not side.stale, why()
+    sleep(side_module.FRESH + 0.1)
+    assert side.stale, why()

@@ -1,39 +1,17 @@
 """The pure parts of cuewrap's tmux support, with made-up tmux output (the real thing is in
-test_tmux_pi.py): the control-mode reader, the pane view, the presence merge, the advice."""
+test_tmux_pi.py): the pane view, the presence merge, the advice."""
 
 from __future__ import annotations
 
 import pytest
 
 from cuewrap.advice import FOCUS_EVENTS, PASSTHROUGH, Where, fixes, situation
-from cuewrap.tmux.protocol import ControlReader, Notification, Reply, literal
+from cuewrap.tmux.command import literal
 from cuewrap.tmux.view import CLIENT_FORMAT, PANE_FORMAT, PresenceMerge, parse_view
 
 pytestmark = pytest.mark.unit
 
-# --- the control-mode reader ----------------------------------------------------------------
-
-
-def test_reader_splits_notifications_and_blocks_across_feeds() -> None:
-    r = ControlReader()
-    out = r.feed(b"%begin 1 2 0\n%end 1 2 0\n%session-window-")
-    assert out == [Reply(True, (), False)]
-    out = r.feed(b"changed $0 @1\n%begin 3 4 1\nline one\n%not a notification\n%error 3 4 1\n")
-    assert out == [
-        Notification("session-window-changed", ("$0", "@1")),
-        Reply(False, ("line one", "%not a notification"), True),
-    ]
-    assert r.feed(b"%client-detached /dev/pts/3\r\n%exit\n") == [
-        Notification("client-detached", ("/dev/pts/3",)),
-        Notification("exit", ()),
-    ]
-
-
-def test_reader_bounds_a_runaway_line_and_drops_stray_text() -> None:
-    r = ControlReader()
-    assert r.feed(b"x" * 200_000) == []
-    assert r.feed(b"\nstray\n%sessions-changed\n") == [Notification("sessions-changed", ())]
-    assert r.dropped == 3  # cut once while buffering, the cut line, the stray line
+# --- text for display-message -------------------------------------------------------------
 
 
 def test_literal_keeps_tmux_formats_out() -> None:
@@ -71,8 +49,8 @@ def test_view_states() -> None:
     assert split is not None and split.state == "visible"
     assert split.clients_elsewhere() == ("/dev/pts/1",)
     other = parse_view((pane("0"),), (client("/dev/pts/1", "@5", "%6"),))
-    assert other is not None and other.state == "hidden" and other.flag_works(False)
-    # cuewrap's own control client, a suspended client and an exiting one are nobody
+    assert other is not None and other.state == "hidden" and other.flag_works()
+    # a control client (another program's), a suspended client and an exiting one are nobody
     nobody = parse_view(
         (pane(),),
         (
@@ -82,8 +60,8 @@ def test_view_states() -> None:
         ),
     )
     assert nobody is not None and nobody.state == "hidden" and nobody.clients == ()
-    # Pi's window is current but nobody is attached: flagged unless a control client attached
-    assert nobody.flag_works(False) and not nobody.flag_works(True)
+    # Pi's window is current but nobody is attached: flagged
+    assert nobody.flag_works() and not front.flag_works()
     assert front.where() == "session work, window 0 (pi)"
 
 

@@ -5,6 +5,7 @@
 - ``run_blocking(env, args, timeout)``: for ``cuewrap doctor`` and the start-up question of
   ``deliver/terminal.py``, never on the relay loop; on the loop it is ``control.run_tmux``,
   with the same command line.
+- ``literal(text)``: text for ``display-message``, which expands formats.
 - ``passthrough_allowed(value, version)``: the one reading of ``allow-passthrough``. tmux
   3.3 added the option, off by default; an older tmux has no such option (``#{...}`` reads
   empty, ``show-options`` says "invalid option") and passes a pane's DCS passthrough always.
@@ -64,3 +65,8 @@ def passthrough_allowed(value: str | None, version: str) -> bool:
     if value is None or older_than_3_3(version):
         return True
     return value.strip().lower() in ("on", "all", "1", "yes")
+
+
+def literal(text: str) -> str:
+    """Text shown by ``display-message``, which expands formats: '#' doubled."""
+    return text.replace("#", "##")

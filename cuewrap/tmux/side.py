@@ -1,13 +1,25 @@
-"""cuewrap inside tmux: presence from tmux's own events, cues the user sees in tmux
-(docs/design.md#real-environments).
+"""cuewrap inside tmux: presence from tmux's own view of Pi's pane, cues the user sees in tmux
+(docs/tmux-and-ssh.md).
 
-``TmuxSide`` owns one control-mode client (``control.ControlClient``) on the relay loop. Every
-notification that can change who looks at Pi's pane (window, pane and session switches,
-attach, detach) makes it ask tmux two short questions through that client (the pane, the
-clients); the answer (``view.PaneView``) is merged with the pane's focus reports
-(``view.PresenceMerge``) into the presence the engine gets. Nothing runs while nothing happens.
-When the control client is replaced (another kind, or restarted after it ended), changes made
-while no client listened are told to none: the view is asked again once the new one is up.
+No control-mode client: tmux up to 3.5a crashes (SIGSEGV, every session of the server gone)
+when a notification such as ``%session-window-changed`` meets a control client that is still
+identifying, and every control client cuewrap started was one more chance of that
+(docs/tmux-and-ssh.md#why-no-control-client). ``TmuxSide`` asks tmux short questions instead,
+each one ordinary ``tmux`` command (``display-message -p`` for the pane, ``list-clients``) run
+off the loop (``control.run_tmux``), and only when something depends on the answer:
+
+- at start, and at every focus report of the pane (with ``focus-events on`` tmux sends them
+  for window, pane and session switches, attach and detach);
+- before a fact whose cue depends on whether the user is looking (the controller holds it for
+  the answer: ``stale``, ``refresh``);
+- at a key typed into the pane while the last view says it is not in front;
+- every ``POLL`` seconds (``POLL_SLOW`` after ``SLOW_AFTER``) while something waits on a
+  change of presence that no focus report would tell (``watch``): a needs-input wait (leaving
+  gives its cue), a mark or a notification that the user's return takes away, a message for
+  the next client that attaches. Nothing runs while nothing waits.
+
+The answer (``view.PaneView``) is merged with the pane's focus reports
+(``view.PresenceMerge``) into the presence the engine gets.
 
 A notification is delivered from a fresh view: what the delivery depends on that can change
 while Pi runs (``allow-passthrough``, the pane shown or not, the clients attached and their
@@ -28,14 +40,13 @@ Collaborators are passed in; every delivery state goes to ``record``.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Literal
 
 from cuewrap.loop import Loop, Timer
 from cuewrap.term.sequences import BEL
-from cuewrap.tmux.control import ControlClient, Kind, run_tmux
-from cuewrap.tmux.protocol import Notification, literal
+from cuewrap.tmux.command import literal
+from cuewrap.tmux.control import run_tmux
 from cuewrap.tmux.view import (
     CLIENT_FORMAT,
     PANE_FORMAT,
@@ -52,25 +63,16 @@ from cuewrap.workers import Reaper
 if TYPE_CHECKING:
     from cuewrap.engine.effects import Eligibility, Notify
 
-# notifications after which who-looks-at-what may have changed
-WATCHED = frozenset(
-    {
-        "session-window-changed",
-        "window-pane-changed",
-        "client-session-changed",
-        "client-detached",
-        "session-changed",
-        "sessions-changed",
-        "unlinked-window-add",
-        "unlinked-window-close",
-        "window-close",
-        "session-renamed",
-        "window-renamed",
-    }
-)
-RECONNECTS = 3  # times the control client is restarted when it ends
-RECONNECT_DELAY = 0.25  # seconds, doubled each time
-STEADY = 10.0  # a control client that lived this long starts the restart count afresh
+# While something waits on a change of presence that no focus report tells: ask this often
+# (seconds), and after SLOW_AFTER seconds of waiting, every POLL_SLOW (a mark can stand all
+# night: ~1 tmux command in 4 s, ~1 ms of CPU each, is what a return is worth after that).
+POLL = 1.0
+POLL_SLOW = 4.0
+SLOW_AFTER = 60.0
+# A view younger than this is taken as now (a fact is not held for a fresher one).
+FRESH = 0.25
+# A key typed into the pane asks again when the view is older than this (seconds).
+KEY_STALE = 5.0
 # How long a cue's status-line message stands (ms; a key ends it earlier). Bounded: while a
 # message stands, tmux draws none of the panes' output on that client (it freezes its
 # terminal; a full redraw comes when the message goes), so "until the next key" froze the
@@ -106,19 +108,17 @@ class TmuxSide:
         self.log = log
         self.presence = PresenceMerge()
         self.view: PaneView | None = None
+        self.viewed_at = float("-inf")  # when tmux last answered with a view (loop clock)
+        self.asked = 0  # questions asked so far (for /cue and the tests)
         self.why = "not started"  # when there is no view: why
-        self._client: ControlClient | None = None
         self._asking = False
         self._again = False
         self._after: list[Callable[[PaneView | None], None]] = []
         self._pending: Notify | None = None  # waiting for a client to attach
-        self._restarts = 0
         self._key_asked = float("-inf")
-        self._started_at = 0.0
-        self._retry_timer: Timer | None = None
-        self._ask_when_up = False  # a client replaced another: ask again once it is up
-        # the client a new one replaces, kept until the new one is up (see _listen)
-        self._retiring: ControlClient | None = None
+        self._watch = False  # the session waits on a change of presence (``watch``)
+        self._watch_since = 0.0
+        self._poll: Timer | None = None
         self._closed = False
         self._reaper = reaper
 
@@ -127,72 +127,10 @@ class TmuxSide:
         if not self.pane or not self.env.get("TMUX"):
             self.why = "TMUX or TMUX_PANE is not set"
             return False
-        if not self._listen("listen"):
-            self.why = "tmux could not be started"
-            return False
         self.why = "asking tmux"
-        self.refresh()
-        return True
-
-    def _listen(self, kind: Kind) -> bool:
-        """(Re)start the control client as ``kind`` (see ``cuewrap.tmux.control``). A client
-        that replaces another starts first; the old one is closed once the new one is up
-        (``_on_up``): tmux 3.3a's server was seen to crash (SIGSEGV) in about one of six tries
-        when a control client left and an attached one came at the same moment, followed by
-        a ``select-window`` (docs/tmux-and-ssh.md). Meanwhile the old one still tells of
-        every change."""
-        old, self._client = self._client, None
-        self._retire()  # one still waiting from an earlier switch
-        client = ControlClient(
-            self.loop,
-            self.env,
-            kind,
-            self.pane,
-            on_notification=self._on_notification,
-            on_exit=lambda: self._on_exit() if self._client is client else None,
-            reap=lambda proc: reaper_add(self._reaper, proc),
-            on_up=self._on_up,
-        )
-        if not client.start():
-            if old is None:
-                return False  # at start: start() says so
-            old.close()  # closing does not call its on_exit
-            # replacing one: as if it had ended (restarted with the same policy; its first
-            # line then asks tmux again, as below)
-            self._client = client
-            self._started_at = self.loop.clock()
-            self.log("tmux", state="not started", client=kind)
-            self._on_exit()
+        if not self.refresh():
             return False
-        self._ask_when_up = old is not None  # at start, start() asks
-        self._retiring = old
-        self._client = client
-        self._started_at = self.loop.clock()
-        self.log("tmux", state="listening", client=kind)
         return True
-
-    def _choose_kind(self, view: PaneView) -> None:
-        """``listen`` when tmux's own focus reports say attach/switch/detach, else ``attach``
-        (read live: a change of ``focus-events`` while cuewrap runs is followed)."""
-        want: Kind = "listen" if view.focus_events else "attach"
-        client = self._client
-        if client is not None and client.running and client.kind != want:
-            self._listen(want)  # asks again once the new client is up (_on_up)
-
-    def _on_up(self) -> None:
-        """The new control client is among tmux's clients: a switch made between the old
-        one's end and now was told to neither (asking right after the spawn could be answered
-        before tmux had the new one): ask now."""
-        self._retire()
-        if self._ask_when_up and not self._closed:
-            self._ask_when_up = False
-            self.refresh()
-
-    def _retire(self) -> None:
-        """Close the client a new one replaced (closing does not call its on_exit)."""
-        old, self._retiring = self._retiring, None
-        if old is not None:
-            old.close()
 
     @property
     def busy(self) -> bool:
@@ -200,71 +138,78 @@ class TmuxSide:
         return self._asking
 
     @property
-    def watching(self) -> bool:
-        return self._client is not None and self._client.running
+    def stale(self) -> bool:
+        """The last view is not fresh enough to decide a cue by (none, or older than
+        ``FRESH``), and tmux can be asked."""
+        return not self._closed and self.loop.clock() - self.viewed_at >= FRESH
 
     def close(self) -> None:
         self._closed = True
-        if self._retry_timer is not None:
-            self._retry_timer.cancel()
-        if self._client is not None:
-            self._client.close()
-        self._retire()
+        self._stop_poll()
 
-    def _on_exit(self) -> None:
-        """The control client ended (the server restarted, or it was killed): restart it a
-        few times; after that, tmux's view goes and presence is the focus reports' alone."""
+    # -- what waits on presence ---------------------------------------------------------------
+    def watch(self, waiting: bool) -> None:
+        """Told after every engine step: whether the session waits on a change of presence (a
+        needs-input wait pending, a mark or a notification standing). While it does, and no
+        focus report would tell the change (``focus-events`` off), tmux is asked every
+        ``POLL`` seconds."""
+        if waiting and not self._watch:
+            self._watch_since = self.loop.clock()
+        self._watch = waiting
+        self._schedule()
+
+    def _polling(self) -> bool:
         if self._closed:
-            return
-        self._retire()  # the new one ended before it was up: the old one goes too, as before
-        if self.loop.clock() - self._started_at >= STEADY:
-            self._restarts = 0  # e.g. the user's `detach-client -s` took it along
-        if self._restarts >= RECONNECTS:
-            self.why = "tmux's control client keeps ending"
-            self.log("tmux", state="gone", why=self.why)
-            self.view = None
-            self._tell(self.presence.on_tmux(None), "tmux")
-            return
-        delay = RECONNECT_DELAY * (2**self._restarts)
-        self._restarts += 1
-        self.log("tmux", state="restarting", retry_in=delay)
-        self._retry_timer = self.loop.call_later(delay, self._restart)
+            return False
+        waiting = self._watch or self._pending is not None
+        focus_tells = self.view is not None and self.view.focus_events
+        return waiting and not focus_tells and self.view is not None
 
-    def _restart(self) -> None:
-        self._retry_timer = None
-        if self._closed or self._client is None:
+    def _schedule(self) -> None:
+        if not self._polling():
+            self._stop_poll()
             return
-        if not self._client.start():
-            self._on_exit()  # once more later, a few times at most
+        if self._poll is not None:
             return
-        self._ask_when_up = True
-        self._started_at = self.loop.clock()
-        self.log("tmux", state="listening", client=self._client.kind)
-        self.refresh()
+        slow = self.loop.clock() - self._watch_since >= SLOW_AFTER and self._pending is None
+        self._poll = self.loop.call_later(POLL_SLOW if slow else POLL, self._polled)
+
+    def _polled(self) -> None:
+        self._poll = None
+        if self._polling():
+            self.refresh()  # its answer schedules the next one
+
+    def _stop_poll(self) -> None:
+        if self._poll is not None:
+            self._poll.cancel()
+            self._poll = None
 
     # -- asking ---------------------------------------------------------------------------------
-    def _on_notification(self, note: Notification) -> None:
-        if note.name in WATCHED:
-            self.refresh()
-
-    def refresh(self, after: Callable[[PaneView | None], None] | None = None) -> None:
-        """Ask tmux for a fresh view (coalesced: one question in flight, one more queued)."""
+    def refresh(self, after: Callable[[PaneView | None], None] | None = None) -> bool:
+        """Ask tmux for a fresh view (coalesced: one question in flight, one more queued).
+        False when tmux could not be run (``after`` is then called at once with None)."""
         if after is not None:
             self._after.append(after)
         if self._asking:
             self._again = True
-            return
+            return True
         self._asking = True
         self._again = False
+        self.asked += 1
         args = ["display-message", "-p", "-t", self.pane, PANE_FORMAT, ";"]
         args += ["list-clients", "-F", CLIENT_FORMAT]
         if not run_tmux(self.loop, self._reaper, self.env, args, self._answered):
             self._asking = False
             self.why = "tmux could not be started"
             self._flush_after(None)
+            return False
+        return True
 
     def _answered(self, status: int | None, out: str) -> None:
         self._asking = False
+        if self._closed:
+            self._flush_after(None)
+            return
         lines = tuple(out.splitlines())
         view = parse_view(lines[:1], lines[1:]) if status == 0 else None
         if view is None:
@@ -275,7 +220,7 @@ class TmuxSide:
             if self.view is None:
                 self.log(
                     "tmux",
-                    state="watching" if self.watching else "asked (not watching)",
+                    state="watching",
                     version=view.version,
                     focus_events=view.focus_events,
                     passthrough=view.passthrough,
@@ -283,18 +228,20 @@ class TmuxSide:
             if self.view is None or view.state != self.view.state:
                 self.log("tmux_view", state=view.state, clients=len(view.clients))
             self.view = view
+            self.viewed_at = self.loop.clock()
         if view is not None:
             if not view.focus_events and self.presence.focus is not None:
                 # turned off while Pi runs: no more reports come, the last one would stand
                 # for ever (keys and the idle rule decide again)
                 self.presence.forget_focus()
                 self.log("tmux", state="focus reports off", why="focus-events is off")
-            self._choose_kind(view)
             self._show_pending(view)
             self._tell(self.presence.on_tmux(view.state), "tmux")
         self._flush_after(view)
         if self._again and not self._closed:
             self.refresh()
+        else:
+            self._schedule()
 
     def _flush_after(self, view: PaneView | None) -> None:
         after, self._after = self._after, []
@@ -309,10 +256,13 @@ class TmuxSide:
         self.refresh()
 
     def keystroke(self) -> None:
-        """Keys reach only a pane in front of someone: if tmux's view says otherwise, it missed
-        a change (a client attached or switched while only listening): ask again."""
+        """Keys reach only a pane in front of someone: if tmux's view says otherwise, it is
+        old (a client attached or switched since): ask again. A view older than ``KEY_STALE``
+        is asked again too, so that what ``/cue`` shows (typed in Pi) is tmux's of now."""
         now = self.loop.clock()
-        if self.presence.tmux in ("hidden", "visible") and now - self._key_asked >= 1.0:
+        if now - self._key_asked < 1.0:
+            return
+        if self.presence.tmux in ("hidden", "visible") or now - self.viewed_at >= KEY_STALE:
             self._key_asked = now
             self.refresh()
 
@@ -351,7 +301,7 @@ class TmuxSide:
             else:
                 self._pending = n
                 self.record(cue, "tmux", "waiting", "no client attached: shown at the next attach")
-            if view.flag_works(self._client is not None and self._client.kind == "attach"):
+            if view.flag_works():
                 self.inject(BEL)
                 self.record(cue, "tmux-flag", "requested", "BEL: tmux flags the window")
             else:
@@ -394,14 +344,15 @@ class TmuxSide:
     def status_line(self) -> str:
         view = self.view
         if view is None:
-            return f"tmux: not watched ({self.why}); presence from focus reports and keys"
+            return f"tmux: not asked ({self.why}); presence from focus reports and keys"
+        age = self.loop.clock() - self.viewed_at
+        when = "just now" if age < KEY_STALE else f"{age:.0f} s ago"
         return (
             f"tmux {view.version}: Pi's pane is {view.state} ({len(view.clients)} client"
-            f"{'s' if len(view.clients) != 1 else ''} attached); focus-events "
+            f"{'s' if len(view.clients) != 1 else ''} attached, asked {when}); focus-events "
             f"{'on' if view.focus_events else 'off'}, allow-passthrough "
             f"{'on' if view.passthrough else 'off'}"
         )
-
 
 def live(view: PaneView) -> Live:
     """What a delivery depends on, from a view: ``allow-passthrough`` as read now (a tmux
@@ -416,7 +367,3 @@ def live(view: PaneView) -> Live:
     )
     return Live(info, view.shown)
 
-
-def reaper_add(reaper: Reaper, proc: subprocess.Popen[bytes]) -> None:
-    """A control client told to end (stdin closed): reaped, KILLed if it lingers a second."""
-    reaper.add(proc, 1.0)

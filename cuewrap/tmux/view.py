@@ -124,11 +124,11 @@ class PaneView:
             if not (c.window_id == self.window_id and c.pane_id == self.pane_id)
         )
 
-    def flag_works(self, control_attached: bool) -> bool:
+    def flag_works(self) -> bool:
         """A BEL from Pi's pane sets its window's bell flag: ``monitor-bell`` is on, and the
         window is not its session's current window or no client is attached to the session
-        (tmux flags only those; an attached control client counts as attached)."""
-        attached = control_attached or any(c.session_id == self.session_id for c in self.clients)
+        (tmux flags only those)."""
+        attached = any(c.session_id == self.session_id for c in self.clients)
         return self.monitor_bell and (not self.window_active or not attached)
 
     def looker(self) -> Client | None:
@@ -164,7 +164,7 @@ def parse_view(pane_lines: tuple[str, ...], client_lines: tuple[str, ...]) -> Pa
     for line in client_lines:
         c = line.split("\t", fields - 1)  # the last field (termtype) kept whole
         if len(c) != fields or c[1] == "1":
-            continue  # malformed, or a control client (cuewrap's own among them)
+            continue  # malformed, or a control client (an iTerm2 or another program's)
         flags = set(c[5].split(","))
         if flags & {"exited", "suspended", "dead"}:
             continue  # going away, or stopped with C-z: nobody looks through it

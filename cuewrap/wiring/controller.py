@@ -54,6 +54,7 @@ from cuewrap.engine.effects import (
     Wake,
     Withdraw,
 )
+from cuewrap.engine.lookahead import waits_on_presence
 from cuewrap.engine.output import OutputRules, output_rules, unseen
 from cuewrap.engine.page import BridgeCounts, GuardCounts, cue_page, toggle_reply
 from cuewrap.engine.state import Removed
@@ -80,6 +81,7 @@ if TYPE_CHECKING:
     from cuewrap.tmux.side import TmuxSide
     from cuewrap.wiring.attention import Attention
     from cuewrap.wiring.blocked import BlockedCheck
+    from cuewrap.wiring.freshview import FreshView
     from cuewrap.wiring.keystrokes import KeyWindow
     from cuewrap.workers import Reaper
 
@@ -97,6 +99,7 @@ class Parts:
     screen: ScreenGate | None = None  # the screen source (Pi mode)
     activity: OutputWatch | None = None  # output activity and quiet (generic mode)
     tmux: TmuxSide | None = None  # inside tmux, once started: presence and delivery through it
+    fresh: FreshView | None = None  # inside tmux: a fact whose cue depends on presence waits
     reaper: Reaper | None = None  # ends tmux's control client (and the publisher's commands)
     answerer: Answerer | None = None  # answers to Pi's dialogs from elsewhere (Pi mode)
     control: ControlServer | None = None  # the control socket `cuewrap answer` talks to
@@ -134,6 +137,7 @@ class Controller:
         self.screen = made.screen
         self.activity = made.activity
         self.tmux = made.tmux
+        self.fresh = made.fresh
         self._reaper = made.reaper
         self.answerer = made.answerer
         self.control = made.control
@@ -302,9 +306,17 @@ class Controller:
             self.tmux.keystroke()
 
     def fact(self, fact: Event) -> None:
-        """Any fact (or Tick) from any source: one engine step, effects performed."""
+        """Any fact (or Tick) from any source: one engine step, effects performed. Inside
+        tmux a fact whose cue depends on presence first waits for tmux's answer of now, and
+        the facts after it with it (``wiring/freshview.py``)."""
         if self._closed:
             return
+        if self.fresh is not None:
+            try:
+                if self.fresh.offer(self.state, fact, self.loop.clock()):
+                    return
+            except Exception as exc:  # fail open: stepped as it is
+                self.log.error("freshview", exc)
         before = self.state
         self.state, effects = step(before, fact, self.loop.clock())
         if self.answerer is not None and isinstance(fact, F.Fact):
@@ -321,6 +333,8 @@ class Controller:
             self.screen.check()
         self._tell_unseen()
         self._hand_down_rules()
+        if self.tmux is not None:  # tmux is asked while a change of presence would count
+            self.tmux.watch(waits_on_presence(self.state))
         try:
             self._publish(before)
         except Exception as exc:
@@ -499,6 +513,11 @@ class Controller:
         self.close()
 
     def close(self) -> None:
+        if self.fresh is not None:  # what waits for tmux is decided by its last answer
+            try:
+                self.fresh.close()
+            except Exception as exc:
+                self.log.error("freshview.close", exc)
         self._closed = True
         if self.tmux is not None:  # first: a window option set still in flight is ended
             try:  # before the publisher unsets it

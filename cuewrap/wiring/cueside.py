@@ -300,10 +300,13 @@ class _Sources:
         )
         if side is None:
             return dataclasses.replace(parts, reaper=reaper)
+        from cuewrap.wiring.freshview import FreshView
+
         publisher = parts.publisher
         publisher.start_tmux(reaper, lambda: side.view.window_id if side.view else None)
         side.refresh(lambda view: publisher.refresh())
-        return dataclasses.replace(parts, tmux=side, reaper=reaper)
+        fresh = FreshView(self.ctx.loop, side, c.fact, self.ctx.log.write)
+        return dataclasses.replace(parts, tmux=side, reaper=reaper, fresh=fresh)
 
 
 def presence_fact(state: Merged, via: str) -> Presence:
