@@ -3,7 +3,7 @@
 ``wiring/session.py`` makes one ``Loop`` per session and hands it to the relay and the controller;
 every part registers its readers, writers and timers on it: the relay (the child's PTY,
 stdin, the signal pipe, the focus-prefix flush, output gathering), the bridge server, the
-tmux control client, the screen watcher's pipes, worker processes' exits (pidfds), the
+tmux commands' output, the screen watcher's pipes, worker processes' exits (pidfds), the
 engine's wake-ups. There is no periodic timer: ``poll`` blocks without a timeout unless a
 timer is pending, so an idle cuewrap uses no CPU.
 

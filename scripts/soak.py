@@ -6,10 +6,10 @@ and ``fg``, ``/new``, ``/reload`` (which reconnects the bridge). Beside it a gen
 demand, resized and left/returned too; every stream is checked byte for byte. And a third
 ``cuewrap pi`` runs inside a real tmux (a private server, window 0; a client attached through a
 PTY as the user's terminal): tasks typed through the client, window switches (to window 1 and
-back, also while a run works, so cuewrap's tmux view sees the pane hidden and active again),
+back, also while a run works),
 client resizes, the client's terminal losing and regaining focus (also while a run works, so
 that it settles with Pi's pane in front of an unfocused terminal), and tmux's ``focus-events``
-(cuewrap then changes its kind of control client) and ``allow-passthrough`` turned on and off.
+and ``allow-passthrough`` turned on and off.
 Every reminder is accounted for: a run that settles while the user is in window 1 must give one
 cue delivered as a status-line message; one that settles in front of an unfocused terminal one
 cue, with the terminal notification reaching the client's terminal exactly while
@@ -398,17 +398,18 @@ class TmuxSide:
                    30, f"cuewrap's tmux view {state}", detail=self.why)  # fmt: skip
 
     def away(self) -> None:
-        """To window 1: cuewrap's pane hidden."""
+        """To window 1. cuewrap asks tmux only when a decision needs it (docs/tmux-and-ssh.md):
+        nothing is waited for here; a run that settles meanwhile is judged by a fresh view."""
         self.switches += 1
-        mark = len(self.views.read())
         self.rig.tmux("select-window", "-t", f"{SESSION}:1")
-        self.view("hidden", mark)
 
-    def back(self) -> None:
-        """To window 0: cuewrap's pane active, Pi on the client's screen."""
+    def back(self, seen: bool = False) -> None:
+        """To window 0, Pi on the client's screen; ``seen``: a mark stands, so cuewrap asks
+        tmux until it sees the pane active again (within seconds)."""
         mark = len(self.views.read())
         self.rig.tmux("select-window", "-t", f"{SESSION}:0")
-        self.view("active", mark)
+        if seen:
+            self.view("active", mark)
         wait_until(lambda: MODEL_ID in self.s.screen_text, 15, "Pi's screen on the client",
                    detail=self.why)  # fmt: skip
 
@@ -482,7 +483,7 @@ class TmuxSide:
                 self.unexpected.append(f"task {n}: tmux message {msg}")
             self.messages += 1
             time.sleep(self.rng.uniform(0.1, 1.0))
-            self.back()
+            self.back(seen=True)
         elif where == "unfocused":  # Pi in front of a terminal that lost focus
             self.s.wait_working()
             self.s.focus_out()
@@ -533,8 +534,7 @@ class TmuxSide:
         self.toggles += 1
         self.focus_events = not self.focus_events
         self.rig.tmux("set", "-s", "focus-events", self.on_off())
-        # away, cuewrap starts its new control client; a way back made before that client
-        # is up is heard by no client: cuewrap asks tmux again once it is up (so no pause)
+        # cuewrap reads the option with its next view
         self.switch()
 
     def toggle_passthrough(self) -> None:

@@ -22,6 +22,8 @@ from procstat import cpu_ticks, wakeups
 from tmuxrig import SESSION, Scene
 from waiting import absence_window
 
+from cuewrap.tmux import side
+
 pytestmark = pytest.mark.tmux
 
 _OSC777 = re.compile(rb"\x1b\]777;notify;([^;\x07\x1b]*);([^\x07\x1b]*)(?:\x07|\x1b\\)")
@@ -81,10 +83,12 @@ def test_default_options_window_switch(
     sc.wait(lambda: re.search(r"\b0:\S+!", c.screen_lines[-1]), "flag in the status line")
     # no terminal notification: passthrough is off and the pane is hidden
     assert osc_notifications(c.raw_output) == []
-    # back to window 0: presence returns (unknown: keys and idle), the cue is over
+    # back to window 0: presence returns (unknown: keys and idle; seen while the mark stands),
+    # the cue is over
     sc.select(0)
     sc.presence("unknown")
-    print(f"presence change latency (select-window -> log): {latency * 1000:.0f} ms")
+    # tmux is asked when the run settles (the fact waits for the answer), not at the switch
+    print(f"away told (select-window -> log, the run settling 2 s later): {latency * 1000:.0f} ms")
 
 
 @pytest.mark.parametrize("pi_version", ["1.4.0"])
@@ -201,17 +205,20 @@ def test_detach_during_run_then_attach(
 
 @pytest.mark.parametrize("pi_version", ["1.4.0"])
 def test_idle_cpu_inside_tmux(tmux_scene: Callable[..., Scene]) -> None:
-    """Watching tmux costs nothing while nothing happens: over 10 s, not one wake-up of any
-    of cuewrap's threads (exact; CPU ticks alone are sampled), so no CPU either."""
+    """Inside tmux cuewrap costs nothing while nothing happens: window switches while nothing
+    waits on the user are not asked about (no question to tmux, no record), and over 10 s not
+    one wake-up of any of cuewrap's threads (exact; CPU ticks alone are sampled), so no CPU
+    either."""
     sc = tmux_scene()
     pid = sc.rig.pane_pid(f"{SESSION}:0")
     with open(f"/proc/{pid}/cmdline", "rb") as f:
         assert b"cuewrap" in f.read()
-    sc.select(1)  # a presence change answered, then quiet
-    sc.presence("away")
+    views = len(sc.log("tmux_view"))
+    sc.select(1)
+    absence_window(1.5, "a question to tmux while nothing waits")
     sc.select(0)
-    sc.presence("unknown")
     sc.client.wait_idle()
+    assert len(sc.log("tmux_view")) == views, sc.why()
     absence_window(1.0, "output after the last frame")
     woke, ticks = wakeups(pid, threads=True), cpu_ticks(pid)
     absence_window(10.0, "a wake-up of an idle cuewrap inside tmux")
@@ -225,7 +232,9 @@ def test_cue_page_names_the_missing_tmux_settings(tmux_scene: Callable[..., Scen
     sc = tmux_scene()
     c = sc.client
     c.submit("/cue")
-    c.wait_for_screen(r"tmux \d+\.\d+\w*: Pi's pane is active \(1 client attached\)")
+    c.wait_for_screen(
+        r"tmux \d+\.\d+\w*: Pi's pane is active \(1 client attached, asked just now\)"
+    )
     c.wait_for_screen(re.compile(r"to improve:.*?set -g\s+focus-events\s+on", re.S))
     c.wait_for_screen(re.compile(r"to improve:.*?set -g\s+allow-passthrough\s+on", re.S))
 
@@ -233,28 +242,33 @@ def test_cue_page_names_the_missing_tmux_settings(tmux_scene: Callable[..., Scen
 @pytest.mark.parametrize("pi_version", ["1.4.0"])
 @pytest.mark.parametrize("focus_events", ["off", "on"])
 def test_pane_and_session_switches_count_as_leaving(
-    tmux_scene: Callable[..., Scene], focus_events: str
+    tmux_scene: Callable[..., Scene], fakemodel: FakeModel, focus_events: str
 ) -> None:
-    """Another pane of Pi's window, another session: away; back to Pi's pane: returned —
-    with tmux's default options and with focus-events on (then cuewrap only listens)."""
+    """Another pane of Pi's window, another session: a run that settles meanwhile gives its
+    cue (tmux asked at the settle); back to Pi's pane: returned (seen while the mark stands:
+    tmux's focus reports with focus-events on, a question a second without) — with tmux's
+    default options and with focus-events on."""
     sc = tmux_scene({"focus-events": focus_events})
-    rig = sc.rig
+    rig, c = sc.rig, sc.client
     [name] = rig.user_clients()
     rig.tmux("split-window", "-d", "-t", f"{SESSION}:0", "sleep", "100000")
-    rig.tmux("select-pane", "-t", f"{SESSION}:0.1")  # the new pane in front
-    sc.presence("away")
-    rig.tmux("select-pane", "-t", f"{SESSION}:0.0")  # Pi's pane again
-    sc.returned()
     rig.tmux("new-session", "-d", "-s", "other", "sleep", "100000")
-    rig.tmux("switch-client", "-c", name, "-t", "other")
-    sc.presence("away", after=1)
-    rig.tmux("switch-client", "-c", name, "-t", SESSION)
-    sc.returned(after=1)
-    kinds = {r.get("client") for r in sc.log("tmux") if r.get("state") == "listening"}
-    if focus_events == "on":  # tmux's focus reports say attach/switch: nothing attached
-        assert kinds == {"listen"}, kinds
-    else:  # nothing else would say them
-        assert "attach" in kinds, kinds
+    leave = {
+        "pane": (("select-pane", "-t", f"{SESSION}:0.1"), ("select-pane", "-t", f"{SESSION}:0.0")),
+        "session": (("switch-client", "-c", name, "-t", "other"),
+                    ("switch-client", "-c", name, "-t", SESSION)),
+    }  # fmt: skip
+    for n, (where, (away, back)) in enumerate(leave.items()):
+        run_steps(fakemodel, 2, f"done while in another {where}")
+        c.prompt(f"task {n}")
+        c.wait_working()
+        rig.tmux(*away)
+        sc.settled(n + 1)
+        cue = sc.wait(lambda n=n: sc.cues()[n:] or None, f"the cue of the run ({where})")[0]
+        assert cue["cue"] == "finished", sc.why()
+        sc.presence("away", after=n)  # tmux's answer at the settle, or its focus report
+        rig.tmux(*back)
+        sc.returned(after=n)
 
 
 def doctor_advice(sc: Scene) -> list[str]:
@@ -348,8 +362,10 @@ def test_focus_events_turned_off_while_pi_runs_leaves_no_stale_focus(
 
     unknown = count("unknown")
     sc.rig.tmux("set", "-s", "focus-events", "off")
-    sc.select(1)  # away and back: cuewrap reads tmux's options again
-    sc.select(0)
+    # a key typed into Pi's pane when tmux's last answer is old: cuewrap asks again, and reads
+    # the option off
+    time.sleep(side.KEY_STALE + 0.2)
+    c.send("x")
     # unknown: the engine goes back to keys and the idle rule (and counts the user as back)
     sc.wait(lambda: count("unknown") > unknown, "presence unknown: the report no longer holds")
     assert sc.log("presence")[-1].get("presence") == "unknown", sc.why()

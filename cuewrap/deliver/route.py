@@ -33,7 +33,7 @@ def tmux_route(
     and the desktop's part of each notification from the view tmux gives then
     (``Delivery.decide``), the tmux side adds tmux's own (a status-line message, the window's
     bell flag). None when it does not start (presence and delivery then work as outside tmux:
-    focus reports, keys, the start-up passthrough check). The reaper ends its control client;
+    focus reports, keys, the start-up passthrough check). The reaper ends its commands in flight;
     ``built`` closes both if a later part fails."""
     from cuewrap.tmux.side import TmuxSide
     from cuewrap.workers import Reaper

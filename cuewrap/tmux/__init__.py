@@ -2,11 +2,10 @@
 tmux.
 
 - ``side``: ``TmuxSide``, held by the controller: presence and the notification's route;
-- ``control``: a control-mode client on cuewrap's loop, and short tmux commands;
+- ``control``: short tmux commands on cuewrap's loop (never a control-mode client);
 - ``view``: what tmux says of the pane and its clients, merged with the focus reports;
-- ``protocol``: control mode's lines, parsed;
-- ``command``: the one tmux command line (also run blocking at start and by the doctor), and the
-  one reading of ``allow-passthrough``.
+- ``command``: the one tmux command line (also run blocking at start and by the doctor), the
+  one reading of ``allow-passthrough``, text for ``display-message``.
 
 Nothing is imported here.
 """

@@ -72,7 +72,7 @@ SLOW_AFTER = 60.0
 # A view younger than this is taken as now (a fact is not held for a fresher one).
 FRESH = 0.25
 # A key typed into the pane asks again when the view is older than this (seconds).
-KEY_STALE = 5.0
+KEY_STALE = 2.0
 # How long a cue's status-line message stands (ms; a key ends it earlier). Bounded: while a
 # message stands, tmux draws none of the panes' output on that client (it freezes its
 # terminal; a full redraw comes when the message goes), so "until the next key" froze the

@@ -100,7 +100,7 @@ class Parts:
     activity: OutputWatch | None = None  # output activity and quiet (generic mode)
     tmux: TmuxSide | None = None  # inside tmux, once started: presence and delivery through it
     fresh: FreshView | None = None  # inside tmux: a fact whose cue depends on presence waits
-    reaper: Reaper | None = None  # ends tmux's control client (and the publisher's commands)
+    reaper: Reaper | None = None  # ends tmux's commands in flight (and the publisher's)
     answerer: Answerer | None = None  # answers to Pi's dialogs from elsewhere (Pi mode)
     control: ControlServer | None = None  # the control socket `cuewrap answer` talks to
     blocked: BlockedCheck | None = None  # Pi mode without the bridge: `blocked` needs a dialog

@@ -12,7 +12,7 @@ before the spawn (Pi mode), the screen gate (Pi mode) or the output watch (gener
 each get the controller's methods in their constructors. Nothing is assigned afterwards.
 
 An exception goes to the caller: the session then runs without cues, and every part built
-before it is closed again (one ``contextlib.ExitStack``: no socket, worker, control client or
+before it is closed again (one ``contextlib.ExitStack``: no socket, worker, tmux command or
 registry entry left).
 """
 
