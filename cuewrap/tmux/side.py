@@ -354,6 +354,7 @@ class TmuxSide:
             f"{'on' if view.passthrough else 'off'}"
         )
 
+
 def live(view: PaneView) -> Live:
     """What a delivery depends on, from a view: ``allow-passthrough`` as read now (a tmux
     before 3.3 passes DCS always, already folded into ``view.passthrough``), the terminal of
@@ -366,4 +367,3 @@ def live(view: PaneView) -> Live:
         view.version,
     )
     return Live(info, view.shown)
-
