@@ -219,6 +219,9 @@ class FakeTmux(Part):
     def keystroke(self) -> None:
         self.called("keystroke")
 
+    def watch(self, waiting: bool) -> None:
+        self.waiting = waiting  # after every step: not a call the journal keeps
+
     def status_line(self) -> str:
         return "tmux 3.4: Pi's pane is shown (1 client attached)"
 

@@ -247,7 +247,7 @@ def ls_command(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int
 
 def _calling_client(env: Mapping[str, str]) -> str | None:
     """The user's client showing the caller's pane (``$TMUX_PANE``); None: let tmux choose
-    (it could pick a control client of the session, e.g. a cuewrap's own)."""
+    (it could pick a control client of the session, e.g. an iTerm2 one)."""
     caller = env.get("TMUX_PANE", "")
     done = _run(
         ["tmux", "list-clients", "-F", "#{client_control_mode} #{pane_id} #{client_name}"], env
