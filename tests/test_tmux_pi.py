@@ -370,3 +370,36 @@ def test_focus_events_turned_off_while_pi_runs_leaves_no_stale_focus(
     sc.wait(lambda: count("unknown") > unknown, "presence unknown: the report no longer holds")
     assert sc.log("presence")[-1].get("presence") == "unknown", sc.why()
     assert "focus reports off" in [r.get("state") for r in sc.log("tmux")], sc.why()
+
+
+@pytest.mark.parametrize("pi_version", ["1.4.0"])
+def test_leaving_while_a_dialog_waits_is_seen_without_focus_events(
+    tmux_scene: Callable[..., Scene], fakemodel: FakeModel
+) -> None:
+    """tmux's defaults (no focus reports): Pi asks while the user is in front (no cue); the
+    user switches to window 1 — nothing tells cuewrap, but a needs-input wait stands, so it asks
+    tmux every second and the leave gives the wait's cue (rule 2) within a few seconds: a
+    status-line message. Back in window 0, the return is seen the same way."""
+    sc = tmux_scene()
+    c = sc.client
+    fakemodel.push(tool_call("test_confirm", {"message": "Deploy now?"}), text("deployed"))
+    c.prompt("confirm please")
+    c.wait_dialog()
+    absence_window(1.0, "a cue for a dialog opened in front of the user")
+    assert sc.cues() == [], sc.why()
+    t0 = time.monotonic()
+    sc.select(1)
+    [cue] = sc.wait(lambda: sc.cues() or None, "the wait's cue after the leave", 10)
+    seen = time.monotonic() - t0
+    assert cue["cue"] == "needs-input", sc.why()
+    msg = sc.wait(lambda: sc.rig.cue_messages(), "the tmux message")
+    assert "Needs your input" in msg[0], msg
+    aways = len([r for r in sc.log("invalidated") if r.get("reason") == "user returned"])
+    sc.select(0)
+    sc.returned(after=aways)
+    c.enter()  # the dialog answered: the run goes on and settles in front of the user
+    c.wait_for_screen(r"^ deployed$")
+    sc.settled(1)
+    absence_window(1.0, "a cue for the run that settled in front of the user")
+    assert [r["cue"] for r in sc.cues()] == ["needs-input"], sc.why()
+    print(f"the leave seen {seen:.2f} s after the switch (polled once a second)")
