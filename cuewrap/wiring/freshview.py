@@ -47,6 +47,7 @@ class FreshView:
         self.overflow = 0
         self._timer: Timer | None = None
         self._releasing = False
+        self._since = 0.0  # when the facts began to wait
 
     def offer(self, state: EngineState, event: Event, now: float) -> bool:
         """True: ``event`` is held (stepped later, in order); False: step it now."""
@@ -62,6 +63,7 @@ class FreshView:
             return False
         self.held = [event]
         self.holds += 1
+        self._since = self.loop.clock()
         self._timer = self.loop.call_later(HOLD_MAX, lambda: self._release("no answer in time"))
         self.side.refresh(self._answered)  # tmux not run: released at once (stepped)
         return True
@@ -76,7 +78,8 @@ class FreshView:
             self._timer = None
         if held is None:
             return
-        self.log("tmux_hold", facts=len(held), state=why)
+        waited = round((self.loop.clock() - self._since) * 1000, 1)
+        self.log("tmux_hold", facts=len(held), state=why, waited_ms=waited)
         self._releasing = True
         try:
             for event in held:
