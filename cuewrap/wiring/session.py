@@ -25,7 +25,6 @@ from cuewrap.decisionlog import DecisionLog, LogFileError, open_append
 from cuewrap.host import HostTerminal, get_size, guard_holds
 from cuewrap.loop import Loop
 from cuewrap.records import TYPE_CHECKING
-from cuewrap.states import DEGRADED, EXITED
 from cuewrap.term import sequences as seq
 from cuewrap.wiring.startup import Held
 
@@ -202,6 +201,8 @@ class Session:
     def _close_events(self) -> None:
         if self.events_fd is not None:  # no controller took it (no cues: no states)
             if self._degraded:  # it said "degraded": the last word is still "exited"
+                from cuewrap.states import EXITED
+
                 self._event(EXITED)
             os.close(self.events_fd)
             self.events_fd = None
@@ -286,6 +287,8 @@ class Session:
         return make
 
     def _start_controller(self, plan: Plan, edge: Edge) -> Controller | None:
+        from cuewrap.states import DEGRADED
+
         try:
             from cuewrap.wiring.cueside import build_controller
 
@@ -317,6 +320,7 @@ class Session:
         if self.events_fd is None:
             return
         from cuewrap.sessions.publish import write_event
+        from cuewrap.states import DEGRADED
 
         if state == DEGRADED:
             self._degraded = True
