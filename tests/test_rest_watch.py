@@ -11,6 +11,7 @@ import random
 from collections.abc import Iterator
 
 import pytest
+from shared import PtyChild, read_host
 
 from cuewrap.host import HostTerminal
 from cuewrap.loop import Loop
@@ -154,13 +155,6 @@ def test_started_inside_something_it_waits_for_the_stream_to_say_where_it_is() -
     assert len(w._open) <= 3 and not w.safe
 
 
-class _Child:
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.pid = os.getpid()
-        self.reports = -1
-
-
 @pytest.fixture
 def failing_relay() -> Iterator[tuple[Relay, int]]:
     """A relay writing to a pipe (the host) whose output tracker raises at its first chunk;
@@ -173,7 +167,7 @@ def failing_relay() -> Iterator[tuple[Relay, int]]:
     errors: list[str] = []
     relay = Relay(
         Loop(),
-        _Child(master),  # type: ignore[arg-type]
+        PtyChild(master),  # type: ignore[arg-type]
         host,
         focus=None,
         tracker=RaisingTracker(),
@@ -185,13 +179,6 @@ def failing_relay() -> Iterator[tuple[Relay, int]]:
     assert "tracker" in errors
     for fd in (r, w, master, slave):
         os.close(fd)
-
-
-def _read(fd: int) -> bytes:
-    try:
-        return os.read(fd, 4096)
-    except BlockingIOError:
-        return b""
 
 
 MARK = b"\x1b]2;[?] pi\x07"
@@ -212,19 +199,19 @@ def test_a_mark_waits_for_the_open_sequence_to_end(
     relay, r = failing_relay
     relay._output(opened)
     assert relay.tracker is None and relay.rest is not None
-    assert _read(r) == opened
+    assert read_host(r) == opened
     relay.injector.inject(MARK)
-    assert _read(r) == b""  # held: the host's parser is inside the child's sequence
+    assert read_host(r) == b""  # held: the host's parser is inside the child's sequence
     relay._output(closed)
-    assert _read(r) == closed + MARK  # at rest after it
+    assert read_host(r) == closed + MARK  # at rest after it
 
 
 def test_at_rest_the_mark_goes_at_once(failing_relay: tuple[Relay, int]) -> None:
     relay, r = failing_relay
     relay._output(b"done\r\n")
-    assert _read(r) == b"done\r\n"
+    assert read_host(r) == b"done\r\n"
     relay.injector.inject(MARK)
-    assert _read(r) == MARK
+    assert read_host(r) == MARK
 
 
 def test_a_tracker_that_fails_inside_a_sequence_leaves_the_mark_waiting(
@@ -236,6 +223,6 @@ def test_a_tracker_that_fails_inside_a_sequence_leaves_the_mark_waiting(
     relay.injector.set_safe(False)  # the tracker's last word: inside something
     relay._output(b"rest of an OSC string")
     relay.injector.inject(MARK)
-    assert _read(r) == b"rest of an OSC string"
+    assert read_host(r) == b"rest of an OSC string"
     relay._output(b"\x07\x1b[0m")  # its BEL is not known to end it; the ESC's CSI is
-    assert _read(r) == b"\x07\x1b[0m" + MARK
+    assert read_host(r) == b"\x07\x1b[0m" + MARK
