@@ -302,9 +302,15 @@ class Publisher:
         """The cue side's build failed after this was made: the entry and the window option
         go, but the session runs on (no ``exited`` is said) and its events file stays the
         session's (it closes it)."""
+        self.detach()
+        self.close()
+
+    def detach(self) -> None:
+        """The session runs on without its cue side: its events file stays the session's
+        (nothing more is written to it here) and no ``exited`` is said; :meth:`close` then
+        removes the entry and the window option only."""
         self.events_fd = None
         self.state = EXITED  # said by nobody: close() says it only when not yet
-        self.close()
 
     def _unset_tmux(self, muted_only: bool = False) -> None:
         """At the end, off the loop (it is ending): one short tmux command, waited for."""

@@ -302,7 +302,7 @@ class Session:
             self.log.error("controller", exc)
             if self.controller is not None:  # built, then its wiring failed: it closes all
                 try:  # but the session goes on: no "exited", the events file stays its own
-                    self.controller.publisher.withdraw()
+                    self.controller.publisher.detach()
                     self.controller.close()
                 except Exception as close_exc:
                     self.log.error("controller.close", close_exc)
