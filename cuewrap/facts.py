@@ -155,6 +155,9 @@ class UiPromptStart(Fact):
 @dataclass(frozen=True)
 class UiPromptEnd(Fact):
     kind: str
+    # confirm/select: the option it closed with, as the dialog lists them (confirm: 1 yes,
+    # 2 no); 0 none (cancelled); None not known (docs/bridge-protocol.md)
+    option: int | None = None
     source: Source = "bridge"
 
 

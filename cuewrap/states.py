@@ -19,3 +19,6 @@ STATES = (
 )
 URGENCY = {name: i for i, name in enumerate(STATES)}
 EXITED = "exited"  # the events file's last line; never in the registry
+# the events file: the cue side failed, the program runs on without cues (no state follows
+# until ``exited``); never in the registry (the session has no entry then)
+DEGRADED = "degraded"

@@ -12,6 +12,8 @@
   ``calls``              it with the file to append to), and the calls it recorded;
                          ``recording_command(tmp_path)`` it written there, its argv and file
 - ``FakeReader``         a screen reader that reads the lines it is given (the answerer's)
+- ``PtyChild``,          a relay's child that is only a PTY's master (no process), and what
+  ``read_host``          a pipe standing for the host terminal got so far
 - ``in_shell``,          a program run inside ``sh`` between two ``stty -g``; at its end its
   ``finish_in_shell``    exit status and output, asserting the terminal's settings came back
 
@@ -207,3 +209,20 @@ def calls(out: Path) -> list[dict[str, Any]]:
     if not out.exists():
         return []
     return [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+
+
+class PtyChild:
+    """What a ``Relay`` needs of its child, for a relay fed by hand: the PTY's master."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.pid = os.getpid()
+        self.reports = -1
+
+
+def read_host(fd: int) -> bytes:
+    """What the host (a non-blocking pipe's read end) got so far (b"" for nothing)."""
+    try:
+        return os.read(fd, 4096)
+    except BlockingIOError:
+        return b""

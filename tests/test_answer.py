@@ -202,6 +202,12 @@ def test_wire_round_trip() -> None:
     assert wire.read_request(b"[1]\n") == "not an object"
     assert wire.read_request(b'{"v": 2, "op": "answer", "choice": "1"}\n') == "unknown request"
     assert wire.read_reply(wire.reply_line(True)) == (True, "")
+    said = wire.reply_line(True, "Pi took option 2")
+    assert json.loads(said) == {"ok": True, "said": "Pi took option 2"}
+    assert wire.read_reply(said) == (True, "Pi took option 2")
+    # what the command prints is one printable line, bounded, or nothing
+    for bad in ("two\nlines", "\x1b]0;t\x07", "x" * (wire.MAX_CHOICE + 1), 7):
+        assert wire.read_reply(json.dumps({"ok": True, "said": bad}).encode()) == (True, "")
     assert wire.read_reply(wire.reply_line(False, B.STALE)) == (False, B.STALE)
     assert wire.read_reply(b"garbage") == (False, "the session gave no answer")
 
@@ -372,10 +378,33 @@ def test_answerer_types_once_and_waits_for_the_dialog_to_close() -> None:
                              "count": 3}  # fmt: skip
     replies = _ask(a, "blue")
     assert typed == [b"\x1b[B\r"] and replies == []  # from Green (selected) one down
-    a.fact(F.UiPromptEnd("select"), ())
-    assert replies == [(True, "")]
+    a.fact(F.UiPromptEnd("select"), ())  # (a bridge that does not say which it took)
+    assert replies == [(True, B.took_line(3, None))]
     assert a.last is not None and "option 3: answered" in a.last
     assert _ask(a, "1") == [(False, B.NOTHING)]
+
+
+@pytest.mark.parametrize(
+    ("took", "ok", "line", "result"),
+    [
+        (3, True, "Pi took option 3", "answered"),
+        (1, False, "Pi took option 1, not 3", "other option taken"),
+        (0, False, "Pi closed the dialog without an option, not 3", "other option taken"),
+    ],
+)
+def test_answerer_says_the_option_pi_took(took: int, ok: bool, line: str, result: str) -> None:
+    """``ui_prompt_end`` says which option the dialog closed with: the answer's line, its
+    exit (not the one asked for: failed), its decision-log record and /cue say it."""
+    a, _reader, typed, _loop = _answerer(SELECT)
+    records: list[dict[str, Any]] = []
+    a.log.write = lambda kind, **f: records.append({"kind": kind, **f})  # type: ignore[method-assign]
+    replies = _ask(a, "3")
+    assert typed == [b"\x1b[B\r"]
+    a.fact(F.UiPromptEnd("select", took), ())
+    assert replies == [(ok, line)]
+    [record] = [r for r in records if r["kind"] == "answer" and "result" in r]
+    assert (record["option"], record["took"], record["result"]) == (3, took, result)
+    assert a.last is not None and result in a.last
 
 
 def test_answerer_refuses_when_the_screen_changed() -> None:

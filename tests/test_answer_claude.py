@@ -22,6 +22,8 @@ from clauderig import ClaudeSession
 from fakeanthropic import FakeAnthropic, text, tool_use
 from waiting import absence_window, wait_until
 
+from cuewrap.answer.book import took_line
+
 WIDENS = (
     "that option lets the program do more without asking: "
     "only its exact label with the session's pid chooses it"
@@ -125,6 +127,12 @@ class Rig:
         )
 
 
+def typed(option: int) -> str:
+    """What ``cuewrap answer`` prints once Claude Code's dialog closed: it does not say which
+    option it took."""
+    return took_line(option, None, "the program")
+
+
 @pytest.mark.pi
 def test_a_bash_prompt_approved_by_number_runs_the_command(
     tmp_path: Path, claude_sessions: list[ClaudeSession]
@@ -137,7 +145,7 @@ def test_a_bash_prompt_approved_by_number_runs_the_command(
     assert w["kind"] == "permission" and w["count"] == 3 and w["options"] is None
     assert len(w["token"]) >= 32
     assert not (r.s.cwd / "released.txt").exists()
-    assert r.cuewrap("answer", str(r.pid), "1") == (0, "")
+    assert r.cuewrap("answer", str(r.pid), "1") == (0, typed(1))
     r.s.wait_text("The release ran")
     assert (r.s.cwd / "released.txt").read_text() == "RELEASED\n"
     assert "RELEASED" in r.result_text()
@@ -171,7 +179,7 @@ def test_widening_refused_by_number_and_token_then_denied_by_label(
     absence_window(0.5, "a report from Claude Code")
     assert [f["state"] for f in r.s.statuses()[statuses - 1 :]] == ["blocked"]
     assert r.wait() == w
-    assert r.cuewrap("answer", "--token", w["token"], "no") == (0, "")
+    assert r.cuewrap("answer", "--token", w["token"], "no") == (0, typed(3))
     r.settled(statuses)
     absence_window(1.0, "the denied command to run")
     assert not (r.s.cwd / "denied.txt").exists()
@@ -222,7 +230,7 @@ def test_always_allow_by_its_exact_label_with_the_pid(
     r.prompt("make a file")
     r.token()
     label = f"Yes, and always allow access to {r.s.cwd} from this project"
-    assert r.cuewrap("answer", str(r.pid), label) == (0, "")
+    assert r.cuewrap("answer", str(r.pid), label) == (0, typed(2))
     r.s.wait_text("Allowed for good")
     assert (r.s.cwd / "widened.txt").exists()
     assert [(a["source"], a["option"], a["result"]) for a in r.attempts()] == [
@@ -250,7 +258,7 @@ def test_other_tools_write_approved_and_fetch_denied(
         "Yes, and switch to accept edits"
     )
     assert r.cuewrap("answer", str(r.pid), "2") == (1, WIDENS)
-    assert r.cuewrap("answer", str(r.pid), "1") == (0, "")
+    assert r.cuewrap("answer", str(r.pid), "1") == (0, typed(1))
     r.s.wait_text("Written.")
     assert (home_cwd / "new.txt").read_text() == "hello\n"
     statuses = len(r.s.statuses())
@@ -259,7 +267,7 @@ def test_other_tools_write_approved_and_fetch_denied(
     assert w2["options"] == ["Yes", "Yes, and don't ask again for example.com",
                              "No, and tell Claude what to do differently (esc)"]  # fmt: skip
     assert r.cuewrap("answer", "--token", w2["token"], "2") == (1, WIDENS)
-    assert r.cuewrap("answer", "--token", w2["token"], "3") == (0, "")
+    assert r.cuewrap("answer", "--token", w2["token"], "3") == (0, typed(3))
     r.settled(statuses + 1)
     assert [(a["option"], a["result"]) for a in r.attempts()] == [
         (2, "refused"), (1, "answered"), (2, "refused"), (3, "answered")]  # fmt: skip
@@ -275,7 +283,7 @@ def test_a_question_answered_by_label_with_summary(
     r.prompt("ask me", shows="Enter to select")
     w = r.token()
     assert w["kind"] == "question" and w["options"] == ["Blue", "Red"] and w["count"] == 2
-    assert r.cuewrap("answer", "--token", w["token"], "rEd") == (0, "")
+    assert r.cuewrap("answer", "--token", w["token"], "rEd") == (0, typed(2))
     r.s.wait_text("Red it is")
     assert "Red" in r.result_text() and "Blue" not in r.result_text()
     assert [(a["source"], a["option"], a["result"]) for a in r.attempts()] == [
@@ -301,7 +309,7 @@ def test_report_to_token_and_answer_to_closed(
         mark = r.prompt(f"make file {i}")
         w = r.token(old)
         old = w["token"]
-        assert r.cuewrap("answer", "--token", w["token"], "yes") == (0, "")
+        assert r.cuewrap("answer", "--token", w["token"], "yes") == (0, typed(1))
         r.s.wait_text(f"Made number {i}.", mark)
         assert (r.s.cwd / f"made-{i}.txt").exists()
     facts = r.s.records("fact")
@@ -460,7 +468,7 @@ def test_inside_tmux_with_the_pane_in_copy_mode(tmp_path: Path) -> None:
             assert in_mode == "1"
             done = subprocess.run([PY, "-m", "cuewrap", "answer", str(row["pid"]), "1"],
                                   env=user, capture_output=True, text=True, timeout=20)  # fmt: skip
-            assert (done.returncode, done.stdout + done.stderr) == (0, "")
+            assert (done.returncode, (done.stdout + done.stderr).strip()) == (0, typed(1))
             wait_until((cwd / "tmux.txt").exists, 15, "the command to run")
             assert rig.tmux("display-message", "-p", "-t", pane, "#{pane_in_mode}").strip() == "1"
         finally:

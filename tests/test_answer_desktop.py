@@ -67,9 +67,10 @@ def test_confirm_answered_yes_and_no_from_the_notification(
     sid2 = int(delivered(s, 2)["reason"].split()[-1])
     click(dunst_menu, sid2, 2)
     dialog_finished(s, fakemodel, "confirmed: no")
-    assert [(a["source"], a["option"], a["result"]) for a in answers(s)] == [
-        ("desktop", 1, "answered"),
-        ("desktop", 2, "answered"),
+    # the option each dialog closed with, as Pi said it
+    assert [(a["source"], a["option"], a["result"], a["took"]) for a in answers(s)] == [
+        ("desktop", 1, "answered", 1),
+        ("desktop", 2, "answered", 2),
     ]
     # an answer button answers; it does not lead back
     clicks = [r for r in s.log_records("activated") if r.get("action", "").startswith("answer")]

@@ -51,8 +51,8 @@ def test_the_ntfy_recipe_answers_from_the_phone(
             s.wait_for_screen(r"after the dialog")
             assert fakemodel.content_text(fakemodel.tool_results()[-1]) == "confirmed: no"
             [attempt] = [r for r in s.log_records("answer") if "result" in r]
-            assert (attempt["source"], attempt["option"], attempt["result"]) == (
-                "token", 2, "answered")  # fmt: skip
+            assert (attempt["source"], attempt["option"], attempt["result"], attempt["took"]) == (
+                "token", 2, "answered", 2)  # fmt: skip
             assert ntfy.refused == 0  # every request carried the access token
         finally:
             os.killpg(loop.pid, signal.SIGTERM)

@@ -21,9 +21,16 @@ from pirig import PiHome, PiSession, ask_question_args, dialog_finished, open_di
 from shared import system_tool
 from waiting import wait_until
 
+from cuewrap.answer.book import took_line
+
 pytestmark = pytest.mark.pi
 
 COLORS = ["Red", "Green", "Blue"]
+
+
+def took(option: int) -> str:
+    """What ``cuewrap answer`` prints once Pi closed the dialog with ``option``."""
+    return took_line(option, option)
 
 
 def cuewrap(env: dict[str, str], *args: str) -> tuple[int, str]:
@@ -65,18 +72,18 @@ def test_confirm_answered_yes_and_no(
     w = token(s, env)
     assert w["kind"] == "confirm" and w["options"] == ["Yes", "No"] and w["count"] == 2
     assert len(w["token"]) >= 32  # 192 bits, URL-safe base64
-    assert cuewrap(env, "answer", str(s.pid), "yes") == (0, "")
+    assert cuewrap(env, "answer", str(s.pid), "yes") == (0, took(1))
     dialog_finished(s, fakemodel, "confirmed: yes")
     assert wait_of(env, s.pid) is None
 
     open_dialog(s, fakemodel, "test_confirm", {"title": "Deploy", "message": "Again?"})
     w2 = token(s, env, w["token"])
-    assert cuewrap(env, "answer", "--token", w2["token"], "2") == (0, "")
+    assert cuewrap(env, "answer", "--token", w2["token"], "2") == (0, took(2))
     dialog_finished(s, fakemodel, "confirmed: no")
     got = attempts(s)
-    assert [(a["source"], a["option"], a["result"]) for a in got] == [
-        ("command line", 1, "answered"),
-        ("token", 2, "answered"),
+    assert [(a["source"], a["option"], a["result"], a["took"]) for a in got] == [
+        ("command line", 1, "answered", 1),
+        ("token", 2, "answered", 2),
     ]
     assert "Yes" not in json.dumps(got) and "Deploy" not in json.dumps(s.log_records())
 
@@ -97,12 +104,12 @@ def test_select_of_three_by_number_and_by_label(
     # privacy.body is not "summary": the labels stay inside the session
     assert w["kind"] == "select" and w["options"] is None and w["count"] == 3
     assert cuewrap(env, "answer", str(s.pid), "4") == (1, "no such option")
-    assert cuewrap(env, "answer", str(s.pid), "3") == (0, "")
+    assert cuewrap(env, "answer", str(s.pid), "3") == (0, took(3))
     dialog_finished(s, fakemodel, "selected: Blue")
 
     open_dialog(s, fakemodel, "test_select", {"title": "Pick a color", "options": COLORS})
     w2 = token(s, env, w["token"])
-    assert cuewrap(env, "answer", "--token", w2["token"], "gReEn") == (0, "")
+    assert cuewrap(env, "answer", "--token", w2["token"], "gReEn") == (0, took(2))
     dialog_finished(s, fakemodel, "selected: Green")
     # the token is spent: used twice, refused
     assert cuewrap(env, "answer", "--token", w2["token"], "green") == (1, "stale token")
@@ -117,7 +124,7 @@ def test_labels_leave_the_session_only_with_summary(
     s: PiSession = pi_session(cuewrap_args=["--config", str(config)])
     open_dialog(s, fakemodel, "test_select", {"title": "Pick a color", "options": COLORS})
     assert token(s, pi_home.env)["options"] == COLORS
-    assert cuewrap(pi_home.env, "answer", str(s.pid), "red") == (0, "")
+    assert cuewrap(pi_home.env, "answer", str(s.pid), "red") == (0, took(1))
     dialog_finished(s, fakemodel, "selected: Red")
 
 
@@ -143,7 +150,7 @@ def test_refused_and_nothing_typed_when_the_user_answered_first(
     time.sleep(0.5)
     assert "Second?" in s.screen_text  # still open, nothing typed into it
     assert wait_of(env, s.pid) == new
-    assert cuewrap(env, "answer", "--token", new["token"], "no") == (0, "")
+    assert cuewrap(env, "answer", "--token", new["token"], "no") == (0, took(2))
     dialog_finished(s, fakemodel, "confirmed: no")
     assert fakemodel.content_text(fakemodel.tool_results()[-2]) == "confirmed: yes"
 
@@ -170,7 +177,7 @@ def test_a_remapped_selector_key(pi_session: Any, pi_home: PiHome, fakemodel: Fa
     env = pi_home.env
     open_dialog(s, fakemodel, "test_select", {"title": "Pick a color", "options": COLORS})
     token(s, env)
-    assert cuewrap(env, "answer", str(s.pid), "3") == (0, "")  # ctrl+b ctrl+b enter
+    assert cuewrap(env, "answer", str(s.pid), "3") == (0, took(3))  # ctrl+b ctrl+b enter
     dialog_finished(s, fakemodel, "selected: Blue")
 
     (pi_home.agent_dir / "keybindings.json").write_text(
@@ -184,6 +191,32 @@ def test_a_remapped_selector_key(pi_session: Any, pi_home: PiHome, fakemodel: Fa
     assert "→ Red" in s.screen_text
     s.enter()
     dialog_finished(s, fakemodel, "selected: Red")
+
+
+def test_pi_took_another_option_than_the_one_asked_for(
+    pi_session: Any, pi_home: PiHome, fakemodel: FakeModel
+) -> None:
+    """Pi's keybindings file changed after Pi read it (Pi reads it at start and at /reload
+    only): cuewrap types the file's keys, Pi still reads its own, and the select closes with
+    another option than the one asked for. Pi says which (the bridge's ``ui_prompt_end``):
+    the answer prints it and fails, and the decision log has it. Then, with the file as Pi
+    read it again, a confirm closed with No when No was asked for is answered."""
+    s: PiSession = pi_session()
+    env = pi_home.env
+    open_dialog(s, fakemodel, "test_select", {"title": "Pick a color", "options": COLORS})
+    token(s, env)
+    bindings = pi_home.agent_dir / "keybindings.json"
+    bindings.write_text(json.dumps({"tui.select.down": "ctrl+b"}))  # Pi still moves with ↓
+    assert cuewrap(env, "answer", str(s.pid), "3") == (1, "Pi took option 1, not 3")
+    dialog_finished(s, fakemodel, "selected: Red")
+    [attempt] = attempts(s)
+    assert (attempt["option"], attempt["took"], attempt["result"]) == (3, 1, "other option taken")
+
+    bindings.unlink()
+    open_dialog(s, fakemodel, "test_confirm", {"title": "Deploy", "message": "Now?"})
+    token(s, env)
+    assert cuewrap(env, "answer", str(s.pid), "no") == (0, took(2))
+    dialog_finished(s, fakemodel, "confirmed: no")
 
 
 def test_no_such_session(pi_home: PiHome) -> None:
@@ -242,7 +275,7 @@ def test_another_uid_is_refused(pi_session: Any, pi_home: PiHome, fakemodel: Fak
     s.wait_log(lambda r: r.get("kind") == "answer_request" and r.get("why") == "another uid")
     time.sleep(0.3)
     assert "Now?" in s.screen_text  # still open
-    assert cuewrap(env, "answer", str(s.pid), "no") == (0, "")
+    assert cuewrap(env, "answer", str(s.pid), "no") == (0, took(2))
     dialog_finished(s, fakemodel, "confirmed: no")
 
 
@@ -266,7 +299,7 @@ def test_answer_to_dialog_closed_times(
         w = token(s, env, old)
         old = w["token"]
         t0 = time.monotonic()
-        assert cuewrap(env, "answer", "--token", w["token"], "yes") == (0, "")
+        assert cuewrap(env, "answer", "--token", w["token"], "yes") == (0, took(1))
         wall.append((time.monotonic() - t0) * 1000)
         dialog_finished(s, fakemodel, "confirmed: yes")
     inside = [float(a["ms"]) for a in attempts(s)]
@@ -299,7 +332,7 @@ def test_an_answer_from_elsewhere_clears_the_mark_and_shows_on_cue(
     open_dialog(s, fakemodel, "test_confirm", {"title": "Deploy", "message": "Now?"})
     wait_until(lambda: (last_title(s) or "").startswith("[?]"), 5, "the [?] mark", detail=s.dump)
     token(s, env)
-    assert cuewrap(env, "answer", str(s.pid), "yes") == (0, "")
+    assert cuewrap(env, "answer", str(s.pid), "yes") == (0, took(1))
     dialog_finished(s, fakemodel, "confirmed: yes")
     # the wait ended with the dialog: its reminder is stale, the [?] mark gone
     wait_until(lambda: not (last_title(s) or "").startswith("[?]"), 5, "the mark cleared")
@@ -334,7 +367,7 @@ def test_notify_command_gets_the_token_and_answers_with_it(
     assert answer["options"] == ["Yes", "No"]
     assert lines[1] == f"env={answer['token']}"
     assert wait_of(env, s.pid) is not None and wait_of(env, s.pid)["token"] == answer["token"]
-    assert cuewrap(env, "answer", "--token", answer["token"], "no") == (0, "")
+    assert cuewrap(env, "answer", "--token", answer["token"], "no") == (0, took(2))
     dialog_finished(s, fakemodel, "confirmed: no")
 
 
@@ -351,7 +384,7 @@ def test_an_ask_question_answered(
     s.prompt("ask me")
     w = token(s, env)
     assert (w["kind"], w["options"], w["count"]) == ("ask", None, 3)
-    assert cuewrap(env, "answer", str(s.pid), "green") == (0, "")
+    assert cuewrap(env, "answer", str(s.pid), "green") == (0, took_line(3, None))
     s.wait_for_screen(r"after the dialog")
     assert '="Green"' in fakemodel.content_text(fakemodel.tool_results()[-1])
 
@@ -372,5 +405,5 @@ def test_inline_rendering_too(pi_session: Any, pi_home: PiHome, fakemodel: FakeM
     for _ in range(2):
         open_dialog(s, fakemodel, "test_select", {"title": "Pick a color", "options": COLORS})
         token(s, env)
-        assert cuewrap(env, "answer", str(s.pid), "blue") == (0, "")
+        assert cuewrap(env, "answer", str(s.pid), "blue") == (0, took(3))
         dialog_finished(s, fakemodel, "selected: Blue")

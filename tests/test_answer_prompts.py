@@ -288,7 +288,7 @@ def test_keys_the_screen_and_the_close() -> None:
     replies = _ask(c, "3")
     c.test_reader.lines = BASH[:6]
     _loop_until(c.test_loop, lambda: bool(replies))
-    assert replies == [(True, "")]
+    assert replies == [(True, B.took_line(3, None, "the program"))]
     # the program exits: the token dies
     d = _answerer(BASH)
     d.fact(F.ChildExit(0, None), ())

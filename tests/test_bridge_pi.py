@@ -549,7 +549,7 @@ def test_rpc_events_dialogs_errors_and_privacy(
             assert isinstance(start, UiPromptStart) and start.dialog is not None
             assert re.fullmatch(r"12:[0-9a-f]{64}", start.dialog), start.dialog
             assert start == UiPromptStart("confirm", None, start.dialog)
-            assert end == UiPromptEnd("confirm")
+            assert end == UiPromptEnd("confirm", 1)  # it closed with Yes (confirmed: true)
 
             # an error run: two attempts (one retry), one settle with outcome "error"
             n = len(st.facts)

@@ -368,6 +368,13 @@ def test_ui_prompt_events() -> None:
         assert parse_line(line({"type": "ui_prompt_end", "kind": kind})) == UiPromptEnd(kind)
     bad_field({"type": "ui_prompt_start"})
     bad_field({"type": "ui_prompt_end", "kind": "Really delete?"})
+    # the option the dialog closed with: its number (0 none), never its label
+    end = {"type": "ui_prompt_end", "kind": "select"}
+    assert parse_line(line(with_(end, option=2))) == UiPromptEnd("select", 2)
+    assert parse_line(line(with_(end, option=0))) == UiPromptEnd("select", 0)
+    assert parse_line(line(with_(end, option=None))) == UiPromptEnd("select")
+    for bad in ("Blue", True, 1.5, -1, 1001):
+        bad_field(with_(end, option=bad))
 
 
 # -- pi.events ------------------------------------------------------------------------------

@@ -7,7 +7,8 @@ so that every part is built: the bridge server, the publisher (registry entry, t
 option), the screen gate or the output watch, the tmux side (a control-mode client, questions
 to tmux). A failure before the first part is the reference: nothing was built. After a failure
 at any later step, cuewrap's process must come to the same open files (by kind), threads,
-child processes, cuewrap files in its runtime and temp directories, and no window option.
+child processes, cuewrap files in its runtime and temp directories, and no window option;
+and its events file must say ``degraded`` (the session goes on), never ``exited``.
 """
 
 from __future__ import annotations
@@ -81,16 +82,19 @@ class Scene:
             d.mkdir(mode=0o700)
         self.rig = TmuxRig(pi_home)
         self.rig.log_path = tmp / "cuewrap.log"
+        self.events = tmp / "events.jsonl"  # outside the directories the snapshot looks at
         self.rig.env.update(
             XDG_RUNTIME_DIR=str(self.run_dir),
             TMPDIR=str(self.tmp_dir),
             CUEWRAP_DEBUG_FAULT=f"build:{fault}",
         )
         if generic:  # a program that draws once and stays
-            argv = [sys.executable, "-m", "cuewrap", "--log", str(self.rig.log_path), "--"]
-            argv += ["sh", "-c", "printf 'ready\\n'; exec sleep 100000"]
+            argv = [sys.executable, "-m", "cuewrap", "--events", str(self.events), "--log",
+                    str(self.rig.log_path), "--", "sh", "-c",
+                    "printf 'ready\\n'; exec sleep 100000"]  # fmt: skip
         else:
-            argv = pi_argv(["-e", str(TEST_EXT)], wrap=True, log_path=self.rig.log_path)
+            argv = pi_argv(["-e", str(TEST_EXT)], wrap=True, log_path=self.rig.log_path,
+                           cuewrap_args=["--events", str(self.events)])  # fmt: skip
         self.rig.start(argv)
         self.pid = self.rig.pane_pid(f"{SESSION}:0")
 
@@ -105,6 +109,17 @@ class Scene:
 
         wait_until(lambda: any(r.get("where") == "controller" for r in errors()), 30,
                    "the cue side's build to fail", detail=lambda: str(errors()))  # fmt: skip
+
+    def degraded(self) -> None:
+        """The events file says what happened: the cue side failed, the session goes on
+        (``degraded`` last, no ``exited``)."""
+
+        def states() -> list[str]:
+            text = self.events.read_text() if self.events.exists() else ""
+            return [json.loads(line)["state"] for line in text.splitlines()]
+
+        wait_until(lambda: states()[-1:] == ["degraded"], 10, "the degraded line", detail=states)
+        assert "exited" not in states(), states()
 
     def snapshot(self) -> dict[str, object]:
         fds = Counter()
@@ -146,6 +161,7 @@ def test_a_build_that_fails_at_any_step_leaves_nothing_open(
         ref = Scene(pi_home, _fresh(tmp_path / "keys"), "keys", generic)
         scenes.append(ref)
         ref.failed()
+        ref.degraded()
         want = ref.snapshot()
         # not vacuous: the reference is a running session (the relay's PTY, its child)
         assert want["children"] and "pts" in want["fds"] and want["window option"] == "", want
@@ -153,6 +169,7 @@ def test_a_build_that_fails_at_any_step_leaves_nothing_open(
             scene = Scene(pi_home, _fresh(tmp_path / step), step, generic)
             scenes.append(scene)
             scene.failed()
+            scene.degraded()
             wait_until(lambda s=scene: s.snapshot() == want, 15,  # type: ignore[misc]
                        f"what was built before {step} to be closed",
                        detail=lambda s=scene: f"want {want}\ngot  {s.snapshot()}")  # fmt: skip

@@ -545,7 +545,9 @@ def test_wake_effect_sets_one_timer_whose_tick_cues_after_idle() -> None:
     r.facts(UiPromptEnd("confirm"))  # the wait ended: its cue withdrawn, no more wake-ups
     assert [w[1] for w in r.calls("FakeDelivery", "withdraw")] == ["wait ended (ui_prompt_end)"]
     r.advance(3600.0)
-    assert r.logged("fact") == [{"type": "UiPromptEnd", "source": "bridge", "fact_kind": "confirm"}]
+    assert r.logged("fact") == [
+        {"type": "UiPromptEnd", "option": None, "source": "bridge", "fact_kind": "confirm"}
+    ]
 
 
 # -- job control -----------------------------------------------------------------------------

@@ -29,7 +29,13 @@ OSC777 = re.compile(rb"\x1b\]777;notify;([^;\x07\x1b]*);([^\x07\x1b]*)\x1b\\")
 MARK = b"\x1b]2;[?]"
 
 
-def start(tmp_path: Path, *steps: str, terminal: str = "osc777", quiet: float = 0) -> Session:
+def start(
+    tmp_path: Path,
+    *steps: str,
+    terminal: str = "osc777",
+    quiet: float = 0,
+    env: dict[str, str] | None = None,
+) -> Session:
     log = tmp_path / "log.jsonl"
     argv = ["-m", "cuewrap", "--log", str(log), "--", PY, CHILD, *steps]
     e = dict(os.environ)
@@ -42,6 +48,7 @@ def start(tmp_path: Path, *steps: str, terminal: str = "osc777", quiet: float = 
     )
     for var in ("TMUX", "CUEWRAP_LOG", "CUEWRAP_GENERIC_PRESET"):
         e.pop(var, None)
+    e.update(env or {})
     # default_signals: a run under nohup would leave SIGHUP ignored, and the session would
     # outlive the test (docs/testing.md, "Signals"); every session is closed at teardown
     p = pexpect.spawn(PY, argv, env=e, timeout=10, dimensions=(24, 80), preexec_fn=default_signals)
@@ -51,9 +58,15 @@ def start(tmp_path: Path, *steps: str, terminal: str = "osc777", quiet: float = 
     return Session(p, log)
 
 
-def away_then(tmp_path: Path, *steps: str, terminal: str = "osc777", quiet: float = 0) -> Session:
+def away_then(
+    tmp_path: Path,
+    *steps: str,
+    terminal: str = "osc777",
+    quiet: float = 0,
+    env: dict[str, str] | None = None,
+) -> Session:
     """The child ready and waiting, the user away; then the child goes on with ``steps``."""
-    s = start(tmp_path, "ready", "wait", *steps, terminal=terminal, quiet=quiet)
+    s = start(tmp_path, "ready", "wait", *steps, terminal=terminal, quiet=quiet, env=env)
     s.presence(AWAY, "away")
     s.go()
     return s
@@ -231,6 +244,23 @@ def test_quiet_after_output_while_away_one_seems_waiting_cue(tmp_path: Path) -> 
     absence_window(2.0, "a second quiet cue")
     assert len(s.notifications()) == 1 and MARK in s.out()
     assert len([r for r in s.records("cue") if r.get("signal") == "quiet"]) == 1
+    s.end()
+
+
+def test_after_a_tracker_failure_the_cue_waits_for_the_output_to_rest(tmp_path: Path) -> None:
+    """The output tracker fails (``CUEWRAP_DEBUG_FAULT=tracker``), and the child goes quiet
+    with a CSI left open: the quiet cue's notification waits until the child ends it, never
+    inside it (docs/terminal-guard.md#when-the-tracker-fails)."""
+    steps = ("sleep:0.6", "print:5:0.05", "raw:1b5b313b", "sleep:3", "raw:6d", "hold")
+    s = away_then(tmp_path, *steps, quiet=1.0, env={"CUEWRAP_DEBUG_FAULT": "tracker"})
+    s.p.expect("tick 4")
+    s.wait_notification("the seems-to-be-waiting cue", timeout=10)
+    out = s.out()
+    assert b"\x1b[1;m" in out, out  # nothing of cuewrap's inside the child's CSI
+    assert out.index(b"\x1b[1;m") < out.index(b"\x1b]777;") and out.count(b"\x1b]777;") == 1
+    waited = [r["seconds"] for r in s.records("inject_waited")]
+    assert waited and max(waited) > 1.0, waited  # it waited for the child's "m"
+    assert any(r.get("where") == "tracker" for r in s.records("internal_error"))
     s.end()
 
 

@@ -390,3 +390,38 @@ def test_a_failed_tracker_leaves_the_fallback_guard(tmp_path: Path, clipboard: s
     records = [json.loads(line) for line in log.read_text().splitlines()]
     fell = [r for r in records if r["kind"] == "guard_fallback"]
     assert len(fell) == 1 and fell[0]["clipboard"] == (clipboard != "allow"), fell
+
+
+@pytest.mark.parametrize("step", ["publisher", "delivery", "controller", "wired"])
+def test_a_cue_side_that_failed_is_degraded_in_the_events_file(tmp_path: Path, step: str) -> None:
+    """The cue side's build fails (``CUEWRAP_DEBUG_FAULT=build:<step>``, before or after the
+    publisher made its first line, or once the controller was built): the session runs on, so
+    the events file says ``degraded`` (not ``exited``) while it does, and ``exited`` last,
+    once, when the program exits."""
+    from waiting import wait_until
+
+    events = tmp_path / "events.jsonl"
+    argv = [PY, "-m", "cuewrap", "--events", str(events), "--", "sh", "-c",
+            "printf 'ready\\n'; read x; printf 'bye\\n'"]  # fmt: skip
+    e = env()
+    e["CUEWRAP_DEBUG_FAULT"] = f"build:{step}"
+    p = pexpect.spawn(argv[0], argv[1:], env=e, timeout=10, dimensions=(24, 80),
+                      preexec_fn=default_signals)  # fmt: skip
+
+    def states() -> list[str]:
+        text = events.read_text() if events.exists() else ""
+        return [json.loads(line)["state"] for line in text.splitlines()]
+
+    p.expect("ready")
+    wait_until(lambda: "degraded" in states(), 10, "the degraded line", detail=states)
+    time.sleep(0.3)  # nothing else comes while the program runs
+    running = states()
+    assert running[-1] == "degraded" and "exited" not in running, running
+    p.sendline("")
+    p.expect("bye")
+    p.expect(pexpect.EOF)
+    p.close()
+    assert p.exitstatus == 0
+    lines = [json.loads(line) for line in events.read_text().splitlines()]
+    assert [r["state"] for r in lines] == [*running, "exited"], lines
+    assert all(r["pid"] == lines[0]["pid"] and r["since"] > 0 for r in lines)

@@ -9,6 +9,7 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from shared import PtyChild, read_host
 
 from cuewrap.host import HostTerminal
 from cuewrap.loop import Loop
@@ -58,13 +59,6 @@ def test_a_report_split_across_reads_before_the_answer_is_replayed_whole() -> No
     assert t.pass_status_on() == WORKING
 
 
-class _Child:
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.pid = os.getpid()
-        self.reports = -1
-
-
 def _relay() -> tuple[Relay, int, list[int]]:
     """A relay writing to a pipe (the host); its read end, and every fd to close."""
     master, slave = os.openpty()
@@ -74,7 +68,7 @@ def _relay() -> tuple[Relay, int, list[int]]:
     host = HostTerminal(0, w)
     relay = Relay(
         Loop(),
-        _Child(master),  # type: ignore[arg-type]
+        PtyChild(master),  # type: ignore[arg-type]
         host,
         focus=None,
         tracker=OutputTracker(consume_status=True),
@@ -92,24 +86,16 @@ def host_pipe() -> Iterator[tuple[Relay, int]]:
         os.close(fd)
 
 
-def _read(fd: int) -> bytes:
-    """What the host got so far (b"" for nothing)."""
-    try:
-        return os.read(fd, 1000)
-    except BlockingIOError:
-        return b""
-
-
 def test_the_relay_writes_the_missed_report_at_the_answer_and_clears_at_exit(
     host_pipe: tuple[Relay, int],
 ) -> None:
     relay, r = host_pipe
     relay._output(b"frame " + IDLE)
-    assert _read(r) == b"frame "  # the host has not answered yet
+    assert read_host(r) == b"frame "  # the host has not answered yet
     relay._handle_input_items([TerminalAnswer("osc7501", "?")])
-    assert _read(r) == IDLE  # the state it missed
+    assert read_host(r) == IDLE  # the state it missed
     relay._output(WORKING)
-    assert _read(r) == WORKING
+    assert read_host(r) == WORKING
     # a stop (Ctrl-Z) undoes modes only; leaving for good clears the indicator too
     assert seq.PROGRAM_STATUS_CLEAR not in relay.restore_sequence()
     assert relay.restore_sequence(leaving=True).endswith(seq.PROGRAM_STATUS_CLEAR)
@@ -120,7 +106,7 @@ def test_the_relay_writes_the_missed_report_at_the_answer_and_clears_at_exit(
 def test_no_answer_no_report_and_no_clear(host_pipe: tuple[Relay, int]) -> None:
     relay, r = host_pipe
     relay._output(b"x" + WORKING)
-    assert _read(r) == b"x"
+    assert read_host(r) == b"x"
     assert relay.restore_sequence(leaving=True) == b""
 
 

@@ -7,8 +7,10 @@ control socket, ``control.py``) claims the token (``book.py``), has the screen r
 and types the keys only if the screen still shows the same dialog with the selection where
 it was: one write, at a safe point of the input (``Relay.type_to_child``). The dialog must
 then close (``ui_prompt_end``) within ``CLOSE_WITHIN`` seconds, or the answer has failed and
-nothing more is typed. Every attempt is one ``answer`` record in the decision log (where
-from, the option's number, the result, why; never a label).
+nothing more is typed; when ``ui_prompt_end`` says which option the dialog closed with (the
+bridge sees the dialog's result), it must be the one asked for, or the answer has failed.
+Every attempt is one ``answer`` record in the decision log (where from, the option's number,
+the option taken, the result, why; never a label).
 """
 
 from __future__ import annotations
@@ -89,6 +91,7 @@ class Answerer:
     # seconds the dialog must have been on the screen before keys are typed into it (an
     # answer that comes sooner waits, then the screen is read again)
     settle = 0.0
+    program = "Pi"  # who closes the dialog (the line cuewrap answer prints)
 
     def __init__(
         self,
@@ -143,7 +146,7 @@ class Answerer:
             elif not (fact.kind == "custom" and self._open is not None and self._open[1] == "ask"):
                 self._end("another dialog opened")  # (Pi wraps Ask's own overlay as custom)
         elif isinstance(fact, F.UiPromptEnd):
-            self._closed()
+            self._closed(fact.option)
         elif isinstance(fact, F.ToolStart) and fact.tool_name == ASK_TOOL:
             self._ask_checks[fact.tool_call_id] = fact.dialog
             while len(self._ask_checks) > ASK_CALLS:
@@ -241,9 +244,17 @@ class Answerer:
         self._stop_reader()
         self._release()
 
-    def _closed(self) -> None:
-        if self.book.in_flight is not None and self._typed:
-            self._finish(True, "", "the dialog closed")
+    def _closed(self, took: int | None = None) -> None:
+        """The dialog closed; ``took``: the option it closed with, when the program said it
+        (Pi's bridge: ``ui_prompt_end``'s ``option``; 0 none)."""
+        claim = self.book.in_flight
+        if claim is not None and self._typed:
+            asked = claim.option + 1
+            line = B.took_line(asked, took, self.program)
+            if took is None or took == asked:
+                self._finish(True, line, "the dialog closed", took=took)
+            else:
+                self._finish(False, line, "another option was taken", took=took)
         self._end("the dialog closed")
 
     def _end(self, why: str) -> None:
@@ -365,7 +376,9 @@ class Answerer:
         if self.book.in_flight is not None:
             self._finish(False, B.NOT_CLOSED, f"no ui_prompt_end within {CLOSE_WITHIN:g} s")
 
-    def _finish(self, ok: bool, reply_why: str, why: str) -> None:
+    def _finish(self, ok: bool, reply_why: str, why: str, took: int | None = None) -> None:
+        """The answer in flight is over: its record, and the reply (``reply_why``: the line
+        ``cuewrap answer`` prints)."""
         claim = self.book.settle()
         if self._hold is not None:
             self._hold.cancel()
@@ -377,7 +390,7 @@ class Answerer:
         now = time.monotonic()
         ms = round((now - self._started) * 1000, 1)
         keys_ms = round((now - self._typed_at) * 1000, 1) if self._typed else None
-        self._attempt(self._source, option, ok, why, ms=ms, keys_ms=keys_ms)
+        self._attempt(self._source, option, ok, why, ms=ms, keys_ms=keys_ms, took=took)
         reply, self._reply = self._reply, None
         if reply is not None:
             reply(ok, reply_why)
@@ -390,10 +403,15 @@ class Answerer:
         why: str,
         ms: float | None = None,
         keys_ms: float | None = None,
+        took: int | None = None,
     ) -> None:
         result = "answered" if ok else "refused"
+        if took is not None and took != option:
+            result = "other option taken"  # the keys went in, the dialog closed otherwise
         fields: dict[str, Any] = {"source": source, "option": option, "result": result,
                                   "why": why}  # fmt: skip
+        if took is not None:
+            fields["took"] = took  # the option the dialog closed with (0: none), as Pi said
         if ms is not None:
             fields["ms"] = ms  # from the claim
         if keys_ms is not None:
@@ -401,7 +419,8 @@ class Answerer:
         self.log.write("answer", **fields)
         at = time.strftime("%H:%M:%S", time.localtime())
         what = f"option {option}" if option is not None else "no option"
-        self.last = f"{at} from the {source}, {what}: {result} ({why})"
+        said = f", {self.program} took {took or 'none'}" if took is not None else ""
+        self.last = f"{at} from the {source}, {what}: {result}{said} ({why})"
 
     # -- a notification of the wait (notify.command) -------------------------------------
     @property

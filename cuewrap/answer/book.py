@@ -30,6 +30,19 @@ UNSAFE = "the input is in the middle of a key sequence or a paste"
 BURNT = 64  # spent tokens remembered (a replay of one says "stale token")
 
 
+def took_line(asked: int, took: int | None, program: str = "Pi") -> str:
+    """The line ``cuewrap answer`` prints once the dialog closed after option ``asked`` was
+    typed (1-based): the option the program says it closed with (``took``: 0 none, None not
+    said). Numbers only: a label is not the command's to print."""
+    if took is None:
+        return f"option {asked} typed; the dialog closed (which option it took is not reported)"
+    if took == asked:
+        return f"{program} took option {asked}"
+    if took == 0:
+        return f"{program} closed the dialog without an option, not {asked}"
+    return f"{program} took option {took}, not {asked}"
+
+
 class Ticket(NamedTuple):
     token: str
     wait: int  # the answerer's count of answerable waits

@@ -2,8 +2,9 @@
 ``cuewrap mute PID [DURATION]`` / ``cuewrap unmute PID`` (docs/attention.md).
 
 Finds the session (by pid, or the one whose answerable wait has that token, in the registry),
-connects to its control socket, sends one request and prints nothing on success (exit 0: the
-dialog closed with that answer) or one line saying why not (exit 1). Usage errors exit 2.
+connects to its control socket, sends one request and prints one line: the option the dialog
+closed with (exit 0: that answer; the session's ``took_line``) or why not (exit 1; also when
+Pi closed it with another option). Usage errors exit 2.
 """
 
 from __future__ import annotations
@@ -98,11 +99,10 @@ def answer_command(argv: Sequence[str], env: Mapping[str, str] | None = None) ->
     if path is None:
         print(NO_SESSION)
         return 1
-    ok, why = send(path, wire.request_line(choice, token))
-    if ok:
-        return 0
-    print(why)
-    return 1
+    ok, said = send(path, wire.request_line(choice, token))
+    if said or not ok:  # what the dialog closed with, or why not
+        print(said)
+    return 0 if ok else 1
 
 
 MUTE_USAGE = "usage: cuewrap mute PID [DURATION] | cuewrap unmute PID  (DURATION: 30m, 2h, 1d, 90s)"

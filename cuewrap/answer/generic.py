@@ -50,6 +50,7 @@ class GenericAnswerer(Answerer):
     # 50 ms always, at 100 ms not in these runs, and once at about 100 ms after cuewrap saw
     # it): an answer sooner than this after the token waits, then the screen is read again
     settle = SETTLE
+    program = "the program"  # it does not say which option it took: the line says so
 
     def __init__(
         self,

@@ -8,8 +8,9 @@ Request: one JSON object on one line, at most ``MAX_REQUEST`` bytes with its new
     {"v": 1, "op": "unmute"}                                   cuewrap unmute
     {"v": 1, "op": "popup"}            another session: show the desktop popup you lead
 
-Reply: ``{"ok": true}`` or ``{"ok": false, "why": "<one line>"}``. Anything else is refused
-with a reason (``read_request`` never raises on any bytes).
+Reply: ``{"ok": true}``, ``{"ok": true, "said": "<one line>"}`` (an answer: what the dialog
+closed with) or ``{"ok": false, "why": "<one line>"}``. Anything else is refused with a reason
+(``read_request`` never raises on any bytes).
 """
 
 from __future__ import annotations
@@ -88,6 +89,11 @@ def read_request(data: bytes) -> Request | MuteRequest | PopupRequest | Incomple
     return Request(choice, token)
 
 
+def _line(text: str) -> bool:
+    """One printable line, bounded: what a reply may make the command print."""
+    return 0 < len(text) <= MAX_CHOICE and text.isprintable()
+
+
 def request_line(choice: str, token: str | None) -> bytes:
     obj: dict[str, object] = {"v": VERSION, "op": "answer", "choice": choice}
     if token is not None:
@@ -103,14 +109,18 @@ def mute_line(muted: bool, duration: float | None) -> bytes:
 
 
 def reply_line(ok: bool, why: str = "") -> bytes:
+    """``why``: why not, or what was done (``said``: none when empty)."""
     obj: dict[str, object] = {"ok": ok}
     if not ok:
         obj["why"] = why
+    elif why:
+        obj["said"] = why
     return json.dumps(obj).encode() + b"\n"
 
 
 def read_reply(data: bytes) -> tuple[bool, str]:
-    """The session's reply as (ok, why); a broken one is not ok."""
+    """The session's reply as (ok, why not / what was done: "" when it said nothing); a
+    broken one is not ok."""
     try:
         obj = json.loads(data.split(b"\n", 1)[0][:MAX_REQUEST].decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
@@ -118,6 +128,7 @@ def read_reply(data: bytes) -> tuple[bool, str]:
     if not isinstance(obj, dict) or not isinstance(obj.get("ok"), bool):
         return False, "the session gave no answer"
     if obj["ok"]:
-        return True, ""
+        said = obj.get("said")
+        return True, said if isinstance(said, str) and _line(said) else ""
     why = obj.get("why")
     return False, why if isinstance(why, str) and why else "refused"

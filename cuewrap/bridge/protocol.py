@@ -51,6 +51,7 @@ MAX_PATH = 4096  # session file paths
 MAX_NAME = 256  # tool names, session names, Pi version
 MAX_CAPABILITIES = 64  # words in a hello's capabilities list
 MAX_SUMMARY = 1000  # characters of a summary kept (the extension sends at most 200)
+MAX_OPTION = 1000  # a dialog's option number (ui_prompt_end's ``option``; the extension's too)
 
 RejectReason = Literal["too_long", "bad_json", "unknown_type", "bad_field"]
 CueAction = str  # "status", "on", "off", "unmute", "mute" or "mute DURATION" (_MUTE)
@@ -169,6 +170,14 @@ def _int(obj: dict[str, object], key: str, lo: int, hi: int) -> int:
     if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
         raise _Bad(key)
     return v
+
+
+def _opt_int(obj: dict[str, object], key: str, lo: int, hi: int) -> int | None:
+    """An optional *int* (absent or ``null`` gives None)."""
+    v = _get(obj, key)
+    if v is _MISSING or v is None:
+        return None
+    return _int(obj, key, lo, hi)
 
 
 def _words(obj: dict[str, object], key: str, most: int) -> frozenset[str] | None:
@@ -324,7 +333,9 @@ _BUILDERS: dict[str, Callable[[dict[str, object]], Parsed]] = {
     "ui_prompt_start": lambda o: UiPromptStart(
         _req_word(o, "kind"), _summary(o), _summary(o, "dialog")
     ),
-    "ui_prompt_end": lambda o: UiPromptEnd(_req_word(o, "kind")),
+    "ui_prompt_end": lambda o: UiPromptEnd(
+        _req_word(o, "kind"), _opt_int(o, "option", 0, MAX_OPTION)
+    ),
     "rpiv:ask-user:blocked": _ask_blocked,
     "subagent:async-started": _subagent_started,
     "subagent:async-complete": _subagent_complete,

@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     from cuewrap.relay.decisions import OutputDecisions
     from cuewrap.term.fallback import GuardFallback
     from cuewrap.term.provenance import MarkFinder
+    from cuewrap.term.rest import RestWatch
 
 READ_SIZE = 65536
 BATCH_AFTER = 4000  # a read this large (Linux's PTY hands out 4095 at most) may have more behind
@@ -177,6 +178,8 @@ class Relay:
         self.tracker = tracker  # None: output passes unscanned (it failed)
         self._fallback_classes = fallback
         self.fallback: GuardFallback | None = None  # the guard left after the tracker failed
+        # where the output stands once the tracker failed (None: it did not, or this failed)
+        self.rest: RestWatch | None = None
         # the tracker failed after the host was shown the child's status: clear it at exit
         self._status_left = False
         self.injector = injector
@@ -591,7 +594,7 @@ class Relay:
                     self._report("screen", exc)
         tracker = self.tracker
         if tracker is None:
-            self.host.write(self._unscanned(data))
+            self._write_unscanned(data)
             return
         if self._output_timer is not None:
             self._output_timer.cancel()
@@ -600,7 +603,7 @@ class Relay:
             out, events, safe = tracker.feed(data)
         except Exception as exc:
             self._filter_failed("tracker", exc)
-            self.host.write(self._unscanned(data))
+            self._write_unscanned(data)
             return
         host = self.host
         if out and not host.out_dead:
@@ -699,6 +702,26 @@ class Relay:
             rest = self.tracker.flush()
             self.host.write(rest)
             self.injector.set_safe(self.tracker.safe)
+
+    def _write_unscanned(self, data: bytes) -> None:
+        """Output without the tracker: through the fallback guard, then cuewrap's own bytes
+        that waited, if the output is at rest now (``term/rest.py``; never, once that
+        failed too: they go at the end of the output)."""
+        out = self._unscanned(data)
+        self.host.write(out)
+        rest = self.rest
+        if rest is None:
+            return
+        try:
+            safe = rest.feed(out)
+        except Exception as exc:  # pure and small: not expected; then nothing is at rest
+            self.rest = None
+            self.injector.set_safe(False)
+            self._report("rest", exc)
+            return
+        self.injector.set_safe(safe)
+        if safe and self.injector.queue:
+            self.injector.flush()
 
     def _unscanned(self, data: bytes) -> bytes:
         """Output without the tracker: through the fallback guard, when there is one."""
@@ -864,7 +887,11 @@ class Relay:
             if self.tracker is not None:  # its reports reached the host: unknown from now on
                 self._status_left = not self.tracker.consume_status
             self.tracker = None
-            self.injector.set_safe(True)
+            # from now on the rest watch says where the output stands, from where the tracker
+            # left it (inside something: not at rest until the stream says where it is)
+            from cuewrap.term.rest import RestWatch
+
+            self.rest = RestWatch(known=self.injector.safe)
             clipboard, outside = self._fallback_classes
             if clipboard or outside:
                 from cuewrap.term.fallback import GuardFallback

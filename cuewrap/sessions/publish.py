@@ -41,6 +41,16 @@ def ttyname(fd: int = 0) -> str | None:
         return None
 
 
+def write_event(fd: int, state: str, since: float, **extra: Any) -> None:
+    """One line of the events file (docs/scripting.md): ``state``, ``since``, ``pid``, then
+    ``extra``. Raises OSError."""
+    import json
+
+    line: dict[str, Any] = {"state": state, "since": round(since, 3), "pid": os.getpid()}
+    line.update(extra)
+    os.write(fd, (json.dumps(line) + "\n").encode())
+
+
 class Where:
     """Where this session runs: its pid, cuewrap's own terminal, its tmux pane."""
 
@@ -252,18 +262,15 @@ class Publisher:
     def _event(self, g: Glance, muting: bool = False) -> None:
         if self.events_fd is None:
             return
-        import json
-
-        line: dict[str, Any] = {"state": g.state, "since": round(self.since, 3)}
-        line["pid"] = self.where.pid
+        extra: dict[str, Any] = {}
         if self.source:
-            line["source"] = self.source
+            extra["source"] = self.source
         if g.outcome is not None:
-            line["outcome"] = g.outcome
+            extra["outcome"] = g.outcome
         if self._muted[0] or muting:  # while muted, and the unmute's own line
-            line["muted"], line["muted_until"] = self._muted
+            extra["muted"], extra["muted_until"] = self._muted
         try:
-            os.write(self.events_fd, (json.dumps(line) + "\n").encode())
+            write_event(self.events_fd, g.state, self.since, **extra)
         except OSError as exc:
             self.on_error("events.write", exc)
 
@@ -295,9 +302,15 @@ class Publisher:
         """The cue side's build failed after this was made: the entry and the window option
         go, but the session runs on (no ``exited`` is said) and its events file stays the
         session's (it closes it)."""
+        self.detach()
+        self.close()
+
+    def detach(self) -> None:
+        """The session runs on without its cue side: its events file stays the session's
+        (nothing more is written to it here) and no ``exited`` is said; :meth:`close` then
+        removes the entry and the window option only."""
         self.events_fd = None
         self.state = EXITED  # said by nobody: close() says it only when not yet
-        self.close()
 
     def _unset_tmux(self, muted_only: bool = False) -> None:
         """At the end, off the loop (it is ending): one short tmux command, waited for."""

@@ -18,6 +18,7 @@ cuewrap, an exception inside cuewrap): the host terminal first.
 from __future__ import annotations
 
 import os
+import time
 
 from cuewrap.context import Context
 from cuewrap.decisionlog import DecisionLog, LogFileError, open_append
@@ -93,6 +94,7 @@ class Session:
         self.controller: Controller | None = None  # the cue side: bridge, engine, effectors
         self.relay: Relay | None = None
         self.bridge_injected = False  # Pi's argv has the extension (its channel is open)
+        self._degraded = False  # the cue side failed: the events file said "degraded"
 
     def run(self) -> int:
         # what the session holds, given back last taken first on every way out: the log, the
@@ -198,6 +200,10 @@ class Session:
 
     def _close_events(self) -> None:
         if self.events_fd is not None:  # no controller took it (no cues: no states)
+            if self._degraded:  # it said "degraded": the last word is still "exited"
+                from cuewrap.states import EXITED
+
+                self._event(EXITED)
             os.close(self.events_fd)
             self.events_fd = None
 
@@ -281,28 +287,47 @@ class Session:
         return make
 
     def _start_controller(self, plan: Plan, edge: Edge) -> Controller | None:
+        from cuewrap.states import DEGRADED
+
         try:
             from cuewrap.wiring.cueside import build_controller
 
             self.controller = build_controller(self.ctx, plan, edge)
-            self.events_fd = None  # the controller's now
             if "build:wired" in self.env.get("CUEWRAP_DEBUG_FAULT", ""):
                 from cuewrap.wiring._faults import fail_before
 
                 fail_before("wired", self.env)
+            self.events_fd = None  # the controller's now
         except Exception as exc:  # fail open: Pi runs as a plain passthrough
             self.log.error("controller", exc)
             if self.controller is not None:  # built, then its wiring failed: it closes all
-                try:
+                try:  # but the session goes on: no "exited", the events file stays its own
+                    self.controller.publisher.detach()
                     self.controller.close()
                 except Exception as close_exc:
                     self.log.error("controller.close", close_exc)
             self.controller = None
             if plan.channel is not None:
                 plan.channel.close()
+            self._event(DEGRADED)
         finally:  # the start-up is over
             self._start_done()
         return self.controller
+
+    def _event(self, state: str) -> None:
+        """A line of the events file while the session holds it (its cue side failed:
+        ``degraded`` then, ``exited`` at the end; docs/scripting.md)."""
+        if self.events_fd is None:
+            return
+        from cuewrap.sessions.publish import write_event
+        from cuewrap.states import DEGRADED
+
+        if state == DEGRADED:
+            self._degraded = True
+        try:
+            write_event(self.events_fd, state, time.time())
+        except OSError as exc:
+            self.log.error("events.write", exc)
 
     def _fallback_classes(self) -> tuple[bool, bool]:
         """What the output keeps guarded if its tracker fails (``term.fallback``): nothing

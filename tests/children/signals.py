@@ -14,6 +14,7 @@ Steps, run in order (raw mode, no echo):
   osc99:ID:TITLE:BODY kitty multi-part: title chunk (d=0), then body chunk (d=1), same id
   7501:STATE:APP      ESC ] 7501 ; state=STATE:app=APP ST
   print:N:EVERY       N lines "tick I", one every EVERY seconds
+  raw:HEX             the bytes HEX (e.g. an escape sequence left open: raw:1b5b313b)
   exit:N              exit with status N
   hold                sleep until killed
 """
@@ -65,6 +66,8 @@ def main() -> None:
             for i in range(int(n)):
                 out(f"tick {i}\r\n")
                 time.sleep(float(every))
+        elif name == "raw":
+            os.write(1, bytes.fromhex(arg))
         elif name == "exit":
             sys.exit(int(arg))
         elif name == "hold":

@@ -18,6 +18,10 @@
  *   characters in a `summary` field. Never the prompt, and nothing of the kind otherwise.
  * - Handlers never wait for the socket, and every failure is swallowed: if the socket is missing
  *   or fails, this runtime stays silent and Pi is unaffected.
+ * - The option a `confirm` or `select` dialog closed with: this module wraps ctx.ui.select and
+ *   ctx.ui.confirm (the runner's UI object, once per runtime) to see their result, and
+ *   `ui_prompt_end` carries it as `option` — its number as the dialog lists it (confirm: 1 yes,
+ *   2 no), 0 for none — never its label. cuewrap checks an answer from elsewhere with it.
  * - `/cue` asks cuewrap for its status page, `/cue on|off` toggles cues, `/cue mute [DURATION]`
  *   and `/cue unmute` mute this session (docs/attention.md); cuewrap may also push
  *   {"type":"notify","text":…} lines, shown with ctx.ui.notify.
@@ -55,6 +59,10 @@ const MAX_SUMMARY = 200; // code points of a summary (cuewrap's whole notificati
 const SCAN_SUMMARY = 4096; // UTF-16 units of a text looked at for its first line
 const ASK_TOOL = "ask_user_question";
 const REQUEST_TIMEOUT_MS = 3000;
+const TAKEN_WAIT_MS = 250; // how long ui_prompt_end waits for its dialog's result
+const UI_ORIGINAL = Symbol.for("cuewrap.bridge.ui-original"); // the UI's own select/confirm
+const UI_WATCHER = Symbol.for("cuewrap.bridge.ui-watcher"); // the channel that wraps them now
+const MAX_OPTION = 1000;
 
 type Json = Record<string, unknown>;
 
@@ -327,6 +335,7 @@ function divert(p: Provenance, data: string): void {
 }
 
 type Write = (chunk: unknown, encoding?: unknown, cb?: unknown) => boolean;
+type UiCall = (...args: unknown[]) => unknown;
 
 /** Wrap process.stdout.write, once per process (only when cuewrap started Pi). */
 function wrapStdout(): void {
@@ -362,6 +371,16 @@ function wrapStdout(): void {
 	} as Write;
 }
 
+/** A select's result as its option's number (1-based); 0 for none (cancelled); unknown when
+ * the label is not one of the options or is there twice. */
+function selectedOption(options: unknown, value: unknown): number | undefined {
+	if (value === undefined || value === null) return 0;
+	if (!Array.isArray(options) || typeof value !== "string") return undefined;
+	const at = options.indexOf(value);
+	if (at < 0 || at !== options.lastIndexOf(value) || at + 1 > MAX_OPTION) return undefined;
+	return at + 1;
+}
+
 // -- one connection per extension runtime -----------------------------------------------------
 
 class Channel {
@@ -373,6 +392,8 @@ class Channel {
 	private pending = new Map<number, (text: string | undefined) => void>();
 	ctx: ExtensionContext | undefined; // the last context seen in this runtime
 	parent: string | null = null; // getSessionFile() ?? getSessionId() of that context
+	// the outermost confirm/select open now: its kind and the option it closes with
+	private taken: { kind: string; option: Promise<number | undefined> } | undefined;
 
 	constructor(private readonly config: Config | undefined) {}
 
@@ -427,6 +448,61 @@ class Channel {
 		} catch {
 			// keep the previous value
 		}
+		if (this.active) this.watchDialogs(ctx);
+	}
+
+	/** Wrap the runner's UI object's select and confirm (every ctx.ui of this runtime is that
+	 * object) to see the option each dialog closes with. The UI's own functions are kept on the
+	 * object, so a later runtime (/reload) wraps those, not this runtime's wrappers. The
+	 * result is passed on untouched; nothing here can change what the caller gets. */
+	private watchDialogs(ctx: ExtensionContext): void {
+		try {
+			if (ctx.hasUI !== true) return; // no dialogs (and Pi's shared no-op UI is left alone)
+			const ui = ctx.ui as unknown as Record<string | symbol, unknown>;
+			if (!ui || typeof ui !== "object" || ui[UI_WATCHER] === this) return;
+			let original = ui[UI_ORIGINAL] as { select: UiCall; confirm: UiCall } | undefined;
+			if (!original) {
+				if (typeof ui.select !== "function" || typeof ui.confirm !== "function") return;
+				original = { select: ui.select as UiCall, confirm: ui.confirm as UiCall };
+				Object.defineProperty(ui, UI_ORIGINAL, { value: original, configurable: true });
+			}
+			const orig = original;
+			ui.select = (title: unknown, options: unknown, opts?: unknown): unknown => {
+				const result = orig.select.call(ui, title, options, opts);
+				this.watch("select", result, (v) => selectedOption(options, v));
+				return result;
+			};
+			ui.confirm = (title: unknown, message: unknown, opts?: unknown): unknown => {
+				const result = orig.confirm.call(ui, title, message, opts);
+				this.watch("confirm", result, (v) => (v === true ? 1 : v === false ? 2 : undefined));
+				return result;
+			};
+			Object.defineProperty(ui, UI_WATCHER, { value: this, configurable: true, writable: true });
+		} catch {
+			// no result in ui_prompt_end: cuewrap then vouches for the keys it typed only
+		}
+	}
+
+	private watch(kind: string, result: unknown, option: (v: unknown) => number | undefined): void {
+		try {
+			if (this.taken !== undefined || !(result instanceof Promise)) return; // nested: the outer
+			this.taken = {
+				kind,
+				option: result.then(
+					(v) => option(v),
+					() => undefined,
+				),
+			};
+		} catch {
+			this.taken = undefined;
+		}
+	}
+
+	/** The result of the dialog that just closed, if it is a confirm/select of ours. */
+	takeOption(kind: string | null): Promise<number | undefined> | undefined {
+		const taken = this.taken;
+		this.taken = undefined;
+		return taken !== undefined && taken.kind === kind ? taken.option : undefined;
 	}
 
 	/** Queue one message; connects (auth + hello) first when needed. Never throws or waits. */
@@ -717,7 +793,30 @@ export default function cuewrapBridge(pi: ExtensionAPI): void {
 		// (docs/answering.md): the title's length and MAC, never its text
 		dialog: e.kind === "confirm" || e.kind === "select" ? channel.titleCheck(e.title) : undefined,
 	}));
-	forward<Json>("ui_prompt_end", (e) => ({ type: "ui_prompt_end", kind: word(e.kind) ?? null }));
+	// with the option the dialog closed with, once its promise has settled (it has, or does in
+	// a moment: Pi emits ui_prompt_end from its own .finally of that promise)
+	pi.on("ui_prompt_end", (e, ctx) => {
+		try {
+			channel.remember(ctx);
+			const kind = word(e.kind) ?? null;
+			const option = channel.takeOption(kind);
+			let sent = false;
+			const send = (taken?: number): void => {
+				if (sent) return;
+				sent = true;
+				if (channel.active) channel.send({ type: "ui_prompt_end", kind, option: taken });
+			};
+			if (option === undefined) {
+				send();
+				return;
+			}
+			option.then(send, () => send());
+			const timer = setTimeout(() => send(), TAKEN_WAIT_MS);
+			timer.unref?.();
+		} catch {
+			// never disturb Pi
+		}
+	});
 
 	// pi.events: exactly these channels. No context comes with them: they use the last one.
 	const bus = (channelName: string, build: (data: unknown) => Json) => {
