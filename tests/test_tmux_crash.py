@@ -153,7 +153,7 @@ def _storm(server: Server, tmp_path: Path, command: list[str], starts: int, gap:
 def test_many_starts_while_windows_switch_never_crash_tmux(server: Server, tmp_path: Path) -> None:
     """cuewrap in generic mode (a program that writes a line, then waits): a few hundred
     starts, each one asks tmux for the pane's view."""
-    program = "echo working; sleep 0.3"
+    program = "echo working; sleep 1"  # long enough for cuewrap to ask tmux on a busy machine
     command = [sys.executable, "-m", "cuewrap", "--log", "{log}", "--", "sh", "-c", program]
     _storm(server, tmp_path, command, STARTS, 0.1)
 
