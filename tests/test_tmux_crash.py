@@ -11,14 +11,18 @@ commands, which tmux never sends notifications to.
 Here, as an orchestrator that opens an agent per window would: cuewrap started again and again
 in new windows of a private server with a user's client attached, while a thread switches
 windows and toggles ``focus-events`` without pause. The server must be alive at the end, and
-every cuewrap must have asked tmux (so that the scene really had cuewrap inside tmux).
+every cuewrap must have asked tmux (so that the scene really had cuewrap inside tmux). Each
+test runs with the system's tmux (Debian 12's 3.3a) and with tmux 3.5a, the last release with
+the crash, built from Debian's source package by scripts/install-tmux.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import threading
@@ -28,7 +32,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pirig import TEST_EXT, PiHome, PiSession, pi_argv
+from pirig import TEST_EXT, PiHome, PiSession, _installed, pi_argv, under_ci
 from tmuxrig import need_tmux
 
 pytestmark = pytest.mark.tmux
@@ -37,12 +41,38 @@ STARTS = 200  # cuewrap started this many times (the code before died within ~10
 AT_ONCE = 8  # windows running a cuewrap at a time
 
 
+TMUX_VERSIONS = ("system", "3.5a")
+
+
+@functools.cache
+def _tmux_bin(version: str) -> Path:
+    return _installed("install-tmux", version)
+
+
+@pytest.fixture(params=TMUX_VERSIONS)
+def tmux_path(request: pytest.FixtureRequest) -> str:
+    """What to put first on PATH to run tmux (and so cuewrap's tmux commands): nothing for the
+    system's, the bin directory of scripts/install-tmux for another version."""
+    need_tmux()
+    version = str(request.param)
+    if version == "system":
+        return ""
+    try:
+        bindir = _tmux_bin(version)
+    except (RuntimeError, subprocess.TimeoutExpired) as exc:
+        msg = f"tmux {version} could not be built here (scripts/install-tmux): {exc}"
+        if under_ci():
+            pytest.fail(msg, pytrace=False)
+        pytest.skip(msg)
+    return f"{bindir}{os.pathsep}"
+
+
 class Server:
-    def __init__(self, root: Path, env: dict[str, str]) -> None:
-        need_tmux()
+    def __init__(self, root: Path, env: dict[str, str], first: str) -> None:
         self.root = root
-        self.env = env
-        self.base = ["tmux", "-L", f"cuewrap-crash-{uuid.uuid4().hex[:10]}", "-f", "/dev/null"]
+        self.env = {**env, "PATH": first + env.get("PATH", os.defpath)}
+        tmux = shutil.which("tmux", path=self.env["PATH"]) or "tmux"
+        self.base = [tmux, "-L", f"cuewrap-crash-{uuid.uuid4().hex[:10]}", "-f", "/dev/null"]
         self.client: PiSession | None = None
 
     def tmux(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -76,8 +106,8 @@ class Server:
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
-    s = Server(tmp_path, dict(os.environ))
+def server(tmp_path: Path, tmux_path: str) -> Iterator[Server]:
+    s = Server(tmp_path, dict(os.environ), tmux_path)
     yield s
     s.close()
 
@@ -114,6 +144,8 @@ def _storm(server: Server, tmp_path: Path, command: list[str], starts: int, gap:
     """Start ``command`` (a cuewrap line, ``{log}`` for its log's path) ``starts`` times in new
     windows, at most AT_ONCE at a time, while windows are switched; then check the server."""
     server.start()
+    version = server.tmux("display-message", "-p", "#{version}").stdout.strip()
+    print(f"tmux {version}: {starts} starts")
     stop = threading.Event()
     counts = [0]
     switcher = threading.Thread(target=_switcher, args=(server, stop, counts), daemon=True)
@@ -159,10 +191,12 @@ def test_many_starts_while_windows_switch_never_crash_tmux(server: Server, tmp_p
 
 
 @pytest.mark.parametrize("pi_version", ["1.4.0"])
-def test_pi_starts_while_windows_switch_never_crash_tmux(pi_home: PiHome, tmp_path: Path) -> None:
+def test_pi_starts_while_windows_switch_never_crash_tmux(
+    pi_home: PiHome, tmp_path: Path, tmux_path: str
+) -> None:
     """``cuewrap pi`` itself, as the issue's users ran it: started in new windows while a
     script switches windows; each is ended (SIGTERM) after a few seconds."""
-    server = Server(tmp_path, dict(pi_home.env))
+    server = Server(tmp_path, dict(pi_home.env), tmux_path)
     try:
         argv = pi_argv(["-e", str(TEST_EXT)], wrap=True, log_path=Path("{log}"))
         command = ["sh", "-c", 'timeout --foreground 6 "$@"; exit 0', "sh", *argv]
