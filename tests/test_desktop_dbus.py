@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -437,3 +438,58 @@ def test_pi_killed_while_waiting_leaves_only_the_exited_cue(
     assert [h["id"] for h in closed] == [first_id], closed
     dunstctl(dunst.env, "close-all")
     assert "Was killed (signal 9)" in [h["body"] for h in history(dunst.env)]
+
+
+# -- one worker for the notifications and the do-not-disturb watch ---------------------------
+class Log:
+    """What DesktopWatch writes to the decision log."""
+
+    def __init__(self) -> None:
+        self.records: list[dict[str, Any]] = []
+
+    def write(self, kind: str, **fields: Any) -> None:
+        self.records.append({"kind": kind, **fields})
+
+
+def desktop_workers() -> list[list[str]]:
+    """This process's children that run a worker of cuewrap.deliver (their argv)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                argv = fh.read().decode(errors="replace").split("\0")
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == os.getpid() and any("cuewrap.deliver." in a for a in argv):
+            found.append(argv)
+    return found
+
+
+def test_the_watch_and_the_notifications_share_one_lean_worker(dunst: Session) -> None:
+    """The do-not-disturb watch and the notifications of one session are one process
+    (``python -S``: the footprint, docs/benchmarks.md); the watch's reads neither hold up a
+    notification nor swallow a click; a pause of dunst is read through it; the last user out
+    ends it."""
+    from cuewrap.deliver.dnd import DesktopWatch
+
+    loop, records, log, changes = Loop(), Records(), Log(), []
+    watch = DesktopWatch(loop, dunst.env, log, changes.append)  # type: ignore[arg-type]
+    run_until(loop, lambda: [r for r in log.records if r.get("readable")], "the first reading")
+    n = DBusNotifier(loop, records, env=dunst.env)
+    n.send(1, "Pi — work", "Finished", lambda: True)
+    run_until(loop, lambda: records.of("delivery", cue=1, state="delivered"), "delivered")
+    [worker] = desktop_workers()
+    assert worker[1] == "-S" and "cuewrap.deliver.dbus_worker" in worker[3], worker
+    dunstctl(dunst.env, "action", "0")
+    run_until(loop, lambda: records.of("activated", cue=1), "the click")
+    dunstctl(dunst.env, "set-paused", "true")
+    run_until(loop, lambda: changes == [True], "do-not-disturb read")
+    dunstctl(dunst.env, "set-paused", "false")
+    run_until(loop, lambda: changes == [True, False], "do-not-disturb over")
+    assert "dunst paused" in log.records[-1]["readable"]
+    n.close()
+    assert len(desktop_workers()) == 1  # the watch still uses it
+    watch.close()
+    assert desktop_workers() == []
