@@ -42,11 +42,10 @@ import os
 import selectors
 import sys
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from cuewrap.deliver.dnd_worker import Watch
+    from cuewrap.deliver.dnd_worker import OnReply, Watch
 
 APP_NAME = "Pi"
 PATH = "/org/freedesktop/Notifications"
@@ -104,10 +103,6 @@ def _connect() -> tuple[Any, str]:
         return None, "no session bus (DBUS_SESSION_BUS_ADDRESS is not set)"
     except Exception as exc:
         return None, f"cannot reach the session bus: {_why(exc)}"
-
-
-OnReply = Callable[[Any], None]
-"""A call's reply: the message, or None when none came within REPLY_TIMEOUT."""
 
 
 class Worker:
@@ -219,7 +214,7 @@ class Worker:
             if self.watch is None:
                 from cuewrap.deliver.dnd_worker import Watch
 
-                self.watch = Watch(self)
+                self.watch = Watch(self.conn, self.call, self.sel)
         elif op in ("notify", "close"):
             self._call(request)
 

@@ -25,18 +25,22 @@ from __future__ import annotations
 import json
 import os
 import selectors
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import subprocess
-
-    from cuewrap.deliver.dbus_worker import OnReply, Worker
 
 PATH = "/org/freedesktop/Notifications"
 NAME = "org.freedesktop.Notifications"
 DUNST = "org.dunstproject.cmd0"
 GNOME = ("org.gnome.desktop.notifications", "show-banners")
 TIMEOUT = 1.0
+
+OnReply = Callable[[Any], None]
+"""A call's reply: the message, or None when none came in time (the worker's REPLY_TIMEOUT)."""
+Call = Callable[[Any, OnReply], None]
+"""The worker's ``call``: a message sent without waiting, its reply to ``on_reply``."""
 
 
 def _emit(msg: dict[str, object]) -> None:
@@ -82,12 +86,14 @@ def _gnome(server: str) -> bool:
 
 
 class Watch:
-    """Made by the worker at ``{"op": "watch"}``: subscribes, asks the server's name (is it
-    GNOME's?), then reads; ``read()`` again at each change the bus signals."""
+    """Made by the worker at ``{"op": "watch"}`` with its connection (or None), its ``call``
+    and its selector: subscribes, asks the server's name (is it GNOME's?), then reads;
+    ``read()`` again at each change the bus signals."""
 
-    def __init__(self, worker: Worker) -> None:
-        self.worker = worker
-        self.conn = worker.conn
+    def __init__(self, conn: Any, call: Call, sel: selectors.BaseSelector) -> None:
+        self.call = call
+        self.sel = sel
+        self.conn = conn
         self.gnome: bool | None = None
         self.monitor: subprocess.Popen[bytes] | None = None
         self.values: dict[str, bool | None] = {}
@@ -112,8 +118,8 @@ class Watch:
         )
         owner.add_arg_condition(0, NAME)
         for rule in (props, owner):
-            worker.call(message_bus.AddMatch(rule), lambda reply: None)
-        worker.call(self._method(NAME, "GetServerInformation"), self._server)
+            call(message_bus.AddMatch(rule), lambda reply: None)
+        call(self._method(NAME, "GetServerInformation"), self._server)
 
     def _method(self, interface: str, name: str, *args: str) -> Any:
         from jeepney import DBusAddress, new_method_call
@@ -145,14 +151,14 @@ class Watch:
             except OSError:
                 self.monitor = None
             if self.monitor is not None and self.monitor.stdout is not None:
-                self.worker.sel.register(self.monitor.stdout, selectors.EVENT_READ, self._banners)
+                self.sel.register(self.monitor.stdout, selectors.EVENT_READ, self._banners)
         self.read()
 
     def _banners(self) -> bool:
         assert self.monitor is not None and self.monitor.stdout is not None
         line = self.monitor.stdout.readline()
         if not line:
-            self.worker.sel.unregister(self.monitor.stdout)
+            self.sel.unregister(self.monitor.stdout)
             self.gnome = None
         else:
             self.gnome = b"true" in line.split(b":", 1)[-1]
@@ -174,7 +180,7 @@ class Watch:
         for label, interface, prop in (("Inhibited", NAME, "Inhibited"),
                                        ("dunst paused", DUNST, "paused")):  # fmt: skip
             get = self._method("org.freedesktop.DBus.Properties", "Get", interface, prop)
-            self.worker.call(get, self._getter(label))
+            self.call(get, self._getter(label))
 
     def _getter(self, label: str) -> OnReply:
         return lambda reply: self._got(label, reply)

@@ -29,7 +29,6 @@ ignored keeps them ignored, as under ``nohup`` without cuewrap).
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import fcntl
 import os
@@ -265,10 +264,12 @@ def _lead(slave: int, report: int, path: str, argv: list[str], env: dict[str, st
     # from here on the leader only waits: as a fresh, bare interpreter it holds ~1.5 MB less
     # than this fork of cuewrap, whose pages cuewrap's own writes would turn into copies
     # (docs/benchmarks.md, the footprint). The command runs already: its start is not delayed
-    with contextlib.suppress(OSError, ValueError, TypeError):
+    try:
         os.set_inheritable(report, True)
         python = sys.executable
         os.execv(python, [python, "-I", "-S", "-c", WAITER, str(pid), str(report)])
+    except (OSError, ValueError, TypeError):
+        pass
     scope = {"__name__": "leader"}  # no interpreter to exec: wait here
     exec(WAITER, scope)
     scope["wait"](pid, report)  # type: ignore[operator]
