@@ -12,8 +12,13 @@ session's tree outside Pi's subtree is read from /proc/PID/smaps_rollup. PSS cou
 shared by N processes as 1/N in each, so the sum over a session is what it holds; pages it
 shares with processes outside it (the Python binary's, with this script) are divided too, the
 same for every configuration. Sessions run one at a time, the configurations in turn each
-round; medians. `--against REV`: REV's `cuewrap/` too, loaded like the work tree's (a copy on
-PYTHONPATH, as `scripts/bench --against` does). The minimal relay is `scripts/bench`'s.
+round; medians. Each cuewrap runs as a user installs it, not as this checkout's editable
+install (whose import hook, run by `site` at every interpreter's start, costs each process
+about 1 MB): a venv of its own whose site-packages has the package copy and, for the
+dependencies, the project venv's site-packages on its path (a .pth of paths only, as
+scripts/install_copy.py does). `--against REV`: REV's `cuewrap/` too (`git archive`, as
+`scripts/bench --against` does). The minimal relay is `scripts/bench`'s, run by the work
+tree's venv's interpreter.
 """
 
 from __future__ import annotations
@@ -23,7 +28,9 @@ import os
 import pathlib
 import re
 import statistics
+import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 
@@ -95,15 +102,32 @@ def session_tree(relay: int, pi: int | None) -> dict[str, dict[str, int]]:
     return out
 
 
+def installed(dest: str, package: str) -> str:
+    """A venv in ``dest`` whose site-packages puts ``package`` (a directory holding
+    ``cuewrap/``) and the project venv's site-packages on the path; its python."""
+    venv = os.path.join(dest, "venv")
+    subprocess.run([PY, "-m", "venv", "--without-pip", venv], check=True)
+    python = os.path.join(venv, "bin", "python")
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    with open(os.path.join(site, "cuewrap-bench.pth"), "w") as fh:
+        fh.write(f"{package}\n{sysconfig.get_paths()['purelib']}\n")
+    return python
+
+
 def one_session(
-    code: str, env: dict[str, str], home_cwd: pathlib.Path, log: pathlib.Path,
+    python: str, code: str, env: dict[str, str], home_cwd: pathlib.Path, log: pathlib.Path,
     fm: FakeModel,
 ) -> dict[str, dict[str, int]]:  # fmt: skip
     """Start it, have it notify (cuewrap), read its tree, close it."""
     if code:
-        argv = [PY, "-m", "cuewrap", "--log", str(log), "pi"]
+        argv = [python, "-m", "cuewrap", "--log", str(log), "pi"]
     else:
-        argv = [PY, "-c", MINIMAL_RELAY, "pi"]
+        argv = [python, "-c", MINIMAL_RELAY, "pi"]
     s = PiSession(argv, env=env, cwd=home_cwd, log_path=log if code else None)
     try:
         s.wait_ready(timeout=60)
@@ -147,22 +171,32 @@ def main() -> None:
             desktop = {k: desk.env[k] for k in ("DISPLAY", "DBUS_SESSION_BUS_ADDRESS",
                                                  "XDG_RUNTIME_DIR")}  # fmt: skip
             desktop["CUEWRAP_QUIET_FOLLOW_DESKTOP"] = "true"
-            envs = {"": dict(base)} | {
-                code: dict(base, PYTHONPATH=path, **desktop) for code, (path, _) in codes.items()
+            envs = {"": dict(base)} | {code: dict(base, **desktop) for code in codes}
+            pythons = {"": PY} | {
+                code: installed(os.path.join(path, "install"), path)
+                for code, (path, _) in codes.items()
             }
             names = {"": "minimal relay"} | {code: f"cuewrap pi, {code}" for code in codes}
             print(f"One session's memory (PSS, MB), median of {a.rounds}, Pi {a.pi_version}, "
                   f"dunst, do-not-disturb followed, a desktop notification sent "
                   f"(load {os.getloadavg()[0]:.2f}):")  # fmt: skip
-            for code, (_, label) in codes.items():
-                print(f"  {code}: {label}")
+            for code, (path, label) in codes.items():
+                found = subprocess.run(
+                    [pythons[code], "-c", "import cuewrap; print(cuewrap.__file__)"],
+                    cwd=home.cwd,
+                    capture_output=True,
+                    text=True,
+                ).stdout.strip()
+                print(f"  {code}: {label}, {found}")
+                if not found.startswith(os.path.join(path, "cuewrap") + os.sep):
+                    raise SystemExit(f"{code}: imports cuewrap from {found!r}, not {path}")
             seen: dict[str, list[dict[str, dict[str, int]]]] = {c: [] for c in names}
             order = list(names)
             for n in range(a.rounds):
                 turn = n % len(order)
                 for code in order[turn:] + order[:turn]:
                     log = root / f"log-{code or 'min'}.jsonl"
-                    seen[code].append(one_session(code, envs[code], home.cwd, log,
+                    seen[code].append(one_session(pythons[code], code, envs[code], home.cwd, log,
                                                   fm))  # fmt: skip
     totals: dict[str, float] = {}
     for code, runs in seen.items():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -451,19 +452,20 @@ class Log:
         self.records.append({"kind": kind, **fields})
 
 
-def desktop_workers() -> list[list[str]]:
-    """This process's children that run a worker of cuewrap.deliver (their argv)."""
-    found = []
-    for pid in os.listdir("/proc"):
+def desktop_workers() -> dict[int, list[str]]:
+    """This process's live children that run a worker of cuewrap.deliver: pid -> argv."""
+    found = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{pid}/stat") as fh:
-                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+                stat = fh.read().rsplit(")", 1)[1].split()
             with open(f"/proc/{pid}/cmdline", "rb") as fh:
                 argv = fh.read().decode(errors="replace").split("\0")
-        except (OSError, ValueError, IndexError):
+        except (OSError, IndexError):
             continue
-        if ppid == os.getpid() and any("cuewrap.deliver." in a for a in argv):
-            found.append(argv)
+        ours = any("cuewrap.deliver." in a for a in argv)
+        if ours and int(stat[1]) == os.getpid() and stat[0] != "Z":
+            found[int(pid)] = argv
     return found
 
 
@@ -480,7 +482,7 @@ def test_the_watch_and_the_notifications_share_one_lean_worker(dunst: Session) -
     n = DBusNotifier(loop, records, env=dunst.env)
     n.send(1, "Pi — work", "Finished", lambda: True)
     run_until(loop, lambda: records.of("delivery", cue=1, state="delivered"), "delivered")
-    [worker] = desktop_workers()
+    [worker] = desktop_workers().values()
     assert worker[1] == "-S" and "cuewrap.deliver.dbus_worker" in worker[3], worker
     dunstctl(dunst.env, "action", "0")
     run_until(loop, lambda: records.of("activated", cue=1), "the click")
@@ -492,4 +494,30 @@ def test_the_watch_and_the_notifications_share_one_lean_worker(dunst: Session) -
     n.close()
     assert len(desktop_workers()) == 1  # the watch still uses it
     watch.close()
-    assert desktop_workers() == []
+    assert desktop_workers() == {}
+
+
+def test_a_worker_that_dies_fails_both_users_and_the_next_notification_starts_another(
+    dunst: Session,
+) -> None:
+    """Failure isolation of the shared worker: killed, it fails what waits on it, the watch
+    says it ended (the desktop counts as not quiet), and the next notification starts a new
+    worker without taking the loop down."""
+    from cuewrap.deliver.dnd import DesktopWatch
+
+    loop, records, log = Loop(), Records(), Log()
+    watch = DesktopWatch(loop, dunst.env, log, lambda quiet: None)  # type: ignore[arg-type]
+    n = DBusNotifier(loop, records, env=dunst.env)
+    n.send(1, "Pi — work", "Finished", lambda: True)
+    run_until(loop, lambda: records.of("delivery", cue=1, state="delivered"), "delivered")
+    [first] = desktop_workers()
+    os.kill(first, signal.SIGKILL)
+    run_until(loop, lambda: records.of("desktop_worker", state="failed"), "the failure")
+    run_until(loop, lambda: [r for r in log.records if r.get("state") == "ended"], "the end")
+    n.send(2, "Pi — work", "Waiting for you", lambda: True)
+    run_until(loop, lambda: records.of("delivery", cue=2, state="delivered"), "a new worker")
+    [second] = desktop_workers()
+    assert second != first
+    n.close()
+    watch.close()
+    assert desktop_workers() == {}
