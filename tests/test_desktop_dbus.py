@@ -521,3 +521,33 @@ def test_a_worker_that_dies_fails_both_users_and_the_next_notification_starts_an
     n.close()
     watch.close()
     assert desktop_workers() == {}
+
+
+def test_a_server_that_never_answers_blocks_neither_the_loop_nor_the_watch(bus: Session) -> None:
+    """A service owns the name and never replies: the loop goes on turning (it only writes to
+    the shared worker's pipe and reads it when told), the notification fails after the reply
+    timeout, and the watch still gives its reading (nothing readable: not quiet)."""
+    from jeepney.bus_messages import message_bus
+    from jeepney.io.blocking import open_dbus_connection
+
+    from cuewrap.deliver.dnd import DesktopWatch
+
+    conn = open_dbus_connection(bus.address)
+    conn.send_and_get_reply(message_bus.RequestName("org.freedesktop.Notifications"))
+    try:
+        loop, records, log, turned = Loop(), Records(), Log(), []
+        watch = DesktopWatch(loop, bus.env, log, lambda quiet: None)  # type: ignore[arg-type]
+        n = DBusNotifier(loop, records, env=bus.env)
+        n.send(1, "Pi", "Finished", lambda: True)
+        loop.call_later(0.1, lambda: turned.append(len(records.of("delivery", state="failed"))))
+        [failed] = run_until(loop, lambda: records.of("delivery", cue=1, state="failed"), "fail")
+        assert "did not answer" in failed["reason"], failed
+        assert turned == [0]  # the loop turned while the call hung
+        run_until(loop, lambda: [r for r in log.records if "quiet" in r], "the reading")
+        assert [r for r in log.records if "quiet" in r] == [
+            {"kind": "desktop_dnd", "quiet": False, "via": [], "readable": []}
+        ]
+        n.close()
+        watch.close()
+    finally:
+        conn.close()
