@@ -28,13 +28,13 @@ import os
 import pathlib
 import re
 import statistics
-import subprocess
 import sys
 import sysconfig
 import tempfile
 import time
 
-from bench import MINIMAL_RELAY, PY, ROOT, cuewrap_copy, git_label, worktree_label
+from bench import MINIMAL_RELAY, PY, ROOT, cuewrap_copy, git_label, imported_from, worktree_label
+from install_copy import venv_with_paths
 
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
@@ -102,23 +102,6 @@ def session_tree(relay: int, pi: int | None) -> dict[str, dict[str, int]]:
     return out
 
 
-def installed(dest: str, package: str) -> str:
-    """A venv in ``dest`` whose site-packages puts ``package`` (a directory holding
-    ``cuewrap/``) and the project venv's site-packages on the path; its python."""
-    venv = os.path.join(dest, "venv")
-    subprocess.run([PY, "-m", "venv", "--without-pip", venv], check=True)
-    python = os.path.join(venv, "bin", "python")
-    site = subprocess.run(
-        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    with open(os.path.join(site, "cuewrap-bench.pth"), "w") as fh:
-        fh.write(f"{package}\n{sysconfig.get_paths()['purelib']}\n")
-    return python
-
-
 def one_session(
     python: str, code: str, env: dict[str, str], home_cwd: pathlib.Path, log: pathlib.Path,
     fm: FakeModel,
@@ -173,7 +156,9 @@ def main() -> None:
             desktop["CUEWRAP_QUIET_FOLLOW_DESKTOP"] = "true"
             envs = {"": dict(base)} | {code: dict(base, **desktop) for code in codes}
             pythons = {"": PY} | {
-                code: installed(os.path.join(path, "install"), path)
+                code: venv_with_paths(
+                    os.path.join(path, "install"), [path, sysconfig.get_paths()["purelib"]]
+                )[0]
                 for code, (path, _) in codes.items()
             }
             names = {"": "minimal relay"} | {code: f"cuewrap pi, {code}" for code in codes}
@@ -181,15 +166,8 @@ def main() -> None:
                   f"dunst, do-not-disturb followed, a desktop notification sent "
                   f"(load {os.getloadavg()[0]:.2f}):")  # fmt: skip
             for code, (path, label) in codes.items():
-                found = subprocess.run(
-                    [pythons[code], "-c", "import cuewrap; print(cuewrap.__file__)"],
-                    cwd=home.cwd,
-                    capture_output=True,
-                    text=True,
-                ).stdout.strip()
+                found = imported_from(pythons[code], None, home.cwd, path, code)
                 print(f"  {code}: {label}, {found}")
-                if not found.startswith(os.path.join(path, "cuewrap") + os.sep):
-                    raise SystemExit(f"{code}: imports cuewrap from {found!r}, not {path}")
             seen: dict[str, list[dict[str, dict[str, int]]]] = {c: [] for c in names}
             order = list(names)
             for n in range(a.rounds):
