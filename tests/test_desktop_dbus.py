@@ -483,7 +483,7 @@ def test_the_watch_and_the_notifications_share_one_lean_worker(dunst: Session) -
     n.send(1, "Pi — work", "Finished", lambda: True)
     run_until(loop, lambda: records.of("delivery", cue=1, state="delivered"), "delivered")
     [worker] = desktop_workers().values()
-    assert worker[1] == "-S" and "cuewrap.deliver.dbus_worker" in worker[3], worker
+    assert worker[1:3] == ["-S", "-P"] and "cuewrap.deliver.dbus_worker" in worker[4], worker
     dunstctl(dunst.env, "action", "0")
     run_until(loop, lambda: records.of("activated", cue=1), "the click")
     dunstctl(dunst.env, "set-paused", "true")

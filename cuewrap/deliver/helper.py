@@ -9,8 +9,9 @@ is the notifications'. When the process ends (or sends an overlong line) every u
 (``on_end(reason)``) and detached; the next ``attach`` starts a new one. The last user to
 ``detach`` stops it (stdin closed, SIGTERM; KILLed a second later).
 
-It runs as ``python -S`` with cuewrap's ``sys.path`` given on its command line: no site
-(the editable install's import hook, .pth files), only what it imports itself.
+It runs as ``python -S -P`` with cuewrap's ``sys.path`` given on its command line (not the
+current directory): no site (the editable install's import hook, .pth files), only what it
+imports itself (``workers.python_worker``).
 """
 
 from __future__ import annotations
