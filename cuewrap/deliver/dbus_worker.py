@@ -5,8 +5,9 @@ do-not-disturb watch (``dnd_worker.py``, docs/attention.md) on one connection.
 Started by ``helper.DesktopHelper`` (the parent side, shared by ``dbus.DBusNotifier`` and
 ``dnd.DesktopWatch``) as a lean interpreter (``python -S -P``: no site, no current directory
 on its path; what it imports is jeepney and this package) with stderr on /dev/null; it dies
-with cuewrap (its stdin reaches EOF, and PR_SET_PDEATHSIG on Linux). It talks to ``org.freedesktop.Notifications`` over
-jeepney (notify-py's own dependency, so nothing new) and to the parent in JSON lines:
+with cuewrap (its stdin reaches EOF, and PR_SET_PDEATHSIG on Linux). It talks to
+``org.freedesktop.Notifications`` over jeepney (notify-py's own dependency, so nothing new)
+and to the parent in JSON lines:
 
     parent -> worker  {"op": "hello"}                         (the notifications' side)
                       {"op": "notify", "cue": N, "title": …, "body": …, "replaces": ID,
