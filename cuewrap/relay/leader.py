@@ -66,7 +66,10 @@ def wait(pid, report, flags=0):
             return True
 if __name__ == "__main__":
     import sys
-    wait(int(sys.argv[1]), int(sys.argv[2]))
+    try:
+        wait(int(sys.argv[1]), int(sys.argv[2]))
+    finally:
+        os._exit(0)
 """
 BOOT = 2.0  # seconds the command has to start before the leader's exec takes its CPU
 
@@ -291,6 +294,9 @@ def _lead(slave: int, report: int, path: str, argv: list[str], env: dict[str, st
     try:
         os.set_inheritable(report, True)
         python = sys.executable
+        null = os.open(os.devnull, os.O_RDWR)  # nothing it could say reaches the user's screen
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
         os.execv(python, [python, "-I", "-S", "-c", WAITER, str(pid), str(report)])
     except (OSError, ValueError, TypeError):
         pass
