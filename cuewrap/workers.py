@@ -37,14 +37,24 @@ OnExit = Callable[[int], None]
 """``on_exit(returncode)``: negative for a signal, as ``Popen.returncode``."""
 
 
-def python_worker(python: str, module: str) -> list[str]:
+def python_worker(python: str, module: str, lean: list[str] | None = None) -> list[str]:
     """The argv that runs ``main()`` of cuewrap's ``module`` in a fresh interpreter ``python``
     (the desktop workers): cuewrap's own root first on ``sys.path``, so the worker runs the
-    same code as this process whether it is installed or not; its exit status is ``main``'s."""
-    boot = (
-        f"import sys; sys.path.insert(0, sys.argv[1]); from {module} import main; sys.exit(main())"
-    )
-    return [python, "-c", boot, _PACKAGE_ROOT]
+    same code as this process whether it is installed or not; its exit status is ``main``'s.
+
+    ``lean``: run it without site (``-S``: no .pth files, no editable install's import hook,
+    a few MB less), these directories (cuewrap's ``sys.path``) on its path instead, and
+    without the current directory on it (``-P``, and not from ``lean``): a ``json.py`` of the
+    project cuewrap runs in is never the worker's."""
+    boot = f"import sys; sys.path[:0] = sys.argv[1:]; from {module} import main; sys.exit(main())"
+    if lean is None:
+        return [python, "-c", boot, _PACKAGE_ROOT]
+    try:
+        here = os.getcwd()
+    except OSError:  # removed under us: nothing of it to leave out
+        here = ""
+    paths = [p for p in lean if p and os.path.isdir(p) and os.path.abspath(p) != here]
+    return [python, "-S", "-P", "-c", boot, _PACKAGE_ROOT, *paths]
 
 
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -381,6 +381,23 @@ def cuewrap_copy(dest: str, rev: str | None) -> str:
     return dest
 
 
+def imported_from(
+    python: str, env: dict[str, str] | None, cwd: os.PathLike[str] | str, path: str, what: str
+) -> str:
+    """The ``cuewrap/__init__.py`` that ``python`` imports (run in ``cwd`` with ``env``); the
+    script ends unless it is the copy in ``path``."""
+    found = subprocess.run(
+        [python, "-c", "import cuewrap; print(cuewrap.__file__)"],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    if not found.startswith(os.path.join(path, "cuewrap") + os.sep):
+        raise SystemExit(f"{what}: python imports cuewrap from {found!r}, not {path}")
+    return found
+
+
 def git_label(rev: str) -> str:
     """``rev`` as given and the commit it names (``main (abc1234)``)."""
     out = subprocess.run(
@@ -474,16 +491,8 @@ def bench_pi(
             f" configuration, taken in turn (load {os.getloadavg()[0]:.2f}); cuewrap as run:"
         )
         for code, (path, label) in codes.items():
-            found = subprocess.run(
-                [PY, "-c", "import cuewrap; print(cuewrap.__file__)"],
-                env=envs[code],
-                cwd=home.cwd,
-                capture_output=True,
-                text=True,
-            ).stdout.strip()
+            found = imported_from(PY, envs[code], home.cwd, path, code)
             print(f"  {code:6s} {found}  ({label})")
-            if not found.startswith(os.path.join(path, "cuewrap") + os.sep):
-                raise SystemExit(f"{code}: python imports cuewrap from {found!r}, not {path}")
         try:
             for name, (code, away) in configs.items():
                 argv = [PY, "-m", "cuewrap", "pi"] if code else [PY, "-c", MINIMAL_RELAY, "pi"]

@@ -30,7 +30,9 @@ if __name__ == '__main__':
 """
 
 
-def install_copy(dest: str) -> str:
+def venv_with_paths(dest: str, paths: list[str]) -> tuple[str, str]:
+    """A venv in ``dest/venv`` (no pip) whose site-packages puts ``paths`` on the path (a .pth
+    of paths only: nothing runs at start); its python and its site-packages."""
     venv = os.path.join(dest, "venv")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
     python = os.path.join(venv, "bin", "python")
@@ -40,14 +42,20 @@ def install_copy(dest: str) -> str:
         text=True,
         check=True,
     ).stdout.strip()
+    with open(os.path.join(site, "_cuewrap_bench_deps.pth"), "w") as fh:
+        fh.write("".join(f"{p}\n" for p in paths))
+    return python, site
+
+
+def install_copy(dest: str) -> str:
+    # the project venv's packages: the dependencies
+    python, site = venv_with_paths(dest, [sysconfig.get_paths()["purelib"]])
     package = os.path.join(site, "cuewrap")
     shutil.copytree(
         os.path.join(ROOT, "cuewrap"), package, ignore=shutil.ignore_patterns("__pycache__")
     )
     compileall.compile_dir(package, quiet=1)  # pip compiles an installed package too
-    with open(os.path.join(site, "_cuewrap_bench_deps.pth"), "w") as fh:
-        fh.write(sysconfig.get_paths()["purelib"] + "\n")  # the project venv's packages
-    command = os.path.join(venv, "bin", "cuewrap")
+    command = os.path.join(os.path.dirname(python), "cuewrap")
     with open(command, "w") as fh:
         fh.write(SCRIPT.format(python=python))
     os.chmod(command, 0o755)

@@ -4,6 +4,7 @@ Fixtures (registered by tests/conftest.py):
 
     bus     Session: a private ``dbus-daemon`` (no service activation, so nothing starts
             behind the test's back); ``env`` holds only what a session needs
+            (``private_bus(tmp)`` outside pytest)
     dunst   Session: ``Xvfb`` on a free display and ``dunst`` on it and on ``bus``, owning
             org.freedesktop.Notifications
 
@@ -71,6 +72,13 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 @pytest.fixture
 def bus(tmp_path: Path) -> Iterator[Session]:
     """A private dbus-daemon, no service activation. Env has only what a session needs."""
+    with private_bus(tmp_path) as session:
+        yield session
+
+
+@contextlib.contextmanager
+def private_bus(tmp_path: Path) -> Iterator[Session]:
+    """``bus`` outside pytest (scripts/bench_footprint uses it, with ``_dunst``)."""
     need("dbus-daemon")
     sock = tmp_path / "bus"
     conf = tmp_path / "bus.conf"

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -437,3 +439,115 @@ def test_pi_killed_while_waiting_leaves_only_the_exited_cue(
     assert [h["id"] for h in closed] == [first_id], closed
     dunstctl(dunst.env, "close-all")
     assert "Was killed (signal 9)" in [h["body"] for h in history(dunst.env)]
+
+
+# -- one worker for the notifications and the do-not-disturb watch ---------------------------
+class Log:
+    """What DesktopWatch writes to the decision log."""
+
+    def __init__(self) -> None:
+        self.records: list[dict[str, Any]] = []
+
+    def write(self, kind: str, **fields: Any) -> None:
+        self.records.append({"kind": kind, **fields})
+
+
+def desktop_workers() -> dict[int, list[str]]:
+    """This process's live children that run a worker of cuewrap.deliver: pid -> argv."""
+    found = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                stat = fh.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                argv = fh.read().decode(errors="replace").split("\0")
+        except (OSError, IndexError):
+            continue
+        ours = any("cuewrap.deliver." in a for a in argv)
+        if ours and int(stat[1]) == os.getpid() and stat[0] != "Z":
+            found[int(pid)] = argv
+    return found
+
+
+def test_the_watch_and_the_notifications_share_one_lean_worker(dunst: Session) -> None:
+    """The do-not-disturb watch and the notifications of one session are one process
+    (``python -S``: the footprint, docs/benchmarks.md); the watch's reads neither hold up a
+    notification nor swallow a click; a pause of dunst is read through it; the last user out
+    ends it."""
+    from cuewrap.deliver.dnd import DesktopWatch
+
+    loop, records, log, changes = Loop(), Records(), Log(), []
+    watch = DesktopWatch(loop, dunst.env, log, changes.append)  # type: ignore[arg-type]
+    run_until(loop, lambda: [r for r in log.records if r.get("readable")], "the first reading")
+    n = DBusNotifier(loop, records, env=dunst.env)
+    n.send(1, "Pi — work", "Finished", lambda: True)
+    run_until(loop, lambda: records.of("delivery", cue=1, state="delivered"), "delivered")
+    [worker] = desktop_workers().values()
+    assert worker[1:3] == ["-S", "-P"] and "cuewrap.deliver.dbus_worker" in worker[4], worker
+    dunstctl(dunst.env, "action", "0")
+    run_until(loop, lambda: records.of("activated", cue=1), "the click")
+    dunstctl(dunst.env, "set-paused", "true")
+    run_until(loop, lambda: changes == [True], "do-not-disturb read")
+    dunstctl(dunst.env, "set-paused", "false")
+    run_until(loop, lambda: changes == [True, False], "do-not-disturb over")
+    assert "dunst paused" in log.records[-1]["readable"]
+    n.close()
+    assert len(desktop_workers()) == 1  # the watch still uses it
+    watch.close()
+    assert desktop_workers() == {}
+
+
+def test_a_worker_that_dies_fails_both_users_and_the_next_notification_starts_another(
+    dunst: Session,
+) -> None:
+    """Failure isolation of the shared worker: killed, it fails what waits on it, the watch
+    says it ended (the desktop counts as not quiet), and the next notification starts a new
+    worker without taking the loop down."""
+    from cuewrap.deliver.dnd import DesktopWatch
+
+    loop, records, log = Loop(), Records(), Log()
+    watch = DesktopWatch(loop, dunst.env, log, lambda quiet: None)  # type: ignore[arg-type]
+    n = DBusNotifier(loop, records, env=dunst.env)
+    n.send(1, "Pi — work", "Finished", lambda: True)
+    run_until(loop, lambda: records.of("delivery", cue=1, state="delivered"), "delivered")
+    [first] = desktop_workers()
+    os.kill(first, signal.SIGKILL)
+    run_until(loop, lambda: records.of("desktop_worker", state="failed"), "the failure")
+    run_until(loop, lambda: [r for r in log.records if r.get("state") == "ended"], "the end")
+    n.send(2, "Pi — work", "Waiting for you", lambda: True)
+    run_until(loop, lambda: records.of("delivery", cue=2, state="delivered"), "a new worker")
+    [second] = desktop_workers()
+    assert second != first
+    n.close()
+    watch.close()
+    assert desktop_workers() == {}
+
+
+def test_a_server_that_never_answers_blocks_neither_the_loop_nor_the_watch(bus: Session) -> None:
+    """A service owns the name and never replies: the loop goes on turning (it only writes to
+    the shared worker's pipe and reads it when told), the notification fails after the reply
+    timeout, and the watch still gives its reading (nothing readable: not quiet)."""
+    from jeepney.bus_messages import message_bus
+    from jeepney.io.blocking import open_dbus_connection
+
+    from cuewrap.deliver.dnd import DesktopWatch
+
+    conn = open_dbus_connection(bus.address)
+    conn.send_and_get_reply(message_bus.RequestName("org.freedesktop.Notifications"))
+    try:
+        loop, records, log, turned = Loop(), Records(), Log(), []
+        watch = DesktopWatch(loop, bus.env, log, lambda quiet: None)  # type: ignore[arg-type]
+        n = DBusNotifier(loop, records, env=bus.env)
+        n.send(1, "Pi", "Finished", lambda: True)
+        loop.call_later(0.1, lambda: turned.append(len(records.of("delivery", state="failed"))))
+        [failed] = run_until(loop, lambda: records.of("delivery", cue=1, state="failed"), "fail")
+        assert "did not answer" in failed["reason"], failed
+        assert turned == [0]  # the loop turned while the call hung
+        run_until(loop, lambda: [r for r in log.records if "quiet" in r], "the reading")
+        assert [r for r in log.records if "quiet" in r] == [
+            {"kind": "desktop_dnd", "quiet": False, "via": [], "readable": []}
+        ]
+        n.close()
+        watch.close()
+    finally:
+        conn.close()

@@ -141,3 +141,36 @@ def test_the_leader_dies_with_cuewrap_also_under_nohup() -> None:
         if command is not None:
             os.kill(command, signal.SIGKILL)
         p.close(force=True)
+
+
+def test_the_leader_waits_as_a_bare_interpreter_and_still_reports_the_exit() -> None:
+    """Once the command runs, the leader execs a bare interpreter (``python -I -S``, no
+    copy of cuewrap's pages: docs/benchmarks.md, the footprint); it is still the command's
+    parent and session leader, holds only its report pipe (and /dev/null), and the command's
+    exit status still comes back."""
+    argv = cuewrap(PY, CHILD, "exit", "7")
+    p = pexpect.spawn(argv[0], argv[1:], env=env(), timeout=10)
+    try:
+        p.expect("READY")
+        [leader] = _children(p.pid)
+        [command] = _children(leader)
+
+        def cmdline() -> list[str]:
+            with open(f"/proc/{leader}/cmdline", "rb") as f:
+                return f.read().decode().split("\0")
+
+        wait_until(lambda: cmdline()[1:4] == ["-I", "-S", "-c"], 5, "the leader's exec",
+                   detail=cmdline)  # fmt: skip
+        assert int(_stat(leader)[3]) == leader  # still the session leader (its session id)
+        fds = {
+            int(fd): os.readlink(f"/proc/{leader}/fd/{fd}")
+            for fd in os.listdir(f"/proc/{leader}/fd")
+        }
+        assert [fds.pop(fd) for fd in (0, 1, 2)] == ["/dev/null"] * 3  # never the user's screen
+        assert [target.startswith("pipe:") for target in fds.values()] == [True]  # its reports
+        assert int(_stat(command)[1]) == leader
+        p.sendline("")
+        p.expect(pexpect.EOF)
+    finally:
+        p.close(force=True)
+    assert p.exitstatus == 7

@@ -13,7 +13,7 @@ import pytest
 from waiting import turning, wait_until
 
 from cuewrap.loop import Loop
-from cuewrap.workers import Reaper, kill_group, spawn, unwatch, watch_exit
+from cuewrap.workers import Reaper, kill_group, python_worker, spawn, unwatch, watch_exit
 
 pytestmark = pytest.mark.pty
 
@@ -115,3 +115,22 @@ def test_reaper_close_reaps_synchronously() -> None:
     reaper.close(timeout=0.2)
     assert proc.returncode == -signal.SIGKILL and len(reaper) == 0
     assert loop.watching() == []
+
+
+def test_a_lean_worker_runs_without_site_and_without_the_projects_modules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``python_worker(lean=…)``: no site, cuewrap's path given instead, and the directory
+    cuewrap runs in is not on it (``python -m cuewrap`` has it first on its own path): a
+    project's own ``json.py`` is never the worker's."""
+    (tmp_path / "json.py").write_text(f"open({str(tmp_path / 'shadowed')!r}, 'w')\n")
+    monkeypatch.chdir(tmp_path)
+    lean = [str(tmp_path), "", *sys.path]
+    argv = python_worker(sys.executable, "cuewrap.deliver.dbus_worker", lean=lean)
+    env = {k: v for k, v in os.environ.items() if k != "DBUS_SESSION_BUS_ADDRESS"}
+    env["XDG_RUNTIME_DIR"] = str(tmp_path)  # no bus there
+    proc = spawn(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    out, _ = proc.communicate(b'{"op": "hello"}\n', timeout=20)
+    assert out.startswith(b'{"fatal": "no session bus'), out
+    assert not (tmp_path / "shadowed").exists()
+    assert argv[1:3] == ["-S", "-P"] and str(tmp_path) not in argv

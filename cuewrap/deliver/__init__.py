@@ -9,7 +9,8 @@
 - ``title``: title marks composed onto the child's own title (pure: returns bytes).
 - ``terminal``: terminal notifications (OSC 777 / 9 / 99, tmux passthrough; pure build).
 - ``dbus`` + ``dbus_worker``: desktop notifications over D-Bus (Linux) from one long-lived
-  worker per session: withdrawn, replaced in place, clicked.
+  worker per session: withdrawn, replaced in place, clicked; ``dnd`` + ``dnd_worker``: the
+  desktop's do-not-disturb, watched in that same worker (``helper``: the worker shared).
 - ``desktop`` + ``desktop_worker``: desktop notifications through notify-py where there is no
   D-Bus (macOS), one
   short-lived worker per cue.

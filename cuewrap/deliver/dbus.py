@@ -1,8 +1,9 @@
 """Desktop notifications over D-Bus that can be withdrawn, replaced and clicked
 (docs/design.md#delivery, #follow-ups).
 
-The parent side of ``dbus_worker.py``: one long-lived worker per session, started at the first
-notification, fed JSON lines, read on the loop. What it keeps:
+The notifications' side of ``dbus_worker.py``: one long-lived worker per session, shared with
+the do-not-disturb watch (``helper.py``), asked for at the first notification, fed JSON lines,
+read on the loop. What it keeps:
 
 - the server's id of each notification of ours still shown (``cue -> id``);
 - the session's latest shown notification: the next one is sent with ``replaces_id`` = its id,
@@ -24,10 +25,7 @@ same states as the other channels), ``withdrawal``, ``activated``, ``desktop_clo
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -36,16 +34,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 from cuewrap.deliver import DeliveryState
 from cuewrap.engine.effects import Action
 from cuewrap.loop import Loop, Timer
-from cuewrap.workers import Reaper, kill_group, python_worker, spawn
 
 if TYPE_CHECKING:
     from cuewrap.deliver.batch import Batch
+    from cuewrap.deliver.helper import DesktopHelper
 
 START_TIMEOUT = 5.0  # the worker connects and reads capabilities within this, or fails
 MAX_TEXT = 1000
 MAX_ACTIONS = 8  # buttons on one notification (servers show few)
 MAX_LABEL = 64  # characters of a button's key and label
-_MAX_LINE = 8192
 # NotificationClosed reasons (Desktop Notifications Specification 1.2)
 _CLOSED = {1: "expired", 2: "dismissed by the user", 3: "closed by CloseNotification"}
 
@@ -69,9 +66,8 @@ class DBusNotifier:
         self.record = record
         self.env = dict(os.environ if env is None else env)
         self.python = python or sys.executable
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._fd = -1
-        self._buf = b""
+        self._helper: DesktopHelper | None = None  # while attached to the session's worker
+        self._shared: DesktopHelper | None = None  # the session's, once asked for
         self._ready = False
         self._start_timer: Timer | None = None
         self._queue: list[tuple[dict[str, Any], Callable[[], bool]]] = []  # before ready
@@ -84,7 +80,6 @@ class DBusNotifier:
         self._withdraw_on_reply: dict[int, str] = {}  # cue -> reason
         # a click on one of a notification's buttons: (cue, key); "default" never comes here
         self.on_action: Callable[[int, str], None] | None = None
-        self._reaper = Reaper(loop)
         # one popup for many sessions (deliver/batch.py; docs/attention.md), where the
         # registry has a directory: set by the channel
         self.batch: Batch | None = None
@@ -219,11 +214,12 @@ class DBusNotifier:
         self._queue.clear()
         self._in_flight.clear()
         self._stop()
-        self._reaper.close(timeout)
+        if self._shared is not None and not self._shared.running:
+            self._shared.close(timeout)  # reaped now, at exit, bounded
 
     # -- the worker ------------------------------------------------------------------------
     def _request(self, request: dict[str, Any], still_eligible: Callable[[], bool]) -> None:
-        if self._proc is None and not self._start():
+        if self._helper is None and not self._start():
             return
         if not self._ready:
             self._queue.append((request, still_eligible))
@@ -252,22 +248,16 @@ class DBusNotifier:
             self._delivery(cue, "requested", "critical" if request.get("urgency") == 2 else "")
 
     def _start(self) -> bool:
-        try:
-            proc = spawn(
-                python_worker(self.python, "cuewrap.deliver.dbus_worker"),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                env=self.env,
-                die_with_parent=True,
-            )
-        except (OSError, subprocess.SubprocessError) as exc:
-            self.record("desktop_worker", state="failed", reason=f"cannot start: {exc}")
+        from cuewrap.deliver.helper import for_loop
+
+        helper = self._shared = for_loop(self.loop, self.env, self.python)
+        why = helper.attach("notify", self._on_message, self._ended)
+        if why:
+            self.record("desktop_worker", state="failed", reason=why)
             return False
-        assert proc.stdout is not None
-        self._proc = proc
-        self._fd = proc.stdout.fileno()
-        os.set_blocking(self._fd, False)
-        self.loop.add_reader(self._fd, self._on_readable)
+        self._helper = helper
+        if not self._write({"op": "hello"}):
+            return False
         self._start_timer = self.loop.call_later(START_TIMEOUT, self._on_start_timeout)
         return True
 
@@ -277,39 +267,17 @@ class DBusNotifier:
             self._fail_all(f"the desktop worker did not start within {START_TIMEOUT:g} s")
 
     def _write(self, msg: dict[str, Any]) -> bool:
-        proc = self._proc
-        if proc is None or proc.stdin is None:
-            return False
-        try:  # a few hundred bytes into a pipe the worker drains: does not block
-            proc.stdin.write((json.dumps(msg) + "\n").encode())
-            proc.stdin.flush()
-        except (OSError, ValueError):
+        helper = self._helper
+        if helper is not None and helper.write(msg):
+            return True
+        if self._helper is not None:  # (a failed write ends the worker: told already)
             self._fail_all("cannot talk to the desktop worker")
-            return False
-        return True
+        return False
 
-    def _on_readable(self) -> None:
-        try:
-            data = os.read(self._fd, 65536)
-        except BlockingIOError:
-            return
-        except OSError as exc:
-            self._fail_all(f"desktop worker pipe: {exc}")
-            return
-        if not data:
-            self._fail_all("the desktop worker ended")
-            return
-        self._buf += data
-        while b"\n" in self._buf:
-            line, self._buf = self._buf.split(b"\n", 1)
-            try:
-                msg = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(msg, dict):
-                self._on_message(msg)
-        if len(self._buf) > _MAX_LINE:
-            self._fail_all("the desktop worker sent an overlong line")
+    def _ended(self, reason: str) -> None:
+        """The worker ended (or was ended): what waits on it failed."""
+        self._helper = None
+        self._fail_all(reason)
 
     def _on_message(self, msg: dict[str, Any]) -> None:
         if msg.get("ready") is True:
@@ -400,21 +368,13 @@ class DBusNotifier:
         self._stop()
 
     def _stop(self) -> None:
-        proc, self._proc = self._proc, None
+        helper, self._helper = self._helper, None
         self._ready = False
-        self._buf = b""
         if self._start_timer is not None:
             self._start_timer.cancel()
             self._start_timer = None
-        if proc is None:
-            return
-        self.loop.remove_reader(self._fd)
-        for pipe in (proc.stdin, proc.stdout):
-            if pipe is not None:
-                with contextlib.suppress(OSError):
-                    pipe.close()
-        kill_group(proc, signal.SIGTERM)  # stdin closed already: it exits by itself
-        self._reaper.add(proc, kill_after=1.0)
+        if helper is not None:
+            helper.detach("notify")  # the last user out stops the worker
 
     def _delivery(self, cue: int, state: DeliveryState, reason: str) -> None:
         self.record("delivery", cue=cue, channel="desktop", state=state, reason=reason)

@@ -1,6 +1,7 @@
 """The desktop's do-not-disturb (``quiet.follow_desktop``; docs/attention.md): the parent side
 of ``dnd_worker``, which reads the notification server's ``Inhibited``, dunst's ``paused``
-and GNOME's ``show-banners`` and says when they change (no polling).
+and GNOME's ``show-banners`` and says when they change (no polling). It runs inside the
+session's one desktop worker (``helper.py``), beside the notifications.
 
 Started once per session where a local graphical session is (not over SSH: that desktop is
 not the user's); each change goes to ``on_change(quiet)`` and the decision log
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -23,9 +23,7 @@ from typing import Any
 from cuewrap.decisionlog import DecisionLog
 from cuewrap.deliver.desktop import desktop_available
 from cuewrap.loop import Loop
-from cuewrap.workers import Reaper, kill_group, python_worker, spawn
-
-_MAX_LINE = 4096
+from cuewrap.workers import kill_group, python_worker, spawn
 
 
 class DesktopWatch:
@@ -37,53 +35,24 @@ class DesktopWatch:
         on_change: Callable[[bool], None],
         python: str | None = None,
     ) -> None:
-        self.loop = loop
+        from cuewrap.deliver.helper import for_loop
+
         self.log = log
         self.on_change = on_change
         self.quiet = False
         self.readable: list[str] = []
-        self._buf = b""
-        self._reaper = Reaper(loop)
-        self._proc: subprocess.Popen[bytes] | None = None
-        try:
-            self._proc = spawn(
-                python_worker(python or sys.executable, "cuewrap.deliver.dnd_worker"),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                env=env,
-                die_with_parent=True,
-            )
-        except (OSError, subprocess.SubprocessError) as exc:
-            log.write("desktop_dnd", state="failed", why=f"cannot start: {exc}")
-            return
-        assert self._proc.stdout is not None
-        self._fd = self._proc.stdout.fileno()
-        os.set_blocking(self._fd, False)
-        loop.add_reader(self._fd, self._readable)
+        self._helper = for_loop(loop, env, python)
+        why = self._helper.attach("dnd", self._message, self._ended)
+        if why:
+            log.write("desktop_dnd", state="failed", why=why)
+        elif not self._helper.write({"op": "watch"}):
+            log.write("desktop_dnd", state="failed", why="cannot talk to the desktop worker")
 
-    def _readable(self) -> None:
-        try:
-            data = os.read(self._fd, 65536)
-        except BlockingIOError:
-            return
-        except OSError:
-            data = b""
-        if not data:
-            self.log.write("desktop_dnd", state="ended", why="the watch ended")
-            self._stop()
-            if self.quiet:
-                self.quiet = False
-                self.on_change(False)
-            return
-        self._buf += data
-        while b"\n" in self._buf:
-            line, self._buf = self._buf.split(b"\n", 1)
-            with contextlib.suppress(ValueError):
-                msg = json.loads(line)
-                if isinstance(msg, dict):
-                    self._message(msg)
-        if len(self._buf) > _MAX_LINE:
-            self._buf = b""
+    def _ended(self, reason: str) -> None:
+        self.log.write("desktop_dnd", state="ended", why="the watch ended")
+        if self.quiet:
+            self.quiet = False
+            self.on_change(False)
 
     def _message(self, msg: dict[str, Any]) -> None:
         quiet = msg.get("quiet") is True
@@ -95,22 +64,10 @@ class DesktopWatch:
             self.quiet = quiet
             self.on_change(quiet)
 
-    def _stop(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        with contextlib.suppress(Exception):
-            self.loop.remove_reader(self._fd)
-        for pipe in (proc.stdin, proc.stdout):
-            if pipe is not None:
-                with contextlib.suppress(OSError):
-                    pipe.close()
-        kill_group(proc, signal.SIGTERM)
-        self._reaper.add(proc, kill_after=1.0)
-
     def close(self) -> None:
-        self._stop()
-        self._reaper.close(0.5)
+        self._helper.detach("dnd")
+        if not self._helper.running:
+            self._helper.close(0.5)
 
 
 def watch_desktop(
@@ -129,7 +86,7 @@ def read_once(env: Mapping[str, str], timeout: float = 3.0) -> dict[str, Any] | 
     the worker run once, blocking, bounded; None when it said nothing in time."""
     try:
         proc = spawn(
-            python_worker(sys.executable, "cuewrap.deliver.dnd_worker"),
+            python_worker(sys.executable, "cuewrap.deliver.dbus_worker", lean=sys.path),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=env,
@@ -137,7 +94,9 @@ def read_once(env: Mapping[str, str], timeout: float = 3.0) -> dict[str, Any] | 
     except (OSError, subprocess.SubprocessError):
         return None
     try:
-        assert proc.stdout is not None
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(b'{"op": "watch"}\n')
+        proc.stdin.flush()
         import selectors
 
         sel = selectors.DefaultSelector()
@@ -147,7 +106,8 @@ def read_once(env: Mapping[str, str], timeout: float = 3.0) -> dict[str, Any] | 
         line = proc.stdout.readline()
         with contextlib.suppress(ValueError):
             msg = json.loads(line)
-            return msg if isinstance(msg, dict) else None
+            if isinstance(msg, dict) and isinstance(msg.get("dnd"), dict):
+                return dict(msg["dnd"])
         return None
     finally:
         kill_group(proc, signal.SIGKILL)

@@ -1,7 +1,8 @@
-"""The desktop's do-not-disturb, watched in a worker process (docs/attention.md).
+"""The desktop's do-not-disturb, watched inside the desktop worker (``dbus_worker.py``, on its
+bus connection; docs/attention.md).
 
-Started by ``dnd.DesktopWatch`` with stderr on /dev/null; it dies with cuewrap (stdin EOF,
-PR_SET_PDEATHSIG). It reads what can be read cheaply and is told of changes, never polls:
+Started when ``dnd.DesktopWatch`` sends the worker ``{"op": "watch"}``. It reads what can be
+read cheaply and is told of changes, never polls:
 
 - the notification server's ``org.freedesktop.Notifications`` property ``Inhibited``
   (KDE Plasma and servers that follow the specification's draft);
@@ -12,9 +13,11 @@ PR_SET_PDEATHSIG). It reads what can be read cheaply and is told of changes, nev
   GNOME Shell is the notification server (or ``XDG_CURRENT_DESKTOP`` says GNOME): read at
   start, then followed with ``gsettings monitor``.
 
-It writes one JSON line at start and one per change::
+The bus is read through the worker's calls (sent without waiting, replies matched by serial):
+a read never blocks the notifications' side nor swallows the server's signals. It writes one
+JSON line once the first reading is whole and one per change::
 
-    {"quiet": bool, "via": [what says so], "readable": [what could be read]}
+    {"dnd": {"quiet": bool, "via": [what says so], "readable": [what could be read]}}
 """
 
 from __future__ import annotations
@@ -22,9 +25,11 @@ from __future__ import annotations
 import json
 import os
 import selectors
-import shutil
-import subprocess
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import subprocess
 
 PATH = "/org/freedesktop/Notifications"
 NAME = "org.freedesktop.Notifications"
@@ -32,23 +37,22 @@ DUNST = "org.dunstproject.cmd0"
 GNOME = ("org.gnome.desktop.notifications", "show-banners")
 TIMEOUT = 1.0
 
+OnReply = Callable[[Any], None]
+"""A call's reply: the message, or None when none came in time (the worker's REPLY_TIMEOUT)."""
+Call = Callable[[Any, OnReply], None]
+"""The worker's ``call``: a message sent without waiting, its reply to ``on_reply``."""
+
 
 def _emit(msg: dict[str, object]) -> None:
-    os.write(1, (json.dumps(msg) + "\n").encode())
+    os.write(1, (json.dumps({"dnd": msg}) + "\n").encode())
 
 
-def _get(conn: Any, interface: str, prop: str) -> bool | None:
-    """A boolean property of the notification server, or None (absent, not a bool, error)."""
-    from jeepney import DBusAddress, MessageType, Properties
+def _boolean(reply: Any) -> bool | None:
+    """A boolean property's value from a ``Get`` reply, or None (no reply, absent, error,
+    not a bool)."""
+    from jeepney import MessageType
 
-    try:
-        reply = conn.send_and_get_reply(
-            Properties(DBusAddress(PATH, bus_name=NAME, interface=interface)).get(prop),
-            timeout=TIMEOUT,
-        )
-    except Exception:
-        return None
-    if reply.header.message_type == MessageType.error or not reply.body:
+    if reply is None or reply.header.message_type == MessageType.error or not reply.body:
         return None
     value = reply.body[0]
     if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], bool):
@@ -58,6 +62,9 @@ def _get(conn: Any, interface: str, prop: str) -> bool | None:
 
 def _gnome_banners() -> bool | None:
     """GNOME's show-banners (False: do-not-disturb), or None where there is no such key."""
+    import shutil
+    import subprocess
+
     if shutil.which("gsettings") is None:
         return None
     try:
@@ -70,44 +77,131 @@ def _gnome_banners() -> bool | None:
     return {"true": True, "false": False}.get(word) if out.returncode == 0 else None
 
 
-def _server_name(conn: Any) -> str:
-    """The notification server's name (``GetServerInformation``): "gnome-shell", "dunst" …"""
-    from jeepney import DBusAddress, MessageType, new_method_call
-
-    try:
-        reply = conn.send_and_get_reply(
-            new_method_call(DBusAddress(PATH, bus_name=NAME, interface=NAME),
-                            "GetServerInformation"),
-            timeout=TIMEOUT,
-        )  # fmt: skip
-    except Exception:
-        return ""
-    if reply.header.message_type == MessageType.error or not reply.body:
-        return ""
-    return str(reply.body[0])[:100]
-
-
-def _gnome(conn: Any) -> bool:
+def _gnome(server: str) -> bool:
     """GNOME's setting counts only where GNOME Shell shows the notifications (a GNOME schema
     installed under another desktop says nothing about it)."""
-    if conn is not None and _server_name(conn) == "gnome-shell":
+    if server == "gnome-shell":
         return True
     return "GNOME" in os.environ.get("XDG_CURRENT_DESKTOP", "").upper().split(":")
 
 
 class Watch:
-    def __init__(self, conn: Any) -> None:
+    """Made by the worker at ``{"op": "watch"}`` with its connection (or None), its ``call``
+    and its selector: subscribes, asks the server's name (is it GNOME's?), then reads;
+    ``read()`` again at each change the bus signals."""
+
+    def __init__(self, conn: Any, call: Call, sel: selectors.BaseSelector) -> None:
+        self.call = call
+        self.sel = sel
         self.conn = conn
-        self.gnome: bool | None = _gnome_banners() if _gnome(conn) else None
+        self.gnome: bool | None = None
+        self.monitor: subprocess.Popen[bytes] | None = None
+        self.values: dict[str, bool | None] = {}
+        self.reading = 0  # Get calls out
+        self.again = False  # a change came while reading: read once more after
+        self.started = False
         self.last: dict[str, object] | None = None
+        if self.conn is None:
+            self._start("")
+            return
+        from jeepney import MatchRule
+        from jeepney.bus_messages import message_bus
+
+        props = MatchRule(
+            type="signal",
+            interface="org.freedesktop.DBus.Properties",
+            member="PropertiesChanged",
+            path=PATH,
+        )
+        owner = MatchRule(
+            type="signal", interface="org.freedesktop.DBus", member="NameOwnerChanged"
+        )
+        owner.add_arg_condition(0, NAME)
+        for rule in (props, owner):
+            call(message_bus.AddMatch(rule), lambda reply: None)
+        call(self._method(NAME, "GetServerInformation"), self._server)
+
+    def _method(self, interface: str, name: str, *args: str) -> Any:
+        from jeepney import DBusAddress, new_method_call
+
+        target = DBusAddress(PATH, bus_name=NAME, interface=interface)
+        return new_method_call(target, name, "ss" if args else None, args)
+
+    def _server(self, reply: Any) -> None:
+        name = ""
+        if reply is not None and reply.body and isinstance(reply.body[0], str):
+            name = reply.body[0][:100]
+        self._start(name)
+
+    def _start(self, server: str) -> None:
+        """GNOME's setting read and followed where it counts, then the first reading."""
+        self.started = True
+        if _gnome(server):
+            self.gnome = _gnome_banners()
+        if self.gnome is not None:
+            import subprocess
+
+            try:
+                self.monitor = subprocess.Popen(
+                    ["gsettings", "monitor", *GNOME],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                )
+            except OSError:
+                self.monitor = None
+            if self.monitor is not None and self.monitor.stdout is not None:
+                self.sel.register(self.monitor.stdout, selectors.EVENT_READ, self._banners)
+        self.read()
+
+    def _banners(self) -> bool:
+        assert self.monitor is not None and self.monitor.stdout is not None
+        line = self.monitor.stdout.readline()
+        if not line:
+            self.sel.unregister(self.monitor.stdout)
+            self.gnome = None
+        else:
+            self.gnome = b"true" in line.split(b":", 1)[-1]
+        self.tell()
+        return True
+
+    def read(self) -> None:
+        """Read the server's properties again (both at once), then ``tell``."""
+        if not self.started:
+            return
+        if self.reading:
+            self.again = True
+            return
+        if self.conn is None:
+            self.values = {}
+            self.tell()
+            return
+        self.reading = 2
+        for label, interface, prop in (("Inhibited", NAME, "Inhibited"),
+                                       ("dunst paused", DUNST, "paused")):  # fmt: skip
+            get = self._method("org.freedesktop.DBus.Properties", "Get", interface, prop)
+            self.call(get, self._getter(label))
+
+    def _getter(self, label: str) -> OnReply:
+        return lambda reply: self._got(label, reply)
+
+    def _got(self, label: str, reply: Any) -> None:
+        self.values[label] = _boolean(reply)
+        self.reading -= 1
+        if self.reading:
+            return
+        if self.again:
+            self.again = False
+            self.read()
+            return
+        self.tell()
 
     def state(self) -> dict[str, object]:
         readable: list[str] = []
         via: list[str] = []
-        conn = self.conn
         for label, value in (
-            ("Inhibited", None if conn is None else _get(conn, NAME, "Inhibited")),
-            ("dunst paused", None if conn is None else _get(conn, DUNST, "paused")),
+            ("Inhibited", self.values.get("Inhibited")),
+            ("dunst paused", self.values.get("dunst paused")),
             ("GNOME show-banners", None if self.gnome is None else not self.gnome),
         ):
             if value is not None:
@@ -122,91 +216,6 @@ class Watch:
             self.last = now
             _emit(now)
 
-
-def _subscribe(conn: Any) -> None:
-    from jeepney import MatchRule
-    from jeepney.bus_messages import message_bus
-
-    props = MatchRule(
-        type="signal",
-        interface="org.freedesktop.DBus.Properties",
-        member="PropertiesChanged",
-        path=PATH,
-    )
-    owner = MatchRule(type="signal", interface="org.freedesktop.DBus", member="NameOwnerChanged")
-    owner.add_arg_condition(0, NAME)
-    for rule in (props, owner):
-        conn.send_and_get_reply(message_bus.AddMatch(rule), timeout=TIMEOUT)
-
-
-def _connect() -> Any:
-    try:
-        from cuewrap.deliver.dbus_worker import _connect as connect
-
-        conn = connect()
-        _subscribe(conn)
-        return conn
-    except Exception:
-        return None
-
-
-def main() -> int:
-    conn = _connect()
-    watch = Watch(conn)
-    monitor: subprocess.Popen[bytes] | None = None
-    if watch.gnome is not None:
-        try:
-            monitor = subprocess.Popen(
-                ["gsettings", "monitor", *GNOME],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-            )
-        except OSError:
-            monitor = None
-    watch.tell()
-    sel = selectors.DefaultSelector()
-    sel.register(0, selectors.EVENT_READ, "stdin")
-    if conn is not None:
-        sel.register(conn.sock, selectors.EVENT_READ, "bus")
-    if monitor is not None and monitor.stdout is not None:
-        sel.register(monitor.stdout, selectors.EVENT_READ, "gnome")
-    try:
-        while True:
-            for key, _ in sel.select():
-                if key.data == "stdin":
-                    if not os.read(0, 4096):
-                        return 0
-                elif key.data == "bus":
-                    if not _drain(conn):
-                        sel.unregister(conn.sock)
-                        watch.conn = None
-                    watch.tell()
-                elif key.data == "gnome":
-                    assert monitor is not None and monitor.stdout is not None
-                    line = monitor.stdout.readline()
-                    if not line:
-                        sel.unregister(monitor.stdout)
-                        watch.gnome = None
-                    else:
-                        watch.gnome = b"true" in line.split(b":", 1)[-1]
-                    watch.tell()
-    finally:
-        if monitor is not None:
-            monitor.kill()
-
-
-def _drain(conn: Any) -> bool:
-    """Read what the bus sent (signals: their content does not matter, the state is read
-    again); False when the bus went away."""
-    while True:
-        try:
-            conn.receive(timeout=0)
-        except TimeoutError:
-            return True
-        except Exception:
-            return False
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    def close(self) -> None:
+        if self.monitor is not None:
+            self.monitor.kill()

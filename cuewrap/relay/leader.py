@@ -2,9 +2,10 @@
 (docs/design.md#real-environments).
 
 A shell keeps job control working by being the parent of its jobs inside their session. cuewrap
-does the same with a small process, the *leader* (a fork of cuewrap, no exec): it starts a new
-session on the PTY, makes it its controlling terminal, and forks the command into a process
-group of its own, made the PTY's foreground group. Because the command's parent (the leader)
+does the same with a small process, the *leader* (a fork of cuewrap; once the command has had
+``BOOT`` seconds to start, it execs a bare interpreter that only waits, ``WAITER``): it starts
+a new session on the PTY, makes it its controlling terminal, and forks the command into a
+process group of its own, made the PTY's foreground group. Because the command's parent (the leader)
 is in the same session but another group, the command's group is not orphaned, so the kernel
 delivers its stop signals: Pi's Ctrl-Z (``ui.stop()`` then ``kill(0, SIGTSTP)``) really stops
 Pi. The leader waits for the command with ``WUNTRACED | WCONTINUED`` and reports every stop,
@@ -33,9 +34,44 @@ import fcntl
 import os
 import signal
 import struct
+import sys
 import termios
+import time
 
 from cuewrap.records import NamedTuple
+
+# The leader's last part, exec'd as ``python -I -S -c WAITER PID FD`` once the command has
+# started: it waits for the command and reports on fd FD, and imports nothing (``os`` is there
+# at start). ``wait(pid, fd, os.WNOHANG)`` reports what is pending (the leader before the exec)
+WAITER = """
+import os
+def told(report, status):
+    if os.WIFSTOPPED(status):
+        os.write(report, b"S %d\\n" % os.WSTOPSIG(status))
+        return False
+    if os.WIFCONTINUED(status):
+        os.write(report, b"C\\n")
+        return False
+    if os.WIFSIGNALED(status):
+        os.write(report, b"X -1 %d\\n" % os.WTERMSIG(status))
+    else:
+        os.write(report, b"X %d 0\\n" % os.WEXITSTATUS(status))
+    return True
+def wait(pid, report, flags=0):
+    while True:
+        got, status = os.waitpid(pid, os.WUNTRACED | os.WCONTINUED | flags)
+        if got == 0:
+            return False
+        if told(report, status):
+            return True
+if __name__ == "__main__":
+    import sys
+    try:
+        wait(int(sys.argv[1]), int(sys.argv[2]))
+    finally:
+        os._exit(0)
+"""
+BOOT = 2.0  # seconds the command has to start before the leader's exec takes its CPU
 
 _KEYBOARD = (signal.SIGINT, signal.SIGQUIT, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU)
 
@@ -215,6 +251,7 @@ def _lead(slave: int, report: int, path: str, argv: list[str], env: dict[str, st
     for sig in _KEYBOARD:
         signal.signal(sig, signal.SIG_IGN)
     exec_r, exec_w = os.pipe()
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])  # the command unblocks it
     pid = os.fork()
     if pid == 0:
         _command(slave, exec_w, path, argv, env, inherited)
@@ -236,19 +273,35 @@ def _lead(slave: int, report: int, path: str, argv: list[str], env: dict[str, st
         os.waitpid(pid, 0)
         os._exit(0)
     os.write(report, b"P %d\n" % pid)
-    while True:
-        _, status = os.waitpid(pid, os.WUNTRACED | os.WCONTINUED)
-        if os.WIFSTOPPED(status):
-            os.write(report, b"S %d\n" % os.WSTOPSIG(status))
-        elif os.WIFCONTINUED(status):
-            os.write(report, b"C\n")
-        else:
-            if os.WIFSIGNALED(status):
-                line = b"X -1 %d\n" % os.WTERMSIG(status)
-            else:
-                line = b"X %d 0\n" % os.WEXITSTATUS(status)
-            os.write(report, line)
-            os._exit(0)
+    # from here on the leader only waits: as a bare interpreter it holds ~1.5 MB less than this
+    # fork of cuewrap, whose pages cuewrap's own writes would turn into copies (docs/
+    # benchmarks.md, the footprint). The interpreter's start (~10 ms of CPU) waits BOOT seconds,
+    # not to take it from the command's own start; the stops and the exit are reported from
+    # here meanwhile (SIGCHLD is blocked since before the fork: none is missed)
+    scope: dict[str, object] = {"__name__": "leader"}
+    exec(WAITER, scope)
+    wait = scope["wait"]
+    assert callable(wait)
+    deadline = time.monotonic() + BOOT
+    while not wait(pid, report, os.WNOHANG):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        signal.sigtimedwait([signal.SIGCHLD], left)
+    else:
+        os._exit(0)  # the command ended while it started
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGCHLD])
+    try:
+        os.set_inheritable(report, True)
+        python = sys.executable
+        null = os.open(os.devnull, os.O_RDWR)  # nothing it could say reaches the user's screen
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.execv(python, [python, "-I", "-S", "-c", WAITER, str(pid), str(report)])
+    except (OSError, ValueError, TypeError):
+        pass
+    wait(pid, report)  # no interpreter to exec: wait here
+    os._exit(0)
 
 
 def _own_terminal(slave: int, pid: int) -> None:
