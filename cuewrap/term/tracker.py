@@ -173,6 +173,7 @@ _NOT_QUIET = re.compile(rb"\?(?!2026[hl]|25[hl])")
 _FLOOD_PATH = True  # the short path for chunks without OSC (tests turn it off to compare)
 _LINK_END = b"\x1b]8;;\x07"  # an empty hyperlink: its BEL ends it (Pi ends every line with one)
 _PROGRESS = re.compile(rb"[0-4]")  # OSC 9 ; 4 ; state: 0 off, 1-2 value, 3 busy, 4 paused
+_TITLE_WHATS = frozenset({"osc0", "osc1", "osc2"})
 
 _PRIVATE_CSI = tuple((b"\x1b[" + c, c) for c in (b"?", b">", b"<", b"="))
 _first = itemgetter(0)
@@ -316,6 +317,8 @@ class OutputTracker:
         content_only: bool = False,
         answer_query: bool = False,
         own_status_app: str | None = None,
+        marked_titles: tuple[bytes, ...] = (),
+        hold_blocked: bool = False,
     ) -> None:
         self.consume_status: bool = consume_status
         self.answer_query = answer_query  # the relay answers the child's OSC 7501 query
@@ -349,6 +352,15 @@ class OutputTracker:
         # the child writes none of its own (generic mode, e.g. aider): all of its output counts
         # as inside a frame, for the guard and for facts
         self._all_content = content_only
+        self._content_base = content_only  # what content_off goes back to
+        # Pi mode (docs/terminal-guard.md): a title that begins with one of cuewrap's marks is
+        # content posing as cuewrap, removed wherever it is (with the guard on)
+        self._marked_titles = marked_titles
+        # Pi mode while the frame rule decides (no provenance): a ``blocked`` report is taken out
+        # of the output even for a host that speaks the protocol, and passed on (``held_status``)
+        # only once the screen check confirmed it
+        self.hold_blocked = hold_blocked
+        self.held_status = b""  # the last blocked report taken out so, as written
         # clipboard sequences cut in this chunk that a bare ESC ended
         self._bare_cuts: dict[int, int] = {}  # its ESC -> its start, for each one
         self._reps: dict[int, bytes] = {}  # cut start -> bytes put in its place
@@ -372,6 +384,11 @@ class OutputTracker:
         (Pi mode with the bridge, after the provenance mark: ``term/provenance.py``); the
         child's own arrive through :meth:`feed_own`."""
         self._all_content = True
+
+    def content_off(self) -> None:
+        """Back to the frame rule (the bridge that carried the child's own writes is gone:
+        ``relay.Relay.provenance_lost``): a sequence between frames is the child's again."""
+        self._all_content = self._content_base
 
     @property
     def at_rest(self) -> bool:
@@ -1303,11 +1320,33 @@ class OutputTracker:
                 self.title = title
                 events.append((j, TitleChange(title, True)))  # never a mark composed onto it
             return
+        if (
+            guarded is not None
+            and self._marked_titles
+            and self._guard
+            and j >= base
+            and guarded[0] in _TITLE_WHATS
+            and guarded[1].startswith(self._marked_titles)
+        ):
+            self._as_content(work, j, base, events, cuts)  # posing as cuewrap's mark
+            return
         handler = _OSC_HANDLERS.get(ps) if semi else None
         if handler is not None:
             handler(self, _new(Osc, (work, j, end, base, ps, rest, had_c0)), events, cuts)
         elif self._clip is not None:
             self._clip_osc(work, j, j + 2, base, events, cuts)  # if it is a clipboard sequence
+
+    def _as_content(
+        self, work: bytes, j: int, base: int, events: list[tuple[int, OutputEvent]], cuts: Cuts
+    ) -> None:
+        """The complete OSC at ``j`` is content wherever it is: removed whole, as inside a
+        frame."""
+        all_content = self._all_content
+        self._all_content = True
+        try:
+            self._clip_osc(work, j, j + 2, base, events, cuts)
+        finally:
+            self._all_content = all_content
 
     # The OSCs the tracker reads, by Ps (the table is _OSC_HANDLERS, after the class). Each gets
     # the complete OSC (``Osc``), the chunk's events and its cuts to add to.
@@ -1344,6 +1383,15 @@ class OutputTracker:
             # (unless the preset proves it is the program's own: ``own_status_app``)
             return
         events.append((o.j, status))
+        if self.hold_blocked and not self.consume_status:
+            if status.state == "blocked":  # passed on once the screen shows the dialog
+                self.held_status = o.work[o.j : o.end]
+                if o.j >= o.base:
+                    cuts.append((o.j, o.end))
+                    if not self._removable_at(o.work, o.j):
+                        self._reps[o.j] = _NEUTRAL
+                return
+            self.held_status = b""  # its wait is over
         if self.consume_status and o.j >= o.base and self._removable_at(o.work, o.j):
             cuts.append((o.j, o.end))
             self._missed = o.work[o.j : o.end]

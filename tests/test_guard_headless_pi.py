@@ -1,0 +1,88 @@
+"""Issue 50, parts 1 and 2, played as an attacker would (real Pi 1.4.0 and the latest under
+``python -m cuewrap``, the fake model's answer carrying what a prompt injection can make a
+model write; docs/terminal-guard.md):
+
+- a Pi without its TUI (``-p``, ``--mode json``) draws no frames: all it writes is the model's
+  text, so every guarded sequence in it is removed, with the bridge and without; an extension's
+  own notification still passes where the bridge proves it is one;
+- ``--no-bridge`` in the TUI: behind a hand-made frame end, a title posing as cuewrap's mark
+  never reaches the window, and a ``blocked`` report reaches a terminal that speaks the Program
+  Status Protocol only once the screen shows Pi's dialog.
+
+The first test shows the threat: through ``pi -p`` alone the sequences reach the terminal.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fakemodel import FakeModel, text
+from pirig import NOTIFY_EXT, PiSession
+from termscan import notifications, osc_numbers
+from test_guard_provenance_pi import GUARDED, OUTSIDE, WIDE, injected, outside_kinds
+
+pytestmark = pytest.mark.pi
+
+PLAIN = "".join(GUARDED.values())
+#: every guarded kind as written, then behind a frame end, then what else acts outside
+ANSWER = f"Here is the summary {PLAIN}\x1b[?2026l{PLAIN}\x1b[?2026h{OUTSIDE} and that is all."
+SHOWN = b"and that is all"
+
+
+def one_shot(pi_session: Any, *args: str, **kw: Any) -> PiSession:
+    """``pi ARGS`` to its end (no TUI: nothing to wait for but the exit)."""
+    s: PiSession = pi_session(*args, ready=False, dimensions=WIDE, **kw)
+    assert s.wait_exit(30) == 0, s.dump()
+    return s
+
+
+def test_pi_alone_prints_the_answers_sequences(pi_session: Any, fakemodel: FakeModel) -> None:
+    fakemodel.push(text(ANSWER))
+    s = one_shot(pi_session, "-p", "summarise", wrap=False)
+    assert SHOWN in s.raw_output
+    got = injected(s.raw_output)
+    assert {777, 9, 99, 0, 2} <= set(got), got
+
+
+@pytest.mark.parametrize("bridge", [True, False], ids=["bridge", "no-bridge"])
+def test_print_mode_lets_none_of_the_answers_sequences_through(
+    pi_session: Any, fakemodel: FakeModel, bridge: bool
+) -> None:
+    fakemodel.push(text(ANSWER))
+    s = one_shot(pi_session, "-p", "summarise", cuewrap_args=[] if bridge else ["--no-bridge"])
+    raw = s.raw_output
+    assert SHOWN in raw, s.dump()
+    assert not injected(raw), f"reached the terminal: {injected(raw)}"
+    answer = raw[raw.find(b"Here is") :]  # cuewrap's own query (DA1, …) comes before it
+    assert not outside_kinds(answer), f"reached the terminal: {outside_kinds(answer)}"
+    kinds = {r.get("sequence") for r in s.log_records("guard")}
+    assert {"osc777", "osc9", "osc99", "osc0", "osc2", "osc7501"} <= kinds, kinds
+    assert [r for r in s.log_records("clipboard") if r["passed"]] == []
+
+
+def test_json_mode_lets_none_of_the_answers_sequences_through(
+    pi_session: Any, fakemodel: FakeModel
+) -> None:
+    """``--mode json`` escapes ESC in its JSON, not the C1 controls (U+009D begins an OSC in
+    VTE and WezTerm): those are content too."""
+    fakemodel.push(text(ANSWER))
+    s = one_shot(pi_session, "--mode", "json", "summarise")
+    raw = s.raw_output
+    assert b"and that is all" in raw, s.dump()
+    answer = raw[raw.find(b"Here is") :]
+    assert not outside_kinds(answer), f"reached the terminal: {outside_kinds(answer)}"
+    assert {r["sequence"] for r in s.log_records("guard") if "sequence" in r} == {"c1"}
+
+
+def test_print_mode_lets_an_extensions_own_notification_through(
+    pi_session: Any, fakemodel: FakeModel
+) -> None:
+    """The bridge proves an extension's own OSC 777 (written on its own at ``agent_settled``)
+    is no part of the answer: it passes, while the answer's are removed."""
+    fakemodel.push(text(ANSWER))
+    s = one_shot(pi_session, "-p", "summarise", extensions=[NOTIFY_EXT])
+    raw = s.raw_output
+    assert not injected(raw), f"reached the terminal: {injected(raw)}"
+    assert notifications(raw) == [("Pi", "Ready for input")], notifications(raw)
+    assert len(osc_numbers(raw, 777)) == 1
