@@ -17,10 +17,21 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from fakemodel import FakeModel, text
-from pirig import NOTIFY_EXT, PiSession
+from fakemodel import FakeModel, text, tool_call
+from pirig import NOTIFY_EXT, TITLE, AnsweringTerminal, PiSession, ready_away
 from termscan import notifications, osc_numbers
-from test_guard_provenance_pi import GUARDED, OUTSIDE, WIDE, injected, outside_kinds
+from test_guard_provenance_pi import (
+    FRAME_ENDS,
+    GUARDED,
+    OUTSIDE,
+    WIDE,
+    finished_once,
+    injected,
+    outside_kinds,
+    states,
+)
+from test_guard_provenance_pi import SHOWN as FRAMES_SHOWN
+from waiting import absence_window, wait_until
 
 pytestmark = pytest.mark.pi
 
@@ -86,3 +97,55 @@ def test_print_mode_lets_an_extensions_own_notification_through(
     assert not injected(raw), f"reached the terminal: {injected(raw)}"
     assert notifications(raw) == [("Pi", "Ready for input")], notifications(raw)
     assert len(osc_numbers(raw, 777)) == 1
+
+
+# --------------------------------------------------------------------------------------------
+# --no-bridge in the TUI: a frame end of the answer's own before each kind
+
+BLOCKED = b"state=blocked"
+
+
+def reports(raw: bytes, state: bytes) -> list[Any]:
+    return [q for q in osc_numbers(raw, 7501) if state in q.payload]
+
+
+def test_without_the_bridge_a_frame_end_lets_no_marked_title_or_blocked_report_through(
+    pi_session: Any, fakemodel: FakeModel
+) -> None:
+    """``--no-bridge``, a terminal that speaks the Program Status Protocol: behind the answer's
+    frame ends, its ``[?] …`` title never reaches the window and its ``blocked`` report never
+    reaches the terminal (no dialog on the screen); Pi's own reports still do."""
+    term = AnsweringTerminal(speaks=True)
+    fakemodel.push(text(FRAME_ENDS, chunk_delay=0.05))
+    s: PiSession = pi_session(cuewrap_args=["--no-bridge"], dimensions=WIDE, terminal=term)
+    ready_away(s)
+    s.prompt("summarise")
+    s.wait_for_screen(FRAMES_SHOWN, 15)
+    finished_once(s)
+    raw = s.raw_output
+    marked = [q.payload for q in osc_numbers(raw, 0, 1, 2) if q.payload.startswith(b"[?] owned")]
+    assert marked == [], marked
+    assert reports(raw, BLOCKED) == [], reports(raw, BLOCKED)
+    assert reports(raw, b"state=done"), "Pi's own reports still reach the terminal"
+    assert "blocked" not in states(s), states(s)
+    assert [r for r in s.log_records("fact_refused") if r.get("state") == "blocked"]
+    assert {"osc0"} <= {r.get("sequence") for r in s.log_records("guard")}
+    assert TITLE.encode() in [q.payload for q in osc_numbers(raw, 0)]
+
+
+def test_without_the_bridge_pis_own_blocked_report_reaches_the_terminal_with_its_dialog(
+    pi_session: Any, fakemodel: FakeModel
+) -> None:
+    """``--no-bridge``: Pi's own ``blocked`` report waits for its dialog on the screen, then
+    reaches a terminal that speaks the protocol (once), and counts as the fact."""
+    term = AnsweringTerminal(speaks=True)
+    fakemodel.push(tool_call("test_confirm", {"message": "Deploy now?"}), text("deployed"))
+    s: PiSession = pi_session(cuewrap_args=["--no-bridge"], dimensions=WIDE, terminal=term)
+    ready_away(s)
+    s.prompt("confirm please")
+    s.wait_dialog()
+    wait_until(lambda: reports(s.raw_output, BLOCKED), 10, "the blocked report at the terminal",
+               detail=s.dump)  # fmt: skip
+    absence_window(1.0, "a second blocked report")
+    assert len(reports(s.raw_output, BLOCKED)) == 1
+    assert "blocked" in states(s), states(s)

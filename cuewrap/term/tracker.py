@@ -121,6 +121,7 @@ from cuewrap.term.grammar import (
 )
 from cuewrap.term.modes import TRACKED_MODES, ModeState
 from cuewrap.term.notices import INTROS, ChildNotification, NoticeParser, NoticePolicy, protocol_of
+from cuewrap.term.oscnum import open_number, readings
 
 CAP = 4096  # bytes kept of an unfinished sequence (and longest held OSC 7501 prefix)
 
@@ -134,6 +135,7 @@ _RIS = re.compile(rb"\x1bc")
 # an OSC written ESC C0… ]); one literal-prefix search finds both
 _RIS_C0 = re.compile(rb"\x1b[c\x00-\x17\x19\x1c-\x1f\x7f]")
 _ESC_C0_OSC = re.compile(rb"\x1b[\x00-\x17\x19\x1c-\x1f\x7f]+\]")  # ESC, C0s, then ]
+_OSC_INTRO = re.compile(rb"\x1b[\x00-\x17\x19\x1c-\x1f\x7f]*\]")  # ESC [C0…] ]
 _NEUTRAL = b"\x1b\x18"  # ESC CAN: what a removed sequence's ESC did, then ground
 _TITLE_CONTROLS = re.compile("[\x7f-\x9f]")  # DEL and C1 in a decoded title
 _OPEN_OSC = b"\x1b]\x7f"  # stands for an open OSC already released (never an event)
@@ -496,7 +498,7 @@ class OutputTracker:
             return b""
         if self._guard and (held == b"\xc2" or _ESC_HEAD.match(held) is not None):
             return b""  # held inside content: a possible query, DCS, APC or C1 control
-        guard = self._guard and (self._sync or self._all_content)
+        guard = self._guard and (self._sync or self._all_content or self._poses(held, False))
         if self._clip is not None or guard:
             if clip_head(held, False, self._clip is not None, guard)[0] != NOT_CLIP:
                 return b""  # a possible clipboard sequence is never released undecided
@@ -803,6 +805,29 @@ class OutputTracker:
             return self._frame0
         return on > off
 
+    def _poses(self, s: bytes, final: bool) -> bool:
+        """Pi mode: the OSC ``s`` (from its ESC, no terminator; ``final``: its content is
+        complete) is, or may still become, a title that begins with one of cuewrap's marks:
+        content posing as cuewrap, wherever it stands (docs/terminal-guard.md)."""
+        marks = self._marked_titles
+        if not marks:
+            return False
+        m = _OSC_INTRO.match(s)
+        if m is None:
+            return False
+        content = s[m.end() :]
+        if _OSC_C0.search(content) is not None:
+            content = _OSC_C0.sub(b"", content)
+        if not final and open_number(content):
+            return True  # its number is not known yet: held until it is
+        for code, payload in readings(content):
+            if code <= 2 and (
+                payload.startswith(marks)
+                or (not final and any(mark.startswith(payload) for mark in marks))
+            ):
+                return True
+        return False
+
     def _clip_osc(
         self,
         work: bytes,
@@ -823,7 +848,9 @@ class OutputTracker:
             end = t + 2 if work[t + 1] == 0x5C else t  # a bare ESC begins the next sequence
         else:
             end = t + 1  # BEL, CAN, SUB
-        guard = self._guard and j >= base and self._framed(work, j)
+        guard = (
+            self._guard and j >= base and (self._framed(work, j) or self._poses(work[j:t], True))
+        )
         kind, read, what = clip_head(work[j:t], True, self._clip is not None, guard)
         if kind == NOT_CLIP:
             return
@@ -888,17 +915,18 @@ class OutputTracker:
                     work[k2:k_last],
                     True,
                     self._clip is not None,
-                    self._guard and self._framed(work, k2),
+                    self._guard and (self._framed(work, k2) or self._poses(work[k2:k_last], True)),
                 )[0]
                 == CLIP
             ):
                 start = k2
                 final = True
+        head = work[start:k_last] if final else work[start:]
         kind, read, what = clip_head(
-            work[start:k_last] if final else work[start:],
+            head,
             final,
             self._clip is not None,
-            self._guard and self._framed(work, start),
+            self._guard and (self._framed(work, start) or self._poses(head, final)),
         )
         if kind == NOT_CLIP:
             return None
