@@ -36,6 +36,7 @@ from cuewrap.records import TYPE_CHECKING
 if TYPE_CHECKING:
     from cuewrap.relay.relay import RelayControls
 
+SAY_AFTER = 1.0  # seconds after the new runtime's hello: the notice inside Pi
 GRACE = 3.0  # seconds a new runtime has to connect after a session_shutdown (Pi's extension: 4)
 
 WHY_FAILED = (
@@ -61,7 +62,8 @@ class BridgeWatch:
         self._on_fact = on_fact
         self._say = say  # a line inside Pi, through the current connection
         self._shutdown: str | None = None  # the reason of the last session_shutdown
-        self._timer: Timer | None = None
+        self._timer: Timer | None = None  # the grace after a session_shutdown
+        self._say_timer: Timer | None = None
         self._lost = ""  # "HH:MM:SS (why)" of a loss not said inside Pi yet
         self.note = ""  # what /cue says
 
@@ -73,6 +75,12 @@ class BridgeWatch:
         self._on_fact(fact)
 
     def close(self) -> None:
+        self._cancel()
+        if self._say_timer is not None:
+            self._say_timer.cancel()
+            self._say_timer = None
+
+    def _cancel(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -87,11 +95,11 @@ class BridgeWatch:
             elif reason is None:
                 self._lose(WHY_FAILED)
             elif reason != "quit":
-                self.close()
+                self._cancel()
                 why = f"no new connection {GRACE:g} s after session_shutdown {reason}"
                 self._timer = self._loop.call_later(GRACE, lambda: self._lose(why))
         elif isinstance(fact, BridgeHello):
-            self.close()
+            self._cancel()
             if self._relay is not None and self._relay.provenance_back():
                 self._back()
 
@@ -108,9 +116,13 @@ class BridgeWatch:
         lost, self._lost = self._lost, ""
         self.note = f"lost at {lost}, back at {at}"
         if lost:
-            self._say(
-                in_pi(
-                    f"the bridge to cuewrap was lost at {lost}; it is back: Pi's own titles and"
-                    " status reports come through it again"
-                )
+            text = in_pi(
+                f"the bridge to cuewrap was lost at {lost}; it is back: Pi's own titles and"
+                " status reports come through it again"
             )
+            # once Pi's new runtime has its UI (a notice during its reload is not shown)
+            self._say_timer = self._loop.call_later(SAY_AFTER, lambda: self._said(text))
+
+    def _said(self, text: str) -> None:
+        self._say_timer = None
+        self._say(text)
