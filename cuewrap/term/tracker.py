@@ -135,6 +135,7 @@ _RIS = re.compile(rb"\x1bc")
 # an OSC written ESC C0… ]); one literal-prefix search finds both
 _RIS_C0 = re.compile(rb"\x1b[c\x00-\x17\x19\x1c-\x1f\x7f]")
 _ESC_C0_OSC = re.compile(rb"\x1b[\x00-\x17\x19\x1c-\x1f\x7f]+\]")  # ESC, C0s, then ]
+_ESC_OPEN = re.compile(rb"\x1b[\x00-\x17\x19\x1c-\x1f\x7f]*")  # ESC [C0…]
 _OSC_INTRO = re.compile(rb"\x1b[\x00-\x17\x19\x1c-\x1f\x7f]*\]")  # ESC [C0…] ]
 _NEUTRAL = b"\x1b\x18"  # ESC CAN: what a removed sequence's ESC did, then ground
 _TITLE_CONTROLS = re.compile("[\x7f-\x9f]")  # DEL and C1 in a decoded title
@@ -175,7 +176,6 @@ _NOT_QUIET = re.compile(rb"\?(?!2026[hl]|25[hl])")
 _FLOOD_PATH = True  # the short path for chunks without OSC (tests turn it off to compare)
 _LINK_END = b"\x1b]8;;\x07"  # an empty hyperlink: its BEL ends it (Pi ends every line with one)
 _PROGRESS = re.compile(rb"[0-4]")  # OSC 9 ; 4 ; state: 0 off, 1-2 value, 3 busy, 4 paused
-_TITLE_WHATS = frozenset({"osc0", "osc1", "osc2"})
 
 _PRIVATE_CSI = tuple((b"\x1b[" + c, c) for c in (b"?", b">", b"<", b"="))
 _first = itemgetter(0)
@@ -813,8 +813,8 @@ class OutputTracker:
         if not marks:
             return False
         m = _OSC_INTRO.match(s)
-        if m is None:
-            return False
+        if m is None:  # an ESC (and control characters) may still begin one
+            return not final and _ESC_OPEN.fullmatch(s) is not None
         content = s[m.end() :]
         if _OSC_C0.search(content) is not None:
             content = _OSC_C0.sub(b"", content)
@@ -1353,8 +1353,7 @@ class OutputTracker:
             and self._marked_titles
             and self._guard
             and j >= base
-            and guarded[0] in _TITLE_WHATS
-            and guarded[1].startswith(self._marked_titles)
+            and self._poses(work[j:t], True)
         ):
             self._as_content(work, j, base, events, cuts)  # posing as cuewrap's mark
             return
