@@ -22,7 +22,7 @@ from fakemodel import FakeModel, text
 from pirig import PiSession
 from termscan import titles
 from test_guard_provenance_pi import GUARDED, WIDE, injected
-from waiting import absence_window, wait_until
+from waiting import wait_until
 
 pytestmark = pytest.mark.pi
 
@@ -92,16 +92,3 @@ def test_a_lost_bridge_is_noticed_and_survived(
     s.submit("/cue")
     s.wait_for_screen(r"lost at .*, back at", 10)
     assert len(provenance(s, "lost")) == 1 and len(provenance(s, "restored")) == 1
-
-
-def test_a_reload_that_works_loses_nothing(pi_session: Any, fakemodel: FakeModel) -> None:
-    """A ``/reload`` that works: the new runtime's connection comes within the grace, nothing
-    is lost, nothing said, Pi's title still comes through the bridge."""
-    s: PiSession = pi_session(dimensions=WIDE)
-    s.wait_log(lambda r: r.get("kind") == "provenance" and r.get("state") == "marked")
-    s.submit("/reload")
-    wait_until(lambda: len(hellos(s)) == 2, 10, "the new runtime's hello")
-    s.wait_idle()
-    absence_window(4.5, "a loss")  # past both graces
-    renamed(s, "reloaded")
-    assert provenance(s, "lost") == [], s.log_records("provenance")
