@@ -376,7 +376,8 @@ function divert(p: Provenance, data: string): boolean {
 function markHeadless(ctx: ExtensionContext): void {
 	const p = stash().provenance;
 	const mode = (ctx as unknown as Json).mode;
-	if (!p || p.marked || typeof mode !== "string" || mode === "tui") return;
+	// only on a terminal (cuewrap gives Pi one): JSON or text piped elsewhere stays as Pi wrote it
+	if (!p || p.marked || typeof mode !== "string" || mode === "tui" || !process.stdout.isTTY) return;
 	p.write?.(PROVENANCE_MARK);
 	p.marked = true;
 }
