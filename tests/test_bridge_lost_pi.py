@@ -21,13 +21,16 @@ import pytest
 from fakemodel import FakeModel, text
 from pirig import PiSession
 from termscan import titles
-from test_guard_provenance_pi import GUARDED, WIDE, injected
+from test_guard_provenance_pi import GUARDED, WIDE, injected, states
 from waiting import wait_until
 
 pytestmark = pytest.mark.pi
 
 PLAIN = "".join(v for k, v in GUARDED.items() if k != 52)
-ANSWER = f"Here is the summary {PLAIN} and that is all."
+#: every kind inside Pi's frame; behind a frame end of its own, a ``blocked`` report and a title
+#: posing as cuewrap's mark (held to more than the frame rule once the bridge is lost)
+BEHIND = f"\x1b[?2026l{GUARDED[7501]}{GUARDED[0]}\x1b[?2026h"
+ANSWER = f"Here is the summary {PLAIN}{BEHIND} and that is all."
 SHOWN = r"and that is all\."
 FAULTS = {
     "throw": "without Pi's session_shutdown",
@@ -52,6 +55,17 @@ def renamed(s: PiSession, name: str) -> None:
                detail=lambda: f"titles: {titles(s.raw_output)}\n{s.dump()}")  # fmt: skip
 
 
+def guarded(s: PiSession, fm: FakeModel, prompt: str) -> None:
+    """The model's text is still content: none of the answer's sequences reaches the
+    terminal."""
+    start = len(s.raw_output)
+    fm.push(text(ANSWER))
+    s.prompt(prompt)
+    s.wait_for_screen(SHOWN, 15)
+    s.wait_idle()
+    assert not injected(s.raw_output[start:]), injected(s.raw_output[start:])
+
+
 @pytest.mark.parametrize("fault", list(FAULTS))
 def test_a_lost_bridge_is_noticed_and_survived(
     pi_session: Any, fakemodel: FakeModel, fault: str
@@ -69,13 +83,9 @@ def test_a_lost_bridge_is_noticed_and_survived(
     s.wait_idle()
     # Pi's own title, right after it (through the terminal again, by the frame rule)
     renamed(s, "after-the-loss")
-    # the model's text is still content: none of its sequences reaches the terminal
-    start = len(s.raw_output)
-    fakemodel.push(text(ANSWER))
-    s.prompt("summarise")
-    s.wait_for_screen(SHOWN, 15)
-    s.wait_idle()
-    assert not injected(s.raw_output[start:]), injected(s.raw_output[start:])
+    guarded(s, fakemodel, "summarise")
+    refused = wait_until(lambda: s.log_records("fact_refused"), 5, "the blocked report refused")
+    assert refused[0]["state"] == "blocked", refused
     assert len(provenance(s, "lost")) == 1, s.log_records("provenance")
     # a /reload that works brings the bridge back: said once inside Pi, on /cue
     s.submit("/reload")
@@ -83,12 +93,8 @@ def test_a_lost_bridge_is_noticed_and_survived(
     s.wait_for_screen(r"the bridge to cuewrap was lost at", 10)
     s.wait_idle()
     renamed(s, "back-again")
-    start = len(s.raw_output)
-    fakemodel.push(text(ANSWER))
-    s.prompt("summarise again")
-    s.wait_for_screen(SHOWN, 15)
-    s.wait_idle()
-    assert not injected(s.raw_output[start:]), injected(s.raw_output[start:])
+    guarded(s, fakemodel, "summarise again")
     s.submit("/cue")
     s.wait_for_screen(r"lost at .*, back at", 10)
     assert len(provenance(s, "lost")) == 1 and len(provenance(s, "restored")) == 1
+    assert "blocked" not in states(s), states(s)

@@ -123,6 +123,8 @@ class RelayControls(Protocol):
     def type_to_child(self, data: bytes) -> str | None: ...
     def own_output(self, data: bytes) -> None: ...
     def set_unseen(self, unseen: bool) -> None: ...
+    @property
+    def provenance(self) -> str: ...
     def provenance_lost(self, why: str) -> bool: ...
     def provenance_back(self) -> bool: ...
     def pass_held_status(self) -> None: ...
@@ -691,6 +693,7 @@ class Relay:
         self.provenance = "lost"
         if self.tracker is not None:
             self.tracker.content_off()
+            self.tracker.hold_blocked = True  # its screen check decides again
         self._emit(Provenance("lost", why))
         return True
 
@@ -702,6 +705,7 @@ class Relay:
         self.provenance = "marked"
         if self.tracker is not None:
             self.tracker.content_from_now()
+            self.tracker.hold_blocked = False
         self._emit(Provenance("restored"))
         return True
 

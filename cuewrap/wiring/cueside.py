@@ -265,28 +265,32 @@ class _Sources:
 
     def _pi_parts(self, c: Controller, parts: Parts) -> Parts:
         """Pi mode: the screen gate; with the answerer (and the bridge listening), the gate
-        feeds its output ring. Without, the check of a ``blocked`` report against the screen,
-        on its own ring (docs/terminal-guard.md, "Whose sequence is it")."""
+        feeds its output ring, else one of its own. The check of a ``blocked`` report against
+        the screen reads the same ring: without the bridge always; with it, while the frame
+        rule decides (before the provenance mark, or once the bridge is lost: docs/terminal-
+        guard.md, "Whose sequence is it")."""
         from cuewrap.answer.screen import OutputRing
         from cuewrap.screen.gate import ScreenGate
+        from cuewrap.wiring.blocked import BlockedCheck
 
         ctx = self.ctx
-        blocked = None
         if parts.answerer is not None and parts.bridge is not None:
             ring = parts.answerer.ring
         else:
-            from cuewrap.wiring.blocked import BlockedCheck
+            ring = OutputRing(*self.plan.size)
+        relay = self.edge.relay
 
-            relay = self.edge.relay
+        def confirmed(fact: Fact) -> None:  # the report reaches the terminal only now
+            if relay is not None:
+                relay.pass_held_status()
+            c.fact(fact)
 
-            def confirmed(fact: Fact) -> None:  # the report reaches the terminal only now
-                if relay is not None:
-                    relay.pass_held_status()
-                c.fact(fact)
+        def frame_rule() -> bool:
+            return relay is None or relay.provenance != "marked"
 
-            blocked = BlockedCheck(ctx.loop, ctx.log, OutputRing(*self.plan.size), confirmed)
-            self.built.callback(blocked.close)
-            ring = blocked.ring
+        active = frame_rule if parts.bridge is not None else None
+        blocked = BlockedCheck(ctx.loop, ctx.log, ring, confirmed, active=active)
+        self.built.callback(blocked.close)
         self.fault("screen")
         cues = self.edge.cues
 

@@ -361,7 +361,7 @@ class Session:
             # the frame rule a ``blocked`` report reaches the terminal only once the screen
             # check confirmed it (docs/terminal-guard.md)
             marked_titles=self._marked_titles(),
-            hold_blocked=self.guard and self.args.pi_mode and not self.bridge_injected,
+            hold_blocked=self.guard and self.args.pi_mode,  # until the provenance mark
         )
         return focus, tracker
 
