@@ -85,9 +85,11 @@ class SessionShutdown(Fact):
 
 @dataclass(frozen=True)
 class BridgeGone(Fact):
-    """Socket EOF: that Pi runtime is gone (with or without a session_shutdown before)."""
+    """Socket EOF: that Pi runtime is gone (with or without a session_shutdown before).
+    ``why``: "" at EOF, ``refused`` when cuewrap ended it (it refused one of Pi's own writes)."""
 
     source: Source = "bridge"
+    why: str = ""
 
 
 @dataclass(frozen=True)

@@ -103,7 +103,9 @@ class BridgeServer:
       text shown in Pi.
     - ``on_own(data)``: one of Pi's own writes to its terminal (checked: complete escape
       sequences only), for the relay to write (docs/terminal-guard.md, "Whose sequence is
-      it"); without it they are refused (``no_sink``).
+      it"); without it they are refused (``no_sink``). One it refuses ends the connection
+      (``BridgeGone`` with ``why="refused"``).
+    - ``note()``: what ``/cue`` says of a lost bridge (``stats()["provenance"]``).
 
     The limits are class attributes (module constants by default); tests may lower them on an
     instance before ``start()``.
@@ -125,6 +127,7 @@ class BridgeServer:
         on_reject: Callable[[str], None] | None = None,
         on_request: Callable[[str], str] | None = None,
         on_own: Callable[[bytes], None] | None = None,
+        note: Callable[[], str] | None = None,
     ) -> None:
         self._loop = loop
         self._child_pid = child_pid
@@ -134,6 +137,7 @@ class BridgeServer:
         self._on_own = on_own
         self._owns = 0
         self.token = secrets.token_hex(32)
+        self._note = note  # what /cue says of a lost bridge (wiring/bridgewatch.py)
         self.dir: str | None = None
         self.path: str | None = None
         self._channel: Channel | None = None
@@ -194,6 +198,7 @@ class BridgeServer:
             "facts": self._facts,
             "requests": self._requests,
             "own_writes": self._owns,
+            "provenance": self._note() if self._note is not None else "",
             "rejected": dict(self._counts),
             "last_rejection": self._last_rejection,
         }
@@ -281,6 +286,13 @@ class BridgeServer:
                 self._emit(event.fact)
             elif isinstance(event, Refused):
                 self._reject(event.reason, event.detail)
+                if event.detail.startswith("own.data") and conn.live:
+                    # one of Pi's own writes cuewrap cannot write: the connection no longer
+                    # carries them faithfully, so it ends (Pi's extension then writes them to
+                    # the terminal: docs/bridge-protocol.md, "A lost bridge")
+                    self._drop(conn)
+                    self._emit(BridgeGone(why="refused"))
+                    return
             elif isinstance(event, Requested):
                 self._request(conn, event.request)
             elif isinstance(event, Own):

@@ -35,6 +35,7 @@ class BridgeCounts:
     hellos: int
     dropped: tuple[tuple[str, int], ...]  # (reason, count), by reason
     own: int = 0  # Pi's own writes to its terminal that came through it (provenance)
+    provenance: str = ""  # a lost bridge: when and why, and whether it came back
 
     @classmethod
     def from_stats(cls, stats: Mapping[str, object]) -> BridgeCounts:
@@ -51,6 +52,7 @@ class BridgeCounts:
             hellos=count("hellos"),
             dropped=tuple(sorted((str(k), int(v)) for k, v in dropped.items())),
             own=count("own_writes"),
+            provenance=str(stats.get("provenance") or ""),
         )
 
 
@@ -160,6 +162,8 @@ def cue_page(
             line += f", {bridge.own} of Pi's own writes"
         if bridge.dropped:
             line += " · dropped: " + ", ".join(f"{k} {v}" for k, v in bridge.dropped)
+        if bridge.provenance:
+            line += f" · {bridge.provenance}"
         lines.append(line)
     cap = s.capacity
     lines.append(

@@ -73,7 +73,9 @@ class Provenance:
     extension's mark reached the output (``marked``: from there on every sequence in the stream
     is content Pi draws, Pi's own come through the bridge), or Pi's first frame began without
     it (``no_mark``: the frame rule stays); or an own write was refused (``refused``, with
-    ``why``) or dropped because the output tracker is gone (``dropped``)."""
+    ``why``) or dropped because the output tracker is gone (``dropped``); or the bridge that
+    carried Pi's own writes ended while Pi runs (``lost``, with ``why``: the frame rule again,
+    ``wiring/bridgewatch.py``) and a new one said hello (``restored``: content again)."""
 
     state: str
     why: str = ""

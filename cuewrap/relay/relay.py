@@ -124,6 +124,11 @@ class RelayControls(Protocol):
     def type_to_child(self, data: bytes) -> str | None: ...
     def own_output(self, data: bytes) -> None: ...
     def set_unseen(self, unseen: bool) -> None: ...
+    @property
+    def provenance(self) -> str: ...
+    def provenance_lost(self, why: str) -> bool: ...
+    def provenance_back(self) -> bool: ...
+    def pass_held_status(self) -> None: ...
 
 
 class ChildProcess(Protocol):
@@ -184,6 +189,9 @@ class Relay:
         self._status_left = False
         self.injector = injector
         self._mark = mark
+        # provenance (docs/terminal-guard.md): "" before the mark (or without a bridge),
+        # "marked" while the bridge carries Pi's own writes, "lost" once it ended without one
+        self.provenance = ""
         self._own: list[bytes] = []  # Pi's own writes waiting for the output to be at rest
         self.decisions = decisions
         self._tap_ok = True  # the cue side's output tap has not failed
@@ -661,6 +669,8 @@ class Relay:
             self._output(data[:end])
         if self.tracker is not None:
             self.tracker.content_from_now()
+            self.tracker.hold_blocked = False  # Pi's own reports come through the bridge
+        self.provenance = "marked"
         self._emit(Provenance("marked"))
         if end < len(data):
             self._output(data[end:])
@@ -676,6 +686,42 @@ class Relay:
         self._own.append(data)
         if self.tracker.at_rest:
             self._write_own()
+
+    def provenance_lost(self, why: str) -> bool:
+        """The bridge that carried Pi's own writes ended while Pi runs (``wiring/bridgewatch.py``):
+        back to the frame rule, the strictest that still lets Pi's own title through (Pi's
+        extension writes its own to the terminal again). False: there was no provenance to lose."""
+        if self.provenance != "marked" or self._exit is not None:
+            return False
+        self.provenance = "lost"
+        if self.tracker is not None:
+            self.tracker.content_off()
+            self.tracker.hold_blocked = True  # its screen check decides again
+        self._emit(Provenance("lost", why))
+        return True
+
+    def provenance_back(self) -> bool:
+        """A new bridge connection after a loss (``/reload``): everything in the stream is
+        content again, Pi's own writes come through the bridge. False: nothing was lost."""
+        if self.provenance != "lost":
+            return False
+        self.provenance = "marked"
+        if self.tracker is not None:
+            self.tracker.content_from_now()
+            self.tracker.hold_blocked = False
+        self._emit(Provenance("restored"))
+        return True
+
+    def pass_held_status(self) -> None:
+        """The screen check confirmed the ``blocked`` report the tracker held (Pi mode under
+        the frame rule): it goes to the host terminal now, where it speaks the protocol."""
+        tracker = self.tracker
+        if tracker is None or not tracker.held_status:
+            return
+        held, tracker.held_status = tracker.held_status, b""
+        if not tracker.consume_status:
+            tracker.status_shown = True
+            self.injector.inject(held)
 
     def _write_own(self) -> None:
         tracker = self.tracker

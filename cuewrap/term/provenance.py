@@ -12,8 +12,14 @@ and nothing in the stream can say otherwise (the socket accepts only Pi's own pr
 Before the mark nothing of content can be in the stream (Pi draws nothing before its first
 frame), and a mark that content writes can only make cuewrap stricter, never laxer.
 
+A Pi that draws no frames (``-p``, ``--mode json`` or ``rpc``: :func:`headless`) writes
+nothing of its own to the terminal but what its extensions write: all of its output is content
+from the first byte (with the bridge, the extension writes the mark at its runtime's start and
+diverts those writes as in the TUI).
+
 Pure: :class:`MarkFinder` looks for the mark in the output chunks (incremental: a mark cut
-between two reads is found too); :func:`own_write_refusal` is the check of an ``own`` write.
+between two reads is found too); :func:`own_write_refusal` is the check of an ``own`` write;
+:func:`headless` reads Pi's command line.
 """
 
 from __future__ import annotations
@@ -80,3 +86,31 @@ def own_write_refusal(data: bytes) -> str:
     if _PRIVATE_MODE.search(data) is not None:
         return "private_mode"
     return ""
+
+
+# Pi's options that take a value (1.4.0's cli/args.js): their value is never an option itself
+_VALUED = frozenset(
+    "--provider --model --api-key --system-prompt --append-system-prompt --session --session-id "
+    "--fork --session-dir --models --tools -t --exclude-tools -xt --thinking --export "
+    "--extension -e --skill".split()
+)
+
+
+def headless(argv: list[str]) -> bool:
+    """Pi's arguments (without the program) start it without its TUI: ``-p`` / ``--print``,
+    ``--mode json`` or ``--mode rpc`` before a ``--``. Read as Pi reads them where it matters
+    (an option's value is skipped); a doubtful reading says headless, the stricter one."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            return False
+        if arg in ("-p", "--print"):
+            return True
+        if arg == "--mode":
+            if i + 1 < len(argv) and argv[i + 1] in ("json", "rpc"):
+                return True
+        elif arg in _VALUED:
+            i += 1
+        i += 1
+    return False

@@ -121,6 +121,7 @@ from cuewrap.term.grammar import (
 )
 from cuewrap.term.modes import TRACKED_MODES, ModeState
 from cuewrap.term.notices import INTROS, ChildNotification, NoticeParser, NoticePolicy, protocol_of
+from cuewrap.term.oscnum import open_number, readings
 
 CAP = 4096  # bytes kept of an unfinished sequence (and longest held OSC 7501 prefix)
 
@@ -134,6 +135,8 @@ _RIS = re.compile(rb"\x1bc")
 # an OSC written ESC C0… ]); one literal-prefix search finds both
 _RIS_C0 = re.compile(rb"\x1b[c\x00-\x17\x19\x1c-\x1f\x7f]")
 _ESC_C0_OSC = re.compile(rb"\x1b[\x00-\x17\x19\x1c-\x1f\x7f]+\]")  # ESC, C0s, then ]
+_ESC_OPEN = re.compile(rb"\x1b[\x00-\x17\x19\x1c-\x1f\x7f]*")  # ESC [C0…]
+_OSC_INTRO = re.compile(rb"\x1b[\x00-\x17\x19\x1c-\x1f\x7f]*\]")  # ESC [C0…] ]
 _NEUTRAL = b"\x1b\x18"  # ESC CAN: what a removed sequence's ESC did, then ground
 _TITLE_CONTROLS = re.compile("[\x7f-\x9f]")  # DEL and C1 in a decoded title
 _OPEN_OSC = b"\x1b]\x7f"  # stands for an open OSC already released (never an event)
@@ -316,6 +319,8 @@ class OutputTracker:
         content_only: bool = False,
         answer_query: bool = False,
         own_status_app: str | None = None,
+        marked_titles: tuple[bytes, ...] = (),
+        hold_blocked: bool = False,
     ) -> None:
         self.consume_status: bool = consume_status
         self.answer_query = answer_query  # the relay answers the child's OSC 7501 query
@@ -349,6 +354,15 @@ class OutputTracker:
         # the child writes none of its own (generic mode, e.g. aider): all of its output counts
         # as inside a frame, for the guard and for facts
         self._all_content = content_only
+        self._content_base = content_only  # what content_off goes back to
+        # Pi mode (docs/terminal-guard.md): a title that begins with one of cuewrap's marks is
+        # content posing as cuewrap, removed wherever it is (with the guard on)
+        self._marked_titles = marked_titles
+        # Pi mode while the frame rule decides (no provenance): a ``blocked`` report is taken out
+        # of the output even for a host that speaks the protocol, and passed on (``held_status``)
+        # only once the screen check confirmed it
+        self.hold_blocked = hold_blocked
+        self.held_status = b""  # the last blocked report taken out so, as written
         # clipboard sequences cut in this chunk that a bare ESC ended
         self._bare_cuts: dict[int, int] = {}  # its ESC -> its start, for each one
         self._reps: dict[int, bytes] = {}  # cut start -> bytes put in its place
@@ -372,6 +386,11 @@ class OutputTracker:
         (Pi mode with the bridge, after the provenance mark: ``term/provenance.py``); the
         child's own arrive through :meth:`feed_own`."""
         self._all_content = True
+
+    def content_off(self) -> None:
+        """Back to the frame rule (the bridge that carried the child's own writes is gone:
+        ``relay.Relay.provenance_lost``): a sequence between frames is the child's again."""
+        self._all_content = self._content_base
 
     @property
     def at_rest(self) -> bool:
@@ -479,7 +498,7 @@ class OutputTracker:
             return b""
         if self._guard and (held == b"\xc2" or _ESC_HEAD.match(held) is not None):
             return b""  # held inside content: a possible query, DCS, APC or C1 control
-        guard = self._guard and (self._sync or self._all_content)
+        guard = self._guard and (self._sync or self._all_content or self._poses(held, False))
         if self._clip is not None or guard:
             if clip_head(held, False, self._clip is not None, guard)[0] != NOT_CLIP:
                 return b""  # a possible clipboard sequence is never released undecided
@@ -786,6 +805,29 @@ class OutputTracker:
             return self._frame0
         return on > off
 
+    def _poses(self, s: bytes, final: bool) -> bool:
+        """Pi mode: the OSC ``s`` (from its ESC, no terminator; ``final``: its content is
+        complete) is, or may still become, a title that begins with one of cuewrap's marks:
+        content posing as cuewrap, wherever it stands (docs/terminal-guard.md)."""
+        marks = self._marked_titles
+        if not marks:
+            return False
+        m = _OSC_INTRO.match(s)
+        if m is None:  # an ESC (and control characters) may still begin one
+            return not final and _ESC_OPEN.fullmatch(s) is not None
+        content = s[m.end() :]
+        if _OSC_C0.search(content) is not None:
+            content = _OSC_C0.sub(b"", content)
+        if not final and open_number(content):
+            return True  # its number is not known yet: held until it is
+        for code, payload in readings(content):
+            if code <= 2 and (
+                payload.startswith(marks)
+                or (not final and any(mark.startswith(payload) for mark in marks))
+            ):
+                return True
+        return False
+
     def _clip_osc(
         self,
         work: bytes,
@@ -806,7 +848,9 @@ class OutputTracker:
             end = t + 2 if work[t + 1] == 0x5C else t  # a bare ESC begins the next sequence
         else:
             end = t + 1  # BEL, CAN, SUB
-        guard = self._guard and j >= base and self._framed(work, j)
+        guard = (
+            self._guard and j >= base and (self._framed(work, j) or self._poses(work[j:t], True))
+        )
         kind, read, what = clip_head(work[j:t], True, self._clip is not None, guard)
         if kind == NOT_CLIP:
             return
@@ -871,17 +915,18 @@ class OutputTracker:
                     work[k2:k_last],
                     True,
                     self._clip is not None,
-                    self._guard and self._framed(work, k2),
+                    self._guard and (self._framed(work, k2) or self._poses(work[k2:k_last], True)),
                 )[0]
                 == CLIP
             ):
                 start = k2
                 final = True
+        head = work[start:k_last] if final else work[start:]
         kind, read, what = clip_head(
-            work[start:k_last] if final else work[start:],
+            head,
             final,
             self._clip is not None,
-            self._guard and self._framed(work, start),
+            self._guard and (self._framed(work, start) or self._poses(head, final)),
         )
         if kind == NOT_CLIP:
             return None
@@ -1303,11 +1348,32 @@ class OutputTracker:
                 self.title = title
                 events.append((j, TitleChange(title, True)))  # never a mark composed onto it
             return
+        if (
+            guarded is not None
+            and self._marked_titles
+            and self._guard
+            and j >= base
+            and self._poses(work[j:t], True)
+        ):
+            self._as_content(work, j, base, events, cuts)  # posing as cuewrap's mark
+            return
         handler = _OSC_HANDLERS.get(ps) if semi else None
         if handler is not None:
             handler(self, _new(Osc, (work, j, end, base, ps, rest, had_c0)), events, cuts)
         elif self._clip is not None:
             self._clip_osc(work, j, j + 2, base, events, cuts)  # if it is a clipboard sequence
+
+    def _as_content(
+        self, work: bytes, j: int, base: int, events: list[tuple[int, OutputEvent]], cuts: Cuts
+    ) -> None:
+        """The complete OSC at ``j`` is content wherever it is: removed whole, as inside a
+        frame."""
+        all_content = self._all_content
+        self._all_content = True
+        try:
+            self._clip_osc(work, j, j + 2, base, events, cuts)
+        finally:
+            self._all_content = all_content
 
     # The OSCs the tracker reads, by Ps (the table is _OSC_HANDLERS, after the class). Each gets
     # the complete OSC (``Osc``), the chunk's events and its cuts to add to.
@@ -1344,6 +1410,15 @@ class OutputTracker:
             # (unless the preset proves it is the program's own: ``own_status_app``)
             return
         events.append((o.j, status))
+        if self.hold_blocked and not self.consume_status:
+            if status.state == "blocked":  # passed on once the screen shows the dialog
+                self.held_status = o.work[o.j : o.end]
+                if o.j >= o.base:
+                    cuts.append((o.j, o.end))
+                    if not self._removable_at(o.work, o.j):
+                        self._reps[o.j] = _NEUTRAL
+                return
+            self.held_status = b""  # its wait is over
         if self.consume_status and o.j >= o.base and self._removable_at(o.work, o.j):
             cuts.append((o.j, o.end))
             self._missed = o.work[o.j : o.end]

@@ -1,5 +1,6 @@
-"""Pi mode without the bridge: a ``blocked`` report (OSC 7501) counts only with a dialog on
-the screen (docs/terminal-guard.md, "Whose sequence is it").
+"""Pi mode without the bridge (or with one that has not marked the output yet, or was lost):
+a ``blocked`` report (OSC 7501) counts only with a dialog on the screen (docs/terminal-guard.md,
+"Whose sequence is it").
 
 Without the bridge cuewrap cannot tell Pi's own reports from a report the model's answer
 carries behind a frame end of its own. A ``blocked`` report is the one that raises "Needs your
@@ -58,12 +59,16 @@ class BlockedCheck:
         ring: OutputRing,
         pass_on: Callable[[Fact], None],
         make_reader: MakeReader | None = None,
+        active: Callable[[], bool] | None = None,
     ) -> None:
         self._loop = loop
         self._log = log
         self.ring = ring
         self._pass_on = pass_on
         self._make = make_reader or self._new_reader
+        # with the bridge: whether the frame rule decides now (no provenance yet, or it was
+        # lost); when it does not, every report goes on at once (None: always checks)
+        self._active = active
         self._held: ProgramStatus | None = None
         self._looks = 0
         self._timer: Timer | None = None
@@ -73,6 +78,8 @@ class BlockedCheck:
     def offer(self, fact: Fact) -> bool:
         """A fact from the output: True if it is held here (a ``blocked`` report), False if it
         goes on now (and then a held report is dropped: its wait is over)."""
+        if self._active is not None and not self._active():
+            return False
         if holds(fact):
             assert isinstance(fact, ProgramStatus)
             self._end()

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from cuewrap.context import Context
     from cuewrap.deliver.delivery import Delivery
     from cuewrap.engine import EngineConfig
-    from cuewrap.facts import Presence
+    from cuewrap.facts import Fact, Presence
     from cuewrap.generic.activity import OutputWatch
     from cuewrap.generic.presets import Preset
     from cuewrap.relay.decisions import OutputDecisions
@@ -223,18 +223,26 @@ class _Sources:
         if channel is None:
             return None
         from cuewrap.bridge.server import BridgeServer
+        from cuewrap.wiring.bridgewatch import BridgeWatch
 
         self.fault("bridge")
         log, child_pid, relay = self.ctx.log, self.plan.child_pid, self.edge.relay
+        # a lost bridge: noticed, said, survived (docs/bridge-protocol.md); it speaks inside Pi
+        # through the server it watches
+        watch = BridgeWatch(
+            self.ctx.loop, log, relay, c.fact, lambda text: server.push_notice(text)
+        )
         server = BridgeServer(
             self.ctx.loop,
             child_pid=lambda: child_pid,
-            on_fact=c.fact,
+            on_fact=watch.fact,
             on_reject=lambda reason: log.write("rejected", source="bridge", reason=reason),
             on_request=c.request,
             on_own=relay.own_output if relay is not None else None,
+            note=lambda: watch.note,
         )
         self.built.callback(server.close)
+        self.built.callback(watch.close)
         try:
             server.start(channel)
         except OSError as exc:
@@ -257,21 +265,32 @@ class _Sources:
 
     def _pi_parts(self, c: Controller, parts: Parts) -> Parts:
         """Pi mode: the screen gate; with the answerer (and the bridge listening), the gate
-        feeds its output ring. Without, the check of a ``blocked`` report against the screen,
-        on its own ring (docs/terminal-guard.md, "Whose sequence is it")."""
+        feeds its output ring, else one of its own. The check of a ``blocked`` report against
+        the screen reads the same ring: without the bridge always; with it, while the frame
+        rule decides (before the provenance mark, or once the bridge is lost: docs/terminal-
+        guard.md, "Whose sequence is it")."""
         from cuewrap.answer.screen import OutputRing
         from cuewrap.screen.gate import ScreenGate
+        from cuewrap.wiring.blocked import BlockedCheck
 
         ctx = self.ctx
-        blocked = None
         if parts.answerer is not None and parts.bridge is not None:
             ring = parts.answerer.ring
         else:
-            from cuewrap.wiring.blocked import BlockedCheck
+            ring = OutputRing(*self.plan.size)
+        relay = self.edge.relay
 
-            blocked = BlockedCheck(ctx.loop, ctx.log, OutputRing(*self.plan.size), c.fact)
-            self.built.callback(blocked.close)
-            ring = blocked.ring
+        def confirmed(fact: Fact) -> None:  # the report reaches the terminal only now
+            if relay is not None:
+                relay.pass_held_status()
+            c.fact(fact)
+
+        def frame_rule() -> bool:
+            return relay is None or relay.provenance != "marked"
+
+        active = frame_rule if parts.bridge is not None else None
+        blocked = BlockedCheck(ctx.loop, ctx.log, ring, confirmed, active=active)
+        self.built.callback(blocked.close)
         self.fault("screen")
         cues = self.edge.cues
 

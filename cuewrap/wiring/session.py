@@ -380,14 +380,35 @@ class Session:
             # docs/terminal-guard.md: titles, notifications and status reports inside the
             # child's frames are content it renders: removed whole (guard.sequences = own)
             guard_frames=self.settings.guard.sequences == "own",
-            content_only=not self.args.pi_mode and self._content_only(),
+            content_only=self._content_only(),
             own_status_app=None if self.args.pi_mode else self._own_status_app(),
+            # Pi mode: a title posing as cuewrap's mark is content wherever it stands; under
+            # the frame rule a ``blocked`` report reaches the terminal only once the screen
+            # check confirmed it (docs/terminal-guard.md)
+            marked_titles=self._marked_titles(),
+            hold_blocked=self.guard and self.args.pi_mode,  # until the provenance mark
         )
         return focus, tracker
 
+    def _marked_titles(self) -> tuple[bytes, ...]:
+        """Pi mode: the beginnings of a title that carries one of cuewrap's marks (Pi's own
+        title is ``π - …``; only generic mode can wrap an inner cuewrap)."""
+        if not self.args.pi_mode:
+            return ()
+        from cuewrap.deliver.title import MARKED
+
+        return tuple(m.encode() for m in MARKED)
+
     def _content_only(self) -> bool:
-        """Generic mode: the program's preset says it writes no title, notification or status
-        report of its own (aider): any in its output is content (docs/terminal-guard.md)."""
+        """Every sequence in the program's output is content (docs/terminal-guard.md): in Pi
+        mode, a Pi that draws no frames (``-p``, ``--mode json`` / ``rpc``: what it writes is
+        the model's text, its extensions' own writes come through the bridge); in generic mode,
+        a program whose preset says it writes no title, notification or status report of its
+        own (aider)."""
+        if self.args.pi_mode:
+            from cuewrap.term.provenance import headless
+
+            return headless(self.args.command[1:])
         from cuewrap.generic.presets import content_only
 
         return bool(self.args.command) and content_only(

@@ -32,6 +32,12 @@
  *   mode is sent to cuewrap as {"type":"own","data":…} instead of the terminal, and cuewrap
  *   writes it. Everything else (Pi's frames, with the model's text in them) goes to the
  *   terminal as before. So whatever the model's text holds, it cannot pass for Pi's own.
+ *   A Pi without its TUI (print, json, rpc: no frames) gets the mark at its runtime's start.
+ * - A lost bridge (docs/bridge-protocol.md): when the runtime's connection fails, or ends at a
+ *   session_shutdown other than quit and no new runtime takes over within GONE_GRACE_MS (a
+ *   failed /reload), Pi's own writes go to the terminal again, as before the mark (cuewrap
+ *   notices the same and reads them by the frame rule); a new runtime's connection takes them
+ *   over again.
  */
 
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
@@ -44,6 +50,9 @@ const PROTOCOL = 1;
 const ENV_SOCKET = "CUEWRAP_BRIDGE_SOCKET";
 const ENV_TOKEN = "CUEWRAP_BRIDGE_TOKEN";
 const ENV_SUMMARY = "CUEWRAP_BRIDGE_SUMMARY"; // "1": privacy.body = "summary"
+// tests only: "throw" (the connection fails at the first agent_start), "bad-own" (a line
+// cuewrap refuses, then), "reload" (the first /reload fails to load this extension)
+const ENV_FAULT = "CUEWRAP_DEBUG_BRIDGE";
 const STASH_KEY = Symbol.for("cuewrap.bridge");
 const OWNER_KEY = Symbol.for("pi-subagents.completion-owner-id");
 
@@ -63,6 +72,9 @@ const TAKEN_WAIT_MS = 250; // how long ui_prompt_end waits for its dialog's resu
 const UI_ORIGINAL = Symbol.for("cuewrap.bridge.ui-original"); // the UI's own select/confirm
 const UI_WATCHER = Symbol.for("cuewrap.bridge.ui-watcher"); // the channel that wraps them now
 const MAX_OPTION = 1000;
+// after a session_shutdown other than quit: how long a new runtime has to take over Pi's own
+// writes before they go to the terminal again (cuewrap waits 3 s before it says so)
+const GONE_GRACE_MS = 4000;
 
 type Json = Record<string, unknown>;
 
@@ -72,6 +84,8 @@ interface Stash {
 	summary?: boolean;
 	piVersion?: string | null;
 	provenance?: Provenance;
+	fault?: string;
+	loads?: number; // factory calls in this process (startup, /reload, /new)
 }
 
 /** Pi's own writes on their way to cuewrap (one per process: /reload re-imports this module). */
@@ -81,7 +95,11 @@ interface Provenance {
 	queue: string[]; // own writes waiting for a connection (a runtime's first event)
 	queued: number; // their UTF-16 units
 	dropped: number; // own writes dropped (queue full)
-	sink?: (data: string) => boolean; // the current runtime's channel: true when sent
+	// the current runtime's channel: true when sent, false to wait (not connected yet), null
+	// when its connection is gone
+	sink?: (data: string) => boolean | null;
+	direct: boolean; // the bridge is lost: own writes go to the terminal as before the mark
+	write?: (data: string) => void; // to the terminal, past the wrapper
 }
 
 interface Config {
@@ -107,9 +125,12 @@ function takeConfig(): Config | undefined {
 		const envPath = process.env[ENV_SOCKET];
 		const envToken = process.env[ENV_TOKEN];
 		const envSummary = process.env[ENV_SUMMARY];
+		const envFault = process.env[ENV_FAULT];
 		delete process.env[ENV_SOCKET];
 		delete process.env[ENV_TOKEN];
 		delete process.env[ENV_SUMMARY];
+		delete process.env[ENV_FAULT];
+		if (envFault) s.fault = envFault;
 		if (envPath && envToken) {
 			s.socketPath = envPath;
 			s.token = envToken;
@@ -315,23 +336,58 @@ function ownWrite(s: string): boolean {
 }
 
 function flushOwn(p: Provenance): void {
-	while (p.queue.length > 0 && p.sink) {
+	while (p.queue.length > 0 && p.sink && !p.direct) {
 		const data = p.queue[0];
-		if (!p.sink(data)) return;
+		const sent = p.sink(data);
+		if (sent === null) return lost(p);
+		if (!sent) return;
 		p.queue.shift();
 		p.queued -= data.length;
 	}
 }
 
-function divert(p: Provenance, data: string): void {
+/** The bridge is lost: what waited for it and every own write from now on go to the terminal
+ * (until a new runtime's channel takes over). */
+function lost(p: Provenance): void {
+	if (p.direct) return;
+	p.direct = true;
+	const queue = p.queue;
+	p.queue = [];
+	p.queued = 0;
+	for (const data of queue) p.write?.(data);
+}
+
+/** An own write to cuewrap: true when it was taken (sent or queued), false when it goes to
+ * the terminal (the bridge is lost). */
+function divert(p: Provenance, data: string): boolean {
 	flushOwn(p);
-	if (p.queue.length === 0 && p.sink?.(data)) return;
+	if (p.direct) return false;
+	if (p.queue.length === 0) {
+		const sent = p.sink?.(data);
+		if (sent === true) return true;
+		if (sent === null) {
+			lost(p);
+			return false;
+		}
+	}
 	if (p.queued + data.length > OWN_QUEUE_MAX) {
 		p.dropped += 1;
-		return;
+		return true;
 	}
 	p.queue.push(data);
 	p.queued += data.length;
+	return true;
+}
+
+/** A Pi without its TUI draws no frame: the mark goes out at its runtime's start (everything
+ * Pi writes from then on is the model's text, or one of its extensions' own writes). */
+function markHeadless(ctx: ExtensionContext): void {
+	const p = stash().provenance;
+	const mode = (ctx as unknown as Json).mode;
+	// only on a terminal (cuewrap gives Pi one): JSON or text piped elsewhere stays as Pi wrote it
+	if (!p || p.marked || typeof mode !== "string" || mode === "tui" || !process.stdout.isTTY) return;
+	p.write?.(PROVENANCE_MARK);
+	p.marked = true;
 }
 
 type Write = (chunk: unknown, encoding?: unknown, cb?: unknown) => boolean;
@@ -341,10 +397,17 @@ type UiCall = (...args: unknown[]) => unknown;
 function wrapStdout(): void {
 	const s = stash();
 	if (s.provenance) return;
-	const p: Provenance = { marked: false, frameOpen: false, queue: [], queued: 0, dropped: 0 };
+	const p: Provenance = { marked: false, frameOpen: false, queue: [], queued: 0, dropped: 0, direct: false };
 	s.provenance = p;
 	const out = process.stdout as unknown as { write: Write };
 	const original = out.write;
+	p.write = (data) => {
+		try {
+			original.call(out, data);
+		} catch {
+			// never disturb Pi
+		}
+	};
 	out.write = function (this: unknown, chunk: unknown, encoding?: unknown, cb?: unknown): boolean {
 		try {
 			if (typeof chunk === "string" && chunk.length > 0) {
@@ -353,8 +416,7 @@ function wrapStdout(): void {
 						original.call(out, PROVENANCE_MARK);
 						p.marked = true;
 					}
-				} else if (!p.frameOpen && ownWrite(chunk)) {
-					divert(p, chunk);
+				} else if (!p.frameOpen && !p.direct && ownWrite(chunk) && divert(p, chunk)) {
 					const done = typeof encoding === "function" ? encoding : cb;
 					if (typeof done === "function") process.nextTick(done as () => void);
 					return true;
@@ -387,6 +449,9 @@ class Channel {
 	private sock: net.Socket | undefined;
 	private dead = false; // failed or ended: silent for the rest of this runtime
 	private failed = false; // the connection failed or was closed by cuewrap (not ended by us)
+	// own writes cannot go through this runtime any more: it failed, or it ended at a
+	// session_shutdown other than quit and no new runtime took over in time
+	gone = false;
 	private inbuf = "";
 	private nextId = 1;
 	private pending = new Map<number, (text: string | undefined) => void>();
@@ -508,16 +573,34 @@ class Channel {
 	/** Queue one message; connects (auth + hello) first when needed. Never throws or waits. */
 	send(message: Json): void {
 		try {
-			if (this.connect()) this.write(message);
+			if (this.connect()) {
+				if (message.type === "agent_start") this.fault();
+				this.write(message);
+			}
 		} catch {
 			this.kill();
 		}
 	}
 
-	/** One of Pi's own writes for cuewrap to write (provenance); false when it cannot go now. */
-	own(data: string): boolean {
+	/** Tests only (CUEWRAP_DEBUG_BRIDGE): the connection fails, or carries a line cuewrap refuses. */
+	private fault(): void {
+		const s = stash();
+		if (s.fault === "throw") {
+			s.fault = undefined;
+			throw new Error("cuewrap bridge: injected fault");
+		}
+		if (s.fault === "bad-own") {
+			s.fault = undefined;
+			this.write({ type: "own", data: "not an escape sequence", more: false });
+		}
+	}
+
+	/** One of Pi's own writes for cuewrap to write (provenance); false when it cannot go now,
+	 * null when this runtime's connection is gone. */
+	own(data: string): boolean | null {
 		try {
-			if (!this.config || this.dead) return false;
+			if (!this.config) return false;
+			if (this.dead) return this.gone ? null : false;
 			if (!this.sock && !this.connect()) return false;
 			// in parts of at most MAX_OWN_PART units, never splitting a surrogate pair
 			let at = 0;
@@ -528,10 +611,10 @@ class Channel {
 				this.write({ type: "own", data: data.slice(at, end), more: end < data.length });
 				at = end;
 			}
-			return !this.dead;
+			return this.dead ? null : true;
 		} catch {
 			this.kill();
-			return false;
+			return null;
 		}
 	}
 
@@ -554,11 +637,16 @@ class Channel {
 		});
 	}
 
-	/** End the connection after what was queued (session_shutdown). */
-	end(): void {
+	/** End the connection after what was queued (session_shutdown ``reason``). */
+	end(reason?: string): void {
 		const sock = this.sock;
 		this.dead = true;
 		this.failPending();
+		if (reason !== "quit") {
+			// a new runtime takes over within the grace (/reload, /new), or the bridge is lost
+			const timer = setTimeout(() => this.lose(), GONE_GRACE_MS);
+			timer.unref?.();
+		}
 		try {
 			sock?.end();
 		} catch {
@@ -681,7 +769,19 @@ class Channel {
 		} catch {
 			// ignore
 		}
+		if (this.failed) this.lose();
 	}
+
+	/** Own writes cannot go through this runtime: if it is still the one that takes them, they
+	 * go to the terminal again. */
+	private lose(): void {
+		this.gone = true;
+		const p = stash().provenance;
+		if (p && p.sink === this.sink) lost(p);
+	}
+
+	/** This runtime's sink for Pi's own writes (one function, so that lose() knows it). */
+	readonly sink = (data: string): boolean | null => this.own(data);
 }
 
 // -- what is forwarded --------------------------------------------------------------------------
@@ -721,12 +821,21 @@ function subagentFields(data: unknown): Json {
 
 export default function cuewrapBridge(pi: ExtensionAPI): void {
 	const config = takeConfig();
+	const s = stash();
+	s.loads = (s.loads ?? 0) + 1;
+	if (s.fault === "reload" && s.loads === 2) {
+		s.fault = undefined;
+		throw new Error("cuewrap bridge: injected fault (this /reload fails)");
+	}
 	const channel = new Channel(config);
 	if (config) {
 		try {
 			wrapStdout();
 			const p = stash().provenance;
-			if (p) p.sink = (data) => channel.own(data);
+			if (p) {
+				p.sink = channel.sink;
+				p.direct = false; // this runtime takes Pi's own writes over
+			}
 		} catch {
 			// no provenance: the frame rule stays (cuewrap sees no mark)
 		}
@@ -744,17 +853,21 @@ export default function cuewrapBridge(pi: ExtensionAPI): void {
 		}) as never);
 	};
 
-	forward<Json>("session_start", (e, ctx) => ({
-		type: "session_start",
-		reason: word(e.reason) ?? null,
-		sessionId: text(ctx.sessionManager.getSessionId(), MAX_ID) ?? null,
-		sessionFile: text(ctx.sessionManager.getSessionFile(), MAX_PATH) ?? null,
-	}));
+	forward<Json>("session_start", (e, ctx) => {
+		markHeadless(ctx);
+		return {
+			type: "session_start",
+			reason: word(e.reason) ?? null,
+			sessionId: text(ctx.sessionManager.getSessionId(), MAX_ID) ?? null,
+			sessionFile: text(ctx.sessionManager.getSessionFile(), MAX_PATH) ?? null,
+		};
+	});
 	pi.on("session_shutdown", (e, ctx) => {
 		try {
 			channel.remember(ctx);
-			if (channel.active) channel.send({ type: "session_shutdown", reason: word(e.reason) ?? null });
-			channel.end();
+			const reason = word(e.reason);
+			if (channel.active) channel.send({ type: "session_shutdown", reason: reason ?? null });
+			channel.end(reason);
 		} catch {
 			// never disturb Pi
 		}
