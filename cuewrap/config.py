@@ -67,7 +67,7 @@ class ConfigError(Exception):
 class KeySpec(NamedTuple):
     section: str
     key: str
-    kind: Literal["bool", "choice", "seconds", "argv", "hours"]
+    kind: Literal["bool", "choice", "seconds", "argv", "hours", "text"]
     default: object
     choices: tuple[str, ...] = ()
     help: str = ""
@@ -169,6 +169,20 @@ KEYS: tuple[KeySpec, ...] = (
         True,
         help="the desktop's do-not-disturb counts as quiet hours",
     ),
+    # the phone (docs/phone.md): `cuewrap phone` sets these up
+    KeySpec("phone", "enabled", "bool", False, help="reminders and answers through ntfy"),
+    KeySpec("phone", "ntfy_server", "text", "https://ntfy.sh", help="the ntfy server's URL"),
+    KeySpec("phone", "topic", "text", None, help="the reminders' topic (a password: unguessable)"),
+    KeySpec("phone", "reply_topic", "text", None, help="the answers' topic (unguessable)"),
+    KeySpec("phone", "token", "text", None, help="an ntfy access token (better: token_command)"),
+    KeySpec("phone", "token_command", "argv", None, help="prints the ntfy access token"),
+    KeySpec(
+        "phone",
+        "reply_token",
+        "text",
+        None,
+        help="a write-only token for the reply topic: the buttons carry it",
+    ),
 )
 _BY_NAME = {spec.name: spec for spec in KEYS}
 _SECTIONS = tuple(dict.fromkeys(spec.section for spec in KEYS))
@@ -220,6 +234,16 @@ class QuietSettings(NamedTuple):
     follow_desktop: bool
 
 
+class PhoneSettings(NamedTuple):
+    enabled: bool
+    ntfy_server: str
+    topic: str | None  # checked (cuewrap.phone.ntfy.check_topic)
+    reply_topic: str | None
+    token: str | None
+    token_command: tuple[str, ...] | None
+    reply_token: str | None  # write-only for reply_topic: what the buttons carry
+
+
 class GenericSettings(NamedTuple):
     quiet_after: float  # 0 = off
     preset: PresetSetting
@@ -249,6 +273,7 @@ class Settings(NamedTuple):
     generic: GenericSettings = _section(GenericSettings, "generic", _DEFAULTS)
     guard: GuardSettings = _section(GuardSettings, "guard", _DEFAULTS)
     quiet: QuietSettings = _section(QuietSettings, "quiet", _DEFAULTS)
+    phone: PhoneSettings = _section(PhoneSettings, "phone", _DEFAULTS)
     log: str | None = None  # decision log path (--log / CUEWRAP_LOG)
     events: str | None = None  # state changes for scripts (--events / CUEWRAP_EVENTS)
     config_file: str | None = None  # the TOML file that was read, if any
@@ -303,6 +328,7 @@ def load_settings(path: str | None, env: Mapping[str, str], flags: Mapping[str, 
         generic=_section(GenericSettings, "generic", v),
         guard=_section(GuardSettings, "guard", v),
         quiet=_section(QuietSettings, "quiet", v),
+        phone=_section(PhoneSettings, "phone", v),
         log=log,
         events=events,
         config_file=config_file,
@@ -378,6 +404,10 @@ def _from_toml(spec: KeySpec, raw: object, file: str) -> object:
             f"(got {raw!r}){where}",
             spec.name,
         )
+    if spec.kind == "text":
+        if isinstance(raw, str):
+            return _check_text(spec, spec.name, raw, where)
+        raise ConfigError(f"{spec.name} must be a string (got {raw!r}){where}", spec.name)
     # argv
     if isinstance(raw, list) and raw and all(isinstance(a, str) for a in raw) and raw[0]:
         return list(raw)
@@ -431,6 +461,8 @@ def _from_env(spec: KeySpec, var: str, raw: str) -> object:
         return _check_seconds(var, spec, seconds, "")
     if spec.kind == "hours":  # comma or space separated; empty: none
         return _check_hours(var, text.replace(",", " ").split(), "")
+    if spec.kind == "text":
+        return _check_text(spec, var, text, "")
     # argv: a shell-split string
     try:
         argv = shlex.split(text)
@@ -455,6 +487,16 @@ def _check_hours(label: str, items: list[str], where: str) -> list[str]:
         except ValueError as exc:
             raise ConfigError(f"{label}: {exc}{where}", "quiet.hours") from None
     return [item.strip() for item in items]
+
+
+def _check_text(spec: KeySpec, label: str, text: str, where: str) -> str:
+    """The phone's strings: a topic must be unguessable, the server an http(s) URL."""
+    from cuewrap.phone.ntfy import check_setting
+
+    why = check_setting(spec.key, text)
+    if why:
+        raise ConfigError(f"{label}: {why}{where}", spec.name)
+    return text.strip()
 
 
 def _check_seconds(label: str, spec: KeySpec, seconds: float, where: str) -> float:

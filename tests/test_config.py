@@ -264,6 +264,13 @@ def test_every_key_has_its_env_name() -> None:
         "quiet.hours": "CUEWRAP_QUIET_HOURS",
         "quiet.urgent_after": "CUEWRAP_QUIET_URGENT_AFTER",
         "quiet.follow_desktop": "CUEWRAP_QUIET_FOLLOW_DESKTOP",
+        "phone.enabled": "CUEWRAP_PHONE_ENABLED",
+        "phone.ntfy_server": "CUEWRAP_PHONE_NTFY_SERVER",
+        "phone.topic": "CUEWRAP_PHONE_TOPIC",
+        "phone.reply_topic": "CUEWRAP_PHONE_REPLY_TOPIC",
+        "phone.token": "CUEWRAP_PHONE_TOKEN",
+        "phone.token_command": "CUEWRAP_PHONE_TOKEN_COMMAND",
+        "phone.reply_token": "CUEWRAP_PHONE_REPLY_TOKEN",
     }
 
 

@@ -36,6 +36,7 @@ from cuewrap.engine.effects import Action, Eligibility, Notify, Withdraw
 from cuewrap.engine.page import Channels
 
 if TYPE_CHECKING:
+    from cuewrap.answer.wire import Request
     from cuewrap.context import Context
     from cuewrap.deliver.keepawake import Inhibitor
     from cuewrap.deliver.plan import Answers, Plan
@@ -55,6 +56,9 @@ class Answering(Protocol):
 
     def button(self, cue_id: int, key: str) -> None:
         """A click on the button ``key`` of cue ``cue_id``'s notification."""
+
+    def request(self, req: Request, reply: Callable[[bool, str], None], source: str) -> None:
+        """An answer as ``cuewrap answer --token`` makes it (the phone's, docs/phone.md)."""
 
 
 # the channels the plan decides between (one popup per cue): inside tmux they wait for tmux's
@@ -163,6 +167,16 @@ class Delivery:
                 loop, notify.command, notify.command_timeout, self.record, self.env,
                 cwd=cwd, origin=lambda: self.where,
             )  # fmt: skip
+        if settings.phone.enabled:  # docs/phone.md
+            from cuewrap.phone.channel import phone_channel
+
+            answer = answering.request if answering is not None else None
+            phone = phone_channel(
+                loop, settings.phone, self.record, self._withdrawal, log.write, answer, self.env
+            )
+            self._channels["phone"] = (
+                Off("phone", phone, self.record) if isinstance(phone, str) else phone
+            )
 
     # -- the terminal choice and the channel plan -----------------------------------------
     def _choose(self) -> tuple[TerminalNotifier, Plan]:
@@ -267,7 +281,7 @@ class Delivery:
     def chosen(self, plan: Plan | None = None) -> list[Channel]:
         """The channels a notification goes to under ``plan`` (None: as it stands now), in
         order: the terminal's (which also rings the bell), the desktop's or why not,
-        ``notify.command`` where set."""
+        ``notify.command`` where set, the phone where on."""
         if plan is None:
             plan = self.plan
         desktop = self._channels.get("desktop")
@@ -275,8 +289,8 @@ class Delivery:
             desktop = Off("desktop", self.desktop_why, self.record)
         elif not plan.desktop:
             desktop = Off("desktop", f"not sent: {plan.why}", self.record)
-        command = self._channels.get("command")
-        return [self._channels["terminal"], desktop, *([command] if command is not None else [])]
+        others = [self._channels.get(name) for name in ("command", "phone")]
+        return [self._channels["terminal"], desktop, *(ch for ch in others if ch is not None)]
 
     def capabilities(self) -> dict[str, Capabilities]:
         """What each chosen channel can do, by its name."""
