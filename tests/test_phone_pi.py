@@ -43,12 +43,15 @@ def reminder(ntfy: NtfyStandIn, s: PiSession) -> dict[str, Any]:
     return note
 
 
-def shown(ntfy: NtfyStandIn, s: PiSession, starts: str) -> dict[str, Any]:
-    """Wait until the phone shows one notification whose text starts with ``starts``."""
+def shown(ntfy: NtfyStandIn, s: PiSession, note: dict[str, Any], starts: str) -> dict[str, Any]:
+    """Wait until the phone shows ``note``'s notification (its sequence id) with a text that
+    starts with ``starts`` (and no buttons: nothing more to press)."""
+    sid = note["sequence_id"]
 
     def now() -> dict[str, Any] | None:
-        cur = ntfy.current(TOPIC)
-        return cur[0] if len(cur) == 1 and cur[0]["message"].startswith(starts) else None
+        cur = [m for m in ntfy.current(TOPIC) if m["sequence_id"] == sid]
+        ok = cur and cur[0]["message"].startswith(starts) and not cur[0].get("actions")
+        return cur[0] if ok else None
 
     found: dict[str, Any] = wait_until(now, 10, f"the phone showing {starts!r}", detail=s.dump)
     return found
@@ -75,12 +78,12 @@ def test_a_tap_answers_the_dialog_and_the_phone_hears_it(
         assert ntfy.tap(note, "No") == 200
         s.wait_for_screen(r"after the dialog")
         assert fakemodel.content_text(fakemodel.tool_results()[-1]) == "confirmed: no"
-        shown(ntfy, s, "Answered: No")
+        shown(ntfy, s, note, "Answered: No")
         [attempt] = answers(s)
         assert (attempt["source"], attempt["option"], attempt["result"]) == ("phone", 2, "answered")
         # the same button again: too late, nothing typed
         assert ntfy.tap(note, "No") == 200
-        shown(ntfy, s, "Too late")
+        shown(ntfy, s, note, "Too late")
         wait_until(lambda: len(answers(s)) == 2, 10, "the second attempt's record")
         assert answers(s)[1]["result"] == "refused" and answers(s)[1]["why"] == "stale token"
         assert ntfy.refused == 0
@@ -104,7 +107,7 @@ def test_an_answer_sent_while_the_connection_was_down_is_taken_after_it(
         ntfy.refuse_streams = False
         s.wait_for_screen(r"after the dialog", timeout=20)
         assert fakemodel.content_text(fakemodel.tool_results()[-1]) == "confirmed: yes"
-        shown(ntfy, s, "Answered: Yes")
+        shown(ntfy, s, note, "Answered: Yes")
 
 
 def test_an_answer_sent_while_down_is_refused_once_the_dialog_closed(
@@ -123,7 +126,7 @@ def test_an_answer_sent_while_down_is_refused_once_the_dialog_closed(
         s.send(b"\r")  # answered at the terminal: Yes
         s.wait_for_screen(r"after the dialog")
         ntfy.refuse_streams = False
-        shown(ntfy, s, "Too late: answered at the terminal")
+        shown(ntfy, s, note, "Too late: answered at the terminal")
         assert fakemodel.content_text(fakemodel.tool_results()[-1]) == "confirmed: yes"
         [attempt] = answers(s)
         assert (attempt["source"], attempt["result"]) == ("phone", "refused")
@@ -171,7 +174,7 @@ def test_privacy_none_publishes_no_dialog_text(pi_session: Any, fakemodel: FakeM
         assert [b["label"] for b in note["actions"]] == ["1", "2", "3"]
         assert ntfy.tap(note, "3") == 200
         s.wait_for_screen(r"after the dialog")
-        shown(ntfy, s, "Answered: 3")
+        shown(ntfy, s, note, "Answered: 3")
         sent = b"".join(ntfy.raw)
         assert sent and not [w for w in words if w.encode() in sent]
 
