@@ -26,6 +26,9 @@ usage: cuewrap [OPTIONS] pi [PI_ARGS...]
                                 no reminders from that session (for 30m, 2h, 1d…; marks
                                 and its state stay)
        cuewrap unmute PID       reminders again
+       cuewrap [--config PATH] phone [--check]
+                                reminders and answers on your phone (ntfy): set up in
+                                one step, or say what works
        cuewrap --version | --help
 
 Run Pi (or any command) in a pseudo-terminal, passing every byte through, and remind you
@@ -103,6 +106,10 @@ def parse_args(argv: list[str]) -> Args | str:
         elif a == "config":
             args.subcommand = "config"
             args.command = argv[i + 1 :]  # list | get KEY | set KEY VALUE | unset KEY | path
+            return args
+        elif a == "phone":
+            args.subcommand = "phone"
+            args.command = argv[i + 1 :]  # cuewrap.phone.setup parses them
             return args
         elif a in ("ls", "go", "answer", "mute", "unmute"):
             args.subcommand = a

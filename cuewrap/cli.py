@@ -46,6 +46,10 @@ def _main(argv: list[str]) -> int:
         from cuewrap.configure import config_command
 
         return config_command(parsed)
+    if parsed.subcommand == "phone":
+        from cuewrap.phone.setup import phone_command
+
+        return phone_command(parsed)
     if parsed.subcommand == "answer":
         from cuewrap.answer.client import answer_command
 

@@ -167,6 +167,9 @@ class NtfyStandIn:
                 split = urllib.parse.urlsplit(self.path)
                 stand.requests.append((self.command, split.path))
                 topic, _, kind = split.path.strip("/").partition("/")
+                if split.path == "/v1/health" and stand.mode in ("ok", "slow"):
+                    self.reply(200, {"healthy": True})
+                    return
                 if stand.mode == "down" or stand.refuse_streams:
                     self.close_connection = True
                     self.connection.shutdown(2)
