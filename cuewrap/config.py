@@ -565,6 +565,17 @@ def show_value(value: object, none: str = "(platform default)") -> str:
     return str(value)
 
 
+SECRETS = ("phone.token", "phone.reply_token")  # never shown in a listing: "(set)"
+
+
+def listed_value(settings: Settings, name: str) -> str:
+    """A setting as ``config list`` and ``doctor`` show it: an access token only as set."""
+    value = effective_value(settings, name)
+    if name in SECRETS and value:
+        return "(set)"
+    return show_value(value, unset_text(name))
+
+
 def unset_text(name: str) -> str:
     """How an unset optional value reads: only the keep-awake command has a platform default
     (``notify.command`` has none)."""

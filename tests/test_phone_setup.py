@@ -139,3 +139,19 @@ def test_guessable_topics_are_refused(tmp_path: Path, name: str) -> None:
     done = subprocess.run([sys.executable, "-m", "cuewrap", "config", "list"], env=env,
                           capture_output=True, text=True, timeout=30)  # fmt: skip
     assert done.returncode == 2 and "CUEWRAP_PHONE_TOPIC" in done.stderr, done.stderr
+
+
+def test_listings_never_show_an_access_token(tmp_path: Path) -> None:
+    with NtfyStandIn() as stand:
+        env = env_for(tmp_path, CUEWRAP_PHONE_ENABLED="true",
+                      CUEWRAP_PHONE_NTFY_SERVER=stand.url,
+                      CUEWRAP_PHONE_TOPIC="cuewrap-test-Hq7PzL2mXw9",
+                      CUEWRAP_PHONE_REPLY_TOPIC="cuewrap-test-Vb3NcR8kTy4",
+                      CUEWRAP_PHONE_TOKEN="tk_Secret1",
+                      CUEWRAP_PHONE_REPLY_TOKEN="tk_Secret2")  # fmt: skip
+        for args in (["config", "list"], ["doctor"]):
+            done = subprocess.run([sys.executable, "-m", "cuewrap", *args], env=env,
+                                  capture_output=True, text=True, timeout=60)  # fmt: skip
+            assert re.search(r"phone\.token\s+\(set\)", done.stdout), done.stdout
+            assert "tk_Secret" not in done.stdout + done.stderr
+        assert f"phone: server {stand.url}: reachable" in done.stdout  # doctor's phone lines

@@ -31,11 +31,11 @@ from cuewrap.config import (
     check_command,
     effective_value,
     find_key,
+    listed_value,
     load_settings,
     parse_text,
     show_origin,
     show_value,
-    unset_text,
 )
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ def _scripted(args: Args, argv: list[str], env: dict[str, str]) -> int:
         settings = _settings(args, env)
         width = max(len(spec.name) for spec in KEYS)
         for spec in KEYS:
-            shown = show_value(effective_value(settings, spec.name), unset_text(spec.name))
+            shown = listed_value(settings, spec.name)
             _out(f"{spec.name:<{width}}  {shown:<20}  {show_origin(settings.origin(spec.name))}")
         return 0
     spec = _key(rest[0])

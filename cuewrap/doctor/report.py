@@ -18,10 +18,8 @@ from cuewrap.config import (
     KEYS,
     Settings,
     default_config_path,
-    effective_value,
+    listed_value,
     show_origin,
-    show_value,
-    unset_text,
 )
 from cuewrap.deliver.desktop import desktop_available
 from cuewrap.deliver.keepawake import default_inhibitor
@@ -106,7 +104,7 @@ def _terminfo_lines(term: str, facts: dict[str, object]) -> list[str]:
 
 
 def _format_value(settings: Settings, name: str) -> str:
-    return show_value(effective_value(settings, name), unset_text(name))
+    return listed_value(settings, name)
 
 
 def _origin(settings: Settings, name: str) -> str:
@@ -138,6 +136,10 @@ def report(
             lines += _tmux_lines(info, extra)
     lines += ["", *pi_lines(env)]
     lines += ["", *_settings_lines(settings, env, log_flag)]
+    if settings.phone.enabled:  # docs/phone.md: what `cuewrap phone --check` says
+        from cuewrap.phone.setup import check
+
+        lines += ["", "Phone (ntfy)", *(f"  {line}" for line in check(settings.phone, env)[0])]
     choice = detect_terminal_protocol(env, settings.notify.terminal, lambda: info, version)
     program = "Pi"  # what the title marks go before: Pi, or the generic-mode program
     if command:
