@@ -237,7 +237,7 @@ class QuietSettings(NamedTuple):
 class PhoneSettings(NamedTuple):
     enabled: bool
     ntfy_server: str
-    topic: str | None  # checked (cuewrap.phone.ntfy.check_topic)
+    topic: str | None  # checked (cuewrap.ntfy.check_topic)
     reply_topic: str | None
     token: str | None
     token_command: tuple[str, ...] | None
@@ -491,7 +491,7 @@ def _check_hours(label: str, items: list[str], where: str) -> list[str]:
 
 def _check_text(spec: KeySpec, label: str, text: str, where: str) -> str:
     """The phone's strings: a topic must be unguessable, the server an http(s) URL."""
-    from cuewrap.phone.ntfy import check_setting
+    from cuewrap.ntfy import check_setting
 
     why = check_setting(spec.key, text)
     if why:

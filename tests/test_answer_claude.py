@@ -378,48 +378,40 @@ def test_a_desktop_button_approves_once_and_offers_only_yes_and_no(
 
 
 @pytest.mark.pi
-def test_the_ntfy_recipe_approves_from_the_phone(
+def test_the_phone_approves_and_hears_it(
     tmp_path: Path, claude_sessions: list[ClaudeSession]
 ) -> None:
-    """docs/answering.md's ntfy recipe with Claude Code (tests/test_answer_ntfy.py for Pi): the
-    reminder says the command it approves (summaries on), its buttons are Yes and No only, a
-    tap on Yes runs the command."""
-    import signal
+    """The phone built in (docs/phone.md; tests/test_phone_pi.py for Pi) with Claude Code: the
+    reminder on the ntfy stand-in says the command it approves (summaries on), its buttons
+    are Yes and No only, a tap on Yes runs the command and the phone's reminder then says
+    "Answered: Yes"."""
+    from ntfystand import NtfyStandIn
 
-    from ntfystand import NtfyStandIn, recipe_bin
-
-    bindir = recipe_bin(tmp_path)
-    with NtfyStandIn(token="tk_phone") as ntfy:
-        topics = {"NTFY_URL": ntfy.url, "NTFY_TOPIC": "reminders-c9", "NTFY_REPLY": "answers-c9",
-                  "NTFY_TOKEN": "tk_phone"}  # fmt: skip
-        config = tmp_path / "xdg" / "cuewrap" / "config.toml"
-        config.parent.mkdir(parents=True)
-        config.write_text(f'[notify]\ncommand = ["{bindir / "cuewrap-ntfy"}"]\n')
-        hook = {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "CUEWRAP_PRIVACY_BODY": "summary"}
+    topic, reply = "cuewrap-test-claude-Mx83QzPw", "cuewrap-test-claude-Rk27VnLt"
+    with NtfyStandIn(token="tk_machine") as ntfy:
+        ntfy.write_only["tk_write"] = {reply}
+        phone = {"CUEWRAP_PHONE_ENABLED": "true", "CUEWRAP_PHONE_NTFY_SERVER": ntfy.url,
+                 "CUEWRAP_PHONE_TOPIC": topic, "CUEWRAP_PHONE_REPLY_TOPIC": reply,
+                 "CUEWRAP_PHONE_TOKEN": "tk_machine", "CUEWRAP_PHONE_REPLY_TOKEN": "tk_write",
+                 "CUEWRAP_PRIVACY_BODY": "summary"}  # fmt: skip
         steps = [bash("touch phone.txt"), text("Approved from the phone.")]
-        r = Rig(claude_sessions, tmp_path, steps, env={**topics, **hook})
-        env = {**os.environ, **r.private, "PATH": f"{bindir}:{os.environ['PATH']}"}
-        loop = subprocess.Popen([str(bindir / "cuewrap-ntfy-answers")], env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                start_new_session=True)  # fmt: skip
-        try:
-            r.prompt("make a file")
-            [note] = wait_until(lambda: ntfy.published("reminders-c9"), 15, "the reminder",
-                                detail=lambda: r.s.records("delivery"))  # fmt: skip
-            assert note["title"] == "proj: needs-input"
-            assert note["message"] == "approve Bash: touch phone.txt"
-            assert [b["label"] for b in ntfy.buttons(note)] == ["Yes", "No"]
-            assert [b["body"].split()[1] for b in ntfy.buttons(note)] == ["1", "3"]
-            ntfy.tap(note, "Yes")
-            r.s.wait_text("Approved from the phone")
-            assert (r.s.cwd / "phone.txt").exists()
-            assert [(a["source"], a["option"], a["result"]) for a in r.attempts()] == [
-                ("token", 1, "answered")
-            ]
-            assert ntfy.refused == 0
-        finally:
-            os.killpg(loop.pid, signal.SIGTERM)
-            loop.wait(timeout=5)
+        r = Rig(claude_sessions, tmp_path, steps, env=phone)
+        r.prompt("make a file")
+        [note] = wait_until(lambda: [m for m in ntfy.published(topic) if m.get("actions")], 15,
+                            "the reminder", detail=lambda: r.s.records("delivery"))  # fmt: skip
+        assert note["message"].endswith("approve Bash: touch phone.txt")
+        assert [b["label"] for b in note["actions"]] == ["Yes", "No"]
+        assert [b["body"].split()[1] for b in note["actions"]] == ["1", "3"]
+        assert ntfy.tap(note, "Yes") == 200
+        r.s.wait_text("Approved from the phone")
+        assert (r.s.cwd / "phone.txt").exists()
+        assert [(a["source"], a["option"], a["result"]) for a in r.attempts()] == [
+            ("phone", 1, "answered")
+        ]
+        sid = note["sequence_id"]
+        wait_until(lambda: [m for m in ntfy.current(topic) if m["sequence_id"] == sid
+                            and m["message"] == "Answered: Yes"], 10, "the phone told")  # fmt: skip
+        assert ntfy.refused == 0
 
 
 @pytest.mark.tmux

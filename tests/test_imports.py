@@ -195,7 +195,7 @@ FLOORS: tuple[frozenset[str], ...] = (
     # one session: built, run, torn down; `cuewrap config` (its test notification takes a
     # reminder's route: deliver/route.py); `cuewrap doctor`. Side by side: none imports another
     # (test_the_commands_beside_the_session_import_nothing_of_it)
-    frozenset({"wiring", "configure", "doctor"}),
+    frozenset({"wiring", "configure", "doctor", "phone"}),
     frozenset({"entry"}),  # cli and __main__: parse, then hand over
 )
 ENTRY = frozenset({"cuewrap.cli", "cuewrap.__main__"})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cuewrap.phone import ntfy
+from cuewrap import ntfy
 
 pytestmark = pytest.mark.unit
 

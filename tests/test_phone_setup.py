@@ -16,7 +16,7 @@ import pytest
 from ntfystand import NtfyStandIn
 from shared import system_tool
 
-from cuewrap.phone import ntfy
+from cuewrap import ntfy
 
 pytestmark = pytest.mark.pty
 

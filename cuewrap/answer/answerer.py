@@ -353,6 +353,11 @@ class Answerer:
         else:
             verify()
 
+    def answer_token(self, choice: str, token: str, reply: Reply, source: str) -> None:
+        """An answer by token from elsewhere (the phone's, docs/phone.md): the very request
+        of ``cuewrap answer --token TOKEN CHOICE``, from ``source``."""
+        self.request(Request(choice, token), reply, source)
+
     def _verified(self, claim: B.Claim, keys: D.Keys, lines: list[str] | None) -> None:
         if self.book.in_flight is not claim:
             return  # over meanwhile (a key, the dialog closed)

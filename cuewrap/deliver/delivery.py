@@ -36,7 +36,6 @@ from cuewrap.engine.effects import Action, Eligibility, Notify, Withdraw
 from cuewrap.engine.page import Channels
 
 if TYPE_CHECKING:
-    from cuewrap.answer.wire import Request
     from cuewrap.context import Context
     from cuewrap.deliver.keepawake import Inhibitor
     from cuewrap.deliver.plan import Answers, Plan
@@ -57,7 +56,9 @@ class Answering(Protocol):
     def button(self, cue_id: int, key: str) -> None:
         """A click on the button ``key`` of cue ``cue_id``'s notification."""
 
-    def request(self, req: Request, reply: Callable[[bool, str], None], source: str) -> None:
+    def answer_token(
+        self, choice: str, token: str, reply: Callable[[bool, str], None], source: str
+    ) -> None:
         """An answer as ``cuewrap answer --token`` makes it (the phone's, docs/phone.md)."""
 
 
@@ -168,9 +169,9 @@ class Delivery:
                 cwd=cwd, origin=lambda: self.where,
             )  # fmt: skip
         if settings.phone.enabled:  # docs/phone.md
-            from cuewrap.phone.channel import phone_channel
+            from cuewrap.deliver.phone import phone_channel
 
-            answer = answering.request if answering is not None else None
+            answer = answering.answer_token if answering is not None else None
             phone = phone_channel(
                 loop, settings.phone, self.record, self._withdrawal, log.write, answer, self.env
             )

@@ -27,9 +27,9 @@ import urllib.request
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from cuewrap import ntfy
 from cuewrap.args import Args, err
 from cuewrap.config import ConfigError, PhoneSettings, Settings, find_key, load_settings
-from cuewrap.phone import ntfy
 
 USAGE = """\
 usage: cuewrap phone [--server URL] [--topic NAME] [--reply-topic NAME] [--wait SECONDS]

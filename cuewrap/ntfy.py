@@ -14,10 +14,13 @@ it). An ``http`` action button makes its request when tapped: cuewrap's publish
 from __future__ import annotations
 
 import re
-import secrets
 from collections.abc import Sequence
-from typing import Any
-from urllib.parse import urlsplit
+
+# the settings' checks run while settings load, before the child is spawned: nothing heavy
+from cuewrap.records import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 TOPIC_RE = re.compile(r"[-_A-Za-z0-9]{1,64}")
 MIN_TOPIC = 16  # characters: shorter names are guessable on a public server
@@ -47,6 +50,8 @@ def check_topic(name: str) -> str:
 
 
 def check_server(url: str) -> str:
+    from urllib.parse import urlsplit
+
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc:
         return f"{url!r} is not an http(s) URL, e.g. https://ntfy.sh"
@@ -70,6 +75,8 @@ def check_setting(key: str, text: str) -> str:
 
 def new_topic(prefix: str = "cuewrap") -> str:
     """A topic nobody can guess: 128 random bits."""
+    import secrets
+
     return f"{prefix}-{secrets.token_urlsafe(16).replace('_', 'x')}"
 
 
@@ -79,6 +86,8 @@ def base(server: str) -> str:
 
 def subscribe_link(server: str, topic: str) -> str:
     """The ``ntfy://`` link the ntfy app opens (or scans as a QR code) to subscribe."""
+    from urllib.parse import urlsplit
+
     parts = urlsplit(base(server))
     link = f"ntfy://{parts.netloc}{parts.path}/{topic}"
     return link + ("?secure=false" if parts.scheme == "http" else "")

@@ -5,12 +5,12 @@ cue of an answerable dialog gets one ``http`` button per answer the answerer off
 publishing ``TOKEN N`` to ``phone.reply_topic``. While such a reminder stands (and for
 ``LATE_FOR`` seconds after, so that a late tap hears it is late) the session listens on the
 reply topic; a reply is handed to the answerer exactly as ``cuewrap answer --token`` is
-(``answer(Request, reply, "phone")``), and the reminder is replaced by the outcome
+(``answer(choice, token, reply, "phone")``), and the reminder is replaced by the outcome
 ("Answered: Yes", "Too late: …", "Refused: …"). A stale reminder (you came back, the dialog
 was answered, a new task) is cleared by its sequence id; a server without that (before ntfy
 2.16) is logged as unsupported.
 
-Every request runs in the worker process (``worker.py``); nothing here waits. A failure is a
+Every request runs in the worker process (``phone_worker.py``); nothing here waits. A failure is a
 ``delivery`` record and a count (``failures``); the other channels never depend on this one.
 Replies are logged by result and reason (``phone_answer``), never their text or token.
 """
@@ -27,23 +27,23 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from cuewrap import ntfy
 from cuewrap.deliver.channel import Capabilities, Message, Record, WithdrawalRecord
 from cuewrap.loop import Loop, Timer
-from cuewrap.phone import ntfy
 from cuewrap.workers import Reaper, kill_group, python_worker, spawn
 
 if TYPE_CHECKING:
-    from cuewrap.answer.wire import Request
     from cuewrap.config import PhoneSettings
 
-MODULE = "cuewrap.phone.worker"
+MODULE = "cuewrap.deliver.phone_worker"
 LATE_FOR = 120.0  # seconds the reply topic is still read after the last button went stale
 MAX_SEEN = 64  # reply ids remembered (a message seen twice after a reconnect: once)
 MAX_CUES = 16  # reminders remembered for their updates
 MAX_LINE = 1 << 16
 ANSWERED_HERE = "answered from the phone already"
 
-Answer = Callable[["Request", Callable[[bool, str], None], str], None]
+Answer = Callable[[str, str, Callable[[bool, str], None], str], None]
+"""``answer(choice, token, reply, source)``: the answerer's ``answer_token``."""
 Log = Callable[..., None]
 
 
@@ -212,9 +212,7 @@ class PhoneChannel:
             self._told(cue, sent, self._outcome(sent, int(choice), ok, why))
 
         try:
-            from cuewrap.answer.wire import Request
-
-            self.answer(Request(choice, token), done, "phone")
+            self.answer(choice, token, done, "phone")
         except Exception as exc:
             self._pending.pop(ref, None)
             self.log(

@@ -1,6 +1,6 @@
 """The phone's worker process: every HTTP request to the ntfy server (docs/phone.md).
 
-Started by the phone channel (``channel.py``) on its first reminder, as ``python -S -P``
+Started by the phone channel (``phone.py``) on its first reminder, as ``python -S -P``
 (``workers.python_worker``); nothing on the session's relay loop ever waits for the network.
 
 stdin, one JSON object a line: first ``{"op": "config", "server", "token", "token_command"}``
