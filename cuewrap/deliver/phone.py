@@ -116,6 +116,9 @@ class PhoneChannel:
                 labels[int(action.key[7:])] = action.label
         token = m.answer.get("token") if m.answer is not None else None
         token = token if isinstance(token, str) and labels else None
+        held = self._sent.get(cue)
+        if m.escalated and held is not None and token is None and held.outcome is None:
+            token, labels = held.token, held.labels  # the buttons stay on the louder one
         sid = m.ident
         msg = ntfy.reminder(
             self.topic, sid, event=event_name(n), title=n.title, body=n.body,
@@ -196,9 +199,6 @@ class PhoneChannel:
         if self.answer is None:
             self._told(cue, sent, "Refused: this session cannot be answered")
             return
-        if sent.outcome is not None and sent.outcome.startswith("Answered"):
-            self.log("phone_answer", result="refused", cue=cue, option=int(choice),
-                     why=ANSWERED_HERE)  # fmt: skip
         self._ref += 1
         ref = self._ref
         self._pending[ref] = ("answer", cue)
@@ -420,4 +420,7 @@ def phone_channel(
         return "phone.topic and phone.reply_topic are not set: run `cuewrap phone`"
     if phone.topic == phone.reply_topic:
         return "phone.topic and phone.reply_topic must differ"
+    if phone.reply_token and phone.reply_token == phone.token:
+        log("phone", state="warning", why="phone.reply_token is phone.token: whoever sees a"
+            " reminder can read the next ones and answer them (docs/phone.md)")  # fmt: skip
     return PhoneChannel(loop, phone, record, withdrawal, log, answer=answer, env=env)
