@@ -219,3 +219,111 @@ class Reaper:
             entry.timer.cancel()
         unwatch(self.loop, entry.pidfd)
         return entry
+
+
+class JsonWorker:
+    """A long-lived Python worker that talks JSON lines: requests written to its stdin, each
+    line of its stdout handed to ``on_message`` (a dict; anything else skipped), on the loop.
+    ``on_end(reason)`` once it ended or became unusable (an error, EOF, a line over
+    ``max_line``); it is then stopped. ``stop()`` closes its pipes (it exits at EOF), TERMs its
+    group and has it reaped (KILLed a second later)."""
+
+    def __init__(
+        self,
+        loop: Loop,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        on_message: Callable[[dict[str, object]], None],
+        on_end: Callable[[str], None],
+        *,
+        name: str,
+        reaper: Reaper,
+        max_line: int = 1 << 16,
+    ) -> None:
+        self.loop = loop
+        self.argv = list(argv)
+        self.env = dict(env)
+        self.on_message = on_message
+        self.on_end = on_end
+        self.name = name  # "the desktop worker": its reasons say it
+        self.reaper = reaper
+        self.max_line = max_line
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._fd = -1
+        self._buf = b""
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None
+
+    def start(self) -> str:
+        """ "" once it runs, or why it cannot start."""
+        try:
+            proc = spawn(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         env=self.env, die_with_parent=True)  # fmt: skip
+        except (OSError, subprocess.SubprocessError) as exc:
+            return f"cannot start: {exc}"
+        assert proc.stdout is not None
+        self._proc = proc
+        self._fd = proc.stdout.fileno()
+        os.set_blocking(self._fd, False)
+        self.loop.add_reader(self._fd, self._on_readable)
+        return ""
+
+    def write(self, msg: Mapping[str, object]) -> bool:
+        """One request line (a few hundred bytes into a pipe the worker drains: does not
+        block); False when it cannot be written to (it is then ended)."""
+        import json
+
+        proc = self._proc
+        if proc is None or proc.stdin is None:
+            return False
+        try:
+            proc.stdin.write((json.dumps(msg) + "\n").encode())
+            proc.stdin.flush()
+        except (OSError, ValueError):
+            self._end(f"cannot talk to {self.name}")
+            return False
+        return True
+
+    def _on_readable(self) -> None:
+        import json
+
+        try:
+            data = os.read(self._fd, 65536)
+        except BlockingIOError:
+            return
+        except OSError as exc:
+            self._end(f"{self.name} pipe: {exc}")
+            return
+        if not data:
+            self._end(f"{self.name} ended")
+            return
+        self._buf += data
+        while b"\n" in self._buf and self._proc is not None:
+            line, self._buf = self._buf.split(b"\n", 1)
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(msg, dict):
+                self.on_message(msg)
+        if len(self._buf) > self.max_line:
+            self._end(f"{self.name} sent an overlong line")
+
+    def _end(self, reason: str) -> None:
+        self.stop()
+        self.on_end(reason)
+
+    def stop(self) -> None:
+        proc, self._proc = self._proc, None
+        self._buf = b""
+        if proc is None:
+            return
+        self.loop.remove_reader(self._fd)
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+        kill_group(proc, signal.SIGTERM)  # stdin closed already: it exits by itself
+        self.reaper.add(proc, kill_after=1.0)

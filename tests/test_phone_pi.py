@@ -57,6 +57,19 @@ def shown(ntfy: NtfyStandIn, s: PiSession, note: dict[str, Any], starts: str) ->
     return found
 
 
+def tapped_while_down(ntfy: NtfyStandIn, s: PiSession, fm: FakeModel, label: str) -> dict[str, Any]:
+    """Away, a confirm's reminder; the session's connection to the reply topic cut (and new
+    ones refused until ``ntfy.refuse_streams`` is False), then the button ``label`` tapped."""
+    confirm_away(s, fm)
+    note = reminder(ntfy, s)
+    s.wait_log(lambda r: r.get("kind") == "phone_listen" and r.get("state") == "open")
+    ntfy.refuse_streams = True
+    ntfy.drop()
+    s.wait_log(lambda r: r.get("kind") == "phone_listen" and r.get("state") == "down")
+    assert ntfy.tap(note, label) == 200  # while the session cannot hear it
+    return note
+
+
 def answers(s: PiSession) -> list[dict[str, Any]]:
     return [r for r in s.log_records("answer") if "result" in r]
 
@@ -95,13 +108,7 @@ def test_an_answer_sent_while_the_connection_was_down_is_taken_after_it(
 ) -> None:
     with NtfyStandIn() as ntfy:
         s: PiSession = pi_session(env=phone_env(ntfy))
-        confirm_away(s, fakemodel)
-        note = reminder(ntfy, s)
-        s.wait_log(lambda r: r.get("kind") == "phone_listen" and r.get("state") == "open")
-        ntfy.refuse_streams = True
-        ntfy.drop()
-        s.wait_log(lambda r: r.get("kind") == "phone_listen" and r.get("state") == "down")
-        assert ntfy.tap(note, "Yes") == 200  # while the session cannot hear it
+        note = tapped_while_down(ntfy, s, fakemodel, "Yes")
         time.sleep(1.0)
         assert not answers(s)
         ntfy.refuse_streams = False
@@ -115,13 +122,7 @@ def test_an_answer_sent_while_down_is_refused_once_the_dialog_closed(
 ) -> None:
     with NtfyStandIn() as ntfy:
         s: PiSession = pi_session(env=phone_env(ntfy))
-        confirm_away(s, fakemodel)
-        note = reminder(ntfy, s)
-        s.wait_log(lambda r: r.get("kind") == "phone_listen" and r.get("state") == "open")
-        ntfy.refuse_streams = True
-        ntfy.drop()
-        s.wait_log(lambda r: r.get("kind") == "phone_listen" and r.get("state") == "down")
-        assert ntfy.tap(note, "No") == 200
+        note = tapped_while_down(ntfy, s, fakemodel, "No")
         s.focus_in()
         s.send(b"\r")  # answered at the terminal: Yes
         s.wait_for_screen(r"after the dialog")

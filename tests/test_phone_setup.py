@@ -28,6 +28,14 @@ def env_for(tmp_path: Path, **more: str) -> dict[str, str]:
             "XDG_CONFIG_HOME": str(tmp_path / "config"), **more}  # fmt: skip
 
 
+def phone_on(tmp_path: Path, stand: NtfyStandIn, token: str, reply_token: str) -> dict[str, str]:
+    """The phone set up by hand (the environment), with these two access tokens."""
+    return env_for(tmp_path, CUEWRAP_PHONE_ENABLED="true", CUEWRAP_PHONE_NTFY_SERVER=stand.url,
+                   CUEWRAP_PHONE_TOPIC="cuewrap-test-Hq7PzL2mXw9",
+                   CUEWRAP_PHONE_REPLY_TOPIC="cuewrap-test-Vb3NcR8kTy4",
+                   CUEWRAP_PHONE_TOKEN=token, CUEWRAP_PHONE_REPLY_TOKEN=reply_token)  # fmt: skip
+
+
 def phone(env: dict[str, str], *args: str, **kw: Any) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-m", "cuewrap", "phone", *args], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **kw)  # fmt: skip
@@ -104,12 +112,7 @@ def test_from_an_empty_config_to_a_round_trip(tmp_path: Path) -> None:
 
 def test_check_warns_when_the_buttons_token_reads_the_reminders(tmp_path: Path) -> None:
     with NtfyStandIn(token="tk_both") as stand:
-        env = env_for(tmp_path, CUEWRAP_PHONE_ENABLED="true",
-                      CUEWRAP_PHONE_NTFY_SERVER=stand.url,
-                      CUEWRAP_PHONE_TOPIC="cuewrap-test-Hq7PzL2mXw9",
-                      CUEWRAP_PHONE_REPLY_TOPIC="cuewrap-test-Vb3NcR8kTy4",
-                      CUEWRAP_PHONE_TOKEN="tk_both",
-                      CUEWRAP_PHONE_REPLY_TOKEN="tk_both")  # fmt: skip
+        env = phone_on(tmp_path, stand, "tk_both", "tk_both")
         done = subprocess.run([sys.executable, "-m", "cuewrap", "phone", "--check"], env=env,
                               capture_output=True, text=True, timeout=30)  # fmt: skip
         assert "with the access token: works" in done.stdout, done.stdout
@@ -143,12 +146,7 @@ def test_guessable_topics_are_refused(tmp_path: Path, name: str) -> None:
 
 def test_listings_never_show_an_access_token(tmp_path: Path) -> None:
     with NtfyStandIn() as stand:
-        env = env_for(tmp_path, CUEWRAP_PHONE_ENABLED="true",
-                      CUEWRAP_PHONE_NTFY_SERVER=stand.url,
-                      CUEWRAP_PHONE_TOPIC="cuewrap-test-Hq7PzL2mXw9",
-                      CUEWRAP_PHONE_REPLY_TOPIC="cuewrap-test-Vb3NcR8kTy4",
-                      CUEWRAP_PHONE_TOKEN="tk_Secret1",
-                      CUEWRAP_PHONE_REPLY_TOKEN="tk_Secret2")  # fmt: skip
+        env = phone_on(tmp_path, stand, "tk_Secret1", "tk_Secret2")
         for args in (["config", "list"], ["doctor"]):
             done = subprocess.run([sys.executable, "-m", "cuewrap", *args], env=env,
                                   capture_output=True, text=True, timeout=60)  # fmt: skip

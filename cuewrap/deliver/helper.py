@@ -16,18 +16,13 @@ imports itself (``workers.python_worker``).
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import signal
-import subprocess
 import sys
 import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from cuewrap.loop import Loop
-from cuewrap.workers import Reaper, kill_group, python_worker, spawn
+from cuewrap.workers import JsonWorker, Reaper, python_worker
 
 MAX_LINE = 8192
 MODULE = "cuewrap.deliver.dbus_worker"
@@ -51,21 +46,22 @@ class DesktopHelper:
         self.loop = loop
         self.env = dict(env)
         self.python = python or sys.executable
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._fd = -1
-        self._buf = b""
         self._users: dict[str, tuple[OnMessage, OnEnd]] = {}
         self._reaper = Reaper(loop)
+        self._worker = JsonWorker(
+            loop, python_worker(self.python, MODULE, lean=sys.path), self.env, self._route,
+            self._end, name="the desktop worker", reaper=self._reaper, max_line=MAX_LINE,
+        )  # fmt: skip
 
     @property
     def running(self) -> bool:
-        return self._proc is not None
+        return self._worker.running
 
     def attach(self, name: str, on_message: OnMessage, on_end: OnEnd) -> str:
         """``name`` gets its lines from now on, the process started if it is not running;
         "" or why it cannot start."""
-        if self._proc is None:
-            why = self._start()
+        if not self._worker.running:
+            why = self._worker.start()
             if why:
                 return why
         self._users[name] = (on_message, on_end)
@@ -75,92 +71,28 @@ class DesktopHelper:
         """``name`` is done; the last one out stops the process."""
         self._users.pop(name, None)
         if not self._users:
-            self._stop()
+            self._worker.stop()
 
     def write(self, msg: dict[str, Any]) -> bool:
         """One request line (a few hundred bytes into a pipe the worker drains: does not
         block); False when the process cannot be written to (it is then ended)."""
-        proc = self._proc
-        if proc is None or proc.stdin is None:
-            return False
-        try:
-            proc.stdin.write((json.dumps(msg) + "\n").encode())
-            proc.stdin.flush()
-        except (OSError, ValueError):
-            self._end("cannot talk to the desktop worker")
-            return False
-        return True
+        return self._worker.write(msg)
 
     def close(self, timeout: float = 0.5) -> None:
         """cuewrap exits: the process goes (its notifications still shown stay)."""
         self._users.clear()
-        self._stop()
+        self._worker.stop()
         self._reaper.close(timeout)
 
     # -- the process ---------------------------------------------------------------------
-    def _start(self) -> str:
-        try:
-            proc = spawn(
-                python_worker(self.python, MODULE, lean=sys.path),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                env=self.env,
-                die_with_parent=True,
-            )
-        except (OSError, subprocess.SubprocessError) as exc:
-            return f"cannot start: {exc}"
-        assert proc.stdout is not None
-        self._proc = proc
-        self._fd = proc.stdout.fileno()
-        os.set_blocking(self._fd, False)
-        self.loop.add_reader(self._fd, self._on_readable)
-        return ""
-
-    def _on_readable(self) -> None:
-        try:
-            data = os.read(self._fd, 65536)
-        except BlockingIOError:
-            return
-        except OSError as exc:
-            self._end(f"desktop worker pipe: {exc}")
-            return
-        if not data:
-            self._end("the desktop worker ended")
-            return
-        self._buf += data
-        while b"\n" in self._buf and self._proc is not None:
-            line, self._buf = self._buf.split(b"\n", 1)
-            try:
-                msg = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(msg, dict):
-                continue
-            name, body = (
-                ("dnd", msg["dnd"]) if isinstance(msg.get("dnd"), dict) else ("notify", msg)
-            )
-            user = self._users.get(name)
-            if user is not None:
-                user[0](body)
-        if len(self._buf) > MAX_LINE:
-            self._end("the desktop worker sent an overlong line")
+    def _route(self, msg: dict[str, Any]) -> None:
+        name, body = ("dnd", msg["dnd"]) if isinstance(msg.get("dnd"), dict) else ("notify", msg)
+        user = self._users.get(name)
+        if user is not None:
+            user[0](body)
 
     def _end(self, reason: str) -> None:
-        """The process is unusable: every user told, the process stopped."""
+        """The process is unusable (it is stopped already): every user told."""
         users, self._users = self._users, {}
-        self._stop()
         for _, on_end in users.values():
             on_end(reason)
-
-    def _stop(self) -> None:
-        proc, self._proc = self._proc, None
-        self._buf = b""
-        if proc is None:
-            return
-        self.loop.remove_reader(self._fd)
-        for pipe in (proc.stdin, proc.stdout):
-            if pipe is not None:
-                with contextlib.suppress(OSError):
-                    pipe.close()
-        kill_group(proc, signal.SIGTERM)  # stdin closed already: it exits by itself
-        self._reaper.add(proc, kill_after=1.0)

@@ -17,11 +17,7 @@ Replies are logged by result and reason (``phone_answer``), never their text or 
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -30,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from cuewrap import ntfy
 from cuewrap.deliver.channel import Capabilities, Message, Record, WithdrawalRecord
 from cuewrap.loop import Loop, Timer
-from cuewrap.workers import Reaper, kill_group, python_worker, spawn
+from cuewrap.workers import JsonWorker, Reaper, python_worker
 
 if TYPE_CHECKING:
     from cuewrap.config import PhoneSettings
@@ -88,9 +84,6 @@ class PhoneChannel:
         self.env = {k: v for k, v in (env or os.environ).items()
                     if not k.startswith("CUEWRAP_")}  # fmt: skip
         self.failures = 0  # requests that failed (for /cue, doctor)
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._fd = -1
-        self._buf = b""
         self._ref = 0
         self._pending: dict[int, tuple[str, int]] = {}  # ref -> (what, cue)
         self._sent: dict[int, _Sent] = {}  # cue -> its reminder
@@ -100,6 +93,10 @@ class PhoneChannel:
         self._since = "all"
         self._late: Timer | None = None
         self._reaper = Reaper(loop)
+        self._worker = JsonWorker(
+            loop, python_worker(self.python, MODULE, lean=sys.path), self.env, self._message,
+            self._end, name="the phone's worker", reaper=self._reaper, max_line=MAX_LINE,
+        )  # fmt: skip
 
     # -- the channel protocol --------------------------------------------------------------
     def send(self, m: Message) -> None:
@@ -286,66 +283,18 @@ class PhoneChannel:
             self.log("phone_update", cue=cue, state="failed", why=why)
 
     def _write(self, msg: dict[str, Any]) -> bool:
-        if self._proc is None and not self._start():
-            return False
-        proc = self._proc
-        assert proc is not None and proc.stdin is not None
-        try:
-            proc.stdin.write((json.dumps(msg) + "\n").encode())
-            proc.stdin.flush()
-        except (OSError, ValueError):
-            self._end("cannot talk to the phone's worker")
-            return False
-        return True
-
-    def _start(self) -> bool:
-        try:
-            proc = spawn(
-                python_worker(self.python, MODULE, lean=sys.path),
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=self.env,
-                die_with_parent=True,
-            )  # fmt: skip
-        except (OSError, subprocess.SubprocessError) as exc:
-            self.log("phone", state="failed", why=f"cannot start its worker: {exc}"[:200])
-            return False
-        assert proc.stdout is not None and proc.stdin is not None
-        self._proc = proc
-        self._fd = proc.stdout.fileno()
-        os.set_blocking(self._fd, False)
-        self.loop.add_reader(self._fd, self._on_readable)
-        phone = self.phone
-        config = {"op": "config", "server": ntfy.base(phone.ntfy_server), "token": phone.token,
-                  "token_command": list(phone.token_command or [])}  # fmt: skip
-        try:
-            proc.stdin.write((json.dumps(config) + "\n").encode())
-            proc.stdin.flush()
-        except OSError:
-            self._end("cannot talk to the phone's worker")
-            return False
-        return True
-
-    def _on_readable(self) -> None:
-        try:
-            data = os.read(self._fd, 65536)
-        except BlockingIOError:
-            return
-        except OSError as exc:
-            self._end(f"the phone's worker: {exc}")
-            return
-        if not data:
-            self._end("the phone's worker ended")
-            return
-        self._buf += data
-        while b"\n" in self._buf:
-            line, self._buf = self._buf.split(b"\n", 1)
-            try:
-                msg = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(msg, dict):
-                self._message(msg)
-        if len(self._buf) > MAX_LINE:
-            self._end("the phone's worker sent an overlong line")
+        if not self._worker.running:
+            why = self._worker.start()
+            if why:
+                self.log("phone", state="failed", why=f"its worker: {why}"[:200])
+                return False
+            phone = self.phone
+            argv = list(phone.token_command or [])
+            config = {"op": "config", "server": ntfy.base(phone.ntfy_server),
+                      "token": phone.token, "token_command": argv}  # fmt: skip
+            if not self._worker.write(config):
+                return False
+        return self._worker.write(msg)
 
     def _message(self, msg: dict[str, Any]) -> None:
         if isinstance(msg.get("reply"), dict):
@@ -381,29 +330,19 @@ class PhoneChannel:
         self._failed(what, cue, f"{why or 'failed'} (after {tries} tries)")
 
     def _end(self, why: str) -> None:
+        """The worker ended or became unusable (it is stopped): what was pending failed."""
         self.log("phone", state="failed", why=why)
         pending, self._pending = self._pending, {}
         for what, cue in pending.values():
             if what != "answer":
                 self._failed(what, cue, why)
         self._listening = False
-        self._stop()
 
     def _stop(self) -> None:
-        proc, self._proc = self._proc, None
-        self._buf = b""
         if self._late is not None:
             self._late.cancel()
             self._late = None
-        if proc is None:
-            return
-        self.loop.remove_reader(self._fd)
-        for pipe in (proc.stdin, proc.stdout):
-            if pipe is not None:
-                with contextlib.suppress(OSError):
-                    pipe.close()
-        kill_group(proc, signal.SIGTERM)
-        self._reaper.add(proc, kill_after=1.0)
+        self._worker.stop()
 
 
 def phone_channel(
