@@ -18,6 +18,7 @@ from cuewrap.host import HostTerminal
 from cuewrap.loop import Loop
 from cuewrap.relay.events import Provenance
 from cuewrap.relay.inject import Injector
+from cuewrap.relay.outputpath import OutputPath
 from cuewrap.relay.relay import Relay
 from cuewrap.term.clipboard import ClipboardSequence, GuardedSequence
 from cuewrap.term.provenance import FRAME_ON, MARK, OWN_MAX, MarkFinder, own_write_refusal
@@ -273,10 +274,9 @@ def relay() -> Iterator[tuple[Relay, int, list[object]]]:
         _Child(master),  # type: ignore[arg-type]
         host,
         focus=None,
-        tracker=OutputTracker(clipboard=Clip(), guard_frames=True),
+        path=OutputPath(OutputTracker(clipboard=Clip(), guard_frames=True), mark=MarkFinder()),
         injector=Injector(loop, host.write),
         cues=lambda relay: _Cues(events),
-        mark=MarkFinder(),
     )
     yield rel, r, events
     for fd in (master, slave, r, w):

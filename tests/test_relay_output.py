@@ -18,6 +18,7 @@ import pytest
 from cuewrap.host import HostTerminal
 from cuewrap.loop import Loop
 from cuewrap.relay.inject import Injector
+from cuewrap.relay.outputpath import OutputPath
 from cuewrap.relay.relay import GATHER, Relay
 from cuewrap.term.tracker import OutputTracker
 
@@ -83,7 +84,7 @@ def _relay(master: int, out_fd: int, tap: Tap | None = None) -> tuple[Relay, Loo
         Child(master),  # type: ignore[arg-type]
         host,
         focus=None,
-        tracker=OutputTracker(),
+        path=OutputPath(OutputTracker()),
         injector=injector,
         cues=make,
     )

@@ -16,6 +16,7 @@ from shared import PtyChild, read_host
 from cuewrap.host import HostTerminal
 from cuewrap.loop import Loop
 from cuewrap.relay.inject import Injector
+from cuewrap.relay.outputpath import FallbackPath, OutputPath
 from cuewrap.relay.relay import Relay
 from cuewrap.term.rest import RestWatch
 from cuewrap.wiring._faults import RaisingTracker
@@ -170,10 +171,13 @@ def failing_relay() -> Iterator[tuple[Relay, int]]:
         PtyChild(master),  # type: ignore[arg-type]
         host,
         focus=None,
-        tracker=RaisingTracker(),
+        path=OutputPath(
+            RaisingTracker(),
+            fallback=(True, True),
+            report=lambda where, exc: errors.append(where),
+        ),
         injector=Injector(Loop(), host.write),
         on_error=lambda where, exc: errors.append(where),
-        fallback=(True, True),
     )
     yield relay, r
     assert "tracker" in errors
@@ -198,7 +202,7 @@ def test_a_mark_waits_for_the_open_sequence_to_end(
 ) -> None:
     relay, r = failing_relay
     relay._output(opened)
-    assert relay.tracker is None and relay.rest is not None
+    assert isinstance(relay.path, FallbackPath) and relay.path.rest is not None
     assert read_host(r) == opened
     relay.injector.inject(MARK)
     assert read_host(r) == b""  # held: the host's parser is inside the child's sequence

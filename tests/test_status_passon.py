@@ -14,6 +14,7 @@ from shared import PtyChild, read_host
 from cuewrap.host import HostTerminal
 from cuewrap.loop import Loop
 from cuewrap.relay.inject import Injector
+from cuewrap.relay.outputpath import OutputPath
 from cuewrap.relay.relay import Relay
 from cuewrap.term import sequences as seq
 from cuewrap.term.answers import TerminalAnswer
@@ -71,7 +72,7 @@ def _relay() -> tuple[Relay, int, list[int]]:
         PtyChild(master),  # type: ignore[arg-type]
         host,
         focus=None,
-        tracker=OutputTracker(consume_status=True),
+        path=OutputPath(OutputTracker(consume_status=True)),
         injector=Injector(Loop(), host.write),
     )
     return relay, r, [r, w, master, slave]
@@ -114,6 +115,6 @@ def test_a_failed_tracker_still_clears_what_it_let_through(host_pipe: tuple[Rela
     relay, _ = host_pipe
     relay._handle_input_items([TerminalAnswer("osc7501", "?")])
     relay._output(WORKING)
-    relay._filter_failed("tracker", RuntimeError("test"))
-    assert relay.tracker is None
+    relay._path_failed(RuntimeError("test"))
+    assert not isinstance(relay.path, OutputPath)
     assert relay.restore_sequence(leaving=True) == seq.PROGRAM_STATUS_CLEAR

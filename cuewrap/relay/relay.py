@@ -11,16 +11,19 @@ Bytes pass unchanged in both directions, except the two things cuewrap owns:
   output and answered on the child's input, before the host terminal can answer what follows it
   (docs/generic-mode.md).
 
-Everything else cuewrap learns (modes, title, bell, status, keystrokes, the exit) is passed to
-the cue side (``cues.relay_event``) as ``RelayEvent``s; every output chunk and every new size
-also go to its output tap (``cues.tap``: the screen source's gate, the output watch), read
-afresh at each chunk. The cue side never calls into the scan: what the tracker decides in the
-middle of one (a child's notification, a clipboard sequence) it decides from the rules the cue
-side handed down (``relay/decisions.py``). cuewrap's own bytes (title marks, notifications) wait
-in the ``Injector``; the relay tells it after each chunk whether the output stream is between
-escape sequences and UTF-8 characters, the point where they may be written.
+What happens to the output between the read and the write is the output path's
+(``relay/outputpath.py``, sans I/O: the tracker, provenance, Pi's own writes, the fallback once
+the tracker failed): the relay hands it each chunk and writes what it gives back. Everything
+else cuewrap learns (modes, title, bell, status, keystrokes, the exit) is passed to the cue side
+(``cues.relay_event``) as ``RelayEvent``s; every output chunk and every new size also go to its
+output tap (``cues.tap``: the screen source's gate, the output watch), read afresh at each
+chunk, after the chunk was written. The cue side never calls into the scan: what the tracker
+decides in the middle of one (a child's notification, a clipboard sequence) it decides from the
+rules the cue side handed down (``relay/decisions.py``). cuewrap's own bytes (title marks,
+notifications) wait in the ``Injector``; the relay tells it after each chunk whether the output
+stream is between escape sequences and UTF-8 characters, the point where they may be written.
 
-Collaborators (the byte filters, the injector, the decisions) are given at construction; the
+Collaborators (the focus filter, the output path, the injector) are given at construction; the
 cue side is made by the factory given (``cues``), handed the relay's controls
 (``RelayControls``: typing into the child, Pi's own writes, unseen output) — the one place
 where a part gets the relay, so nothing is assigned to it afterwards (``wiring/session.py``
@@ -45,35 +48,23 @@ import errno
 import os
 import signal
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from math import inf
 from typing import TYPE_CHECKING, Protocol
 
 from cuewrap.host import HostTerminal, get_size
 from cuewrap.loop import Loop, Timer
-from cuewrap.relay.events import (
-    ChildExited,
-    GuardFellBack,
-    JobChange,
-    KeysRead,
-    Provenance,
-    RelayEvent,
-)
+from cuewrap.relay.events import ChildExited, JobChange, KeysRead, RelayEvent
 from cuewrap.relay.inject import Injector
 from cuewrap.relay.jobs import JobControl
 from cuewrap.relay.leader import ChildEvent
 from cuewrap.relay.signals import TERM_SIGNALS, SignalPipe
 from cuewrap.term import sequences as seq
 from cuewrap.term.answers import AnswerFilter, TerminalAnswer
-from cuewrap.term.clipboard import ClipboardSequence
 from cuewrap.term.focus import FocusFilter, FocusReport, HostStatusReply
-from cuewrap.term.tracker import FocusMayBeOff, OutputTracker, StatusQuery
 
 if TYPE_CHECKING:
-    from cuewrap.relay.decisions import OutputDecisions
-    from cuewrap.term.fallback import GuardFallback
-    from cuewrap.term.provenance import MarkFinder
-    from cuewrap.term.rest import RestWatch
+    from cuewrap.relay.outputpath import Path
 
 READ_SIZE = 65536
 BATCH_AFTER = 4000  # a read this large (Linux's PTY hands out 4095 at most) may have more behind
@@ -160,40 +151,21 @@ class Relay:
         host: HostTerminal,
         *,
         focus: FocusFilter | None,
-        tracker: OutputTracker | None,
+        path: Path,
         injector: Injector,
         cues: Callable[[RelayControls], CueSide] | None = None,
-        decisions: OutputDecisions | None = None,
         on_error: Callable[[str, BaseException], None] | None = None,
-        fallback: tuple[bool, bool] = (False, False),
-        mark: MarkFinder | None = None,
     ) -> None:
-        """``cues``: makes the cue side, given this relay's controls (None: no cue side).
-        ``decisions``: the tracker's notice and clipboard policies, told the user's keystrokes
-        here. ``fallback``: what a failed output tracker leaves guarded (``term.fallback``: the
-        clipboard class, the classes that act outside the window); nothing by default.
-        ``mark``: Pi mode with the bridge: look for the extension's provenance mark in the
-        output (``term/provenance.py``); from it on, the output is content and Pi's own writes
-        come through :meth:`own_output`."""
+        """``path``: what happens to the output between the read and the write
+        (``relay/outputpath.py``: the tracker, provenance, the fallback once it failed).
+        ``cues``: makes the cue side, given this relay's controls (None: no cue side)."""
         self.loop = loop
         self.child = child
         self.host = host
         self.master_fd: int = child.fd
         self.focus = focus  # None: input passes unfiltered (no cues, or it failed)
-        self.tracker = tracker  # None: output passes unscanned (it failed)
-        self._fallback_classes = fallback
-        self.fallback: GuardFallback | None = None  # the guard left after the tracker failed
-        # where the output stands once the tracker failed (None: it did not, or this failed)
-        self.rest: RestWatch | None = None
-        # the tracker failed after the host was shown the child's status: clear it at exit
-        self._status_left = False
+        self.path = path
         self.injector = injector
-        self._mark = mark
-        # provenance (docs/terminal-guard.md): "" before the mark (or without a bridge),
-        # "marked" while the bridge carries Pi's own writes, "lost" once it ended without one
-        self.provenance = ""
-        self._own: list[bytes] = []  # Pi's own writes waiting for the output to be at rest
-        self.decisions = decisions
         self._tap_ok = True  # the cue side's output tap has not failed
         self.on_error = on_error
         self._to_child: deque[bytes] = deque()  # write units; a focus report is one unit
@@ -221,7 +193,7 @@ class Relay:
 
     # -- public ---------------------------------------------------------------------------
     def child_mode(self, mode: int) -> bool:
-        return self.tracker is not None and mode in self.tracker.modes.on
+        return self.path.child_mode(mode)
 
     def set_unseen(self, unseen: bool) -> None:
         """Nobody looks at the child's output now (``True``: the terminal said its focus is
@@ -243,15 +215,8 @@ class Relay:
         child would have at its exit (``state=clear``); so is the progress it left on (Pi's
         own clear at exit is written past ``process.stdout.write``: content after the
         provenance mark, docs/terminal-guard.md)."""
-        if self.tracker is None:
-            return seq.PROGRAM_STATUS_CLEAR if leaving and self._status_left else b""
         try:
-            out = self.tracker.modes.restore_sequence()
-            if leaving and self.tracker.status_shown:
-                out += seq.PROGRAM_STATUS_CLEAR
-            if leaving and self.tracker.progress:
-                out += seq.PROGRESS_OFF
-            return out
+            return self.path.restore_sequence(leaving)
         except Exception as exc:
             self._report("restore_sequence", exc)
             return b""
@@ -307,7 +272,7 @@ class Relay:
             items = self.focus.feed(data)
             pending = self.focus.pending
         except Exception as exc:
-            self._filter_failed("focus", exc)
+            self._focus_failed(exc)
             self._queue_child(data)
             return
         self._handle_input_items(items)
@@ -348,18 +313,16 @@ class Relay:
                     self._pass_status_on()  # the host shows the child's reports
                 self._emit(item)  # to cuewrap, never to the child
         if typed:
-            if self.decisions is not None:
-                self.decisions.typed()
+            self.path.typed()
             self._emit(_KEYSTROKE)
 
     def _pass_status_on(self) -> None:
         """The host terminal speaks the Program Status Protocol: the child's reports pass on
         from now on; one taken out before the answer came is written now (at a safe point),
         so that the host shows the state it missed (a slow answer, over SSH)."""
-        if self.tracker is not None:
-            missed = self.tracker.pass_status_on()
-            if missed:
-                self.injector.inject(missed)
+        missed = self.path.pass_status_on()
+        if missed:
+            self.injector.inject(missed)
 
     def _stdin_eof(self) -> None:
         self.loop.remove_reader(self.host.stdin_fd)
@@ -586,33 +549,19 @@ class Relay:
         return b"".join(parts), False
 
     def _output(self, data: bytes) -> None:
-        """Relay one chunk: the output tap, the tracker's scan, the host write, the events,
-        what the injector holds. Once per wake-up while the child streams, on cold caches: the
-        usual chunk (no events, nothing held, nothing injected) touches only what it must."""
-        if self._mark is not None and self._marked(data):
-            return
-        cues = self.cues
-        if cues is not None and self._tap_ok:
-            tap = cues.tap
-            if tap is not None:
-                try:
-                    tap.feed(data)
-                except Exception as exc:
-                    self._tap_ok = False
-                    self._report("screen", exc)
-        tracker = self.tracker
-        if tracker is None:
-            self._write_unscanned(data)
-            return
+        """Relay one chunk: the output path's scan, the host write, the output tap, the
+        events, what the injector holds. Once per wake-up while the child streams, on cold
+        caches: the usual chunk (no events, nothing held, nothing injected) touches only what
+        it must."""
         if self._output_timer is not None:
             self._output_timer.cancel()
             self._output_timer = None
+        path = self.path
         try:
-            out, events, safe = tracker.feed(data)
+            out, events, safe = path.feed(data)
         except Exception as exc:
-            self._filter_failed("tracker", exc)
-            self._write_unscanned(data)
-            return
+            path = self._path_failed(exc)
+            out, events, safe = path.feed(data)
         host = self.host
         if out and not host.out_dead:
             # host.write's usual case, inline: the whole chunk in one write; anything else
@@ -625,168 +574,95 @@ class Relay:
                 host.write(out[n:] if n else out)
         injector = self.injector
         injector.safe = safe
+        cues = self.cues
+        if cues is not None and self._tap_ok:
+            tap = cues.tap
+            if tap is not None:
+                seen = path.seen
+                try:
+                    tap.feed(data if seen is None else seen)
+                except Exception as exc:
+                    self._tap_ok = False
+                    self._report("screen", exc)
         if events:
-            for event in events:
-                if isinstance(event, FocusMayBeOff) and self.focus is not None:
-                    # docs/design.md#presence: cuewrap owns the mode
-                    injector.inject(seq.FOCUS_REPORTING_ON)
-                elif isinstance(event, StatusQuery):
-                    # answered now: the host has not yet seen what followed the query (its DA1)
-                    self._queue_child(seq.PROGRAM_STATUS_ANSWER)
-                elif isinstance(event, ClipboardSequence) and self.decisions is not None:
-                    event = self.decisions.explain(event)  # why it passed or not
-                self._emit(event)
+            self._after(events)
         if safe and injector.queue:
             injector.flush()
-        if self._own and tracker.at_rest:
-            self._write_own()
-        if tracker._held:  # ``held`` without the property's call (the usual chunk holds none)
+        if path.held:
             self._output_timer = self.loop.call_later(OUTPUT_HOLD, self._flush_output)
 
-    # -- provenance (Pi mode with the bridge: term/provenance.py) ---------------------------------
-    def _marked(self, data: bytes) -> bool:
-        """Look for the provenance mark in ``data``. Found: relay what comes before it as
-        before, take the mark out (where it is whole in this chunk), and relay the rest as
-        content (True: ``data`` is relayed). Pi's first frame without it: stop looking."""
-        mark = self._mark
-        assert mark is not None
-        try:
-            at = mark.look(data)
-            if at is None:
-                if mark.gave_up(data):
-                    self._mark = None
-                    self._emit(Provenance("no_mark"))
-                return False
-        except Exception as exc:  # pure and small: not expected; then no provenance
-            self._mark = None
-            self._report("provenance", exc)
-            return False
-        self._mark = None
-        start, end = at
-        if start > 0:
-            self._output(data[:start])
-        elif start < 0:  # its head went out with the last chunk: the rest too (a DCS, ignored)
-            self._output(data[:end])
-        if self.tracker is not None:
-            self.tracker.content_from_now()
-            self.tracker.hold_blocked = False  # Pi's own reports come through the bridge
-        self.provenance = "marked"
-        self._emit(Provenance("marked"))
-        if end < len(data):
-            self._output(data[end:])
-        return True
+    def _after(self, events: Sequence[RelayEvent]) -> None:
+        """A chunk's events: what the path answers the child and injects, then the cue side."""
+        path = self.path
+        if path.to_child:
+            self._queue_child(path.take_child())
+        if path.to_inject:
+            self.injector.inject(path.take_inject())
+        for event in events:
+            self._emit(event)
+
+    def _path_failed(self, exc: BaseException) -> Path:
+        """The output path raised (the tracker): the fallback from here on."""
+        self._report("tracker", exc)
+        self.path, events = self.path.failed(self.injector.safe)
+        for event in events:
+            self._emit(event)
+        return self.path
+
+    # -- what the cue side asks of the output (Pi mode with the bridge: outputpath.py) ------
+    @property
+    def provenance(self) -> str:
+        return self.path.provenance
 
     def own_output(self, data: bytes) -> None:
-        """Pi's own write, from the bridge (checked there: ``term.provenance``): read by the
-        tracker as Pi's, never as content, and written where the output is at rest (else after
-        the next chunk that leaves it so)."""
-        if self.tracker is None:  # the tracker failed: the fallback would remove it anyway
-            self._emit(Provenance("dropped", "the output tracker failed"))
-            return
-        self._own.append(data)
-        if self.tracker.at_rest:
-            self._write_own()
-
-    def provenance_lost(self, why: str) -> bool:
-        """The bridge that carried Pi's own writes ended while Pi runs (``wiring/bridgewatch.py``):
-        back to the frame rule, the strictest that still lets Pi's own title through (Pi's
-        extension writes its own to the terminal again). False: there was no provenance to lose."""
-        if self.provenance != "marked" or self._exit is not None:
-            return False
-        self.provenance = "lost"
-        if self.tracker is not None:
-            self.tracker.content_off()
-            self.tracker.hold_blocked = True  # its screen check decides again
-        self._emit(Provenance("lost", why))
-        return True
-
-    def provenance_back(self) -> bool:
-        """A new bridge connection after a loss (``/reload``): everything in the stream is
-        content again, Pi's own writes come through the bridge. False: nothing was lost."""
-        if self.provenance != "lost":
-            return False
-        self.provenance = "marked"
-        if self.tracker is not None:
-            self.tracker.content_from_now()
-            self.tracker.hold_blocked = False
-        self._emit(Provenance("restored"))
-        return True
-
-    def pass_held_status(self) -> None:
-        """The screen check confirmed the ``blocked`` report the tracker held (Pi mode under
-        the frame rule): it goes to the host terminal now, where it speaks the protocol."""
-        tracker = self.tracker
-        if tracker is None or not tracker.held_status:
-            return
-        held, tracker.held_status = tracker.held_status, b""
-        if not tracker.consume_status:
-            tracker.status_shown = True
-            self.injector.inject(held)
-
-    def _write_own(self) -> None:
-        tracker = self.tracker
-        assert tracker is not None
-        own, self._own = self._own, []
-        for data in own:
-            try:
-                out, events, safe = tracker.feed_own(data)
-            except Exception as exc:
-                self._filter_failed("tracker", exc)
-                return
-            self.host.write(out)
-            self.injector.safe = safe
-            for event in events:
-                if isinstance(event, ClipboardSequence) and self.decisions is not None:
-                    event = self.decisions.explain(event)
-                self._emit(event)
-        if self.injector.safe and self.injector.queue:
-            self.injector.flush()
-
-    def _flush_output(self) -> None:
-        self._output_timer = None
-        if self.tracker is not None:
-            rest = self.tracker.flush()
-            self.host.write(rest)
-            self.injector.set_safe(self.tracker.safe)
-
-    def _write_unscanned(self, data: bytes) -> None:
-        """Output without the tracker: through the fallback guard, then cuewrap's own bytes
-        that waited, if the output is at rest now (``term/rest.py``; never, once that
-        failed too: they go at the end of the output)."""
-        out = self._unscanned(data)
-        self.host.write(out)
-        rest = self.rest
-        if rest is None:
-            return
+        """Pi's own write, from the bridge (checked there: ``term.provenance``): written by
+        the output path where the output is at rest."""
         try:
-            safe = rest.feed(out)
-        except Exception as exc:  # pure and small: not expected; then nothing is at rest
-            self.rest = None
-            self.injector.set_safe(False)
-            self._report("rest", exc)
+            out, events, safe = self.path.own(data)
+        except Exception as exc:
+            self._path_failed(exc)
             return
-        self.injector.set_safe(safe)
+        self.host.write(out)
+        self.injector.safe = safe
+        if events:
+            self._after(events)
         if safe and self.injector.queue:
             self.injector.flush()
 
-    def _unscanned(self, data: bytes) -> bytes:
-        """Output without the tracker: through the fallback guard, when there is one."""
-        fallback = self.fallback
-        if fallback is None:
-            return data
-        try:
-            return fallback.feed(data)
-        except Exception as exc:  # not expected (pure, small): then nothing is left to guard
-            self.fallback = None
-            self._report("fallback", exc)
-            return data
+    def provenance_lost(self, why: str) -> bool:
+        """The bridge that carried Pi's own writes ended while Pi runs (``wiring/bridgewatch.py``):
+        back to the frame rule. False: there was no provenance to lose."""
+        if self._exit is not None:
+            return False
+        events = self.path.lose(why)
+        self._after(events)
+        return bool(events)
+
+    def provenance_back(self) -> bool:
+        """A new bridge connection after a loss (``/reload``). False: nothing was lost."""
+        events = self.path.restore()
+        self._after(events)
+        return bool(events)
+
+    def pass_held_status(self) -> None:
+        """The screen check confirmed the ``blocked`` report the tracker held: it goes to the
+        host terminal now, where it speaks the protocol."""
+        held = self.path.pass_held_status()
+        if held:
+            self.injector.inject(held)
+
+    def _flush_output(self) -> None:
+        self._output_timer = None
+        self.host.write(self.path.flush())
+        self.injector.set_safe(self.path.safe)
 
     def _master_eof(self) -> None:
         self._end_gathering()
-        if self.tracker is not None and self.tracker.held:
-            self._flush_output()
-        if self.fallback is not None:
-            self.host.write(self.fallback.flush())
+        if self._output_timer is not None:
+            self._output_timer.cancel()
+            self._output_timer = None
+        self.host.write(self.path.end())
+        self.injector.set_safe(self.path.safe)
         self.injector.flush()
         self.loop.remove_reader(self.master_fd)
         self.loop.remove_writer(self.master_fd)
@@ -865,18 +741,13 @@ class Relay:
                 self._master_eof()
                 return
             self._output(data)
-        if self.tracker is not None and self.tracker.held:
+        if self.path.held:
             self._flush_output()
 
     def resume_sequence(self) -> bytes:
         """What re-applies the child's modes and title after a stop."""
-        if self.tracker is None:
-            return b""
         try:
-            out = self.tracker.modes.reapply_sequence()
-            if self.tracker.title is not None:
-                out += seq.set_title(self.tracker.title)
-            return out
+            return self.path.resume_sequence()
         except Exception as exc:
             self._report("resume_sequence", exc)
             return b""
@@ -915,35 +786,20 @@ class Relay:
         except Exception as exc:
             self._report("sink", exc)
 
-    def _filter_failed(self, which: str, exc: BaseException) -> None:
-        """A byte filter raised: drop it and go on as a plain passthrough for that direction."""
-        self._report(which, exc)
-        if which == "focus":
-            broken, self.focus = self.focus, None  # stop the reports it would have taken out
-            self.host.write(seq.FOCUS_REPORTING_OFF)
+    def _focus_failed(self, exc: BaseException) -> None:
+        """The focus filter raised: drop it and go on as a plain passthrough for the input."""
+        self._report("focus", exc)
+        broken, self.focus = self.focus, None  # stop the reports it would have taken out
+        self.path.focus_lost()
+        self.host.write(seq.FOCUS_REPORTING_OFF)
+        held = b""
+        try:  # a byte it was holding (a lone ESC) must not be lost
+            if broken is not None:
+                held = b"".join(i for i in broken.flush() if isinstance(i, bytes))
+        except Exception:
             held = b""
-            try:  # a byte it was holding (a lone ESC) must not be lost
-                if broken is not None:
-                    held = b"".join(i for i in broken.flush() if isinstance(i, bytes))
-            except Exception:
-                held = b""
-            if held:
-                self._queue_child(held)
-        else:
-            if self.tracker is not None:  # its reports reached the host: unknown from now on
-                self._status_left = not self.tracker.consume_status
-            self.tracker = None
-            # from now on the rest watch says where the output stands, from where the tracker
-            # left it (inside something: not at rest until the stream says where it is)
-            from cuewrap.term.rest import RestWatch
-
-            self.rest = RestWatch(known=self.injector.safe)
-            clipboard, outside = self._fallback_classes
-            if clipboard or outside:
-                from cuewrap.term.fallback import GuardFallback
-
-                self.fallback = GuardFallback(clipboard=clipboard, outside=outside)
-                self._emit(GuardFellBack(clipboard, outside))
+        if held:
+            self._queue_child(held)
 
     def _report(self, where: str, exc: BaseException) -> None:
         if self.on_error is not None:

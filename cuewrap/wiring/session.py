@@ -145,23 +145,29 @@ class Session:
     def _relay(self, child: LedChild, injector: Injector, channel: Channel | None) -> Relay:
         """The relay between the terminal and the child, with its cue side (none without
         cues); the host terminal asked what it is before any output is relayed."""
+        from cuewrap.relay.outputpath import OutputPath
         from cuewrap.relay.relay import Relay
 
         decisions = self._decisions()
         focus, tracker = self._relay_parts(decisions)
         cues = self._cue_side(channel, child.pid, injector, decisions) if self.guard else None
+        path = OutputPath(
+            tracker,
+            decisions=decisions,
+            mark=self._mark_finder(),
+            owns_focus=focus is not None,
+            fallback=self._fallback_classes(),
+            report=self.log.error,
+        )
         relay = self.relay = Relay(
             self.loop,
             child,
             self.host,
             focus=focus,
-            tracker=tracker,
+            path=path,
             injector=injector,
             cues=cues,
-            decisions=decisions,
             on_error=self.log.error,
-            fallback=self._fallback_classes(),
-            mark=self._mark_finder(),
         )
         pending: PendingCueSide | None = relay.cues  # type: ignore[assignment]  # _cue_side's
         if pending is not None and focus is not None and self._ask_terminal:
