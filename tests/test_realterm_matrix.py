@@ -1,0 +1,135 @@
+"""The real-terminal matrix: one scenario, every terminal of tests/termkinds.py, each a real
+window under Xvfb with a private bus and dunst, real Pi under ``cuewrap pi`` with default
+settings (docs/terminals.md).
+
+The user sends a prompt and leaves (the X focus moves to another window); the model's answer
+carries what a prompt injection can make it write (tests/test_realterm_guard.py's ATTACK, plus
+OSC 9); the run finishes while away. Then, read where a desktop reads it:
+
+- exactly one popup for the cue, from the row's path (the terminal's own or cuewrap's),
+  counted as dunst received it; none of the model's;
+- the mark in the window's title (``_NET_WM_NAME``, as the terminal frames the program's title)
+  while away, gone when back; the model's title never shown;
+- the X clipboard unchanged (the model's OSC 52 never acts);
+- ``/quit``: the title pushed before Pi back (where the terminal has a title stack), and no
+  mode left on: a raw reader run after cuewrap sees no focus report when the focus moves, and
+  the terminal does not say mode 1004 or 2004 is set (DECRQM, where it answers).
+
+Each run writes its row of facts to ``$CUEWRAP_TERMINAL_FACTS`` when set (scripts/terminals_table
+turns them into docs/terminals.md's table).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from desktoprig import Session
+from fakemodel import FakeModel, text, tool_call
+from termkinds import ROWS, Row
+from termrig import Term, cuewrap_pi, notifications_now, ready, received, x
+from termscan import FRAME_AGAIN, FRAME_END
+from test_realterm_guard import ATTACK, MODEL_TITLE, SEED, SHOWN, Titles, clipboard
+from test_realterm_guard import seeded as seeded  # the fixture
+from waiting import absence_window, wait_until
+
+pytestmark = [pytest.mark.realterm, pytest.mark.parametrize("pi_version", ["1.4.0"])]
+
+OSC9 = FRAME_END + "\x1b]9;evil popup 9\x07" + FRAME_AGAIN
+ANSWER = ATTACK.replace(SHOWN, OSC9 + SHOWN)
+BEFORE = "before-pi"
+
+#: after cuewrap: the tty raw, DECRQM for 1004 and 2004, then every byte the terminal sends
+MODES = r"""
+import os, select, sys, termios, time, tty
+out = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+tty.setraw(0)
+os.write(1, b"\x1b[?1004$p\x1b[?2004$p")
+open(sys.argv[1] + ".ready", "w").close()
+end = time.time() + 60
+while time.time() < end:
+    if select.select([0], [], [], 0.2)[0]:
+        os.write(out, os.read(0, 4096))
+"""
+
+
+def _command(tmp_path: Path) -> str:
+    (tmp_path / "modes.py").write_text(MODES)
+    modes = shlex.join([sys.executable, str(tmp_path / "modes.py"), str(tmp_path / "after")])
+    return f"printf '\\033]2;{BEFORE}\\007'; {cuewrap_pi()}; {modes}; sleep 600"
+
+
+def _record(row: Row, facts: dict[str, Any]) -> None:
+    where = os.environ.get("CUEWRAP_TERMINAL_FACTS")
+    if where:
+        with open(where, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"terminal": row.name, **facts}) + "\n")
+
+
+@pytest.mark.parametrize("terminal", [n for n in ROWS if ROWS[n].focus])
+def test_one_popup_per_cue_the_mark_and_nothing_of_the_models(
+    launch: Any, fakemodel: FakeModel, seeded: Session, tmp_path: Path, terminal: str
+) -> None:
+    row = ROWS[terminal]
+    started = time.monotonic()
+    t: Term = launch(terminal, _command(tmp_path))
+    answers = ready(t)
+    wait_until(lambda: t.title() == row.shown.format("π - work"), 15, "Pi's title",
+               detail=t.title)  # fmt: skip
+    [channels] = t.records("channels")[-1:]
+    titles = Titles(t)
+    fakemodel.push(tool_call("bash", {"command": "sleep 2"}), text(ANSWER, chunk_delay=0.05))
+    t.type("summarise")
+    t.key("Return")
+    wait_until(lambda: t.records("run"), 15, "the run started")
+    t.focus(False)
+    wait_until(lambda: t.records("cue"), 60, "the finished cue",
+               detail=lambda: str([r.get("kind") for r in t.records()][-30:]))  # fmt: skip
+    wait_until(lambda: received(seeded.env) >= 1, 15, "the cue's popup")
+    absence_window(2.0, "a second popup")
+    assert received(seeded.env) == 1, notifications_now(seeded.env)
+    marked = row.shown.format("[✓] π - work")
+    wait_until(lambda: t.title() == marked, 10, "the mark", detail=t.title)
+    t.focus(True)
+    wait_until(lambda: t.title() == row.shown.format("π - work"), 10, "the mark gone",
+               detail=t.title)  # fmt: skip
+    seen = titles.stop()
+    assert not [s for s in seen if MODEL_TITLE in s], seen
+    assert clipboard(seeded.env) == SEED
+    assert [c["cue"] for c in t.records("cue")] == ["finished"]
+    guarded = {r["sequence"] for r in t.records("guard")}
+    assert {"osc777", "osc99", "osc9", "osc0", "osc2"} <= guarded, guarded
+
+    t.type("/quit")
+    t.key("Return")
+    wait_until(lambda: t.records("child_exit"), 15, "Pi to exit")
+    after = tmp_path / "after"
+    wait_until(Path(f"{after}.ready").exists, 15, "the raw reader after cuewrap")
+    x(t.env, "xdotool", "windowfocus", "--sync", t.sink)
+    x(t.env, "xdotool", "windowfocus", "--sync", t.wid)
+    time.sleep(1.0)
+    got = after.read_bytes() if after.exists() else b""
+    assert b"\x1b[I" not in got and b"\x1b[O" not in got, got
+    assert b"?1004;1$y" not in got and b"?2004;1$y" not in got, got
+    title = t.title()
+    assert title == row.shown.format(BEFORE if row.restores else "π - work"), title
+    [popup] = notifications_now(seeded.env)
+    assert popup["appname"] == row.popup, popup
+    assert "evil" not in popup["summary"] + popup["body"], popup
+    _record(row, {
+        "version": answers.get("version", ""),
+        "focus": "reports",
+        "popup": channels["popup"],
+        "popup_app": popup["appname"],
+        "why": channels["why"],
+        "marked": marked,
+        "restored": title,
+        "decrqm": got.count(b"$y") > 0,
+        "seconds": round(time.monotonic() - started, 1),
+    })  # fmt: skip
