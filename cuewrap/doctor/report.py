@@ -269,6 +269,7 @@ def _channel_lines(
         in_tmux=bool(env.get("TMUX")),
         answers=answers,
         tmux_termtype=info.client_termtype if info is not None else "",
+        bell=settings.notify.bell,
     )
     lines = ["Channels"]
     if not term_allows_cues(env):  # docs/design.md#guard, the part not about this process
@@ -433,7 +434,9 @@ def _channels(
     yield "desktop", on, why
     # bell
     src = _origin(settings, "notify.bell")
-    if n.bell:
+    if n.bell and plan is not None and not plan.bell:
+        yield "bell", False, f"{plan.bell_why} ({src})"
+    elif n.bell:
         yield "bell", True, f"notify.bell = true ({src}): one BEL per notification"
     else:
         yield "bell", False, f"notify.bell = false ({src})"
