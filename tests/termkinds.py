@@ -35,6 +35,8 @@ class Row:
     shown: str = "{}"
     #: the title pushed before Pi comes back at exit (a title stack, CSI 22/23 t)
     restores: bool = True
+    #: the window's title after Pi exits and a key is pressed, where it is not ``shown``'s
+    after: str = ""
     #: the window is found by this WM_CLASS instance name ("" = the name given to ``argv``)
     instance: str = ""
     #: a server it needs on the private bus first (GNOME Terminal)
@@ -75,7 +77,7 @@ ROWS: dict[str, Row] = {
         Row("konsole", "konsole", "konsole",
             lambda n, c: ["konsole", "--separate", "--nofork", "-e", *_bash(c)],
             env={"QT_QPA_PLATFORM": "xcb"}, instance="konsole", shown="{} — Konsole",
-            popup="Konsole"),
+            popup="Konsole", after="work : bash — Konsole"),
         Row("qterminal", "qterminal", "qterminal",
             lambda n, c: ["qterminal", "-e", *_bash(c)],
             env={"QT_QPA_PLATFORM": "xcb"}, instance="qterminal", focus=False),

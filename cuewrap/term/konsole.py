@@ -5,10 +5,12 @@ title format, ``%d : %n`` by default (the directory and the program's name); the
 title is the format's ``%w``. Konsole's OSC 30 sets the session's tab title format. So in
 Konsole (``KONSOLE_VERSION`` in the environment, not inside tmux or screen) cuewrap sets the
 format to ``%w`` while it runs, and sets back the format the user's default profile names at
-every way out (Ctrl-Z included); a format that has ``%w`` already is left alone. Konsole has no
-way to read the format back (no query): the profile named in ``konsolerc`` is read, else
-Konsole's own default is taken (a profile chosen some other way, ``--profile`` or a tab's own
-setting, cannot be known: its format is then replaced by the default at exit).
+every way out (Ctrl-Z included). Konsole fills in a format's ``%d`` / ``%n`` at its next look
+at the session (the next keystroke): until then the tab shows the format as written. A format
+that has ``%w`` already is left alone. Konsole has no way to read the format back (no query):
+the profile named in ``konsolerc`` is read, else Konsole's own default is taken (a profile
+chosen some other way, ``--profile`` or a tab's own setting, cannot be known: its format is
+then replaced by the default at exit).
 
 Pure: ``tab_title`` takes the environment and a file reader.
 """

@@ -669,8 +669,10 @@ class OutputTracker:
         self, work: bytes, base: int, events: list[tuple[int, OutputEvent]], cuts: Cuts
     ) -> None:
         """Every BEL in ground state (not one that ends an OSC). With the guard on, one inside
-        a frame the child draws is content (a model's answer): removed, as its titles are (a
-        bell is a desktop popup in some terminals: Konsole's "Bell in …")."""
+        a frame the child draws, or anywhere after the provenance mark (Pi's own writes come
+        through ``feed_own``), is content (a model's answer): removed, as its titles are (a bell
+        is a desktop popup in some terminals: Konsole's "Bell in …"). A content-only child's
+        (generic mode) rings: a bell is how such programs ask for attention."""
         find = work.find
         b = find(b"\x07", base)
         while b >= 0:
@@ -681,7 +683,7 @@ class OutputTracker:
                 or (work[k + 1] != 0x5D and seq_end(work, k, b) >= 0)
             )
             if bare:
-                if self._guard and not self._all_content and self._framed(work, b):
+                if self._guard and not self._content_base and self._framed(work, b):
                     cuts.append((b, b + 1))
                     events.append((b, _FRAMED_BELL))
                 else:

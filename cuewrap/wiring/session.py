@@ -151,7 +151,7 @@ class Session:
         both = tab_title(self.env, read_small) if self.settings.notify.title_marks else None
         if both is not None:
             self.host.enable(*both)
-            self.log.write("konsole_title", restore=both[1].decode("utf-8", "replace")[5:-2])
+            self.log.write("konsole_title", shows="%w")
 
     def _relay(self, child: LedChild, injector: Injector, channel: Channel | None) -> Relay:
         """The relay between the terminal and the child, with its cue side (none without
