@@ -187,7 +187,9 @@ def detect_terminal_protocol(
     """Pick the notification OSC for this terminal (``setting``: ``notify.terminal``;
     ``version``: the terminal's XTVERSION answer, when it gave one)."""
     if setting == "off":  # tmux is not asked: nothing will be sent through it
-        return Choice("off", False, "notify.terminal is off")
+        # the terminal still named where the environment tells (a bell that pops up in it)
+        terminal = "unknown" if env.get("TMUX") else identify_terminal(env, None, version)[0]
+        return Choice("off", False, "notify.terminal is off", terminal)
     in_tmux = bool(env.get("TMUX"))
     info = tmux_query() if in_tmux else None
     terminal, protocol, reason = identify_terminal(env, info, version)
