@@ -80,7 +80,7 @@ ROWS: dict[str, Row] = {
             popup="Konsole", after="work : bash — Konsole"),
         Row("qterminal", "qterminal", "qterminal",
             lambda n, c: ["qterminal", "-e", *_bash(c)],
-            env={"QT_QPA_PLATFORM": "xcb"}, instance="qterminal", focus=False),
+            env={"QT_QPA_PLATFORM": "xcb"}, instance="qterminal", focus=False, restores=False),
         Row("alacritty", "alacritty", "alacritty",
             lambda n, c: ["alacritty", "--class", f"{n},{n}", "-e", *_bash(c)],
             env={"LIBGL_ALWAYS_SOFTWARE": "1"}),
