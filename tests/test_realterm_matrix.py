@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 from desktoprig import Session
 from fakemodel import FakeModel, text, tool_call
-from termkinds import ROWS, Row
+from termkinds import MATRIX, ROWS, Row, installed_version
 from termrig import Term, cuewrap_pi, notifications_now, ready, received, x
 from termscan import FRAME_AGAIN, FRAME_END
 from test_realterm_guard import ATTACK, MODEL_TITLE, SEED, SHOWN, Titles, clipboard
@@ -79,7 +79,8 @@ def _ready(t: Term, row: Row) -> dict[str, Any]:
     if row.focus:
         return ready(t)
     answers: dict[str, Any] = wait_until(
-        lambda: next(iter(t.records("terminal_answers")), None), 30, "the terminal's answers")
+        lambda: next(iter(t.records("terminal_answers")), None), 30, "the terminal's answers"
+    )
     wait_until(lambda: any(r.get("type") == "BridgeHello" for r in t.records("fact")),
                30, "Pi's bridge hello")  # fmt: skip
     x(t.env, "xdotool", "windowfocus", "--sync", t.wid)
@@ -103,12 +104,15 @@ def _back(t: Term, row: Row) -> None:
     t.key("Left")  # a keystroke is what says the user is back there
 
 
-@pytest.mark.parametrize("terminal", list(ROWS))
+@pytest.mark.parametrize("terminal", MATRIX)
 def test_one_popup_per_cue_the_mark_and_nothing_of_the_models(
     launch: Any, fakemodel: FakeModel, seeded: Session, tmp_path: Path, terminal: str
 ) -> None:
     row = ROWS[terminal]
     started = time.monotonic()
+    version = installed_version(row)
+    if version is not None:  # the table's version is the one proven
+        assert version.startswith(row.version), (row.name, version, "update tests/termkinds.py")
     idle = {} if row.focus else {"CUEWRAP_PRESENCE_IDLE_AFTER": str(IDLE)}
     t: Term = launch(terminal, _command(tmp_path), env=idle)
     answers = _ready(t, row)
