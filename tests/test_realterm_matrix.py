@@ -176,3 +176,40 @@ def test_one_popup_per_cue_the_mark_and_nothing_of_the_models(
         "decrqm": got.count(b"$y") > 0,
         "seconds": round(time.monotonic() - started, 1),
     })  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("terminal", "focus"),
+    [
+        ("xterm", "focus reports: working (CSI O and CSI I arrived)"),
+        ("qterminal", "focus reports: not confirmed (got nothing); this terminal may not report"),
+    ],
+)
+def test_doctor_check_says_whether_the_terminal_reports_focus(
+    launch: Any, tmp_path: Path, terminal: str, focus: str
+) -> None:
+    """``cuewrap doctor --check`` turns mode 1004 on and asks the user to look away and back:
+    the X focus moves away and back; a terminal that sends no report (QTerminal) is said to
+    be one, with the idle rule that then applies."""
+    out = tmp_path / "check.txt"
+    check = shlex.join([sys.executable, "-m", "cuewrap", "doctor", "--check"])
+    t: Term = launch(terminal, shlex.join(["script", "-q", "-e", "-c", check, str(out)])
+                     + "; sleep 60")  # fmt: skip
+
+    def shown(text: str) -> bool:
+        return out.exists() and text in out.read_text(errors="replace")
+
+    wait_until(lambda: shown("1. Switch to another window"), 30, "the check's first step")
+    x(t.env, "xdotool", "windowfocus", "--sync", t.sink)
+    time.sleep(0.5)
+    x(t.env, "xdotool", "windowfocus", "--sync", t.wid)
+    wait_until(lambda: shown("[y/n]"), 30, "the first question")
+    if shown("Did you see the test notification?"):
+        t.type("n")
+        wait_until(lambda: shown("Did the title show"), 15, "the title question")
+    t.type("y")
+    wait_until(lambda: shown("Check results"), 15, "the summary")
+    text = " ".join(out.read_text(errors="replace").split())
+    assert focus in text, text
+    if terminal == "qterminal":
+        assert "presence.idle_after" in text, text
