@@ -193,7 +193,7 @@ def test_doctor_check_says_whether_the_terminal_reports_focus(
     be one, with the idle rule that then applies."""
     out = tmp_path / "check.txt"
     check = shlex.join([sys.executable, "-m", "cuewrap", "doctor", "--check"])
-    t: Term = launch(terminal, shlex.join(["script", "-q", "-e", "-c", check, str(out)])
+    t: Term = launch(terminal, shlex.join(["script", "-q", "-f", "-e", "-c", check, str(out)])
                      + "; sleep 60")  # fmt: skip
 
     def shown(text: str) -> bool:
