@@ -121,6 +121,9 @@ ROWS: dict[str, Row] = {
 }  # fmt: skip
 
 
+#: GNU screen, run inside xterm (not a terminal of its own: tests/test_realterm_matrix.py)
+SCREEN = Row("screen", "screen", "screen", argv=lambda n, c: [], version="4.9.0")
+
 MATRIX = [name for name, row in ROWS.items() if not row.not_run]
 HEAD = [
     "| terminal | version | focus | popup per cue | title while away | model's OSC 52"

@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 from desktoprig import Session
 from fakemodel import FakeModel, text, tool_call
-from termkinds import MATRIX, ROWS, Row, installed_version
+from termkinds import MATRIX, ROWS, SCREEN, Row, installed_version, need_terminal
 from termrig import Term, cuewrap_pi, notifications_now, ready, received, x
 from termscan import FRAME_AGAIN, FRAME_END
 from test_realterm_guard import ATTACK, MODEL_TITLE, SEED, SHOWN, Titles, clipboard
@@ -213,3 +213,51 @@ def test_doctor_check_says_whether_the_terminal_reports_focus(
     assert focus in text, text
     if terminal == "qterminal":
         assert "presence.idle_after" in text, text
+
+
+def test_gnu_screen_in_xterm_away_by_idle_one_popup_and_a_mangled_mark(
+    launch: Any, fakemodel: FakeModel, xdesk: Session, tmp_path: Path
+) -> None:
+    """GNU screen 4.9 between xterm and cuewrap: what it lets cuewrap know (docs/terminals.md).
+    It answers no XTVERSION and passes no focus report, so the user counts as away by the idle
+    rule only; the outer terminal is named from the environment (xterm here): one popup,
+    cuewrap's; the title mark reaches xterm's window, but screen re-encodes the title it
+    forwards (``✓`` and ``π`` arrive mangled); gone at the user's next keystroke."""
+    need_terminal(SCREEN)
+    version = installed_version(SCREEN)
+    assert version is None or version.startswith(SCREEN.version), version
+    (tmp_path / "screen").mkdir(mode=0o700)
+    conf = tmp_path / "screenrc"
+    conf.write_text("startup_message off\n")
+    log = tmp_path / "cuewrap-screen.log"
+    inner = cuewrap_pi().replace("{LOG}", str(log))
+    env = {"SCREENDIR": str(tmp_path / "screen"), "LANG": "C.UTF-8",
+           "CUEWRAP_PRESENCE_IDLE_AFTER": str(IDLE)}  # fmt: skip
+    t: Term = launch("xterm", shlex.join(["screen", "-U", "-c", str(conf), "bash", "-c", inner]),
+                     env=env)  # fmt: skip
+    t.log = log
+    answers = _ready(t, ROWS["qterminal"])  # the path of a terminal without focus reports
+    assert answers["version"] == "", answers  # screen answers no XTVERSION
+    [channels] = t.records("channels")[-1:]
+    assert (channels["terminal"], channels["popup"]) == ("xterm", "desktop"), channels
+    before = t.title()
+    fakemodel.push(tool_call("bash", {"command": f"sleep {IDLE + 3:g}"}), text("all done"))
+    t.type("go")
+    t.key("Return")
+    wait_until(lambda: t.records("run"), 15, "the run started")
+    x(t.env, "xdotool", "windowfocus", "--sync", t.sink)
+    time.sleep(1.0)
+    assert t.presence() == []  # no focus report came through screen
+    wait_until(lambda: t.records("cue"), 30, "the finished cue")
+    assert [r for r in t.records("presence") if r.get("via") == "idle"], t.records("presence")
+    wait_until(lambda: received(xdesk.env) >= 1, 15, "the cue's popup")
+    absence_window(2.0, "a second popup")
+    assert received(xdesk.env) == 1
+    marked: str = wait_until(lambda: t.title() != before and t.title(), 10, "the mark")
+    assert marked.startswith("[") and marked.endswith("] " + before), (marked, before)
+    assert "✓" not in marked and "π" not in before, (marked, before)  # screen's re-encoding
+    x(t.env, "xdotool", "windowfocus", "--sync", t.wid)
+    t.key("Left")  # back: a keystroke
+    wait_until(lambda: t.title() == before, 10, "the mark gone", detail=t.title)
+    [popup] = notifications_now(xdesk.env)
+    assert popup["appname"] == "Pi", popup
