@@ -108,3 +108,15 @@ def test_real_files_are_read(tmp_path: Path) -> None:
     )
     assert user_format({"HOME": str(tmp_path)}, read_small) == "%u@%h"
     assert read_small(tmp_path / "none") is None
+
+
+def test_doctor_says_where_the_marks_show_in_konsole(tmp_path: Path) -> None:
+    from cuewrap.config import load_settings
+    from cuewrap.doctor.report import _channels
+
+    env = KONSOLE | {"HOME": str(tmp_path)}
+    choice = detect_terminal_protocol(env, "auto", lambda: None)
+    lines = {
+        name: why for name, _, why in _channels(load_settings(None, env, {}), env, choice, None)
+    }
+    assert "Konsole's tab title format is %w" in lines["title marks"], lines

@@ -37,6 +37,7 @@ from cuewrap.doctor.pi import pi_lines
 from cuewrap.doctor.terminfo import terminfo_facts
 from cuewrap.host import is_tty, term_allows_cues
 from cuewrap.term import sequences as seq
+from cuewrap.term.konsole import read_small, tab_title
 from cuewrap.tmux.command import run_blocking
 from cuewrap.tmux.view import TmuxInfo
 
@@ -399,6 +400,8 @@ def _channels(
     if n.title_marks:
         pane = extra is not None and extra.set_titles == "off"
         where = "; in the pane title (tmux set-titles is off)" if pane else ""
+        if tab_title(env, read_small) is not None:
+            where = "; Konsole's tab title format is %w while it runs (OSC 30), yours back after"
         yield (
             "title marks",
             True,
