@@ -238,6 +238,7 @@ OutputEvent = (
 # writes CSI ? 2026 h / l around every frame; creating a frozen dataclass costs ~1 us).
 _BELL = Bell()
 _FRAMED_BELL = GuardedSequence("bel", 1)
+_CAN = b"\x18"  # what takes a removed bell's place: a control that does nothing in ground
 _MODE_EVENTS = {(m, on): ModeChange(m, on) for m in TRACKED_MODES for on in (True, False)}
 
 
@@ -670,8 +671,9 @@ class OutputTracker:
     ) -> None:
         """Every BEL in ground state (not one that ends an OSC). With the guard on, one inside
         a frame the child draws, or anywhere after the provenance mark (Pi's own writes come
-        through ``feed_own``), is content (a model's answer): removed, as its titles are (a bell
-        is a desktop popup in some terminals: Konsole's "Bell in …"). A content-only child's
+        through ``feed_own``), is content (a model's answer): replaced with CAN, which does
+        nothing in ground and ends a partial UTF-8 character as the BEL would (a bell is a
+        desktop popup in some terminals: Konsole's "Bell in …"). A content-only child's
         (generic mode) rings: a bell is how such programs ask for attention."""
         find = work.find
         b = find(b"\x07", base)
@@ -685,6 +687,7 @@ class OutputTracker:
             if bare:
                 if self._guard and not self._content_base and self._framed(work, b):
                     cuts.append((b, b + 1))
+                    self._reps[b] = _CAN  # ends a partial UTF-8 character as the BEL did
                     events.append((b, _FRAMED_BELL))
                 else:
                     events.append((b, _BELL))
