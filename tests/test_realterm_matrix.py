@@ -15,8 +15,9 @@ OSC 9); the run finishes while away. Then, read where a desktop reads it:
   mode left on: a raw reader run after cuewrap sees no focus report when the focus moves, and
   the terminal does not say mode 1004 or 2004 is set (DECRQM, where it answers).
 
-Each run writes its row of facts to ``$CUEWRAP_TERMINAL_FACTS`` when set (scripts/terminals_table
-turns them into docs/terminals.md's table).
+docs/terminals.md's table is made from the rows (``termkinds.table_lines``; tests/test_docs.py
+keeps it equal), each cell what this test asserts. Each run also appends what it saw (version,
+popup, reason, seconds) to ``$CUEWRAP_TERMINAL_FACTS`` when set.
 """
 
 from __future__ import annotations
