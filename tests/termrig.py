@@ -27,11 +27,10 @@ import pytest
 from desktoprig import Session, need, stop
 from fakemodel import FakeModel, text, tool_call
 from pirig import TEST_EXT, PiHome
+from termkinds import ROWS, need_terminal
 from waiting import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
-KITTY = ["kitty", "--config", "NONE", "-o", "update_check_interval=0",
-         "-o", "linux_display_server=x11"]  # fmt: skip
 
 
 def x(env: dict[str, str], *args: str) -> str:
@@ -133,6 +132,14 @@ class Term:
         return title_of(self.env, self.wid)
 
 
+def _on_bus(env: dict[str, str], name: str) -> bool:
+    done = subprocess.run(["dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.DBus",
+                           "/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner",
+                           f"string:{name}"], env=env, capture_output=True, text=True,
+                          timeout=10)  # fmt: skip
+    return "boolean true" in done.stdout
+
+
 def _window(env: dict[str, str], cls: str, proc: subprocess.Popen[bytes]) -> str:
     def find() -> str | None:
         assert proc.poll() is None, f"the terminal exited ({proc.returncode})"
@@ -178,13 +185,8 @@ def launch(xdesk: Session, pi_home: PiHome, tmp_path: Path) -> Iterator[Any]:
         log = tmp_path / f"cuewrap-{terminal}-{len(started)}.log"
         inner = f"cd {shlex.quote(str(pi_home.cwd))} && " + command.replace("{LOG}", str(log))
         name = f"cw{terminal}{len(started)}"
-        if terminal == "xterm":
-            argv = ["xterm", "-name", name, "-geometry", "120x40", *(options or []),
-                    "-e", "bash", "-c", inner]  # fmt: skip
-        elif terminal == "kitty":
-            full["LIBGL_ALWAYS_SOFTWARE"] = "1"
-            argv = [*KITTY, *(options or []), "--name", name, "--class", name, "bash", "-c", inner]
-        else:  # foot, a Wayland terminal: in weston, which runs as a window of the X display
+        row = ROWS.get(terminal)
+        if terminal == "foot":  # a Wayland terminal: in weston, a window of the X display
             runtime = tmp_path / "xdg-runtime"
             runtime.mkdir(mode=0o700, exist_ok=True)
             full.update(XDG_RUNTIME_DIR=str(runtime), WAYLAND_DISPLAY="wl-cuewrap")
@@ -198,11 +200,24 @@ def launch(xdesk: Session, pi_home: PiHome, tmp_path: Path) -> Iterator[Any]:
             wait_until((runtime / "wl-cuewrap").exists, 20, "weston's socket")
             argv = ["foot", "--app-id", name, "bash", "-c", inner]
             wid = _window(full, "weston-1", weston)
+        else:
+            assert row is not None, f"no row for {terminal} in tests/termkinds.py"
+            need_terminal(row)
+            full.update(row.env)
+            argv = row.argv(name, inner)
+            if terminal in ("xterm", "kitty") and options:  # their own options, before -e
+                argv = [argv[0], *options, *argv[1:]]
+            if row.server:  # e.g. gnome-terminal-server, on the private bus
+                with open(tmp_path / f"{name}-server.stderr", "wb") as err:
+                    server = subprocess.Popen(row.server, env=full, stdout=subprocess.DEVNULL,
+                                              stderr=err)  # fmt: skip
+                started.append(server)
+                wait_until(lambda: _on_bus(full, row.server[-1]), 20, f"{row.server[0]} on the bus")
         with open(tmp_path / f"{name}.stderr", "wb") as err:  # the terminal's own messages
             proc = subprocess.Popen(argv, env=full, stdout=subprocess.DEVNULL, stderr=err)
         started.append(proc)
         if terminal != "foot":
-            wid = _window(full, name, proc)
+            wid = _window(full, (row.instance if row else "") or name, proc)
         return Term(full, proc, wid, log, sink_wid, wayland=terminal == "foot")
 
     yield make

@@ -4,6 +4,7 @@ cuewrap/ — every module, package and package-data file, nothing that is not th
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -105,3 +106,14 @@ def test_generic_mode_holds_the_table_of_the_programs_measured() -> None:
     assert rows, "no table in docs/generic-mode.md's Programs, measured"
     start = section.splitlines().index(rows[0])
     assert section.splitlines()[start : start + len(PROGRAMS) + 2] == table_lines()
+
+
+def test_terminals_holds_the_table_of_the_terminals_proven() -> None:
+    """docs/terminals.md's table is tests/termkinds.py's rows, line for line: each cell is
+    what tests/test_realterm_matrix.py asserts of that terminal."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from termkinds import ROWS, table_lines
+
+    lines = (ROOT / "docs" / "terminals.md").read_text(encoding="utf-8").splitlines()
+    start = lines.index(table_lines()[0])
+    assert lines[start : start + len(ROWS) + 2] == table_lines()

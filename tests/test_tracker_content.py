@@ -29,7 +29,7 @@ from cuewrap.term.content import (
     csi_query,
     dcs_class,
 )
-from cuewrap.term.tracker import OutputTracker
+from cuewrap.term.tracker import Bell, OutputTracker
 
 pytestmark = pytest.mark.unit
 
@@ -111,9 +111,23 @@ def test_c1_controls_are_replaced_inside_a_frame() -> None:
     data = ON + b"a\xc2\x9d52;c;QQ==\x07b\xc2\x9b6n" + OFF + b"\xc2\x9b"
     out, events = feed_all(OutputTracker(guard_frames=True), [data])
     assert (
-        out == ON + "a\ufffd52;c;QQ==".encode() + b"\x07b" + "\ufffd6n".encode() + OFF + b"\xc2\x9b"
-    )
+        out == ON + "a\ufffd52;c;QQ==".encode() + b"\x18b" + "\ufffd6n".encode() + OFF + b"\xc2\x9b"
+    )  # the BEL that ended the C1 OSC is a bare one in the frame then: CAN in its place
     assert events.count(GuardedSequence("c1", 2)) == 2
+    assert events.count(GuardedSequence("bel", 1)) == 1
+
+
+def test_a_bell_inside_a_frame_is_removed_outside_it_rings() -> None:
+    """A bare BEL the child draws inside a frame is content (a model's answer): removed (in
+    Konsole a bell while away is a desktop popup); the child's own, outside a frame, rings; an
+    OSC's BEL terminator is no bell."""
+    data = ON + b"a\x07b\x1b]8;;\x07c" + OFF + b"\x07"
+    out, events = feed_all(OutputTracker(guard_frames=True), [data])
+    assert out == ON + b"a\x18b\x1b]8;;\x07c" + OFF + b"\x07"
+    assert events == [GuardedSequence("bel", 1), Bell()]
+    out, events = feed_all(OutputTracker(guard_frames=False), [data])
+    assert out == data
+    assert events == [Bell(), Bell()]
 
 
 def test_without_the_guard_everything_passes() -> None:

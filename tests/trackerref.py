@@ -301,8 +301,13 @@ class Ref:
             self.ground_c1(i, b)
             if b == 0x1B:
                 self.begin(i)
-            elif b == 0x07:
-                self.events.append(Bell())
+            elif b == 0x07:  # a bare bell; inside content (a frame) the guard removes it
+                if self.guard and self.sync:  # replaced with CAN (no-op in ground)
+                    self.removed.append((i, i + 1))
+                    self.replaced[i] = b"\x18"
+                    self.events.append(GuardedSequence("bel", 1))
+                else:
+                    self.events.append(Bell())
                 self.u8 = 0
             elif b < 0x80:
                 self.u8 = 0

@@ -90,10 +90,12 @@ class TerminalChannel:
         else:
             why = self.notifier.choice.reason if protocol == "off" else f"not sent: {plan.why}"
             self.record(cue, "terminal", "off", why)
-            if self.bell:
+            if self.rings:
                 self.inject(BEL)
-        if self.bell:
+        if self.rings:
             self.record(cue, "bell", "unconfirmable", "")
+        elif self.bell:
+            self.record(cue, "bell", "off", plan.bell_why)
 
     def _through_tmux(self, m: Message) -> None:
         """Inside tmux: the OSC DCS-wrapped from a pane a client shows with passthrough on
@@ -110,8 +112,13 @@ class TerminalChannel:
             self.record(cue, "terminal", "unconfirmable", "tmux passthrough (pane shown)")
             return
         self.record(cue, "terminal", "off", f"not sent: {plan.why}")
-        if self.bell:
+        if self.rings:
             self.inject(BEL)
+
+    @property
+    def rings(self) -> bool:
+        """notify.bell, unless the plan holds it back (a bell that is a popup of its own)."""
+        return self.bell and self.plan.bell
 
     def holds(self, cue_id: int) -> bool:
         return cue_id in self._sent

@@ -194,7 +194,8 @@ class Delivery:
             reason=choice.reason,
         )
         termtype = info.client_termtype if info is not None else ""
-        return TerminalNotifier(choice, bell=notify.bell), self._make_plan(choice, termtype)
+        plan = self._make_plan(choice, termtype)
+        return TerminalNotifier(choice, bell=plan.bell), plan
 
     def _make_plan(self, choice: Choice, termtype: str) -> Plan:
         notify = self.settings.notify
@@ -207,6 +208,7 @@ class Delivery:
             in_tmux=bool(self.env.get("TMUX")),
             answers=self._answers,
             tmux_termtype=termtype,
+            bell=notify.bell,
         )
 
     def answered(self, answers: Answers) -> None:
@@ -234,8 +236,8 @@ class Delivery:
         made = self._made
         if made is None or made[0] != live:
             choice = live_choice(self.env, self.settings.notify.terminal, live)
-            notifier = TerminalNotifier(choice, bell=self.settings.notify.bell)
-            made = self._made = (live, notifier, self._make_plan(choice, live.info.client_termtype))
+            plan = self._make_plan(choice, live.info.client_termtype)
+            made = self._made = (live, TerminalNotifier(choice, bell=plan.bell), plan)
         return made[1], made[2]
 
     def decide(self, live: Live | None) -> tuple[TerminalNotifier, Plan]:

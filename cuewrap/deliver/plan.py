@@ -22,6 +22,10 @@ Set explicitly: ``notify.desktop = on`` with a protocol in ``notify.terminal`` s
 explicit and the other ``auto``: the explicit one, and the other only where it is not a
 second popup.
 
+The bell (``notify.bell``) rings with each notification, except in a terminal whose bell is
+itself a desktop popup while its window is not the active one (Konsole's "Bell in …"): there
+it rings only when no other popup goes, so that a cue is still one popup.
+
 Closing (a stale cue, docs/followups.md): only OSC 99 can close a terminal notification, and
 only in kitty 0.36 and later (``p=close``); the terminal's own answer to the OSC 99 query
 ``p=?`` says so best, then its XTVERSION. Anything not known to support it gets no ``p=close``.
@@ -33,7 +37,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from cuewrap.deliver.terminal import Choice, Shows, terminal_shows
+from cuewrap.deliver.terminal import Choice, Shows, bell_pops, terminal_shows
 
 Path = Literal["terminal", "desktop", "both", "none"]
 KITTY_CLOSE = (0, 36)  # the first kitty with OSC 99 p=close and the p=? query
@@ -68,6 +72,8 @@ class Plan:
     shows: Shows  # the terminal shows its own notifications on the desktop
     can_close: bool  # cuewrap's terminal notification can be closed (OSC 99 p=close)
     close_why: str
+    bell: bool = False  # cuewrap rings the bell with each notification (notify.bell)
+    bell_why: str = ""  # why it rings or not
 
 
 def kitty_version(version: str) -> tuple[int, ...] | None:
@@ -95,6 +101,19 @@ def can_close(choice: Choice, answers: Answers, tmux_termtype: str = "") -> tupl
     return False, "not known to support p=close (the terminal has not said so): not sent"
 
 
+def _bell(setting: bool, terminal: str, path: Path) -> tuple[bool, str]:
+    """Whether the bell rings with each notification: as ``notify.bell`` says, except in a
+    terminal whose bell is a desktop popup of its own (Konsole) when a popup already goes."""
+    if not setting:
+        return False, "notify.bell = false"
+    if bell_pops(terminal) and path != "none":
+        return False, (
+            f"notify.bell = true, not rung: a bell in {terminal} is a desktop popup of its own,"
+            " and the cue has one already"
+        )
+    return True, "notify.bell = true: one BEL per notification"
+
+
 def make_plan(
     choice: Choice,
     terminal_setting: str,
@@ -105,8 +124,9 @@ def make_plan(
     in_tmux: bool,
     answers: Answers | None = None,
     tmux_termtype: str = "",
+    bell: bool = False,
 ) -> Plan:
-    """The channel plan (see the module's doc)."""
+    """The channel plan (see the module's doc). ``bell``: ``notify.bell``."""
     answers = answers or Answers()
     shows = terminal_shows(choice.terminal)
     closes, close_why = can_close(choice, answers, tmux_termtype)
@@ -128,7 +148,11 @@ def make_plan(
         dup = terminal and desktop and shows != "no"
         if dup:
             why += f"; {own}: every cue may pop up twice"
-        return Plan(terminal, desktop, path, why, dup, shows, closes and terminal, close_why)
+        rings, bell_why = _bell(bell, choice.terminal, path)
+        return Plan(
+            terminal, desktop, path, why, dup, shows, closes and terminal, close_why,
+            rings, bell_why,
+        )  # fmt: skip
 
     if choice.protocol == "off":
         if desktop_on:

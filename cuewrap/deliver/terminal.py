@@ -15,6 +15,7 @@ Detection (``notify.terminal = auto``), first match wins:
 | ghostty: TERM_PROGRAM ``ghostty``, TERM ``xterm-ghostty``     | osc777   |
 | VS Code: TERM_PROGRAM ``vscode``                              | osc99    |
 | Windows Terminal: ``WT_SESSION``                              | osc777   |
+| Konsole: ``KONSOLE_VERSION``                                  | osc777   |
 | foot: TERM ``foot*``; rxvt-unicode: TERM ``rxvt*``            | osc777   |
 | VTE (GNOME Terminal, Tilix, …): ``VTE_VERSION``               | osc777   |
 | Terminal.app: TERM_PROGRAM ``Apple_Terminal``                 | off      |
@@ -23,8 +24,10 @@ Detection (``notify.terminal = auto``), first match wins:
 Why: kitty's own protocol is OSC 99 (it has title and body); iTerm2's is OSC 9. WezTerm and
 ghostty show both OSC 9 and OSC 777; OSC 777 carries a title. VS Code shows OSC 99. Windows
 Terminal added OSC 777 in 2026 (microsoft/terminal#20012) and reads ``OSC 9 ; <n> ;`` as
-ConEmu commands, so never OSC 9 there. foot and urxvt (notify extension) show OSC 777; VTE
-shows it only with the Fedora/Ubuntu patch, upstream VTE ≥ 0.46 ignores it silently.
+ConEmu commands, so never OSC 9 there. Konsole shows OSC 777 as its own popup (app
+"Konsole"), and its bell while not the active window as another ("Bell in …"). foot and
+urxvt (notify extension) show OSC 777; VTE shows it only with the Fedora/Ubuntu patch,
+upstream VTE ≥ 0.46 ignores it silently.
 Terminal.app shows none of them. Anything else gets OSC 777: terminals ignore an OSC they
 do not know, so it costs nothing where unsupported. The delivery state of a terminal OSC is
 always "unconfirmable": no terminal acknowledges one.
@@ -84,6 +87,8 @@ class _Rule:
     # does the terminal turn its own notifications into desktop notifications?
     # "maybe": only in some builds or setups (patched VTE, urxvt's perl extension)
     desktop: Shows = "yes"
+    # does a bell while it is not the active window pop up a desktop notification of its own?
+    bell_pops: bool = False
 
 
 TERMINAL_RULES: tuple[_Rule, ...] = (
@@ -100,6 +105,8 @@ TERMINAL_RULES: tuple[_Rule, ...] = (
           "Windows Terminal shows OSC 777 and reads OSC 9 as ConEmu commands",
           env=(("WT_SESSION", None),)),
     _Rule("foot", "osc777", "foot shows OSC 777", termtypes=("foot",), terms=("foot",)),
+    _Rule("Konsole", "osc777", "Konsole shows OSC 777 as its own desktop notification",
+          termtypes=("konsole",), env=(("KONSOLE_VERSION", None),), bell_pops=True),
     _Rule("rxvt-unicode", "osc777", "rxvt-unicode shows OSC 777 (notify extension)",
           terms=("rxvt",), desktop="maybe"),
     _Rule("VTE", "osc777", "VTE shows OSC 777 where patched (Fedora/Ubuntu), else ignores it",
@@ -165,6 +172,12 @@ def terminal_shows(terminal: str) -> Shows:
     return "maybe"
 
 
+def bell_pops(terminal: str) -> bool:
+    """Is a bell in ``terminal`` (a name from ``identify_terminal``) a desktop popup of its
+    own while its window is not the active one (Konsole's "Bell in …")?"""
+    return any(rule.bell_pops for rule in TERMINAL_RULES if rule.name == terminal)
+
+
 def detect_terminal_protocol(
     env: Mapping[str, str],
     setting: str,
@@ -174,7 +187,9 @@ def detect_terminal_protocol(
     """Pick the notification OSC for this terminal (``setting``: ``notify.terminal``;
     ``version``: the terminal's XTVERSION answer, when it gave one)."""
     if setting == "off":  # tmux is not asked: nothing will be sent through it
-        return Choice("off", False, "notify.terminal is off")
+        # the terminal still named where the environment tells (a bell that pops up in it)
+        terminal = "unknown" if env.get("TMUX") else identify_terminal(env, None, version)[0]
+        return Choice("off", False, "notify.terminal is off", terminal)
     in_tmux = bool(env.get("TMUX"))
     info = tmux_query() if in_tmux else None
     terminal, protocol, reason = identify_terminal(env, info, version)

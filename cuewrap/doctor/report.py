@@ -35,6 +35,7 @@ from cuewrap.doctor.pi import pi_lines
 from cuewrap.doctor.terminfo import terminfo_facts
 from cuewrap.host import is_tty, term_allows_cues
 from cuewrap.term import sequences as seq
+from cuewrap.term.konsole import read_small, tab_title
 from cuewrap.tmux.command import run_blocking
 from cuewrap.tmux.view import TmuxInfo
 
@@ -271,6 +272,7 @@ def _channel_lines(
         in_tmux=bool(env.get("TMUX")),
         answers=answers,
         tmux_termtype=info.client_termtype if info is not None else "",
+        bell=settings.notify.bell,
     )
     lines = ["Channels"]
     if not term_allows_cues(env):  # docs/design.md#guard, the part not about this process
@@ -400,6 +402,8 @@ def _channels(
     if n.title_marks:
         pane = extra is not None and extra.set_titles == "off"
         where = "; in the pane title (tmux set-titles is off)" if pane else ""
+        if tab_title(env, read_small) is not None:
+            where = "; Konsole's tab title format is %w while it runs (OSC 30), yours back after"
         yield (
             "title marks",
             True,
@@ -435,7 +439,9 @@ def _channels(
     yield "desktop", on, why
     # bell
     src = _origin(settings, "notify.bell")
-    if n.bell:
+    if n.bell and plan is not None and not plan.bell:
+        yield "bell", False, f"{plan.bell_why} ({src})"
+    elif n.bell:
         yield "bell", True, f"notify.bell = true ({src}): one BEL per notification"
     else:
         yield "bell", False, f"notify.bell = false ({src})"

@@ -237,6 +237,8 @@ OutputEvent = (
 # Events are immutable values: share one instance per value for the frequent ones (Pi
 # writes CSI ? 2026 h / l around every frame; creating a frozen dataclass costs ~1 us).
 _BELL = Bell()
+_FRAMED_BELL = GuardedSequence("bel", 1)
+_CAN = b"\x18"  # what takes a removed bell's place: a control that does nothing in ground
 _MODE_EVENTS = {(m, on): ModeChange(m, on) for m in TRACKED_MODES for on in (True, False)}
 
 
@@ -605,7 +607,7 @@ class OutputTracker:
         if not plain:
             if k_last >= 0:
                 self._sequences(work, base, events, cuts)
-            self._bells(work, base, events)
+            self._bells(work, base, events, cuts)
             if self._guard:
                 self._content(work, base, k_last, events, cuts)
         out_end, tail_rep = self._end(work, base, k_last)
@@ -664,19 +666,31 @@ class OutputTracker:
             else:
                 self._clip_osc(work, j, c, base, events, cuts)
 
-    def _bells(self, work: bytes, base: int, events: list[tuple[int, OutputEvent]]) -> None:
-        """Every BEL in ground state (not one that ends an OSC)."""
+    def _bells(
+        self, work: bytes, base: int, events: list[tuple[int, OutputEvent]], cuts: Cuts
+    ) -> None:
+        """Every BEL in ground state (not one that ends an OSC). With the guard on, one inside
+        a frame the child draws, or anywhere after the provenance mark (Pi's own writes come
+        through ``feed_own``), is content (a model's answer): replaced with CAN, which does
+        nothing in ground and ends a partial UTF-8 character as the BEL would (a bell is a
+        desktop popup in some terminals: Konsole's "Bell in …"). A content-only child's
+        (generic mode) rings: a bell is how such programs ask for attention."""
         find = work.find
         b = find(b"\x07", base)
         while b >= 0:
             k = work.rfind(ESCB, 0, b)
-            if k < 0:
-                events.append((b, _BELL))
-            elif work[k + 1] == 0x5D:  # ESC ]: the BEL ends that OSC unless it ended before
-                if OSC_STOP.search(work, k + 2, b) is not None:
+            bare = (
+                k < 0
+                or (work[k + 1] == 0x5D and OSC_STOP.search(work, k + 2, b) is not None)
+                or (work[k + 1] != 0x5D and seq_end(work, k, b) >= 0)
+            )
+            if bare:
+                if self._guard and not self._content_base and self._framed(work, b):
+                    cuts.append((b, b + 1))
+                    self._reps[b] = _CAN  # ends a partial UTF-8 character as the BEL did
+                    events.append((b, _FRAMED_BELL))
+                else:
                     events.append((b, _BELL))
-            elif seq_end(work, k, b) >= 0:
-                events.append((b, _BELL))
             b = find(b"\x07", b + 1)
 
     def _end(self, work: bytes, base: int, k_last: int) -> tuple[int, bytes]:

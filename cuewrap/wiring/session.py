@@ -124,6 +124,7 @@ class Session:
             host.enter_raw()
             if self.guard:
                 host.enable(seq.TITLE_PUSH, seq.TITLE_POP)
+                self._konsole_title()
                 host.enable(seq.FOCUS_REPORTING_ON, seq.FOCUS_REPORTING_OFF)
             relay = self._relay(child, injector, channel)
             relay.resize()
@@ -141,6 +142,16 @@ class Session:
             if child is not None:
                 self._kill_child(child)
             return 1 if not isinstance(exc, KeyboardInterrupt) else 130
+
+    def _konsole_title(self) -> None:
+        """In Konsole, its tab title format shows the program's title (and so the marks)
+        while cuewrap runs; the user's format back on every way out (``term.konsole``)."""
+        from cuewrap.term.konsole import read_small, tab_title
+
+        both = tab_title(self.env, read_small) if self.settings.notify.title_marks else None
+        if both is not None:
+            self.host.enable(*both)
+            self.log.write("konsole_title", shows="%w")
 
     def _relay(self, child: LedChild, injector: Injector, channel: Channel | None) -> Relay:
         """The relay between the terminal and the child, with its cue side (none without
