@@ -29,7 +29,7 @@ from collections.abc import Callable, Collection
 from cuewrap import facts as F
 from cuewrap.answer import book as B
 from cuewrap.answer import dialog as D
-from cuewrap.answer import prompts as P
+from cuewrap.answer import layouts, own
 from cuewrap.answer.answerer import MAX_BUTTONS, Answerer, TypeKeys
 from cuewrap.answer.screen import DialogReader, OutputRing
 from cuewrap.answer.wire import Request
@@ -74,6 +74,7 @@ class GenericAnswerer(Answerer):
             type_keys=type_keys,
             make_reader=make_reader,
         )
+        self._dialogs: own.Dialogs | None = None  # the program's whose wait is open
 
     # -- facts (the controller, after each engine step) ------------------------------------
     def fact(self, fact: F.Fact, waits: Collection[str]) -> None:
@@ -87,7 +88,9 @@ class GenericAnswerer(Answerer):
                     self._closed()
                 else:
                     self._end("a new report")
-            if P.readable(fact.app, fact.kind) and "osc" in waits and fact.kind is not None:
+            dialogs = layouts.for_report(fact.app, fact.kind)
+            if dialogs is not None and "osc" in waits and fact.kind is not None:
+                self._dialogs = dialogs
                 self._start(fact.kind, None)
             else:
                 self.log.write("answer", state="not answerable", dialog=fact.kind or "",
@@ -97,17 +100,19 @@ class GenericAnswerer(Answerer):
 
     # -- the hooks (answerer.Answerer) -----------------------------------------------------
     def _read(self, kind: str, lines: list[str] | None) -> D.Dialog | None:
-        return P.read(kind, lines) if lines is not None else None
+        dialogs = self._dialogs
+        return dialogs.read(kind, lines) if lines is not None and dialogs is not None else None
 
     def _agrees(self, dialog: D.Dialog, kind: str, check: str | None) -> bool:
         return True  # read by the report's kind: found is agreed
 
     def _keys_for(self, seen: D.Dialog, option: int, keys: D.Keys) -> bytes:
-        return P.key_for(option)
+        assert self._dialogs is not None  # a dialog was read with them
+        return self._dialogs.key_for(seen, option)
 
     def _allow(self, ticket: B.Ticket, index: int, req: Request, source: str) -> str | None:
         label = ticket.dialog.options[index]
-        if not P.widens(ticket.kind, label):
+        if self._dialogs is None or not self._dialogs.widens(ticket.kind, label):
             return None
         if req.token is None and source == "command line" and req.choice.strip() == label:
             return None
@@ -115,9 +120,12 @@ class GenericAnswerer(Answerer):
 
     def _button_options(self, ticket: B.Ticket) -> list[tuple[int, str]]:
         options = ticket.dialog.options
+        dialogs = self._dialogs
+        if dialogs is None:
+            return []
         if ticket.kind == "permission":
-            yes = [(i, "Yes") for i, o in enumerate(options) if o == "Yes"][:1]
-            no = [(i, "No") for i, o in enumerate(options) if P.is_no(o)][:1]
+            yes = [(i, "Yes") for i, o in enumerate(options) if dialogs.once(o)][:1]
+            no = [(i, "No") for i, o in enumerate(options) if dialogs.is_no(o)][:1]
             return yes + no if yes and no else []
         if len(options) > MAX_BUTTONS:
             return []

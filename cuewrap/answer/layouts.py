@@ -1,0 +1,16 @@
+"""The programs whose own dialogs cuewrap answers in generic mode, by the ``app`` of their
+reports: one line each (``own.Dialogs``; docs/answering.md)."""
+
+from __future__ import annotations
+
+from cuewrap.answer.own import Dialogs
+from cuewrap.answer.prompts import CLAUDE
+
+BY_APP: dict[str, Dialogs] = {d.app: d for d in (CLAUDE,)}
+
+
+def for_report(app: str | None, kind: str | None) -> Dialogs | None:
+    """The dialogs cuewrap reads for this report (``app``, ``kind``), or None: another
+    program's, or a kind it does not read."""
+    dialogs = BY_APP.get(app or "")
+    return dialogs if dialogs is not None and kind in dialogs.kinds else None
