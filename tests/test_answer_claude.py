@@ -10,24 +10,17 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from agentrig import AWAY, PY
+from agentrig import PY
+from answerrig import WIDENS, AnswerRig, typed
 from clauderig import ClaudeSession
 from fakeanthropic import FakeAnthropic, text, tool_use
 from waiting import absence_window, wait_until
-
-from cuewrap.answer.book import took_line
-
-WIDENS = (
-    "that option lets the program do more without asking: "
-    "only its exact label with the session's pid chooses it"
-)
 
 
 def bash(command: str, description: str = "Run the release step") -> Any:
@@ -40,8 +33,11 @@ def ask(question: str, labels: list[str]) -> Any:
     return tool_use("AskUserQuestion", {"questions": [q]})
 
 
-class Rig:
+class Rig(AnswerRig[ClaudeSession]):
     """A Claude Code session with a private registry directory, and ``cuewrap`` beside it."""
+
+    program = "claude"
+    shows = "Do you want to proceed"
 
     def __init__(
         self,
@@ -50,53 +46,11 @@ class Rig:
         steps: list[Any],
         env: dict[str, str] | None = None,
     ) -> None:
-        runtime = tmp_path / "run"
-        runtime.mkdir(mode=0o700)
-        self.private = {"XDG_RUNTIME_DIR": str(runtime), "TMPDIR": str(tmp_path)}
-        self.private.update(env or {})
-        self.s = ClaudeSession(tmp_path, steps, env=self.private)
-        sessions.append(self.s)
-        self.s.ready()
-        self.s.presence(AWAY, "away")
-        self.pid = self.s.p.pid
+        super().__init__(sessions, tmp_path, lambda e: ClaudeSession(tmp_path, steps, env=e), env)
 
     @property
     def fake(self) -> FakeAnthropic:
         return self.s.fake
-
-    def cuewrap(self, *args: str) -> tuple[int, str]:
-        env = {**os.environ, **self.private}
-        done = subprocess.run(
-            [PY, "-m", "cuewrap", *args], env=env, capture_output=True, text=True, timeout=30
-        )
-        return done.returncode, (done.stdout + done.stderr).strip()
-
-    def wait(self) -> dict[str, Any] | None:
-        code, out = self.cuewrap("ls", "--json")
-        assert code == 0, out
-        (row,) = json.loads(out)
-        assert row["program"] == "claude"
-        self.pid = row["pid"]
-        w = row["wait"]
-        return w if isinstance(w, dict) else None
-
-    def token(self, old: str | None = None) -> dict[str, Any]:
-        def fresh() -> dict[str, Any] | None:
-            w = self.wait()
-            return w if w is not None and w["token"] != old else None
-
-        got: dict[str, Any] = wait_until(
-            fresh, 15, "an answerable wait", detail=lambda: self.s.records("answer")
-        )
-        return got
-
-    def prompt(self, words: str, shows: str = "Do you want to proceed") -> int:
-        mark = self.s.type(words)
-        self.s.wait_text(shows, mark)
-        return mark
-
-    def attempts(self) -> list[dict[str, Any]]:
-        return [r for r in self.s.records("answer") if "result" in r]
 
     def results(self) -> list[dict[str, Any]]:
         """Every tool result the model was sent (after the last assistant message of each
@@ -125,12 +79,6 @@ class Rig:
             20,
             "Claude Code to settle",
         )
-
-
-def typed(option: int) -> str:
-    """What ``cuewrap answer`` prints once Claude Code's dialog closed: it does not say which
-    option it took."""
-    return took_line(option, None, "the program")
 
 
 @pytest.mark.pi
@@ -303,7 +251,6 @@ def test_report_to_token_and_answer_to_closed(
     for i in range(n):
         steps += [bash(f"touch made-{i}.txt"), text(f"Made number {i}.")]
     r = Rig(claude_sessions, tmp_path, steps)
-    ready: list[float] = []
     old: str | None = None
     for i in range(n):
         mark = r.prompt(f"make file {i}")
@@ -312,21 +259,7 @@ def test_report_to_token_and_answer_to_closed(
         assert r.cuewrap("answer", "--token", w["token"], "yes") == (0, typed(1))
         r.s.wait_text(f"Made number {i}.", mark)
         assert (r.s.cwd / f"made-{i}.txt").exists()
-    facts = r.s.records("fact")
-    blocked = [
-        f["t"] for f in facts if f.get("type") == "ProgramStatus" and f["state"] == "blocked"
-    ]
-    tokens = [a["t"] for a in r.s.records("answer") if a.get("state") == "answerable"]
-    assert len(blocked) == len(tokens) == n
-    ready = [(t - b) * 1000 for b, t in zip(blocked, tokens, strict=True)]
-    closed = [float(a["ms"]) for a in r.attempts()]
-    keys = [float(a["keys_ms"]) for a in r.attempts()]
-    assert len(closed) == n and all(a["result"] == "answered" for a in r.attempts())
-    print(
-        f"\nreport -> token ms: p50 {statistics.median(ready):.0f} max {max(ready):.0f};"
-        f" claim -> closed ms: p50 {statistics.median(closed):.1f} max {max(closed):.1f};"
-        f" keys -> closed ms: p50 {statistics.median(keys):.1f} max {max(keys):.1f}"
-    )
+    print("\n" + r.timings(n))
 
 
 @pytest.mark.desktop

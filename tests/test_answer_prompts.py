@@ -235,7 +235,7 @@ def test_a_report_without_the_dialog_or_of_another_kind_gives_no_token() -> None
     assert not a.reading and a.book.current is None  # a kind cuewrap does not read
     a.fact(F.ProgramStatus("blocked", "claude-code", "question", True), ())
     assert not a.reading  # the engine opened no wait
-    for app in ("codex", None):  # another program's dialogs are drawn otherwise: no reader
+    for app in ("some-agent", None):  # a program cuewrap reads no dialogs of: no reader
         a.fact(F.ProgramStatus("blocked", app, "permission", True), ("osc",))
         assert not a.reading and a._reader is None
 

@@ -3,10 +3,11 @@ reports: one line each (``own.Dialogs``; docs/answering.md)."""
 
 from __future__ import annotations
 
+from cuewrap.answer.codex import CODEX
 from cuewrap.answer.own import Dialogs
 from cuewrap.answer.prompts import CLAUDE
 
-BY_APP: dict[str, Dialogs] = {d.app: d for d in (CLAUDE,)}
+BY_APP: dict[str, Dialogs] = {d.app: d for d in (CLAUDE, CODEX)}
 
 
 def for_report(app: str | None, kind: str | None) -> Dialogs | None:

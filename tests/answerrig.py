@@ -1,0 +1,112 @@
+"""Answering a real agent's own dialogs from elsewhere (tests/agentrig.py's sessions, the user
+away): ``AnswerRig`` runs one with a private registry directory and ``cuewrap`` beside it, and
+reads its answerable wait (``ls --json``), its attempts (the decision log) and its timings.
+Used by tests/test_answer_claude.py, tests/test_answer_codex.py, tests/test_answer_gemini.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from agentrig import AWAY, PY, AgentSession
+from waiting import wait_until
+
+from cuewrap.answer.book import took_line
+
+WIDENS = (
+    "that option lets the program do more without asking: "
+    "only its exact label with the session's pid chooses it"
+)
+
+S = TypeVar("S", bound=AgentSession)
+
+
+def typed(option: int) -> str:
+    """What ``cuewrap answer`` prints once a program's dialog closed (generic mode: it does not
+    say which option it took)."""
+    return took_line(option, None, "the program")
+
+
+class AnswerRig(Generic[S]):
+    """``make(env)``'s session (kept in ``sessions``), ready, the user away; ``program``: its
+    name in ``ls``; ``shows``: what its permission dialog shows."""
+
+    program = ""
+    shows = ""
+
+    def __init__(
+        self,
+        sessions: list[S],
+        tmp_path: Path,
+        make: Callable[[dict[str, str]], S],
+        env: dict[str, str] | None = None,
+    ) -> None:
+        runtime = tmp_path / "run"
+        runtime.mkdir(mode=0o700)
+        self.private = {"XDG_RUNTIME_DIR": str(runtime), "TMPDIR": str(tmp_path)}
+        self.private.update(env or {})
+        self.s = make(self.private)
+        sessions.append(self.s)
+        self.s.ready()
+        self.s.presence(AWAY, "away")
+        self.pid = self.s.p.pid
+
+    def cuewrap(self, *args: str) -> tuple[int, str]:
+        env = {**os.environ, **self.private}
+        done = subprocess.run(
+            [PY, "-m", "cuewrap", *args], env=env, capture_output=True, text=True, timeout=30
+        )
+        return done.returncode, (done.stdout + done.stderr).strip()
+
+    def wait(self) -> dict[str, Any] | None:
+        code, out = self.cuewrap("ls", "--json")
+        assert code == 0, out
+        (row,) = json.loads(out)
+        assert row["program"] == self.program
+        self.pid = row["pid"]
+        w = row["wait"]
+        return w if isinstance(w, dict) else None
+
+    def token(self, old: str | None = None) -> dict[str, Any]:
+        def fresh() -> dict[str, Any] | None:
+            w = self.wait()
+            return w if w is not None and w["token"] != old else None
+
+        got: dict[str, Any] = wait_until(
+            fresh, 15, "an answerable wait", detail=lambda: self.s.records("answer")
+        )
+        return got
+
+    def prompt(self, words: str, shows: str = "") -> int:
+        mark = self.s.type(words)
+        self.s.wait_text(shows or self.shows, mark)
+        return mark
+
+    def attempts(self) -> list[dict[str, Any]]:
+        return [r for r in self.s.records("answer") if "result" in r]
+
+    def timings(self, n: int) -> str:
+        """From each ``blocked`` report to its token (the log's times), from each claim and
+        from its keys to the dialog closed (the attempts' ``ms``, ``keys_ms``), for the ``n``
+        answered waits: p50 and max, one line."""
+        facts = self.s.records("fact")
+        blocked = [
+            f["t"] for f in facts if f.get("type") == "ProgramStatus" and f["state"] == "blocked"
+        ]
+        tokens = [a["t"] for a in self.s.records("answer") if a.get("state") == "answerable"]
+        assert len(blocked) == len(tokens) == n, (len(blocked), len(tokens))
+        ready = [(t - b) * 1000 for b, t in zip(blocked, tokens, strict=True)]
+        closed = [float(a["ms"]) for a in self.attempts()]
+        keys = [float(a["keys_ms"]) for a in self.attempts()]
+        assert len(closed) == n and all(a["result"] == "answered" for a in self.attempts())
+        return (
+            f"report -> token ms: p50 {statistics.median(ready):.0f} max {max(ready):.0f};"
+            f" claim -> closed ms: p50 {statistics.median(closed):.1f} max {max(closed):.1f};"
+            f" keys -> closed ms: p50 {statistics.median(keys):.1f} max {max(keys):.1f}"
+        )
