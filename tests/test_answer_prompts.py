@@ -182,7 +182,11 @@ def _loop_until(loop: Loop, pred: Callable[[], bool], seconds: float = 5.0) -> N
 
 
 def _answerer(
-    lines: list[str], kind: str = "permission", summary: bool = False, settle: float = 0.0
+    lines: list[str],
+    kind: str = "permission",
+    summary: bool = False,
+    settle: float = 0.0,
+    app: str = "claude-code",
 ) -> Any:
     from cuewrap.answer.generic import GenericAnswerer
     from cuewrap.answer.screen import OutputRing
@@ -199,7 +203,7 @@ def _answerer(
 
     a.type_keys = type_keys
     a.settle = settle  # (the hold before typing: its own test below)
-    a.fact(F.ProgramStatus("blocked", "claude-code", kind, True), ("osc",))
+    a.fact(F.ProgramStatus("blocked", app, kind, True), ("osc",))
     _loop_until(loop, lambda: a.book.current is not None)
     a.test_loop = loop
     a.test_reader = reader
@@ -343,3 +347,89 @@ def test_an_answer_right_after_the_token_waits_for_the_dialog_to_settle() -> Non
     while time.monotonic() < deadline:
         b.test_loop.run_once(max_timeout=0.05)
     assert b.typed_keys == []
+
+
+# -- Codex CLI's approval dialog (cuewrap/answer/codex.py), as 0.171.0 draws it ---------------
+
+AGAIN = "Yes, and don't ask again for commands that start with `touch made-by-the-tool`"
+CODEX = [
+    "",
+    "  >_ OpenAI Codex (v0.171.0)",
+    "",
+    "› make a file",
+    "",
+    "• Running touch made-by-the-tool",
+    "",
+    "  Would you like to run the following command?",
+    "",
+    "  Environment: local",
+    "",
+    "  Reason: Make a file",
+    "",
+    "  $ touch made-by-the-tool",
+    "",
+    "",
+    "› 1. Yes, proceed (y)",
+    f"  2. {AGAIN} (p)",
+    "  3. No, and tell Codex what to do differently (esc)",
+    "",
+    "  Press enter to confirm or esc to cancel",
+    "",
+]
+
+
+def test_codexs_approval_is_read_without_its_shortcuts() -> None:
+    from cuewrap.answer import codex
+
+    d = codex.parse(CODEX)
+    assert d is not None
+    assert d.options == ("Yes, proceed", AGAIN, "No, and tell Codex what to do differently")
+    assert d.selected == 0
+    assert d.title == ("Would you like to run the following command? Environment: local"
+                       " Reason: Make a file $ touch made-by-the-tool")  # fmt: skip
+    moved = [ln.replace("› 1.", "  1.").replace("  2. Yes, and", "› 2. Yes, and") for ln in CODEX]
+    assert codex.parse(moved) == d._replace(selected=1)
+    cut = CODEX[17].rfind(" ", 0, 60)  # wrapped at a space, the rest indented
+    wrapped = [*CODEX[:17], CODEX[17][:cut], "     " + CODEX[17][cut + 1 :], *CODEX[18:]]
+    assert codex.parse(wrapped) == d
+    edits = [ln.replace("run the following command", "make the following edits") for ln in CODEX]
+    assert codex.parse(edits) is not None
+    assert codex.CODEX.read("question", CODEX) is None  # Codex reports only permission waits
+    assert P.parse_permission(CODEX) is None and codex.parse(BASH) is None
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        CODEX[:-2],  # no key hint
+        [*CODEX[:-1], "• the model's text below the dialog"],
+        [ln for ln in CODEX if "Would you like" not in ln],  # no question
+        [ln for ln in CODEX if "3. No" not in ln],  # no refusal
+        [ln.replace("1. Yes, proceed", "1. Yes, sure") for ln in CODEX],  # no one-time yes
+        [ln.replace("› 1.", "  1.") for ln in CODEX],  # no selection
+        [ln.replace("  3. No", "  4. No") for ln in CODEX],  # a gap in the numbers
+        [*CODEX[:8], *[f"  line {i}" for i in range(70)], *CODEX[8:]],  # taller than it reads
+    ],
+)
+def test_what_does_not_fit_is_no_codex_approval(broken: list[str]) -> None:
+    from cuewrap.answer import codex
+
+    assert codex.parse(broken) is None
+
+
+def test_codexs_widening_options_and_buttons() -> None:
+    from cuewrap.answer import codex
+
+    for label in ("Yes, proceed", "Yes, just this once", *codex.NO):
+        assert not codex.CODEX.widens("permission", label)
+    for label in (AGAIN, "Yes, and allow this host in the future",
+                  "Yes, grant these permissions for this session",
+                  "No, and block this host in the future", "Something new"):  # fmt: skip
+        assert codex.CODEX.widens("permission", label)
+    a = _answerer(CODEX, app="codex", summary=True)
+    assert a.wait_info()["options"] == ["Yes, proceed", AGAIN,
+                                        "No, and tell Codex what to do differently"]  # fmt: skip
+    assert [(x.key, x.label) for x in a.buttons(1)] == [("answer-1", "Yes"), ("answer-3", "No")]
+    assert _ask(a, "2") == [(False, WIDENS)] and a.typed_keys == []
+    assert _ask(a, AGAIN, token=a.book.current.token) == [(False, WIDENS)]
+    assert _ask(a, AGAIN) == [] and a.typed_keys == [b"2"]  # its exact label with the pid
