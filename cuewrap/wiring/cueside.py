@@ -416,6 +416,7 @@ def engine_config(
         signal=preset.signal if preset is not None else EngineConfig.signal,
         host_native=native,
         reemit=reemit,
+        notices=preset.name if preset is not None else "",
         guard_clipboard=settings.guard.clipboard,
         guard_sequences=settings.guard.sequences,
     )
