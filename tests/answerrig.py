@@ -10,6 +10,7 @@ import json
 import os
 import statistics
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -58,11 +59,23 @@ class AnswerRig(Generic[S]):
         self.pid = self.s.p.pid
 
     def cuewrap(self, *args: str) -> tuple[int, str]:
+        """``cuewrap ARGS`` beside the session, its output read meanwhile (a terminal reads
+        all the time: a program that redraws a lot, Gemini CLI, would else fill the PTY and
+        hold cuewrap's writes)."""
         env = {**os.environ, **self.private}
-        done = subprocess.run(
-            [PY, "-m", "cuewrap", *args], env=env, capture_output=True, text=True, timeout=30
+        proc = subprocess.Popen(
+            [PY, "-m", "cuewrap", *args],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
-        return done.returncode, (done.stdout + done.stderr).strip()
+        end = time.monotonic() + 30
+        while proc.poll() is None and time.monotonic() < end:
+            self.s.out()
+            time.sleep(0.02)
+        out, _ = proc.communicate(timeout=5)
+        return proc.returncode, out.strip()
 
     def wait(self) -> dict[str, Any] | None:
         code, out = self.cuewrap("ls", "--json")

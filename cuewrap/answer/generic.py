@@ -34,6 +34,7 @@ from cuewrap.answer.answerer import MAX_BUTTONS, Answerer, TypeKeys
 from cuewrap.answer.screen import DialogReader, OutputRing
 from cuewrap.answer.wire import Request
 from cuewrap.decisionlog import DecisionLog
+from cuewrap.engine import notices
 from cuewrap.loop import Loop
 
 WIDENS = (
@@ -62,6 +63,7 @@ class GenericAnswerer(Answerer):
         on_change: Callable[[], None] = lambda: None,
         type_keys: TypeKeys | None = None,
         make_reader: Callable[[int, int], DialogReader] | None = None,
+        notices: str = "",
     ) -> None:
         super().__init__(
             loop,
@@ -75,6 +77,8 @@ class GenericAnswerer(Answerer):
             make_reader=make_reader,
         )
         self._dialogs: own.Dialogs | None = None  # the program's whose wait is open
+        self.notices = notices  # the preset whose own notifications are read (engine/notices)
+        self._by_notice = False  # the open wait came from its notification, not a report
 
     # -- facts (the controller, after each engine step) ------------------------------------
     def fact(self, fact: F.Fact, waits: Collection[str]) -> None:
@@ -90,13 +94,37 @@ class GenericAnswerer(Answerer):
                     self._end("a new report")
             dialogs = layouts.for_report(fact.app, fact.kind)
             if dialogs is not None and "osc" in waits and fact.kind is not None:
-                self._dialogs = dialogs
+                self._dialogs, self._by_notice = dialogs, False
                 self._start(fact.kind, None)
             else:
                 self.log.write("answer", state="not answerable", dialog=fact.kind or "",
                                why="not a program or kind of dialog cuewrap reads")  # fmt: skip
+        elif isinstance(fact, F.ChildNotice):
+            self._notice(fact, waits)
+        elif isinstance(fact, F.OutputActive) and self._by_notice:
+            if self.book.in_flight is not None and self._typed:
+                self._look_closed(final=False)  # it draws again: is the dialog gone?
         elif isinstance(fact, F.ChildExit):
             self._end("the program exited")
+
+    def _notice(self, fact: F.ChildNotice, waits: Collection[str]) -> None:
+        """A program that reports no state, in its own notification's words: it waits (the
+        wait ``child`` open), or its turn ended."""
+        said = notices.meaning(self.notices, fact.title, fact.body)
+        if said is None:
+            return
+        if self._open is not None:  # it says more: the dialog it was about is over
+            if self.book.in_flight is not None and self._typed:
+                self._closed()
+            else:
+                self._end("the program said more")
+        dialogs = layouts.for_notice(self.notices, said)
+        if dialogs is not None and "child" in waits:
+            self._dialogs, self._by_notice = dialogs, True
+            self._start(said, None)
+        elif said not in ("ended",):
+            self.log.write("answer", state="not answerable", dialog=said,
+                           why="not a dialog cuewrap reads")  # fmt: skip
 
     # -- the hooks (answerer.Answerer) -----------------------------------------------------
     def _read(self, kind: str, lines: list[str] | None) -> D.Dialog | None:
@@ -137,12 +165,18 @@ class GenericAnswerer(Answerer):
     # -- the close: a report, else the screen at the deadline -------------------------------
     def _too_late(self) -> None:
         self._deadline = None
+        self._look_closed(final=True)
+
+    def _look_closed(self, *, final: bool) -> None:
+        """Is the dialog of the answer in flight gone from the screen? Then it closed. Still
+        there: at the deadline (``final``) the answer has failed; before it, wait on."""
         claim = self.book.in_flight
         reader = self._reader
         if claim is None:
             return
         if reader is None:
-            self._finish(False, B.NOT_CLOSED, NOT_GONE)
+            if final:
+                self._finish(False, B.NOT_CLOSED, NOT_GONE)
             return
 
         def seen(lines: list[str] | None) -> None:
@@ -150,7 +184,7 @@ class GenericAnswerer(Answerer):
                 return  # the report came meanwhile
             if lines is not None and self._read(claim.ticket.kind, lines) != claim.ticket.dialog:
                 self._closed()  # the dialog left the screen: answered, the wait is over here
-            else:
+            elif final:
                 self._finish(False, B.NOT_CLOSED, NOT_GONE)
 
         reader.query(seen)

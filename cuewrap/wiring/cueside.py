@@ -98,7 +98,9 @@ def build_controller(ctx: Context, plan: Plan, edge: Edge) -> Controller:
             program=program, events_fd=plan.events_fd,
         )  # fmt: skip
         built.callback(publisher.withdraw)
-        answering = _answering(ctx, plan, edge, publisher, built, fault)
+        answering = _answering(
+            ctx, plan, edge, publisher, built, fault, preset.name if preset is not None else ""
+        )
         fault("delivery")
         app = preset.app if preset is not None else "Pi"
         w = publisher.where
@@ -342,17 +344,21 @@ def _answering(
     publisher: Publisher,
     built: contextlib.ExitStack,
     fault: Callable[[str], None],
+    preset: str,
 ) -> Answerer | None:
     """Answering Pi's dialogs from elsewhere (docs/answering.md), Pi mode with the bridge's
     channel: the answerer (closed by ``built`` if a later part fails); the control socket
     ``cuewrap answer`` talks to is made with the others' parts (``_Sources._control``).
-    Generic mode: a program's own dialogs (``answer/build.py``)."""
+    Generic mode: a program's own dialogs (``answer/build.py``; ``preset``: the program's,
+    whose own notifications may say it waits)."""
     if not plan.pi_mode:
         from cuewrap.answer.build import generic_answerer
 
         fault("answer")
         type_keys = edge.relay.type_to_child if edge.relay is not None else None
-        return generic_answerer(ctx, plan.size, publisher, built, type_keys=type_keys)
+        return generic_answerer(
+            ctx, plan.size, publisher, built, type_keys=type_keys, notices=preset
+        )
     if plan.channel is None:
         return None
     from cuewrap.answer.answerer import Answerer, pi_keys
