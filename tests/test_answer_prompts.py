@@ -433,3 +433,92 @@ def test_codexs_widening_options_and_buttons() -> None:
     assert _ask(a, "2") == [(False, WIDENS)] and a.typed_keys == []
     assert _ask(a, AGAIN, token=a.book.current.token) == [(False, WIDENS)]
     assert _ask(a, AGAIN) == [] and a.typed_keys == [b"2"]  # its exact label with the pid
+
+
+# -- Gemini CLI's approval box (cuewrap/answer/gemini.py), as 0.61.0 draws it -----------------
+
+W = 118
+
+
+def _box(rows: list[str]) -> list[str]:
+    return ["╭" + "─" * W + "╮", *("│ " + r.ljust(W - 2) + " │" for r in rows), "╰" + "─" * W + "╯"]
+
+
+GEMINI_BOX = [
+    "? Shell  touch made-by-the-tool",
+    "╭" + "─" * (W - 4) + "╮",
+    "│ touch made-by-the-tool".ljust(W - 3) + "│",
+    "╰" + "─" * (W - 4) + "╯",
+    "Allow execution of [Shell]?",
+    "",
+    "● 1. Allow once",
+    "  2. Allow for this session",
+    "  3. No, suggest changes (esc)",
+]
+GEMINI = [" ▝▜▄     Gemini CLI v0.61.0", "", " > make a file", "", *_box(GEMINI_BOX), "", "", ""]
+
+
+def test_geminis_approval_box_is_read() -> None:
+    from cuewrap.answer import gemini
+
+    d = gemini.parse(GEMINI)
+    assert d is not None
+    assert d.options == ("Allow once", "Allow for this session", "No, suggest changes")
+    assert d.selected == 0
+    assert d.title == "Shell touch made-by-the-tool Allow execution of [Shell]?"
+    moved = [r.replace("● 1.", "  1.").replace("  2. Allow", "● 2. Allow") for r in GEMINI_BOX]
+    assert gemini.parse(_box(moved)) == d._replace(selected=1)
+    assert gemini.GEMINI.widens("permission", "Allow for this session")
+    assert not gemini.GEMINI.widens("permission", "Allow once")
+    assert not gemini.GEMINI.widens("permission", "No, suggest changes")
+    assert codex_parse(GEMINI) is None and P.parse_permission(GEMINI) is None
+
+
+def codex_parse(lines: list[str]) -> object:
+    from cuewrap.answer import codex
+
+    return codex.parse(lines)
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        [*GEMINI, " > the prompt under it"],  # not the last thing on the screen
+        _box([r for r in GEMINI_BOX if "Allow execution" not in r]),  # no question
+        _box([r for r in GEMINI_BOX if "3. No" not in r]),  # no refusal
+        _box([r.replace("● 1.", "  1.") for r in GEMINI_BOX]),  # no selection
+        _box([r for r in GEMINI_BOX if not r.startswith("?")]),  # no header
+        _box(GEMINI_BOX)[1:],  # no top
+        [*_box(GEMINI_BOX)[:-1], "╰" + "─" * 10 + "╯"],  # a bottom of another width
+        _box([GEMINI_BOX[0], *[f"line {i}" for i in range(70)], *GEMINI_BOX[1:]]),  # too tall
+    ],
+)
+def test_what_does_not_fit_is_no_gemini_approval(broken: list[str]) -> None:
+    from cuewrap.answer import gemini
+
+    assert gemini.parse(broken) is None
+
+
+def test_a_gemini_notice_opens_the_answerable_wait_and_its_next_word_closes_it() -> None:
+    from cuewrap.answer.generic import GenericAnswerer
+    from cuewrap.answer.screen import OutputRing
+
+    loop = Loop()
+    reader = FakeReader(GEMINI)
+    a = GenericAnswerer(loop, DecisionLog(None), OutputRing(30, 120), summary=False,
+                        make_reader=lambda c, r: reader, notices="gemini")  # type: ignore[arg-type,return-value]  # fmt: skip
+    typed: list[bytes] = []
+    a.type_keys = lambda data: typed.append(data)  # type: ignore[assignment,func-returns-value]
+    a.settle = 0.0
+    asks = F.ChildNotice("osc777", "Gemini CLI needs your attention", "Approval required | x", True)
+    a.fact(asks, ())  # the engine opened no wait (the user looks): nothing
+    assert not a.reading and a.book.current is None
+    a.fact(F.ChildNotice("osc777", "Other", "Approval required", True), ("child",))
+    assert not a.reading  # not its words
+    a.fact(asks, ("child",))
+    _loop_until(loop, lambda: a.book.current is not None)
+    assert _ask(a, "2") == [(False, WIDENS)] and typed == []
+    assert _ask(a, "1") == [] and typed == [b"1"]
+    ended = F.ChildNotice("osc777", "Gemini CLI session complete", "Run finished | x", True)
+    a.fact(ended, ())
+    assert a.last is not None and "option 1: answered" in a.last and a.wait_info() is None
