@@ -1,10 +1,14 @@
-"""Answering a program's own dialogs in generic mode (docs/answering.md, "Claude Code").
+"""Answering a program's own dialogs in generic mode (docs/answering.md, "Claude Code and
+other programs").
 
-The program reports its wait itself: OSC 7501 ``blocked`` with a ``kind`` (Claude Code:
-``permission`` at a permission prompt, ``question`` at ``AskUserQuestion``), which opens the
-engine's ``osc`` wait. Then the answerer reads the screen (the relay's output, replayed into a
-pyte worker: ``screen.py``) for a dialog of that kind (``prompts.py``); the report and the
-screen agree when one is found, and only then is a token issued. Everything else is Pi's
+The program says it waits: OSC 7501 ``blocked`` with a ``kind`` (Claude Code: ``permission``
+at a permission prompt, ``question`` at ``AskUserQuestion``; Codex CLI: ``permission``), which
+opens the engine's ``osc`` wait; or, for a program that reports nothing, its own notification
+in its known words (engine/notices.py; Gemini CLI's "Approval required"), which opens the
+``child`` wait. Then the answerer reads the screen (the relay's output, replayed into a pyte
+worker: ``screen.py``) for a dialog of that kind with that program's ``own.Dialogs``
+(``layouts.py``); the report and the screen agree when one is found, and only then is a
+token issued. Everything else is Pi's
 answerer (``answerer.py``): the single-use token, the screen read again right before typing,
 one write at a safe point of the input, every attempt logged.
 
@@ -12,8 +16,9 @@ What differs:
 
 - the keys: the option's digit (Claude Code picks and confirms at once, absolutely);
 - the close: the program reports anything but ``blocked`` (it works again, or is idle after a
-  refusal) within ``CLOSE_WITHIN`` seconds, or the dialog is gone from the screen then; a new
-  ``blocked`` report is a new wait (the old token dies);
+  refusal) within ``CLOSE_WITHIN`` seconds, or (a notifying program) says more or draws again
+  with the dialog gone, or the dialog is gone from the screen then; a new ``blocked`` report
+  is a new wait (the old token dies);
 - what may be chosen from afar: an option that widens what the program may do without asking
   (``prompts.widens``) only by its exact label with the session's pid (``cuewrap answer PID
   LABEL``), never by number, by token or by a button;
