@@ -27,9 +27,9 @@ def bash(command: str, description: str = "Run the release step") -> Any:
     return tool_use("Bash", {"command": command, "description": description})
 
 
-def ask(question: str, labels: list[str]) -> Any:
+def ask(question: str, labels: list[str], *, multi: bool = False) -> Any:
     options = [{"label": label, "description": f"The {label} one"} for label in labels]
-    q = {"question": question, "header": "Choice", "multiSelect": False, "options": options}
+    q = {"question": question, "header": "Choice", "multiSelect": multi, "options": options}
     return tool_use("AskUserQuestion", {"questions": [q]})
 
 
@@ -237,6 +237,30 @@ def test_a_question_answered_by_label_with_summary(
     assert [(a["source"], a["option"], a["result"]) for a in r.attempts()] == [
         ("token", 2, "answered")
     ]
+
+
+@pytest.mark.pi
+def test_a_multi_select_question_is_refused_with_its_own_line(
+    tmp_path: Path, claude_sessions: list[ClaudeSession]
+) -> None:
+    """A multi-select ``AskUserQuestion``: Claude Code says it waits, but its checkboxes are
+    no dialog cuewrap reads: no token, and an answer says so; nothing typed."""
+    from cuewrap.answer.book import NOT_READ
+
+    steps = [ask("Which colors?", ["Blue", "Red"], multi=True), text("Colors noted.")]
+    r = Rig(claude_sessions, tmp_path, steps)
+    r.prompt("ask me", shows="Enter to select")
+    wait_until(
+        lambda: any(a.get("state") == "not answerable" for a in r.s.records("answer")),
+        15,
+        "the dialog found unreadable",
+    )
+    assert r.wait() is None
+    statuses = len(r.s.statuses())
+    assert r.cuewrap("answer", str(r.pid), "1") == (1, NOT_READ)
+    absence_window(1.0, "a report after the refused answer")
+    assert r.s.statuses()[statuses - 1 :][-1]["state"] == "blocked"  # still waits
+    assert [(a["option"], a["result"]) for a in r.attempts()] == [(1, "refused")]
 
 
 @pytest.mark.pi

@@ -522,3 +522,22 @@ def test_a_gemini_notice_opens_the_answerable_wait_and_its_next_word_closes_it()
     ended = F.ChildNotice("osc777", "Gemini CLI session complete", "Run finished | x", True)
     a.fact(ended, ())
     assert a.last is not None and "option 1: answered" in a.last and a.wait_info() is None
+
+
+def test_a_dialog_that_cannot_be_read_is_refused_with_its_own_line() -> None:
+    """Claude Code waits on a multi-select (checkboxes) or on several questions (tabs), or on
+    a dialog taller than the screen: no token, and an answer says why, not "nothing"."""
+    from cuewrap.answer.generic import GenericAnswerer
+    from cuewrap.answer.screen import OutputRing
+
+    multi = [ln.replace("1. Blue", "1. [ ] Blue").replace("2. Red", "2. [ ] Red") for ln in ASK]
+    loop = Loop()
+    a = GenericAnswerer(loop, DecisionLog(None), OutputRing(30, 120), summary=False,
+                        make_reader=lambda c, r: FakeReader(multi))  # type: ignore[arg-type,return-value]  # fmt: skip
+    assert _ask(a, "1") == [(False, B.NOTHING)]  # no wait at all
+    a.fact(F.ProgramStatus("blocked", "claude-code", "question", True), ("osc",))
+    _loop_until(loop, lambda: not a.reading, seconds=10)
+    assert a.book.current is None
+    assert _ask(a, "1") == [(False, B.NOT_READ)]
+    a.fact(F.ProgramStatus("working", "claude-code"), ())  # it closed: nothing open again
+    assert _ask(a, "1") == [(False, B.NOTHING)]
