@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from agentrig import AWAY, PY, AgentSession
-from waiting import wait_until
+from waiting import absence_window, wait_until
 
 from cuewrap.answer.book import took_line
 
@@ -100,6 +100,42 @@ class AnswerRig(Generic[S]):
         mark = self.s.type(words)
         self.s.wait_text(shows or self.shows, mark)
         return mark
+
+    def users_key_first(self, made: str, done: str, approve: bytes) -> None:
+        """With the dialog answerable, the user moves the selection down and back up: the
+        token dies, an answer by it and by the pid is refused, nothing is typed (``made`` is
+        not made); then they approve with ``approve`` and the program shows ``done``."""
+        w = self.token()
+        self.s.p.send(b"\x1b[B")
+        self.s.p.send(b"\x1b[A")
+        wait_until(
+            lambda: any(a.get("state") == "token dead" for a in self.s.records("answer")),
+            5,
+            "the token to die",
+        )
+        assert self.cuewrap("answer", "--token", w["token"], "1") == (1, "stale token")
+        assert self.cuewrap("answer", str(self.pid), "1") == (1, "nothing to answer")
+        absence_window(1.0, "the command to run")
+        assert not (self.s.cwd / made).exists()
+        # (a dead token names no session: refused by the client, the pid's by the session)
+        assert [(a["source"], a["why"]) for a in self.attempts()] == [
+            ("command line", "nothing to answer")
+        ]
+        self.s.p.send(approve)
+        self.s.wait_text(done)
+        assert (self.s.cwd / made).exists()
+
+    def answer_each(self, n: int, choice: str = "1") -> None:
+        """``n`` prompts "make file I", each answered ``choice`` by its token at once: the
+        program makes "made-I.txt" and shows "Made number I." (the steps' doing)."""
+        old: str | None = None
+        for i in range(n):
+            mark = self.prompt(f"make file {i}")
+            w = self.token(old)
+            old = w["token"]
+            assert self.cuewrap("answer", "--token", w["token"], choice) == (0, typed(1))
+            self.s.wait_text(f"Made number {i}.", mark)
+            assert (self.s.cwd / f"made-{i}.txt").exists()
 
     def attempts(self) -> list[dict[str, Any]]:
         return [r for r in self.s.records("answer") if "result" in r]

@@ -148,25 +148,7 @@ def test_the_users_key_first_kills_the_token_and_nothing_is_typed(
     steps = [bash("touch keyed.txt"), text("Ran after your key.")]
     r = Rig(claude_sessions, tmp_path, steps)
     r.prompt("make a file")
-    w = r.token()
-    r.s.p.send(b"\x1b[B")  # the user moves the selection down ...
-    r.s.p.send(b"\x1b[A")  # ... and back up
-    wait_until(
-        lambda: any(a.get("state") == "token dead" for a in r.s.records("answer")),
-        5,
-        "the token to die",
-    )
-    assert r.cuewrap("answer", "--token", w["token"], "1") == (1, "stale token")
-    assert r.cuewrap("answer", str(r.pid), "1") == (1, "nothing to answer")
-    absence_window(1.0, "the command to run")
-    assert not (r.s.cwd / "keyed.txt").exists()
-    # (a dead token names no session: refused by the client, the pid's by the session)
-    assert [(a["source"], a["why"]) for a in r.attempts()] == [
-        ("command line", "nothing to answer")
-    ]
-    r.s.p.send(b"\r")  # the user approves it themselves
-    r.s.wait_text("Ran after your key")
-    assert (r.s.cwd / "keyed.txt").exists()
+    r.users_key_first("keyed.txt", "Ran after your key", b"\r")
 
 
 @pytest.mark.pi
@@ -275,14 +257,7 @@ def test_report_to_token_and_answer_to_closed(
     for i in range(n):
         steps += [bash(f"touch made-{i}.txt"), text(f"Made number {i}.")]
     r = Rig(claude_sessions, tmp_path, steps)
-    old: str | None = None
-    for i in range(n):
-        mark = r.prompt(f"make file {i}")
-        w = r.token(old)
-        old = w["token"]
-        assert r.cuewrap("answer", "--token", w["token"], "yes") == (0, typed(1))
-        r.s.wait_text(f"Made number {i}.", mark)
-        assert (r.s.cwd / f"made-{i}.txt").exists()
+    r.answer_each(n, "yes")
     print("\n" + r.timings(n))
 
 

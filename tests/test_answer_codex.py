@@ -17,8 +17,6 @@ from codexrig import CodexSession
 from fakeresponses import text, tool_call
 from waiting import absence_window, wait_until
 
-pytestmark = pytest.mark.pi
-
 TITLE = "Codex — proj".encode()
 SHOWS = "Would you like to run the following command"
 AGAIN = "Yes, and don't ask again for commands that start with `touch {}`"
@@ -49,6 +47,7 @@ class Rig(AnswerRig[CodexSession]):
         return [f["state"] for f in self.s.statuses()]
 
 
+@pytest.mark.pi
 def test_approved_by_number_the_command_runs_and_the_finished_follows(
     tmp_path: Path, codex_sessions: list[CodexSession]
 ) -> None:
@@ -74,6 +73,7 @@ def test_approved_by_number_the_command_runs_and_the_finished_follows(
     assert r.cuewrap("answer", str(r.pid), "1") == (1, "nothing to answer")
 
 
+@pytest.mark.pi
 def test_dont_ask_again_refused_by_number_and_token_then_no_by_token(
     tmp_path: Path, codex_sessions: list[CodexSession]
 ) -> None:
@@ -100,6 +100,7 @@ def test_dont_ask_again_refused_by_number_and_token_then_no_by_token(
     assert "denied.txt" not in str(r.s.records("answer"))  # labels never in the log
 
 
+@pytest.mark.pi
 def test_dont_ask_again_by_its_exact_label_with_the_pid(
     tmp_path: Path, codex_sessions: list[CodexSession]
 ) -> None:
@@ -112,28 +113,16 @@ def test_dont_ask_again_by_its_exact_label_with_the_pid(
     r.s.wait_text("always run commands that start with")  # Codex took the widening option
 
 
+@pytest.mark.pi
 def test_the_users_key_first_kills_the_token_and_nothing_is_typed(
     tmp_path: Path, codex_sessions: list[CodexSession]
 ) -> None:
     r = Rig(codex_sessions, tmp_path, [escalated("touch keyed.txt"), text("Ran after your key.")])
     r.prompt("make a file")
-    w = r.token()
-    r.s.p.send(b"\x1b[B")  # the user moves the selection down ...
-    r.s.p.send(b"\x1b[A")  # ... and back up
-    wait_until(
-        lambda: any(a.get("state") == "token dead" for a in r.s.records("answer")),
-        5,
-        "the token to die",
-    )
-    assert r.cuewrap("answer", "--token", w["token"], "1") == (1, "stale token")
-    assert r.cuewrap("answer", str(r.pid), "1") == (1, "nothing to answer")
-    absence_window(1.0, "the command to run")
-    assert not (r.s.cwd / "keyed.txt").exists()
-    r.s.p.send(b"\r")  # the user approves it themselves
-    r.s.wait_text("Ran after your key")
-    assert (r.s.cwd / "keyed.txt").exists()
+    r.users_key_first("keyed.txt", "Ran after your key", b"\r")
 
 
+@pytest.mark.pi
 def test_report_to_token_and_answer_to_closed(
     tmp_path: Path, codex_sessions: list[CodexSession]
 ) -> None:
@@ -144,12 +133,40 @@ def test_report_to_token_and_answer_to_closed(
     for i in range(n):
         steps += [escalated(f"touch made-{i}.txt"), text(f"Made number {i}.")]
     r = Rig(codex_sessions, tmp_path, steps)
-    old: str | None = None
-    for i in range(n):
-        mark = r.prompt(f"make file {i}")
-        w = r.token(old)
-        old = w["token"]
-        assert r.cuewrap("answer", "--token", w["token"], "1") == (0, typed(1))
-        r.s.wait_text(f"Made number {i}.", mark)
-        assert (r.s.cwd / f"made-{i}.txt").exists()
+    r.answer_each(n)
     print("\n" + r.timings(n))
+
+
+@pytest.mark.desktop
+def test_a_desktop_button_approves_once_and_offers_only_yes_and_no(
+    tmp_path: Path, codex_sessions: list[CodexSession], dunst_menu: Any
+) -> None:
+    """Real dunst on a private bus: the needs-input notification of an approval has the
+    one-time Yes and the No, never "don't ask again"; a click on Yes approves (dunst's context
+    menu picks the action, as tests/test_answer_desktop.py)."""
+    import subprocess
+
+    d = dunst_menu
+    desktop = {k: d.env[k] for k in ("DISPLAY", "DBUS_SESSION_BUS_ADDRESS")}
+    steps = [escalated("touch clicked.txt"), text("Clicked through.")]
+    env = {**desktop, "CUEWRAP_NOTIFY_DESKTOP": "auto", "CUEWRAP_NOTIFY_TERMINAL": "off"}
+    r = Rig(codex_sessions, tmp_path, steps, env=env)
+    r.prompt("make a file")
+
+    def delivered() -> dict[str, Any] | None:
+        return next((x for x in r.s.records("delivery") if x.get("channel") == "desktop"
+                     and x.get("state") == "delivered"), None)  # fmt: skip
+
+    sid = int(wait_until(delivered, 15, "the desktop notification")["reason"].split()[-1])
+    r.token()
+    (d.tmp / "dunst-pick").write_text(f"[{sid},answer-1]\n")
+    subprocess.run(["dunstctl", "context"], env=d.env, check=True, timeout=10)
+    r.s.wait_text("Clicked through")
+    assert (r.s.cwd / "clicked.txt").exists()
+    menu = (d.tmp / "dunst-menu").read_text()
+    assert f"#Yes (Codex — proj) [{sid},answer-1]" in menu
+    assert f"#No (Codex — proj) [{sid},answer-3]" in menu
+    assert "answer-2" not in menu and "again" not in menu
+    assert [(a["source"], a["option"], a["result"]) for a in r.attempts()] == [
+        ("desktop", 1, "answered")
+    ]

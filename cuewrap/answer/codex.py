@@ -102,18 +102,4 @@ def parse(lines: Sequence[str]) -> Dialog | None:
     return Dialog(_norm(" ".join(asked))[:MAX_TITLE], labels, selected)
 
 
-class CodexDialogs(own.Dialogs):
-    app = "codex"
-    kinds = ("permission",)
-
-    def read(self, kind: str, lines: Sequence[str]) -> Dialog | None:
-        return parse(lines) if kind == "permission" else None
-
-    def once(self, label: str) -> bool:
-        return label in ONCE
-
-    def is_no(self, label: str) -> bool:
-        return label in NO
-
-
-CODEX = CodexDialogs()
+CODEX = own.Listed("codex", parse, ONCE, NO)

@@ -102,18 +102,4 @@ def parse(lines: Sequence[str]) -> Dialog | None:
     return Dialog(title, labels, selected)
 
 
-class GeminiDialogs(own.Dialogs):
-    app = "gemini"
-    kinds = ("permission",)
-
-    def read(self, kind: str, lines: Sequence[str]) -> Dialog | None:
-        return parse(lines) if kind == "permission" else None
-
-    def once(self, label: str) -> bool:
-        return label in ONCE
-
-    def is_no(self, label: str) -> bool:
-        return label in NO
-
-
-GEMINI = GeminiDialogs()
+GEMINI = own.Listed("gemini", parse, ONCE, NO)

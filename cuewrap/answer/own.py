@@ -10,7 +10,7 @@ program; Claude Code's in ``prompts.py``, Codex CLI's in ``codex.py``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from cuewrap.answer.dialog import Dialog
 
@@ -47,3 +47,31 @@ class Dialogs:
         if not 0 <= option < min(MAX_DIGITS, len(dialog.options)):
             raise ValueError(f"option {option + 1} has no digit")
         return str(option + 1).encode()
+
+
+class Listed(Dialogs):
+    """A program with one layout of permission prompt (``parse``), its one-time yes and its
+    refusals listed by label (Codex CLI, Gemini CLI)."""
+
+    kinds = ("permission",)
+
+    def __init__(
+        self,
+        app: str,
+        parse: Callable[[Sequence[str]], Dialog | None],
+        once: Sequence[str],
+        no: Sequence[str],
+    ) -> None:
+        self.app = app
+        self._parse = parse
+        self._once = tuple(once)
+        self._no = tuple(no)
+
+    def read(self, kind: str, lines: Sequence[str]) -> Dialog | None:
+        return self._parse(lines) if kind in self.kinds else None
+
+    def once(self, label: str) -> bool:
+        return label in self._once
+
+    def is_no(self, label: str) -> bool:
+        return label in self._no
