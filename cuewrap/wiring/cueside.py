@@ -98,9 +98,7 @@ def build_controller(ctx: Context, plan: Plan, edge: Edge) -> Controller:
             program=program, events_fd=plan.events_fd,
         )  # fmt: skip
         built.callback(publisher.withdraw)
-        answering = _answering(
-            ctx, plan, edge, publisher, built, fault, preset.name if preset is not None else ""
-        )
+        answering = _answering(ctx, plan, edge, publisher, built, fault)
         fault("delivery")
         app = preset.app if preset is not None else "Pi"
         w = publisher.where
@@ -344,16 +342,17 @@ def _answering(
     publisher: Publisher,
     built: contextlib.ExitStack,
     fault: Callable[[str], None],
-    preset: str,
 ) -> Answerer | None:
     """Answering Pi's dialogs from elsewhere (docs/answering.md), Pi mode with the bridge's
     channel: the answerer (closed by ``built`` if a later part fails); the control socket
     ``cuewrap answer`` talks to is made with the others' parts (``_Sources._control``).
-    Generic mode: a program's own dialogs (``answer/build.py``; ``preset``: the program's,
-    whose own notifications may say it waits)."""
+    Generic mode: a program's own dialogs (``answer/build.py``; its preset's name: whose own
+    notifications may say it waits)."""
     if not plan.pi_mode:
         from cuewrap.answer.build import generic_answerer
+        from cuewrap.generic.presets import choose
 
+        preset = choose(plan.command, ctx.settings.generic.preset)[0].name
         fault("answer")
         type_keys = edge.relay.type_to_child if edge.relay is not None else None
         return generic_answerer(
