@@ -101,6 +101,44 @@ class AnswerRig(Generic[S]):
         self.s.wait_text(shows or self.shows, mark)
         return mark
 
+    def approved_by_number(self, title: bytes, finished: bytes) -> None:
+        """The prompt "make a file" (the steps: a command making "made.txt", then "The tool
+        ran."): the wait answerable (kind permission, 3 options, labels kept inside), ``cuewrap
+        answer PID 1`` runs the command, the Finished (``finished``) follows the Needs your
+        input, once (both titled ``title``), and the token is spent."""
+        self.prompt("make a file")
+        w = self.token()
+        assert w["kind"] == "permission" and w["count"] == 3 and w["options"] is None
+        assert not (self.s.cwd / "made.txt").exists()
+        assert self.cuewrap("answer", str(self.pid), "1") == (0, typed(1))
+        self.s.wait_text("The tool ran")
+        assert (self.s.cwd / "made.txt").exists()
+        wait_until(lambda: len(self.s.notifications()) == 2, 15, "the Finished after the answer")
+        absence_window(1.0, "a third notification")
+        assert self.s.notifications() == [(title, b"Needs your input"), (title, finished)]
+        assert self.wait() is None
+        assert [(a["source"], a["option"], a["result"]) for a in self.attempts()] == [
+            ("command line", 1, "answered")
+        ]
+        assert self.cuewrap("answer", "--token", w["token"], "1") == (1, "stale token")
+        assert self.cuewrap("answer", str(self.pid), "1") == (1, "nothing to answer")
+
+    def desktop_click(self, dunst: Any, option: int) -> int:
+        """Once the needs-input notification reached dunst (``dunst_menu``'s) and the token
+        is there, a click on its button for ``option`` (dunst's context menu picks it, in its
+        own time: its menu is in ``dunst.tmp / "dunst-menu"`` once the click had effect): the
+        notification's id."""
+
+        def delivered() -> dict[str, Any] | None:
+            return next((x for x in self.s.records("delivery") if x.get("channel") == "desktop"
+                         and x.get("state") == "delivered"), None)  # fmt: skip
+
+        sid = int(wait_until(delivered, 15, "the desktop notification")["reason"].split()[-1])
+        self.token()
+        (dunst.tmp / "dunst-pick").write_text(f"[{sid},answer-{option}]\n")
+        subprocess.run(["dunstctl", "context"], env=dunst.env, check=True, timeout=10)
+        return sid
+
     def users_key_first(self, made: str, done: str, approve: bytes) -> None:
         """With the dialog answerable, the user moves the selection down and back up: the
         token dies, an answer by it and by the pid is refused, nothing is typed (``made`` is

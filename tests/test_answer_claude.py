@@ -283,15 +283,7 @@ def test_a_desktop_button_approves_once_and_offers_only_yes_and_no(
         },
     )
     r.prompt("make a file")
-
-    def delivered() -> dict[str, Any] | None:
-        return next((x for x in r.s.records("delivery") if x.get("channel") == "desktop"
-                     and x.get("state") == "delivered"), None)  # fmt: skip
-
-    sid = int(wait_until(delivered, 15, "the desktop notification")["reason"].split()[-1])
-    r.token()
-    (d.tmp / "dunst-pick").write_text(f"[{sid},answer-1]\n")
-    subprocess.run(["dunstctl", "context"], env=d.env, check=True, timeout=10)
+    sid = r.desktop_click(d, 1)
     r.s.wait_text("Clicked through")
     assert (r.s.cwd / "clicked.txt").exists()
     menu = (d.tmp / "dunst-menu").read_text()

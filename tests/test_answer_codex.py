@@ -15,7 +15,7 @@ import pytest
 from answerrig import WIDENS, AnswerRig, typed
 from codexrig import CodexSession
 from fakeresponses import text, tool_call
-from waiting import absence_window, wait_until
+from waiting import absence_window
 
 TITLE = "Codex — proj".encode()
 SHOWS = "Would you like to run the following command"
@@ -52,25 +52,7 @@ def test_approved_by_number_the_command_runs_and_the_finished_follows(
     tmp_path: Path, codex_sessions: list[CodexSession]
 ) -> None:
     r = Rig(codex_sessions, tmp_path, [escalated("touch made.txt"), text("The tool ran.")])
-    r.prompt("make a file")
-    w = r.token()
-    # kind from the report; the labels stay inside without summaries
-    assert w["kind"] == "permission" and w["count"] == 3 and w["options"] is None
-    assert not (r.s.cwd / "made.txt").exists()
-    assert r.cuewrap("answer", str(r.pid), "1") == (0, typed(1))
-    r.s.wait_text("The tool ran")
-    assert (r.s.cwd / "made.txt").exists()
-    r.s.wait_status("done")
-    wait_until(lambda: len(r.s.notifications()) == 2, 10, "the Finished after the answer")
-    absence_window(1.0, "a third notification")
-    assert r.s.notifications() == [(TITLE, b"Needs your input"), (TITLE, b"Finished")]
-    assert r.wait() is None
-    assert [(a["source"], a["option"], a["result"]) for a in r.attempts()] == [
-        ("command line", 1, "answered")
-    ]
-    # the token is spent
-    assert r.cuewrap("answer", "--token", w["token"], "1") == (1, "stale token")
-    assert r.cuewrap("answer", str(r.pid), "1") == (1, "nothing to answer")
+    r.approved_by_number(TITLE, b"Finished")
 
 
 @pytest.mark.pi
@@ -144,26 +126,15 @@ def test_a_desktop_button_approves_once_and_offers_only_yes_and_no(
     """Real dunst on a private bus: the needs-input notification of an approval has the
     one-time Yes and the No, never "don't ask again"; a click on Yes approves (dunst's context
     menu picks the action, as tests/test_answer_desktop.py)."""
-    import subprocess
-
-    d = dunst_menu
-    desktop = {k: d.env[k] for k in ("DISPLAY", "DBUS_SESSION_BUS_ADDRESS")}
+    desktop = {k: dunst_menu.env[k] for k in ("DISPLAY", "DBUS_SESSION_BUS_ADDRESS")}
     steps = [escalated("touch clicked.txt"), text("Clicked through.")]
     env = {**desktop, "CUEWRAP_NOTIFY_DESKTOP": "auto", "CUEWRAP_NOTIFY_TERMINAL": "off"}
     r = Rig(codex_sessions, tmp_path, steps, env=env)
     r.prompt("make a file")
-
-    def delivered() -> dict[str, Any] | None:
-        return next((x for x in r.s.records("delivery") if x.get("channel") == "desktop"
-                     and x.get("state") == "delivered"), None)  # fmt: skip
-
-    sid = int(wait_until(delivered, 15, "the desktop notification")["reason"].split()[-1])
-    r.token()
-    (d.tmp / "dunst-pick").write_text(f"[{sid},answer-1]\n")
-    subprocess.run(["dunstctl", "context"], env=d.env, check=True, timeout=10)
+    sid = r.desktop_click(dunst_menu, 1)
     r.s.wait_text("Clicked through")
     assert (r.s.cwd / "clicked.txt").exists()
-    menu = (d.tmp / "dunst-menu").read_text()
+    menu = (dunst_menu.tmp / "dunst-menu").read_text()
     assert f"#Yes (Codex — proj) [{sid},answer-1]" in menu
     assert f"#No (Codex — proj) [{sid},answer-3]" in menu
     assert "answer-2" not in menu and "again" not in menu

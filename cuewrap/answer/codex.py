@@ -37,7 +37,7 @@ import re
 from collections.abc import Sequence
 
 from cuewrap.answer import own
-from cuewrap.answer.dialog import MAX_LABEL, MAX_TITLE, Dialog, numbered_options
+from cuewrap.answer.dialog import MAX_TITLE, Dialog
 
 MAX_ABOVE = 60  # rows between the question and the options (a long diff does not fit)
 
@@ -45,7 +45,6 @@ _HINT = re.compile(r"^  Press enter to confirm or esc to cancel\s*$")
 _OPTION = re.compile(r"^(›| ) ([1-9])\. (\S.*?)\s*$")
 _MORE = re.compile(r"^ {5,}(\S.*?)\s*$")  # a long option wrapped onto the next row
 _QUESTION = re.compile(r"^  (Would you like to \S.*\?|Do you want to approve \S.*\?)\s*$")
-_SHORTCUT = re.compile(r"\s+\((?:esc|[a-z])\)$")
 ONCE = ("Yes, proceed", "Yes, just this once")
 NO = (
     "No, and tell Codex what to do differently",
@@ -84,15 +83,10 @@ def parse(lines: Sequence[str]) -> Dialog | None:
         block.append(rows[i])
         i -= 1
     block.reverse()
-    found = numbered_options(block, _OPTION, _wrapped)
+    found = own.listed_options(block, _OPTION, _wrapped, ONCE, NO)
     if found is None:
         return None
-    options, selected = found
-    if selected is None or not 2 <= len(options) <= own.MAX_DIGITS:
-        return None
-    labels = tuple(_SHORTCUT.sub("", _norm(o))[:MAX_LABEL] for o in options)
-    if not any(o in ONCE for o in labels) or not any(o in NO for o in labels):
-        return None
+    labels, selected = found
     top = i
     while top >= 0 and i - top <= MAX_ABOVE and not _QUESTION.match(rows[top]):
         top -= 1

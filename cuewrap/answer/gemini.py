@@ -33,7 +33,7 @@ import re
 from collections.abc import Sequence
 
 from cuewrap.answer import own
-from cuewrap.answer.dialog import MAX_LABEL, MAX_TITLE, Dialog, numbered_options
+from cuewrap.answer.dialog import MAX_TITLE, Dialog
 
 MAX_ROWS = 60  # rows of the box (a long diff does not fit)
 
@@ -43,7 +43,6 @@ _ROW = re.compile(r"^│ (.*?)\s*│$")
 _OPTION = re.compile(r"^(●| ) ([1-9])\. (\S.*?)$")
 _QUESTION = re.compile(r"^(Allow \S.*\?|Apply this change\?|Do you want to \S.*\?)$")
 _HEADER = re.compile(r"^[?] (\S.*)$")
-_SHORTCUT = re.compile(r"\s+\((?:esc|[a-z])\)$")
 ONCE = ("Allow once",)
 NO = ("No, suggest changes",)
 
@@ -82,15 +81,10 @@ def parse(lines: Sequence[str]) -> Dialog | None:
         block.append(inner[i])
         i -= 1
     block.reverse()
-    found = numbered_options(block, _OPTION, _never)
+    found = own.listed_options(block, _OPTION, _never, ONCE, NO)
     if found is None:
         return None
-    options, selected = found
-    if selected is None or not 2 <= len(options) <= own.MAX_DIGITS:
-        return None
-    labels = tuple(_SHORTCUT.sub("", _norm(o))[:MAX_LABEL] for o in options)
-    if not any(o in ONCE for o in labels) or not any(o in NO for o in labels):
-        return None
+    labels, selected = found
     while i >= 0 and not inner[i]:
         i -= 1
     if i < 0 or not _QUESTION.match(inner[i]):

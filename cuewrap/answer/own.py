@@ -10,11 +10,13 @@ program; Claude Code's in ``prompts.py``, Codex CLI's in ``codex.py``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
-from cuewrap.answer.dialog import Dialog
+from cuewrap.answer.dialog import MAX_LABEL, Dialog, numbered_options
 
 MAX_DIGITS = 9  # options picked by one digit each
+_SHORTCUT = re.compile(r"\s+\((?:esc|[a-z])\)$")  # "(y)", "(esc)" after a label: no part of it
 
 
 class Dialogs:
@@ -75,3 +77,25 @@ class Listed(Dialogs):
 
     def is_no(self, label: str) -> bool:
         return label in self._no
+
+
+def listed_options(
+    block: Sequence[str],
+    option: re.Pattern[str],
+    other: Callable[[str, list[str]], bool],
+    once: Sequence[str],
+    no: Sequence[str],
+) -> tuple[tuple[str, ...], int] | None:
+    """A permission prompt's numbered options (``dialog.numbered_options``) as labels, their
+    shortcut cut off, and the selected one; None unless one is selected, there are 2 to
+    ``MAX_DIGITS``, one is a one-time yes (``once``) and one a refusal (``no``)."""
+    found = numbered_options(block, option, other)
+    if found is None:
+        return None
+    options, selected = found
+    if selected is None or not 2 <= len(options) <= MAX_DIGITS:
+        return None
+    labels = tuple(_SHORTCUT.sub("", " ".join(o.split()))[:MAX_LABEL] for o in options)
+    if not any(o in once for o in labels) or not any(o in no for o in labels):
+        return None
+    return labels, selected
