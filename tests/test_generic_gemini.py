@@ -130,7 +130,9 @@ def test_the_users_own_false_wins(tmp_path: Path, gemini_sessions: list[GeminiSe
 
 def test_the_file_is_gone_at_exit(tmp_path: Path, gemini_sessions: list[GeminiSession]) -> None:
     s = start(gemini_sessions, tmp_path, [])
-    made = list(Path.home().joinpath(".cache").glob(f"cuewrap-gemini-{s.p.pid}-*"))
+    homes = (Path(s.env["HOME"]), Path.home())  # the first one root owns all the way up
+    bases = [d for h in homes for d in (h / ".cache", h)]
+    made = [m for d in bases for m in d.glob(f"cuewrap-gemini-{s.p.pid}-*")]
     assert len(made) == 1 and (made[0] / "system-defaults.json").is_file()
     assert json.loads((made[0] / "system-defaults.json").read_text()) == {
         "general": {"enableNotifications": True, "notificationMethod": "osc777"}
