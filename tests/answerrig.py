@@ -35,24 +35,26 @@ def typed(option: int) -> str:
 
 
 class AnswerRig(Generic[S]):
-    """``make(env)``'s session (kept in ``sessions``), ready, the user away; ``program``: its
-    name in ``ls``; ``shows``: what its permission dialog shows."""
+    """A session of ``session`` (its class: the program's rig's, built with ``steps`` and
+    ``env``) kept in ``sessions``, ready, the user away; ``program``: its name in ``ls``;
+    ``shows``: what its permission dialog shows."""
 
     program = ""
     shows = ""
+    session: Callable[..., S]
 
     def __init__(
         self,
         sessions: list[S],
         tmp_path: Path,
-        make: Callable[[dict[str, str]], S],
+        steps: list[Any],
         env: dict[str, str] | None = None,
     ) -> None:
         runtime = tmp_path / "run"
         runtime.mkdir(mode=0o700)
         self.private = {"XDG_RUNTIME_DIR": str(runtime), "TMPDIR": str(tmp_path)}
         self.private.update(env or {})
-        self.s = make(self.private)
+        self.s = type(self).session(tmp_path, steps, env=self.private)
         sessions.append(self.s)
         self.s.ready()
         self.s.presence(AWAY, "away")

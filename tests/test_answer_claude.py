@@ -38,15 +38,7 @@ class Rig(AnswerRig[ClaudeSession]):
 
     program = "claude"
     shows = "Do you want to proceed"
-
-    def __init__(
-        self,
-        sessions: list[ClaudeSession],
-        tmp_path: Path,
-        steps: list[Any],
-        env: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(sessions, tmp_path, lambda e: ClaudeSession(tmp_path, steps, env=e), env)
+    session = ClaudeSession
 
     @property
     def fake(self) -> FakeAnthropic:

@@ -33,15 +33,7 @@ def escalated(command: str) -> Any:
 class Rig(AnswerRig[CodexSession]):
     program = "codex"
     shows = SHOWS
-
-    def __init__(
-        self,
-        sessions: list[CodexSession],
-        tmp_path: Path,
-        steps: list[Any],
-        env: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(sessions, tmp_path, lambda e: CodexSession(tmp_path, steps, env=e), env)
+    session = CodexSession
 
     def statuses(self) -> list[str]:
         return [f["state"] for f in self.s.statuses()]

@@ -32,15 +32,7 @@ def shell(command: str) -> Any:
 class Rig(AnswerRig[GeminiSession]):
     program = "gemini"
     shows = "Allow execution of [Shell]?"
-
-    def __init__(
-        self,
-        sessions: list[GeminiSession],
-        tmp_path: Path,
-        steps: list[Any],
-        env: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(sessions, tmp_path, lambda e: GeminiSession(tmp_path, steps, env=e), env)
+    session = GeminiSession
 
     def needs_input_at(self) -> list[float]:
         """When each of its approval notifications was read (the log's times)."""
