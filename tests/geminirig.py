@@ -8,14 +8,16 @@ Fixture (registered by tests/conftest.py): ``gemini_sessions``, a list a test ap
 What Gemini CLI needs to start interactively without a network: ``GEMINI_API_KEY`` and
 ``GOOGLE_GEMINI_BASE_URL`` (the fake API), and ``~/.gemini/settings.json`` with the API-key
 auth chosen, folder trust off, no update check, no statistics. The user's own setting
-``general.enableNotifications`` (off by default) is on: it is what makes Gemini CLI notify
-(docs/generic-mode.md, "Programs, measured"); cuewrap does not turn it on.
+``general.enableNotifications`` (off by default) is not set unless a test sets it: cuewrap's
+session defaults turn it on (docs/generic-mode.md, "What cuewrap supplies"), the user's own
+``false`` wins.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from agentrig import AgentSession, agent_bin, closing, private_home, write_json
@@ -30,20 +32,20 @@ def gemini_bin() -> str:
     return agent_bin("gemini", VERSION, "CUEWRAP_GEMINI_BIN")
 
 
-def gemini_home(root: Path, notifications: bool = True) -> tuple[Path, Path]:
+def gemini_home(root: Path, notifications: bool | None = None) -> tuple[Path, Path]:
+    """The user's settings; ``notifications``: their own ``general.enableNotifications``
+    (None: not set, cuewrap's session defaults turn it on)."""
     home, cwd = private_home(root, ".gemini")
-    settings = {
+    settings: dict[str, Any] = {
         "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
-        "general": {
-            "enableNotifications": notifications,
-            "disableAutoUpdate": True,
-            "disableUpdateNag": True,
-        },
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
         "privacy": {"usageStatisticsEnabled": False},
         "telemetry": {"enabled": False},
         "ui": {"hideTips": True},
         "model": {"name": MODEL_ID},
     }
+    if notifications is not None:
+        settings["general"]["enableNotifications"] = notifications
     write_json(home, {".gemini/settings.json": settings})
     return home, cwd
 
@@ -57,7 +59,7 @@ class GeminiSession(AgentSession):
         steps: list[Step],
         *,
         env: dict[str, str] | None = None,
-        notifications: bool = True,
+        notifications: bool | None = None,
     ) -> None:
         self.fake = FakeGemini(steps).start()
         home, cwd = gemini_home(tmp_path, notifications)

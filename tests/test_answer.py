@@ -454,14 +454,27 @@ def test_reload_new_and_exit_kill_the_token() -> None:
 class _RelayStub:
     """What ``Relay.type_to_child`` reads of the relay: its input filter, the queue, the PTY."""
 
-    def __init__(self, focus: Any, fd: int) -> None:
+    def __init__(self, focus: Any, fd: int, host_focus: str | None = None) -> None:
+        from cuewrap.loop import Loop
+
         self.focus = focus
         self._to_child: list[bytes] = []
         self._master_open = True
         self.master_fd = fd
+        self._host_focus = host_focus
+        self.loop = Loop()
+        self.modes: set[int] = set()
 
     def _queue_child(self, data: bytes) -> None:
         self._to_child.append(data)
+
+    def child_mode(self, mode: int) -> bool:
+        return mode in self.modes
+
+    def _still_out(self) -> None:
+        from cuewrap.relay.relay import Relay
+
+        Relay._still_out(self)  # type: ignore[arg-type]
 
 
 def test_keys_are_typed_only_at_a_safe_point_of_the_input() -> None:
@@ -483,6 +496,30 @@ def test_keys_are_typed_only_at_a_safe_point_of_the_input() -> None:
         stub._to_child.clear()
         assert Relay.type_to_child(stub, b"\x1b[B\r") is None  # type: ignore[arg-type]
         assert os.read(r, 100) == b"\x1b[B\r"  # one write, whole
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+def test_after_its_keys_a_child_hears_the_focus_out_again() -> None:
+    """A program that takes a key as focus (Gemini CLI) hears the terminal's last focus-out
+    again 0.1 s after cuewrap's keys; not when the terminal said focused, or the child did
+    not turn focus reporting on."""
+    from cuewrap.relay.relay import REFOCUS_AFTER, Relay
+    from cuewrap.term.focus import FocusFilter
+
+    r, w = os.pipe()
+    try:
+        for host, modes, heard in (("out", {1004}, [b"\x1b[O"]), ("in", {1004}, []),
+                                   (None, {1004}, []), ("out", set(), [])):  # fmt: skip
+            stub = _RelayStub(FocusFilter(), w, host)
+            stub.modes = modes
+            assert Relay.type_to_child(stub, b"1") is None  # type: ignore[arg-type]
+            assert os.read(r, 100) == b"1" and stub._to_child == []
+            end = stub.loop.clock() + REFOCUS_AFTER + 0.3
+            while stub.loop.clock() < end:
+                stub.loop.run_once(max_timeout=0.05)
+            assert stub._to_child == heard, (host, modes)
     finally:
         os.close(r)
         os.close(w)

@@ -10,93 +10,39 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from agentrig import AWAY, PY
+from agentrig import PY
+from answerrig import WIDENS, AnswerRig, typed
 from clauderig import ClaudeSession
 from fakeanthropic import FakeAnthropic, text, tool_use
 from waiting import absence_window, wait_until
-
-from cuewrap.answer.book import took_line
-
-WIDENS = (
-    "that option lets the program do more without asking: "
-    "only its exact label with the session's pid chooses it"
-)
 
 
 def bash(command: str, description: str = "Run the release step") -> Any:
     return tool_use("Bash", {"command": command, "description": description})
 
 
-def ask(question: str, labels: list[str]) -> Any:
+def ask(question: str, labels: list[str], *, multi: bool = False) -> Any:
     options = [{"label": label, "description": f"The {label} one"} for label in labels]
-    q = {"question": question, "header": "Choice", "multiSelect": False, "options": options}
+    q = {"question": question, "header": "Choice", "multiSelect": multi, "options": options}
     return tool_use("AskUserQuestion", {"questions": [q]})
 
 
-class Rig:
+class Rig(AnswerRig[ClaudeSession]):
     """A Claude Code session with a private registry directory, and ``cuewrap`` beside it."""
 
-    def __init__(
-        self,
-        sessions: list[ClaudeSession],
-        tmp_path: Path,
-        steps: list[Any],
-        env: dict[str, str] | None = None,
-    ) -> None:
-        runtime = tmp_path / "run"
-        runtime.mkdir(mode=0o700)
-        self.private = {"XDG_RUNTIME_DIR": str(runtime), "TMPDIR": str(tmp_path)}
-        self.private.update(env or {})
-        self.s = ClaudeSession(tmp_path, steps, env=self.private)
-        sessions.append(self.s)
-        self.s.ready()
-        self.s.presence(AWAY, "away")
-        self.pid = self.s.p.pid
+    program = "claude"
+    shows = "Do you want to proceed"
+    session = ClaudeSession
 
     @property
     def fake(self) -> FakeAnthropic:
         return self.s.fake
-
-    def cuewrap(self, *args: str) -> tuple[int, str]:
-        env = {**os.environ, **self.private}
-        done = subprocess.run(
-            [PY, "-m", "cuewrap", *args], env=env, capture_output=True, text=True, timeout=30
-        )
-        return done.returncode, (done.stdout + done.stderr).strip()
-
-    def wait(self) -> dict[str, Any] | None:
-        code, out = self.cuewrap("ls", "--json")
-        assert code == 0, out
-        (row,) = json.loads(out)
-        assert row["program"] == "claude"
-        self.pid = row["pid"]
-        w = row["wait"]
-        return w if isinstance(w, dict) else None
-
-    def token(self, old: str | None = None) -> dict[str, Any]:
-        def fresh() -> dict[str, Any] | None:
-            w = self.wait()
-            return w if w is not None and w["token"] != old else None
-
-        got: dict[str, Any] = wait_until(
-            fresh, 15, "an answerable wait", detail=lambda: self.s.records("answer")
-        )
-        return got
-
-    def prompt(self, words: str, shows: str = "Do you want to proceed") -> int:
-        mark = self.s.type(words)
-        self.s.wait_text(shows, mark)
-        return mark
-
-    def attempts(self) -> list[dict[str, Any]]:
-        return [r for r in self.s.records("answer") if "result" in r]
 
     def results(self) -> list[dict[str, Any]]:
         """Every tool result the model was sent (after the last assistant message of each
@@ -125,12 +71,6 @@ class Rig:
             20,
             "Claude Code to settle",
         )
-
-
-def typed(option: int) -> str:
-    """What ``cuewrap answer`` prints once Claude Code's dialog closed: it does not say which
-    option it took."""
-    return took_line(option, None, "the program")
 
 
 @pytest.mark.pi
@@ -200,25 +140,7 @@ def test_the_users_key_first_kills_the_token_and_nothing_is_typed(
     steps = [bash("touch keyed.txt"), text("Ran after your key.")]
     r = Rig(claude_sessions, tmp_path, steps)
     r.prompt("make a file")
-    w = r.token()
-    r.s.p.send(b"\x1b[B")  # the user moves the selection down ...
-    r.s.p.send(b"\x1b[A")  # ... and back up
-    wait_until(
-        lambda: any(a.get("state") == "token dead" for a in r.s.records("answer")),
-        5,
-        "the token to die",
-    )
-    assert r.cuewrap("answer", "--token", w["token"], "1") == (1, "stale token")
-    assert r.cuewrap("answer", str(r.pid), "1") == (1, "nothing to answer")
-    absence_window(1.0, "the command to run")
-    assert not (r.s.cwd / "keyed.txt").exists()
-    # (a dead token names no session: refused by the client, the pid's by the session)
-    assert [(a["source"], a["why"]) for a in r.attempts()] == [
-        ("command line", "nothing to answer")
-    ]
-    r.s.p.send(b"\r")  # the user approves it themselves
-    r.s.wait_text("Ran after your key")
-    assert (r.s.cwd / "keyed.txt").exists()
+    r.users_key_first("keyed.txt", "Ran after your key", b"\r")
 
 
 @pytest.mark.pi
@@ -292,6 +214,30 @@ def test_a_question_answered_by_label_with_summary(
 
 
 @pytest.mark.pi
+def test_a_multi_select_question_is_refused_with_its_own_line(
+    tmp_path: Path, claude_sessions: list[ClaudeSession]
+) -> None:
+    """A multi-select ``AskUserQuestion``: Claude Code says it waits, but its checkboxes are
+    no dialog cuewrap reads: no token, and an answer says so; nothing typed."""
+    from cuewrap.answer.book import NOT_READ
+
+    steps = [ask("Which colors?", ["Blue", "Red"], multi=True), text("Colors noted.")]
+    r = Rig(claude_sessions, tmp_path, steps)
+    r.prompt("ask me", shows="Enter to select")
+    wait_until(
+        lambda: any(a.get("state") == "not answerable" for a in r.s.records("answer")),
+        15,
+        "the dialog found unreadable",
+    )
+    assert r.wait() is None
+    statuses = len(r.s.statuses())
+    assert r.cuewrap("answer", str(r.pid), "1") == (1, NOT_READ)
+    absence_window(1.0, "a report after the refused answer")
+    assert r.s.statuses()[statuses - 1 :][-1]["state"] == "blocked"  # still waits
+    assert [(a["option"], a["result"]) for a in r.attempts()] == [(1, "refused")]
+
+
+@pytest.mark.pi
 def test_report_to_token_and_answer_to_closed(
     tmp_path: Path, claude_sessions: list[ClaudeSession]
 ) -> None:
@@ -303,30 +249,8 @@ def test_report_to_token_and_answer_to_closed(
     for i in range(n):
         steps += [bash(f"touch made-{i}.txt"), text(f"Made number {i}.")]
     r = Rig(claude_sessions, tmp_path, steps)
-    ready: list[float] = []
-    old: str | None = None
-    for i in range(n):
-        mark = r.prompt(f"make file {i}")
-        w = r.token(old)
-        old = w["token"]
-        assert r.cuewrap("answer", "--token", w["token"], "yes") == (0, typed(1))
-        r.s.wait_text(f"Made number {i}.", mark)
-        assert (r.s.cwd / f"made-{i}.txt").exists()
-    facts = r.s.records("fact")
-    blocked = [
-        f["t"] for f in facts if f.get("type") == "ProgramStatus" and f["state"] == "blocked"
-    ]
-    tokens = [a["t"] for a in r.s.records("answer") if a.get("state") == "answerable"]
-    assert len(blocked) == len(tokens) == n
-    ready = [(t - b) * 1000 for b, t in zip(blocked, tokens, strict=True)]
-    closed = [float(a["ms"]) for a in r.attempts()]
-    keys = [float(a["keys_ms"]) for a in r.attempts()]
-    assert len(closed) == n and all(a["result"] == "answered" for a in r.attempts())
-    print(
-        f"\nreport -> token ms: p50 {statistics.median(ready):.0f} max {max(ready):.0f};"
-        f" claim -> closed ms: p50 {statistics.median(closed):.1f} max {max(closed):.1f};"
-        f" keys -> closed ms: p50 {statistics.median(keys):.1f} max {max(keys):.1f}"
-    )
+    r.answer_each(n, "yes")
+    print("\n" + r.timings(n))
 
 
 @pytest.mark.desktop
@@ -351,15 +275,7 @@ def test_a_desktop_button_approves_once_and_offers_only_yes_and_no(
         },
     )
     r.prompt("make a file")
-
-    def delivered() -> dict[str, Any] | None:
-        return next((x for x in r.s.records("delivery") if x.get("channel") == "desktop"
-                     and x.get("state") == "delivered"), None)  # fmt: skip
-
-    sid = int(wait_until(delivered, 15, "the desktop notification")["reason"].split()[-1])
-    r.token()
-    (d.tmp / "dunst-pick").write_text(f"[{sid},answer-1]\n")
-    subprocess.run(["dunstctl", "context"], env=d.env, check=True, timeout=10)
+    sid = r.desktop_click(d, 1)
     r.s.wait_text("Clicked through")
     assert (r.s.cwd / "clicked.txt").exists()
     menu = (d.tmp / "dunst-menu").read_text()

@@ -182,7 +182,11 @@ def _loop_until(loop: Loop, pred: Callable[[], bool], seconds: float = 5.0) -> N
 
 
 def _answerer(
-    lines: list[str], kind: str = "permission", summary: bool = False, settle: float = 0.0
+    lines: list[str],
+    kind: str = "permission",
+    summary: bool = False,
+    settle: float = 0.0,
+    app: str = "claude-code",
 ) -> Any:
     from cuewrap.answer.generic import GenericAnswerer
     from cuewrap.answer.screen import OutputRing
@@ -199,7 +203,7 @@ def _answerer(
 
     a.type_keys = type_keys
     a.settle = settle  # (the hold before typing: its own test below)
-    a.fact(F.ProgramStatus("blocked", "claude-code", kind, True), ("osc",))
+    a.fact(F.ProgramStatus("blocked", app, kind, True), ("osc",))
     _loop_until(loop, lambda: a.book.current is not None)
     a.test_loop = loop
     a.test_reader = reader
@@ -235,7 +239,7 @@ def test_a_report_without_the_dialog_or_of_another_kind_gives_no_token() -> None
     assert not a.reading and a.book.current is None  # a kind cuewrap does not read
     a.fact(F.ProgramStatus("blocked", "claude-code", "question", True), ())
     assert not a.reading  # the engine opened no wait
-    for app in ("codex", None):  # another program's dialogs are drawn otherwise: no reader
+    for app in ("some-agent", None):  # a program cuewrap reads no dialogs of: no reader
         a.fact(F.ProgramStatus("blocked", app, "permission", True), ("osc",))
         assert not a.reading and a._reader is None
 
@@ -343,3 +347,197 @@ def test_an_answer_right_after_the_token_waits_for_the_dialog_to_settle() -> Non
     while time.monotonic() < deadline:
         b.test_loop.run_once(max_timeout=0.05)
     assert b.typed_keys == []
+
+
+# -- Codex CLI's approval dialog (cuewrap/answer/codex.py), as 0.171.0 draws it ---------------
+
+AGAIN = "Yes, and don't ask again for commands that start with `touch made-by-the-tool`"
+CODEX = [
+    "",
+    "  >_ OpenAI Codex (v0.171.0)",
+    "",
+    "› make a file",
+    "",
+    "• Running touch made-by-the-tool",
+    "",
+    "  Would you like to run the following command?",
+    "",
+    "  Environment: local",
+    "",
+    "  Reason: Make a file",
+    "",
+    "  $ touch made-by-the-tool",
+    "",
+    "",
+    "› 1. Yes, proceed (y)",
+    f"  2. {AGAIN} (p)",
+    "  3. No, and tell Codex what to do differently (esc)",
+    "",
+    "  Press enter to confirm or esc to cancel",
+    "",
+]
+
+
+def test_codexs_approval_is_read_without_its_shortcuts() -> None:
+    from cuewrap.answer import codex
+
+    d = codex.parse(CODEX)
+    assert d is not None
+    assert d.options == ("Yes, proceed", AGAIN, "No, and tell Codex what to do differently")
+    assert d.selected == 0
+    assert d.title == ("Would you like to run the following command? Environment: local"
+                       " Reason: Make a file $ touch made-by-the-tool")  # fmt: skip
+    moved = [ln.replace("› 1.", "  1.").replace("  2. Yes, and", "› 2. Yes, and") for ln in CODEX]
+    assert codex.parse(moved) == d._replace(selected=1)
+    cut = CODEX[17].rfind(" ", 0, 60)  # wrapped at a space, the rest indented
+    wrapped = [*CODEX[:17], CODEX[17][:cut], "     " + CODEX[17][cut + 1 :], *CODEX[18:]]
+    assert codex.parse(wrapped) == d
+    edits = [ln.replace("run the following command", "make the following edits") for ln in CODEX]
+    assert codex.parse(edits) is not None
+    assert codex.CODEX.read("question", CODEX) is None  # Codex reports only permission waits
+    assert P.parse_permission(CODEX) is None and codex.parse(BASH) is None
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        CODEX[:-2],  # no key hint
+        [*CODEX[:-1], "• the model's text below the dialog"],
+        [ln for ln in CODEX if "Would you like" not in ln],  # no question
+        [ln for ln in CODEX if "3. No" not in ln],  # no refusal
+        [ln.replace("1. Yes, proceed", "1. Yes, sure") for ln in CODEX],  # no one-time yes
+        [ln.replace("› 1.", "  1.") for ln in CODEX],  # no selection
+        [ln.replace("  3. No", "  4. No") for ln in CODEX],  # a gap in the numbers
+        [*CODEX[:8], *[f"  line {i}" for i in range(70)], *CODEX[8:]],  # taller than it reads
+    ],
+)
+def test_what_does_not_fit_is_no_codex_approval(broken: list[str]) -> None:
+    from cuewrap.answer import codex
+
+    assert codex.parse(broken) is None
+
+
+def test_codexs_widening_options_and_buttons() -> None:
+    from cuewrap.answer import codex
+
+    for label in ("Yes, proceed", "Yes, just this once", *codex.NO):
+        assert not codex.CODEX.widens("permission", label)
+    for label in (AGAIN, "Yes, and allow this host in the future",
+                  "Yes, grant these permissions for this session",
+                  "No, and block this host in the future", "Something new"):  # fmt: skip
+        assert codex.CODEX.widens("permission", label)
+    a = _answerer(CODEX, app="codex", summary=True)
+    assert a.wait_info()["options"] == ["Yes, proceed", AGAIN,
+                                        "No, and tell Codex what to do differently"]  # fmt: skip
+    assert [(x.key, x.label) for x in a.buttons(1)] == [("answer-1", "Yes"), ("answer-3", "No")]
+    assert _ask(a, "2") == [(False, WIDENS)] and a.typed_keys == []
+    assert _ask(a, AGAIN, token=a.book.current.token) == [(False, WIDENS)]
+    assert _ask(a, AGAIN) == [] and a.typed_keys == [b"2"]  # its exact label with the pid
+
+
+# -- Gemini CLI's approval box (cuewrap/answer/gemini.py), as 0.61.0 draws it -----------------
+
+W = 118
+
+
+def _box(rows: list[str]) -> list[str]:
+    return ["╭" + "─" * W + "╮", *("│ " + r.ljust(W - 2) + " │" for r in rows), "╰" + "─" * W + "╯"]
+
+
+GEMINI_BOX = [
+    "? Shell  touch made-by-the-tool",
+    "╭" + "─" * (W - 4) + "╮",
+    "│ touch made-by-the-tool".ljust(W - 3) + "│",
+    "╰" + "─" * (W - 4) + "╯",
+    "Allow execution of [Shell]?",
+    "",
+    "● 1. Allow once",
+    "  2. Allow for this session",
+    "  3. No, suggest changes (esc)",
+]
+GEMINI = [" ▝▜▄     Gemini CLI v0.61.0", "", " > make a file", "", *_box(GEMINI_BOX), "", "", ""]
+
+
+def test_geminis_approval_box_is_read() -> None:
+    from cuewrap.answer import gemini
+
+    d = gemini.parse(GEMINI)
+    assert d is not None
+    assert d.options == ("Allow once", "Allow for this session", "No, suggest changes")
+    assert d.selected == 0
+    assert d.title == "Shell touch made-by-the-tool Allow execution of [Shell]?"
+    moved = [r.replace("● 1.", "  1.").replace("  2. Allow", "● 2. Allow") for r in GEMINI_BOX]
+    assert gemini.parse(_box(moved)) == d._replace(selected=1)
+    assert gemini.GEMINI.widens("permission", "Allow for this session")
+    assert not gemini.GEMINI.widens("permission", "Allow once")
+    assert not gemini.GEMINI.widens("permission", "No, suggest changes")
+    assert codex_parse(GEMINI) is None and P.parse_permission(GEMINI) is None
+
+
+def codex_parse(lines: list[str]) -> object:
+    from cuewrap.answer import codex
+
+    return codex.parse(lines)
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        [*GEMINI, " > the prompt under it"],  # not the last thing on the screen
+        _box([r for r in GEMINI_BOX if "Allow execution" not in r]),  # no question
+        _box([r for r in GEMINI_BOX if "3. No" not in r]),  # no refusal
+        _box([r.replace("● 1.", "  1.") for r in GEMINI_BOX]),  # no selection
+        _box([r for r in GEMINI_BOX if not r.startswith("?")]),  # no header
+        _box(GEMINI_BOX)[1:],  # no top
+        [*_box(GEMINI_BOX)[:-1], "╰" + "─" * 10 + "╯"],  # a bottom of another width
+        _box([GEMINI_BOX[0], *[f"line {i}" for i in range(70)], *GEMINI_BOX[1:]]),  # too tall
+    ],
+)
+def test_what_does_not_fit_is_no_gemini_approval(broken: list[str]) -> None:
+    from cuewrap.answer import gemini
+
+    assert gemini.parse(broken) is None
+
+
+def test_a_gemini_notice_opens_the_answerable_wait_and_its_next_word_closes_it() -> None:
+    from cuewrap.answer.generic import GenericAnswerer
+    from cuewrap.answer.screen import OutputRing
+
+    loop = Loop()
+    reader = FakeReader(GEMINI)
+    a = GenericAnswerer(loop, DecisionLog(None), OutputRing(30, 120), summary=False,
+                        make_reader=lambda c, r: reader, notices="gemini")  # type: ignore[arg-type,return-value]  # fmt: skip
+    typed: list[bytes] = []
+    a.type_keys = lambda data: typed.append(data)  # type: ignore[assignment,func-returns-value]
+    a.settle = 0.0
+    asks = F.ChildNotice("osc777", "Gemini CLI needs your attention", "Approval required | x", True)
+    a.fact(asks, ())  # the engine opened no wait (the user looks): nothing
+    assert not a.reading and a.book.current is None
+    a.fact(F.ChildNotice("osc777", "Other", "Approval required", True), ("child",))
+    assert not a.reading  # not its words
+    a.fact(asks, ("child",))
+    _loop_until(loop, lambda: a.book.current is not None)
+    assert _ask(a, "2") == [(False, WIDENS)] and typed == []
+    assert _ask(a, "1") == [] and typed == [b"1"]
+    ended = F.ChildNotice("osc777", "Gemini CLI session complete", "Run finished | x", True)
+    a.fact(ended, ())
+    assert a.last is not None and "option 1: answered" in a.last and a.wait_info() is None
+
+
+def test_a_dialog_that_cannot_be_read_is_refused_with_its_own_line() -> None:
+    """Claude Code waits on a multi-select (checkboxes) or on several questions (tabs), or on
+    a dialog taller than the screen: no token, and an answer says why, not "nothing"."""
+    from cuewrap.answer.generic import GenericAnswerer
+    from cuewrap.answer.screen import OutputRing
+
+    multi = [ln.replace("1. Blue", "1. [ ] Blue").replace("2. Red", "2. [ ] Red") for ln in ASK]
+    loop = Loop()
+    a = GenericAnswerer(loop, DecisionLog(None), OutputRing(30, 120), summary=False,
+                        make_reader=lambda c, r: FakeReader(multi))  # type: ignore[arg-type,return-value]  # fmt: skip
+    assert _ask(a, "1") == [(False, B.NOTHING)]  # no wait at all
+    a.fact(F.ProgramStatus("blocked", "claude-code", "question", True), ("osc",))
+    _loop_until(loop, lambda: not a.reading, seconds=10)
+    assert a.book.current is None
+    assert _ask(a, "1") == [(False, B.NOT_READ)]
+    a.fact(F.ProgramStatus("working", "claude-code"), ())  # it closed: nothing open again
+    assert _ask(a, "1") == [(False, B.NOTHING)]

@@ -442,3 +442,62 @@ def test_a_presets_name_wins_over_the_reports_app_name() -> None:
     e(AWAY, ProgramStatus("working", "claude-code"), ProgramStatus("done", "claude-code"))
     [done] = e.notifies()
     assert done.title == "Claude Code — proj"
+
+
+# --- a known program's own words (engine/notices.py: Gemini CLI's) ----------------------------
+
+ENDED = ("Gemini CLI session complete", "Run finished | Gemini CLI finished responding.")
+ASKS = ("Gemini CLI needs your attention", "Approval required | Approve tool action: Shell")
+
+
+def gemini(**over: object) -> Eng:
+    return eng(app="Gemini CLI", notices="gemini", **over)
+
+
+def test_gemini_words_read() -> None:
+    from cuewrap.engine.notices import meaning
+
+    assert meaning("gemini", *ENDED) == "ended"
+    assert meaning("gemini", *ASKS) == "permission"
+    assert meaning("gemini", ASKS[0], "Answer requested by agent | Pick one") == "attention"
+    assert meaning("gemini", "Gemini CLI session complete!", "") is None  # not its words
+    assert meaning("aider", *ENDED) is None  # another program's notification: not read
+
+
+def test_gemini_turn_ended_is_one_finished_of_unknown_outcome() -> None:
+    e = gemini()
+    e(AWAY, notice("osc777", True, *ENDED))
+    (n,) = e.notifies()
+    assert (n.kind, n.outcome, n.certainty, n.body) == (
+        "finished",
+        "uncertain",
+        "uncertain",
+        "Finished (outcome unknown)",
+    )
+    assert n.title == "Gemini CLI — proj"  # cuewrap's words, never the child's text
+
+
+def test_gemini_approval_is_a_needs_input_of_kind_permission_once() -> None:
+    e = gemini()
+    e(AWAY, notice("osc777", True, *ASKS))
+    e(notice("osc777", True, *ASKS))  # its repeat after 20 s: the same wait
+    (n,) = e.notifies()
+    assert n.kind == "needs-input" and n.body == "Needs your input"
+    (cue,) = e.records("cue")
+    assert cue["fact_kind"] == "permission" and "Approve" not in str(cue)
+    assert "child" in e.s.wait_keys
+
+
+def test_gemini_words_while_present_give_nothing_and_are_taken_out() -> None:
+    e = gemini()
+    assert consume_notice(e.s, "osc777", 0.0)  # present, the host shows it: still taken out
+    e(FOCUSED, notice("osc777", True, *ENDED), notice("osc777", True, *ASKS), AWAY)
+    assert e.notifies() == []
+    e2 = eng()  # an unknown program: its notification passes while the user looks
+    assert not consume_notice(e2.s, "osc777", 0.0)
+
+
+def test_gemini_output_after_its_words_is_no_work_and_no_quiet_guess() -> None:
+    e = gemini()
+    e(AWAY, notice("osc777", True, *ENDED), OutputActive(), OutputQuiet())
+    assert [n.kind for n in e.notifies()] == ["finished"]

@@ -1,12 +1,12 @@
-"""Answering Pi's dialogs, and in generic mode a program's own (Claude Code's), from elsewhere
-(docs/answering.md).
+"""Answering Pi's dialogs, and in generic mode a program's own (Claude Code's, Codex CLI's,
+Gemini CLI's), from elsewhere (docs/answering.md).
 
 Pure parts (no clock, no I/O): ``dialog.py`` (a dialog read from screen lines, the keys that
-pick an option), ``prompts.py`` (the same for a program's own dialogs, and which options
-widen what it may do), ``book.py`` (the token of the open wait: issued, killed, claimed; the
-refusal reasons), ``wire.py`` (the control socket's one request and one reply, bounded).
-Edge: ``screen.py`` + ``worker.py`` (pyte reads the dialog in a worker process),
-``control.py`` (the session's control socket), ``answerer.py`` (the session side, held by
-the controller; ``generic.py`` its generic-mode form, ``build.py`` built for a session),
-``client.py`` (``cuewrap answer``).
+pick an option), ``own.py`` (one program's dialogs, a strategy each: Claude Code's in
+``prompts.py``, ``codex.py``, ``gemini.py``; ``layouts.py`` says which programs), ``book.py``
+(the token of the open wait: issued, killed, claimed; the refusal reasons), ``wire.py`` (the
+control socket's one request and one reply, bounded). Edge: ``screen.py`` + ``worker.py``
+(pyte reads the dialog in a worker process), ``control.py`` (the session's control socket),
+``answerer.py`` (the session side, held by the controller; ``generic.py`` its generic-mode
+form, ``build.py`` built for a session), ``client.py`` (``cuewrap answer``).
 """

@@ -41,6 +41,7 @@ BUTTON_CUES = 8  # notifications whose buttons' tokens are remembered
 LOOK_EVERY = 0.15  # seconds between reads of the screen while the dialog is being drawn
 LOOKS = 20  # reads before cuewrap gives up on a dialog (it is then not answerable)
 ANSWERABLE = ("confirm", "select")
+UNREAD = "the screen does not show that dialog"  # why a dialog got no token: not read
 ASK_TOOL = "ask_user_question"
 ASK_CALLS = 8  # Ask calls in flight whose checks are kept
 
@@ -121,7 +122,8 @@ class Answerer:
         )
         self._reader: DialogReader | None = None
         self._open: tuple[int, str, str | None] | None = None  # (seq, kind, bridge check)
-        self._gave_up = False  # the open dialog gets no token (not found, a key, no reader)
+        # the open dialog gets no token, and why ("": it may still get one)
+        self._gave_up = ""
         self._seq = 0
         self._look: Timer | None = None
         self._deadline: Timer | None = None
@@ -193,7 +195,7 @@ class Answerer:
     def _start(self, kind: str, title: str | None) -> None:
         self._seq += 1
         self._open = (self._seq, kind, title)
-        self._gave_up = False
+        self._gave_up = ""
         self._stop_reader()
         rows, cols = self.ring.size
         reader = self._make(cols, rows)
@@ -230,14 +232,14 @@ class Answerer:
         elif tries + 1 < LOOKS and lines is not None:
             self._schedule_look(seq, tries + 1)
         else:
-            self._give_up("the screen does not show that dialog")
+            self._give_up(UNREAD if lines is not None else "the screen model is gone")
 
     def _give_up(self, why: str) -> None:
         """This dialog gets no token: read no more, notifications go without one."""
         if self._open is None:
             return
         self.log.write("answer", state="not answerable", wait=self._open[0], why=why)
-        self._gave_up = True
+        self._gave_up = why
         if self._look is not None:
             self._look.cancel()
             self._look = None
@@ -324,6 +326,8 @@ class Answerer:
             req.token, req.choice, lambda ticket, index: self._allow(ticket, index, req, src)
         )
         if isinstance(claim, str):
+            if claim == B.NOTHING and self._open is not None and self._gave_up == UNREAD:
+                claim = B.NOT_READ  # a wait stands, but on a dialog cuewrap cannot read
             text = req.choice.strip()
             option = int(text) if text.isdecimal() and len(text) <= 4 else None
             if option is None and self.book.current is not None:  # a label: its number

@@ -20,6 +20,9 @@ from cuewrap.answer.dialog import Dialog, resolve_choice
 # the reasons an answer is refused (the one line ``cuewrap answer`` prints)
 NO_SESSION = "no such session"
 NOTHING = "nothing to answer"
+# the program waits on a dialog cuewrap could not read (several questions, a multi-select, one
+# taller than the screen, a layout not known): no token was ever issued for it
+NOT_READ = "the dialog open now is not one cuewrap can read: answer it in the program"
 STALE = "stale token"
 NO_OPTION = "no such option"
 NOT_SHOWN = "the screen does not show that dialog"

@@ -24,9 +24,11 @@ def generic_answerer(
     built: contextlib.ExitStack,
     *,
     type_keys: TypeKeys | None,
+    notices: str = "",
 ) -> GenericAnswerer:
     """The answerer of a program's own dialogs: its wait published, its keys typed through
-    ``type_keys`` (the relay's)."""
+    ``type_keys`` (the relay's); ``notices``: the preset whose own notifications say it
+    waits (engine/notices.py)."""
     from cuewrap.answer.generic import GenericAnswerer
     from cuewrap.answer.screen import OutputRing
 
@@ -37,6 +39,7 @@ def generic_answerer(
         summary=ctx.settings.privacy.body == "summary",
         on_change=lambda: publisher.set_wait(answerer.wait_info()),
         type_keys=type_keys,
+        notices=notices,
     )
     built.callback(answerer.close)
     return answerer

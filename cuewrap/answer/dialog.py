@@ -121,7 +121,7 @@ def numbered_options(
     block: Sequence[str], option: re.Pattern[str], other: Callable[[str, list[str]], bool]
 ) -> tuple[list[str], int | None] | None:
     """The numbered options of a dialog's ``block`` (its rows, top down): their labels in order
-    and the index of the one marked ``❯`` (None: no row is). ``option`` matches an option's
+    and the index of the one marked (``❯``, ``›``; None: no row is). ``option`` matches an option's
     row (groups: the mark, the number, the label); any other row is handed to ``other(row,
     options so far)``, which may extend the last label and says whether the row belongs.
     None when one does not, the numbers do not count up from 1, or two rows are marked."""
@@ -135,7 +135,7 @@ def numbered_options(
             continue
         if int(m.group(2)) != len(options) + 1:
             return None
-        if m.group(1) == "❯":
+        if m.group(1).strip():  # the selection's mark (❯, ›)
             if selected is not None:
                 return None
             selected = len(options)

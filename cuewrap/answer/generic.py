@@ -1,10 +1,14 @@
-"""Answering a program's own dialogs in generic mode (docs/answering.md, "Claude Code").
+"""Answering a program's own dialogs in generic mode (docs/answering.md, "Claude Code and
+other programs").
 
-The program reports its wait itself: OSC 7501 ``blocked`` with a ``kind`` (Claude Code:
-``permission`` at a permission prompt, ``question`` at ``AskUserQuestion``), which opens the
-engine's ``osc`` wait. Then the answerer reads the screen (the relay's output, replayed into a
-pyte worker: ``screen.py``) for a dialog of that kind (``prompts.py``); the report and the
-screen agree when one is found, and only then is a token issued. Everything else is Pi's
+The program says it waits: OSC 7501 ``blocked`` with a ``kind`` (Claude Code: ``permission``
+at a permission prompt, ``question`` at ``AskUserQuestion``; Codex CLI: ``permission``), which
+opens the engine's ``osc`` wait; or, for a program that reports nothing, its own notification
+in its known words (engine/notices.py; Gemini CLI's "Approval required"), which opens the
+``child`` wait. Then the answerer reads the screen (the relay's output, replayed into a pyte
+worker: ``screen.py``) for a dialog of that kind with that program's ``own.Dialogs``
+(``layouts.py``); the report and the screen agree when one is found, and only then is a
+token issued. Everything else is Pi's
 answerer (``answerer.py``): the single-use token, the screen read again right before typing,
 one write at a safe point of the input, every attempt logged.
 
@@ -12,8 +16,9 @@ What differs:
 
 - the keys: the option's digit (Claude Code picks and confirms at once, absolutely);
 - the close: the program reports anything but ``blocked`` (it works again, or is idle after a
-  refusal) within ``CLOSE_WITHIN`` seconds, or the dialog is gone from the screen then; a new
-  ``blocked`` report is a new wait (the old token dies);
+  refusal) within ``CLOSE_WITHIN`` seconds, or (a notifying program) says more or draws again
+  with the dialog gone, or the dialog is gone from the screen then; a new ``blocked`` report
+  is a new wait (the old token dies);
 - what may be chosen from afar: an option that widens what the program may do without asking
   (``prompts.widens``) only by its exact label with the session's pid (``cuewrap answer PID
   LABEL``), never by number, by token or by a button;
@@ -29,11 +34,12 @@ from collections.abc import Callable, Collection
 from cuewrap import facts as F
 from cuewrap.answer import book as B
 from cuewrap.answer import dialog as D
-from cuewrap.answer import prompts as P
+from cuewrap.answer import layouts, own
 from cuewrap.answer.answerer import MAX_BUTTONS, Answerer, TypeKeys
 from cuewrap.answer.screen import DialogReader, OutputRing
 from cuewrap.answer.wire import Request
 from cuewrap.decisionlog import DecisionLog
+from cuewrap.engine import notices
 from cuewrap.loop import Loop
 
 WIDENS = (
@@ -62,6 +68,7 @@ class GenericAnswerer(Answerer):
         on_change: Callable[[], None] = lambda: None,
         type_keys: TypeKeys | None = None,
         make_reader: Callable[[int, int], DialogReader] | None = None,
+        notices: str = "",
     ) -> None:
         super().__init__(
             loop,
@@ -74,6 +81,9 @@ class GenericAnswerer(Answerer):
             type_keys=type_keys,
             make_reader=make_reader,
         )
+        self._dialogs: own.Dialogs | None = None  # the program's whose wait is open
+        self.notices = notices  # the preset whose own notifications are read (engine/notices)
+        self._by_notice = False  # the open wait came from its notification, not a report
 
     # -- facts (the controller, after each engine step) ------------------------------------
     def fact(self, fact: F.Fact, waits: Collection[str]) -> None:
@@ -87,27 +97,55 @@ class GenericAnswerer(Answerer):
                     self._closed()
                 else:
                     self._end("a new report")
-            if P.readable(fact.app, fact.kind) and "osc" in waits and fact.kind is not None:
+            dialogs = layouts.for_report(fact.app, fact.kind)
+            if dialogs is not None and "osc" in waits and fact.kind is not None:
+                self._dialogs, self._by_notice = dialogs, False
                 self._start(fact.kind, None)
             else:
                 self.log.write("answer", state="not answerable", dialog=fact.kind or "",
                                why="not a program or kind of dialog cuewrap reads")  # fmt: skip
+        elif isinstance(fact, F.ChildNotice):
+            self._notice(fact, waits)
+        elif isinstance(fact, F.OutputActive) and self._by_notice:
+            if self.book.in_flight is not None and self._typed:
+                self._look_closed(final=False)  # it draws again: is the dialog gone?
         elif isinstance(fact, F.ChildExit):
             self._end("the program exited")
 
+    def _notice(self, fact: F.ChildNotice, waits: Collection[str]) -> None:
+        """A program that reports no state, in its own notification's words: it waits (the
+        wait ``child`` open), or its turn ended."""
+        said = notices.meaning(self.notices, fact.title, fact.body)
+        if said is None:
+            return
+        if self._open is not None:  # it says more: the dialog it was about is over
+            if self.book.in_flight is not None and self._typed:
+                self._closed()
+            else:
+                self._end("the program said more")
+        dialogs = layouts.for_notice(self.notices, said)
+        if dialogs is not None and "child" in waits:
+            self._dialogs, self._by_notice = dialogs, True
+            self._start(said, None)
+        elif said not in ("ended",):
+            self.log.write("answer", state="not answerable", dialog=said,
+                           why="not a dialog cuewrap reads")  # fmt: skip
+
     # -- the hooks (answerer.Answerer) -----------------------------------------------------
     def _read(self, kind: str, lines: list[str] | None) -> D.Dialog | None:
-        return P.read(kind, lines) if lines is not None else None
+        dialogs = self._dialogs
+        return dialogs.read(kind, lines) if lines is not None and dialogs is not None else None
 
     def _agrees(self, dialog: D.Dialog, kind: str, check: str | None) -> bool:
         return True  # read by the report's kind: found is agreed
 
     def _keys_for(self, seen: D.Dialog, option: int, keys: D.Keys) -> bytes:
-        return P.key_for(option)
+        assert self._dialogs is not None  # a dialog was read with them
+        return self._dialogs.key_for(seen, option)
 
     def _allow(self, ticket: B.Ticket, index: int, req: Request, source: str) -> str | None:
         label = ticket.dialog.options[index]
-        if not P.widens(ticket.kind, label):
+        if self._dialogs is None or not self._dialogs.widens(ticket.kind, label):
             return None
         if req.token is None and source == "command line" and req.choice.strip() == label:
             return None
@@ -115,9 +153,12 @@ class GenericAnswerer(Answerer):
 
     def _button_options(self, ticket: B.Ticket) -> list[tuple[int, str]]:
         options = ticket.dialog.options
+        dialogs = self._dialogs
+        if dialogs is None:
+            return []
         if ticket.kind == "permission":
-            yes = [(i, "Yes") for i, o in enumerate(options) if o == "Yes"][:1]
-            no = [(i, "No") for i, o in enumerate(options) if P.is_no(o)][:1]
+            yes = [(i, "Yes") for i, o in enumerate(options) if dialogs.once(o)][:1]
+            no = [(i, "No") for i, o in enumerate(options) if dialogs.is_no(o)][:1]
             return yes + no if yes and no else []
         if len(options) > MAX_BUTTONS:
             return []
@@ -129,12 +170,18 @@ class GenericAnswerer(Answerer):
     # -- the close: a report, else the screen at the deadline -------------------------------
     def _too_late(self) -> None:
         self._deadline = None
+        self._look_closed(final=True)
+
+    def _look_closed(self, *, final: bool) -> None:
+        """Is the dialog of the answer in flight gone from the screen? Then it closed. Still
+        there: at the deadline (``final``) the answer has failed; before it, wait on."""
         claim = self.book.in_flight
         reader = self._reader
         if claim is None:
             return
         if reader is None:
-            self._finish(False, B.NOT_CLOSED, NOT_GONE)
+            if final:
+                self._finish(False, B.NOT_CLOSED, NOT_GONE)
             return
 
         def seen(lines: list[str] | None) -> None:
@@ -142,7 +189,7 @@ class GenericAnswerer(Answerer):
                 return  # the report came meanwhile
             if lines is not None and self._read(claim.ticket.kind, lines) != claim.ticket.dialog:
                 self._closed()  # the dialog left the screen: answered, the wait is over here
-            else:
+            elif final:
                 self._finish(False, B.NOT_CLOSED, NOT_GONE)
 
         reader.query(seen)

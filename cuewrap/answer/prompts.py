@@ -50,18 +50,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from cuewrap.answer import own
 from cuewrap.answer.dialog import MAX_LABEL, MAX_TITLE, Dialog, numbered_options
 
 MAX_OPTIONS = 9  # one digit each
 MAX_ABOVE = 60  # rows between the border and the question (a long preview does not fit)
-# the programs whose dialogs are read (their reports' ``app``), and the kinds of each
-LAYOUTS = {"claude-code": ("permission", "question")}
-
-
-def readable(app: str | None, kind: str | None) -> bool:
-    """Does cuewrap read a dialog for this report (``app``, ``kind``)? Another program's
-    dialogs (Codex CLI reports ``blocked:kind=permission`` too) are drawn otherwise."""
-    return app is not None and kind is not None and kind in LAYOUTS.get(app, ())
 
 
 _BORDER = re.compile(r"^─{10,}$")
@@ -222,3 +215,22 @@ def key_for(option: int) -> bytes:
     if not 0 <= option < MAX_OPTIONS:
         raise ValueError(f"option {option + 1} has no digit")
     return str(option + 1).encode()
+
+
+class ClaudeDialogs(own.Dialogs):
+    """Claude Code's dialogs (this module's layouts)."""
+
+    app = "claude-code"
+    kinds = ("permission", "question")
+
+    def read(self, kind: str, lines: Sequence[str]) -> Dialog | None:
+        return read(kind, lines)
+
+    def once(self, label: str) -> bool:
+        return label == "Yes"
+
+    def is_no(self, label: str) -> bool:
+        return is_no(label)
+
+
+CLAUDE = ClaudeDialogs()

@@ -13,12 +13,20 @@ output and comes back here ``consumed``: it is then delivered once, with the chi
 (sanitized, capped), through cuewrap's channels. In a protocol the host shows, it passes
 unchanged and cuewrap adds only the mark. OSC 7501 (``runs.on_program_status``) is stronger:
 once a program speaks it, the child's signals are recorded only.
+
+A known program's own notification in its fixed words (``notices.py``: Gemini CLI's) is a fact
+of what it says: "session complete" settles a run (Finished, its outcome unknown: the same
+words follow an error), "needs your attention" opens the child's wait (of kind ``permission``
+at an approval: answerable, docs/answering.md). Such a notification is always taken out of
+the output while cues are on: cuewrap's own cue is its one popup, and nothing while the user
+looks.
 """
 
 from __future__ import annotations
 
-from cuewrap.engine import wording
+from cuewrap.engine import notices, wording
 from cuewrap.engine._step import Step, app_name, block_reason, new_cue
+from cuewrap.engine.runs import settle, start_run
 from cuewrap.engine.state import EngineState
 from cuewrap.engine.waits import end_wait
 from cuewrap.facts import ChildBell, ChildNotice, OutputActive, OutputQuiet
@@ -49,7 +57,11 @@ def consume_notice(s: EngineState, protocol: str, now: float) -> bool:
     no stronger source live — a channel to re-emit it and a host terminal that would not show
     it as it is. With the program's own OSC 7501 reports live, only the first: its notification
     during a ``blocked`` wait cuewrap already told (docs/generic-mode.md)."""
-    if not (s.config.generic and s.cues_active and not _looking_at(s, now)):
+    if not (s.config.generic and s.cues_active):
+        return False
+    if notices.read_for(s.config.notices) and not stronger_live(s):
+        return True  # read as a fact: cuewrap's cue is its one popup (on_child_notice)
+    if _looking_at(s, now):
         return False
     if s.hush is not None or s.muted:  # quiet: it is the reminder, held (docs/attention.md)
         return True
@@ -107,6 +119,10 @@ def on_child_bell(st: Step, f: ChildBell) -> None:
 
 def on_child_notice(st: Step, f: ChildNotice) -> None:
     s = st.s
+    said = notices.meaning(s.config.notices, f.title, f.body) if s.config.generic else None
+    if said is not None and not stronger_live(s):
+        _program_notice(st, f, said)
+        return
     if s.config.generic:
         _signalled(st)
     if f.consumed:
@@ -157,6 +173,43 @@ def on_child_notice(st: Step, f: ChildNotice) -> None:
     st.rec("cue", cue="needs-input", source="child", signal=f.protocol, delivery=why)
 
 
+def _program_notice(st: Step, f: ChildNotice, said: notices.Meaning) -> None:
+    """A known program's notification read as what it says (its text never in the log)."""
+    st.set(told=True, notices_heard=True, busy=False)
+    end_wait(st, QUIET, f"child {f.protocol}")
+    if said == "ended":
+        end_wait(st, CHILD, "its turn ended")
+        if st.s.run is None:  # it reports no start: the run is implied by its end
+            start_run(st, "notice")
+            st.rec("run", run=st.s.run_seq, state="implied", reason="its turn-ended notification")
+        settle(st, "uncertain", f"{f.protocol}: its turn ended")
+        return
+    _signalled(st)
+    if CHILD in st.s.wait_keys:
+        st.rec(
+            "no_cue", source="child", signal=f.protocol, reason="merged: this wait was already told"
+        )
+        return
+    _open_wait(st, CHILD)
+    block = block_reason(st.s)
+    if block is not None:
+        st.rec("no_cue", cue="needs-input", source="child", signal=f.protocol, reason=block)
+        return
+    kind = "permission" if said == "permission" else None
+    note = new_cue(
+        st,
+        "needs-input",
+        None,
+        wording.needs_input(),
+        None,
+        source="child",
+        signal=f.protocol,
+        read_from=f.protocol,
+        fact_kind=kind,
+    )
+    st.set(wait_cue=note.cue_id)
+
+
 def on_output_active(st: Step, f: OutputActive) -> None:
     if not st.s.config.generic:
         return
@@ -165,9 +218,10 @@ def on_output_active(st: Step, f: OutputActive) -> None:
         end_wait(st, key, why)
     st.set(signalled=False)
     if not f.echo:
-        # while the program reports its own state (OSC 7501) its output is not its activity:
-        # a redraw after "done" must not read as working (docs/generic-mode.md)
-        st.set(busy=not stronger_live(st.s), told=False)
+        # while the program reports its own state (OSC 7501, or its notifications read) its
+        # output is not its activity: a redraw after "done" must not read as working
+        # (docs/generic-mode.md)
+        st.set(busy=not (stronger_live(st.s) or st.s.notices_heard), told=False)
 
 
 def on_output_quiet(st: Step, f: OutputQuiet) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from cuewrap.engine import notices
 from cuewrap.engine.generic import CHILD, OSC, stronger_live
 from cuewrap.engine.guard import clipboard_passes
 from cuewrap.engine.state import EngineState
@@ -48,15 +49,30 @@ class OutputRules:
 def output_rules(s: EngineState, clipboard: str, pi_mode: bool) -> OutputRules:
     """The rules as the engine's state ``s`` makes them (the same for every ``now`` until
     the next step: the idle time is counted by ``away_from``)."""
-    return OutputRules(_consumed(s), _away_from(s), clipboard, pi_mode, running=s.run is not None)
+    away_from = -math.inf if _read_as_facts(s) else _away_from(s)
+    return OutputRules(_consumed(s), away_from, clipboard, pi_mode, running=s.run is not None)
+
+
+def _read_as_facts(s: EngineState) -> bool:
+    """A known program's notifications, read as facts: taken out whoever looks (its one popup
+    is cuewrap's cue)."""
+    return (
+        s.config.generic
+        and s.cues_active
+        and notices.read_for(s.config.notices)
+        and not stronger_live(s)
+    )
 
 
 def _consumed(s: EngineState) -> frozenset[str]:
     """consume_notice without the user's presence: generic mode with cues on, and either a
-    wait of the child's already told or — no stronger source live — a channel to re-emit
-    it and a host terminal that would not show it as it is."""
+    known program's notifications (read as facts), a wait of the child's already told or —
+    no stronger source live — a channel to re-emit it and a host terminal that would not
+    show it as it is."""
     if not (s.config.generic and s.cues_active):
         return frozenset()
+    if _read_as_facts(s):
+        return NOTICES
     if s.hush is not None or s.muted:  # quiet: it is the reminder, held (docs/attention.md)
         return NOTICES
     if stronger_live(s):

@@ -105,6 +105,8 @@ class EngineConfig:
     signal: str = "Wants your attention"  # what its BEL / a text-less notification means
     host_native: frozenset[str] = frozenset()  # child OSCs the host shows as they are
     reemit: bool = False  # a channel exists to re-emit a child's notification
+    # the preset whose own notifications are read as facts (engine/notices.py; "": none)
+    notices: str = ""
     guard_clipboard: str = "user"  # guard.clipboard (its log records and /cue)
     guard_sequences: str = "own"  # guard.sequences
 
@@ -126,7 +128,7 @@ class Tick:
 
 # --- parts of the state ------------------------------------------------------------------
 
-RunSource = Literal["bridge", "osc7501", "screen"]
+RunSource = Literal["bridge", "osc7501", "screen", "notice"]
 AskCallState = Literal["fresh", "waiting", "done"]
 
 
@@ -218,6 +220,9 @@ class EngineState:
     busy: bool = False  # output active (not only echo) since the last quiet
     told: bool = False  # a BEL, notification or OSC 7501 report came since then
     status_app: str | None = None  # app= of the OSC 7501 reports (generic mode)
+    # a known program's notification was read (engine/notices.py): from then on its words,
+    # not its output, say whether it works (generic mode)
+    notices_heard: bool = False
     status_last: str | None = None  # state= of the program's last report (generic mode)
     # the session's state for the overview (``glance``), whatever the presence and the cues
     started: bool = False  # the program has said anything (a fact other than presence/keys)

@@ -40,8 +40,11 @@ PROGRAMS: tuple[Program, ...] = (
         " blocked:kind=permission; idle after Esc; working then idle while it starts);"
         " a bell at a turn's end while unfocused; OSC 21337 only in iTerm2",
         "its preset counts its reports without a query: Finished, Failed, Needs your input,"
-        " Cancelled: certain; its start-up idle (no key typed) gives nothing",
-        "nothing to supply; a cancel is told only when a key was typed in the run",
+        " Cancelled: certain; its start-up idle (no key typed) gives nothing; its approvals"
+        " (command, edits, permissions, network) answerable: a digit, don't-ask-again only by"
+        " exact label with the pid",
+        "nothing to supply; a cancel is told only when a key was typed in the run; an"
+        " approval taller than the screen is not answerable",
     ),
     Program(
         "opencode",
@@ -61,14 +64,18 @@ PROGRAMS: tuple[Program, ...] = (
         "Gemini CLI",
         "0.61.0, in the suite",
         "no OSC 7501 and no query; title '◇ Ready' / '✦ Working…' / '✋ Action Required';"
-        " with general.enableNotifications (off by default) OSC 777 (OSC 9 in iTerm2, a bell"
-        " in some terminals) unless it knows it is focused: 'session complete' when a turn"
-        " ends (after an API error too), 'needs your attention' at an approval",
-        "with that setting, its notifications, once, with its own text: guessed [?] (passed"
-        " where the terminal shows OSC 777, else re-emitted); otherwise quiet ('Seems to be"
-        " waiting') and the exit",
-        "no outcome: an error reads as a finished turn; the setting is the user's, cuewrap"
-        " does not turn it on (only a settings file could, and cuewrap writes none of theirs)",
+        " with general.enableNotifications (off by default) OSC 777 unless it thinks it is"
+        " focused (a key counts as focus): 'session complete' when a turn ends (after an API"
+        " error too), 'needs your attention' / 'Approval required' at an approval",
+        "cuewrap supplies the setting (a system-defaults file of its own for the session, the"
+        " user's own false wins) and reads its words: Finished (outcome unknown) [?], Needs"
+        " your input: certain that it waits; its notification taken out, cuewrap's cue the one"
+        " popup; its shell approval answerable (a digit; Allow for this session only by exact"
+        " label with the pid); after cuewrap's key it hears the focus-out again",
+        "no outcome: an error reads as a finished turn; the file is read only when root owns"
+        " it and every directory above (Gemini's check): cuewrap not root supplies nothing,"
+        " turn general.enableNotifications on yourself; its other waits (answer requested,"
+        " confirmations) not answerable",
     ),
     Program(
         "aider",

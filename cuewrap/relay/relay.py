@@ -122,6 +122,9 @@ class RelayControls(Protocol):
     def pass_held_status(self) -> None: ...
 
 
+REFOCUS_AFTER = 0.1  # seconds after cuewrap's keys before the child hears the focus again
+
+
 class ChildProcess(Protocol):
     """The child in its PTY (``leader.LedChild``): the only reaper of the child is its leader,
     whose reports arrive on ``reports``."""
@@ -170,6 +173,7 @@ class Relay:
         self.on_error = on_error
         self._to_child: deque[bytes] = deque()  # write units; a focus report is one unit
         self._to_child_len = 0
+        self._host_focus: str | None = None  # the host terminal's last focus report: in, out
         self._writer_on = False  # the loop watches the master for writability
         self._stdin_paused = False  # stdin not read: too much input waits for the child
         self._focus_timer: Timer | None = None
@@ -302,6 +306,7 @@ class Relay:
                     self._queue_child(item)
                     typed = True
             elif isinstance(item, FocusReport):
+                self._host_focus = item.direction
                 if self.child_mode(1004):
                     self._queue_child(seq.FOCUS_IN if item.direction == "in" else seq.FOCUS_OUT)
                 self._emit(item)
@@ -352,7 +357,17 @@ class Relay:
             return "the child is not reading its input"
         if n != len(data):  # a PTY takes a few bytes whole; keep the rest in order anyway
             self._queue_child(data[n:])
+        if self._host_focus == "out" and self.child_mode(1004):
+            self.loop.call_later(REFOCUS_AFTER, self._still_out)
         return None
+
+    def _still_out(self) -> None:
+        """After cuewrap's keys, the truth about focus again: a program that takes a key as a
+        sign the user is back (Gemini CLI 0.61.0 does) would stay silent while they are away.
+        The host's last report was a focus-out and no other came since: the child gets it
+        once more (docs/answering.md)."""
+        if self._host_focus == "out" and self.child_mode(1004):
+            self._queue_child(seq.FOCUS_OUT)
 
     def _queue_child(self, data: bytes) -> None:
         if not self._master_open:

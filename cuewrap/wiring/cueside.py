@@ -346,13 +346,18 @@ def _answering(
     """Answering Pi's dialogs from elsewhere (docs/answering.md), Pi mode with the bridge's
     channel: the answerer (closed by ``built`` if a later part fails); the control socket
     ``cuewrap answer`` talks to is made with the others' parts (``_Sources._control``).
-    Generic mode: a program's own dialogs (``answer/build.py``)."""
+    Generic mode: a program's own dialogs (``answer/build.py``; its preset's name: whose own
+    notifications may say it waits)."""
     if not plan.pi_mode:
         from cuewrap.answer.build import generic_answerer
+        from cuewrap.generic.presets import choose
 
+        preset = choose(plan.command, ctx.settings.generic.preset)[0].name
         fault("answer")
         type_keys = edge.relay.type_to_child if edge.relay is not None else None
-        return generic_answerer(ctx, plan.size, publisher, built, type_keys=type_keys)
+        return generic_answerer(
+            ctx, plan.size, publisher, built, type_keys=type_keys, notices=preset
+        )
     if plan.channel is None:
         return None
     from cuewrap.answer.answerer import Answerer, pi_keys
@@ -416,6 +421,7 @@ def engine_config(
         signal=preset.signal if preset is not None else EngineConfig.signal,
         host_native=native,
         reemit=reemit,
+        notices=preset.name if preset is not None else "",
         guard_clipboard=settings.guard.clipboard,
         guard_sequences=settings.guard.sequences,
     )

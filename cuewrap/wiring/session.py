@@ -111,6 +111,7 @@ class Session:
         child: LedChild | None = None
         try:
             channel = self._prepare_child()
+            held.callback(self._supply())
             child = self._spawn()
             held.callback(child.close)
             # the relay is set up while the child boots; the cue side after its first frame
@@ -250,6 +251,21 @@ class Session:
         self.argv[1:1] = ["-e", extension_path()]
         self.bridge_injected = True
         return channel
+
+    def _supply(self) -> Callable[[], None]:
+        """What the program is given for the session so that it says more (generic mode, cues
+        on: ``generic/supply.py``), and what takes it back at exit."""
+        if self.args.pi_mode or not self.guard or not self.settings.cues.enabled:
+            return lambda: None
+        from cuewrap.generic.presets import choose
+        from cuewrap.generic.supply import supply
+
+        preset = choose(self.args.command[0], self.settings.generic.preset)[0]
+        try:
+            return supply(preset.name, self.env, self.log.write)
+        except Exception as exc:  # fail open: the program runs as it would without cuewrap
+            self.log.error("supply", exc)
+            return lambda: None
 
     def _injection_waited(self, seconds: float) -> None:
         """cuewrap's bytes waited for the child's output to reach a safe point
