@@ -6,6 +6,7 @@ The user sends a prompt and leaves (the X focus moves to another window); the mo
 carries what a prompt injection can make it write (tests/test_realterm_guard.py's ATTACK, plus
 OSC 9); the run finishes while away. Then, read where a desktop reads it:
 
+- while the user looks, a run that ends gives nothing: no popup, no mark;
 - exactly one popup for the cue, from the row's path (the terminal's own or cuewrap's),
   counted as dunst received it; none of the model's;
 - the mark in the window's title (``_NET_WM_NAME``, as the terminal frames the program's title)
@@ -121,12 +122,22 @@ def test_one_popup_per_cue_the_mark_and_nothing_of_the_models(
                detail=t.title)  # fmt: skip
     [channels] = t.records("channels")[-1:]
     titles = Titles(t)
+    # while you look: a run ends, nothing (no popup, no mark)
+    fakemodel.push(text("looked at, all done."))
+    t.type("first")
+    t.key("Return")
+    wait_until(lambda: any(r.get("type") == "AgentSettled" for r in t.records("fact")), 20,
+               "the first run to settle")  # fmt: skip
+    absence_window(1.5, "a popup while the user looks")
+    assert received(seeded.env) == 0, notifications_now(seeded.env)
+    assert t.records("cue") == [] and t.title() == row.shown.format("π - work"), t.title()
     sleep = 2 if row.focus else IDLE + 3
     fakemodel.push(tool_call("bash", {"command": f"sleep {sleep:g}"}),
                    text(ANSWER, chunk_delay=0.05))  # fmt: skip
     t.type("summarise")
     t.key("Return")
-    wait_until(lambda: t.records("run"), 15, "the run started")
+    wait_until(lambda: len([r for r in t.records("run") if r.get("state") == "started"]) >= 2,
+               15, "the second run started")  # fmt: skip
     _leave(t, row)
     wait_until(lambda: t.records("cue"), 60, "the finished cue",
                detail=lambda: str([r.get("kind") for r in t.records()][-30:]))  # fmt: skip
