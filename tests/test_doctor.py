@@ -361,6 +361,62 @@ def test_check_focus_works_and_notification_seen(base_env: dict[str, str]) -> No
     assert b"terminal notification: seen (osc99)" in out
 
 
+def _vte_check(env: dict[str, str], seen: str, use: str | None) -> bytes:
+    """``doctor --check`` in a VTE terminal (``VTE_VERSION``: shows OSC 777 only when patched):
+    away and back, the test notification ``seen`` (y/n), its own popup chosen or not."""
+    p = check_in_shell(dict(env, VTE_VERSION="7006"))
+    p.expect("come back")
+    p.send("\x1b[O")
+    p.expect("you left")
+    p.send("\x1b[I")
+    p.expect("focus reports work")
+    p.expect(r"Sending a test notification \(osc777\)")
+    p.expect(r"Did you see the test notification\? \[y/n\] ")
+    p.send(seen)
+    if use is not None:
+        p.expect(r"use its popup instead of cuewrap's from now on .*\[y/n\] ")
+        p.send(use)
+    p.expect(r"Did the title show .*\[y/n\] ")
+    p.send("y")
+    rc, out = finish_in_shell(p)
+    assert_restored(out)
+    assert rc == 0, out
+    return out
+
+
+def _config(env: dict[str, str]) -> str:
+    path = Path(env["HOME"]) / ".config" / "cuewrap" / "config.toml"
+    return path.read_text() if path.exists() else ""
+
+
+@pytest.mark.pty
+def test_check_settles_a_patched_vte_with_one_key(base_env: dict[str, str]) -> None:
+    """A VTE that showed the test notification (a patched one): one key makes its popup the
+    one a cue gives, saved; the next session's plan then sends OSC 777 and no D-Bus popup."""
+    out = _vte_check(base_env, "y", "y")
+    assert b"its own popup from now on: saved notify.terminal = osc777" in out, out
+    text = _config(base_env)
+    assert 'terminal = "osc777"' in text and 'desktop = "off"' in text, text
+    r = doctor(dict(base_env, VTE_VERSION="7006"), "doctor")
+    assert r.returncode == 0, r.stderr
+    assert "osc777" in r.stdout, r.stdout
+
+
+@pytest.mark.pty
+@pytest.mark.parametrize(("seen", "use"), [("n", None), ("y", "n")])
+def test_check_leaves_an_unpatched_vte_on_cuewraps_popup(
+    base_env: dict[str, str], seen: str, use: str | None
+) -> None:
+    """Not seen (upstream VTE ignores OSC 777), or seen but not chosen: nothing is saved,
+    cuewrap's own popup stays the one; the summary says which."""
+    out = _vte_check(base_env, seen, use)
+    assert _config(base_env) == ""
+    if seen == "n":
+        assert b"does not show its own; cuewrap's popup is the one a cue gives" in out, out
+    else:
+        assert b"its own popup: not chosen; cuewrap's own stays" in out, out
+
+
 @pytest.mark.pty
 def test_check_no_notification_protocol_and_answer_no(base_env: dict[str, str]) -> None:
     env = dict(base_env, CUEWRAP_NOTIFY_TERMINAL="off")

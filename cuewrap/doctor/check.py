@@ -16,7 +16,7 @@ from typing import Any
 
 from cuewrap.args import err
 from cuewrap.config import Settings
-from cuewrap.deliver.terminal import Choice, TerminalNotifier
+from cuewrap.deliver.terminal import Choice, TerminalNotifier, terminal_shows
 from cuewrap.engine.effects import MARK_WAITING, Eligibility, Notify
 from cuewrap.host import HostTerminal
 from cuewrap.term import sequences as seq
@@ -144,6 +144,10 @@ class CheckResult:
     notification: bool | None = None  # None: not sent or not answered
     notification_sent: bool = False
     title: bool | None = None
+    # a terminal that may or may not show its own (a patched VTE, urxvt's extension): the
+    # user's answer settles it; ``use_own``: they chose its popup instead of cuewrap's
+    maybe: bool = False
+    use_own: bool | None = None
 
 
 def run_check(settings: Settings, choice: Choice, env: Mapping[str, str]) -> int:
@@ -188,7 +192,31 @@ def run_check(settings: Settings, choice: Choice, env: Mapping[str, str]) -> int
     if status == -2:
         err(f"doctor: check failed: {failure} (terminal restored)")
         return 1
-    return _summary(result, choice, env)
+    saved = _save_own(choice, env) if result.use_own else ""
+    return _summary(result, choice, env, saved)
+
+
+def _save_own(choice: Choice, env: Mapping[str, str]) -> str:
+    """The user saw this terminal's own notification and chose it: ``notify.terminal`` set to
+    its protocol and ``notify.desktop`` off in the settings file, so a cue is that one popup
+    (docs/terminals.md). What was saved, or why not, for the summary."""
+    from cuewrap.config import ConfigError, find_key
+    from cuewrap.configure.store import ConfigFile, config_path
+
+    path = config_path(None, env)
+    try:
+        file = ConfigFile(path)
+        for name, value in (("notify.terminal", choice.protocol), ("notify.desktop", "off")):
+            spec = find_key(name)
+            assert spec is not None
+            file.set(spec, value)
+        file.save()
+    except (ConfigError, OSError) as exc:
+        return f"not saved ({exc}): set notify.terminal = {choice.protocol}, notify.desktop = off"
+    return (
+        f"saved notify.terminal = {choice.protocol} and notify.desktop = off in {path}"
+        " (`cuewrap config unset` both to undo)"
+    )
 
 
 def _wait(keys: _Keys, seconds: float, on_token: Callable[[str], bool]) -> bool:
@@ -271,10 +299,18 @@ def _check_steps(
         write(seq.TITLE_POP + seq.TITLE_PUSH)  # the user's title back, and saved again
     if result.notification_sent:
         result.notification = _ask(keys, say, "   Did you see the test notification?")
+        result.maybe = terminal_shows(choice.terminal) == "maybe"
+        if result.maybe and result.notification:
+            result.use_own = _ask(
+                keys,
+                say,
+                "   This terminal shows them itself: use its popup instead of cuewrap's from"
+                " now on (saved in your settings)?",
+            )
     result.title = _ask(keys, say, f"   Did the title show '{MARK_TEXT}'?")
 
 
-def _summary(result: CheckResult, choice: Choice, env: Mapping[str, str]) -> int:
+def _summary(result: CheckResult, choice: Choice, env: Mapping[str, str], saved: str = "") -> int:
     lines = ["Check results"]
     if result.focus_ok:
         lines.append("  focus reports: working (CSI O and CSI I arrived)")
@@ -293,6 +329,18 @@ def _summary(result: CheckResult, choice: Choice, env: Mapping[str, str]) -> int
         lines.append(f"  terminal notification: not sent ({choice.reason})")
     elif result.notification:
         lines.append(f"  terminal notification: seen ({choice.protocol})")
+        if result.maybe and result.use_own:
+            lines.append(f"  its own popup from now on: {saved}")
+        elif result.maybe:
+            lines.append(
+                "  its own popup: not chosen; cuewrap's own stays the one popup of a cue"
+                " (notify.terminal and notify.desktop as they are)"
+            )
+    elif result.maybe:
+        lines.append(
+            f"  terminal notification: not seen ({choice.protocol}): this {choice.terminal}"
+            " does not show its own; cuewrap's popup is the one a cue gives (nothing to set)"
+        )
     else:
         lines.append(
             f"  terminal notification: not seen ({choice.protocol}); try another protocol"
@@ -306,5 +354,7 @@ def _summary(result: CheckResult, choice: Choice, env: Mapping[str, str]) -> int
             " notify.title_marks = false turns marks off"
         )
     print("\n".join(lines))
-    ok = result.focus_ok and result.title and (result.notification or not result.notification_sent)
+    # a terminal that may not show its own: "not seen" is an answer too (cuewrap's popup)
+    told = result.notification or (result.maybe and result.notification is False)
+    ok = result.focus_ok and result.title and (told or not result.notification_sent)
     return 0 if ok else 1
