@@ -190,6 +190,62 @@ def test_one_popup_per_cue_the_mark_and_nothing_of_the_models(
     })  # fmt: skip
 
 
+@pytest.fixture
+def xdesk(dunst_menu: Session) -> Session:
+    """The matrix's desktop: dunst whose context menu picks a named action (a button click,
+    ``tests/desktoprig.py``); otherwise the same as every real terminal's."""
+    return dunst_menu
+
+
+ANSWERABLE = [name for name in MATRIX if ROWS[name].popup == "Pi" and ROWS[name].focus]
+
+
+@pytest.mark.parametrize("terminal", ANSWERABLE)
+def test_a_wait_answered_from_the_popups_button(
+    launch: Any, fakemodel: FakeModel, xdesk: Session, terminal: str
+) -> None:
+    """Away, Pi asks (the test extension's confirm dialog): cuewrap's popup carries Yes / No;
+    a click on Yes answers the dialog in the terminal, the run goes on and finishes: one popup
+    per cue, the marks in turn. Where the
+    popup is the terminal's own (kitty, Konsole) it has no buttons: `cuewrap answer` there."""
+    row = ROWS[terminal]
+    t: Term = launch(terminal, cuewrap_pi() + "; sleep 600")
+    ready(t)
+    fakemodel.push(tool_call("test_confirm", {"title": "Deploy", "message": "Now?"}),
+                   text("after the dialog"))  # fmt: skip
+    t.type("deploy")
+    t.key("Return")
+    wait_until(lambda: t.records("run"), 15, "the run started")
+    t.focus(False)
+    wait_until(lambda: [c for c in t.records("cue") if c.get("cue") == "needs-input"], 30,
+               "the needs-input cue",
+               detail=lambda: str([r.get("kind") for r in t.records()]))  # fmt: skip
+    sent = wait_until(
+        lambda: next((r for r in t.records("delivery") if r.get("channel") == "desktop"
+                      and r.get("state") == "delivered"), None), 15, "cuewrap's popup")  # fmt: skip
+    wait_until(lambda: t.title() == row.shown.format("[?] π - work"), 10, "the [?] mark",
+               detail=t.title)  # fmt: skip
+    sid = int(sent["reason"].split()[-1])
+    (xdesk.tmp / "dunst-pick").write_text(f"[{sid},answer-1]\n")
+    x(xdesk.env, "dunstctl", "context")
+    answered = wait_until(lambda: [r for r in t.records("answer") if "result" in r], 15,
+                          "the answer", detail=lambda: str(t.records("answer")))  # fmt: skip
+    assert [(a["source"], a["option"], a["result"]) for a in answered] == [
+        ("desktop", 1, "answered")
+    ], answered
+    wait_until(lambda: fakemodel.tool_results(), 15, "the dialog's result")
+    assert fakemodel.content_text(fakemodel.tool_results()[-1]) == "confirmed: yes"
+    # the run goes on and finishes while the user is still away: the [?] mark gives way to
+    # the finished one, and that cue is the second popup (one per cue)
+    wait_until(lambda: t.title() == row.shown.format("[✓] π - work"), 15, "the finished mark",
+               detail=t.title)  # fmt: skip
+    wait_until(lambda: received(xdesk.env) >= 2, 10, "the finished popup")
+    absence_window(1.0, "a third popup")
+    assert [c["cue"] for c in t.records("cue")] == ["needs-input", "finished"], t.records("cue")
+    bodies = sorted(n["body"] for n in notifications_now(xdesk.env))
+    assert bodies == ["Finished", "Needs your input"], notifications_now(xdesk.env)
+
+
 @pytest.mark.parametrize(
     ("terminal", "focus"),
     [
