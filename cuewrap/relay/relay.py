@@ -65,9 +65,11 @@ from cuewrap.relay.leader import ChildEvent
 from cuewrap.relay.signals import TERM_SIGNALS, SignalPipe
 from cuewrap.term import sequences as seq
 from cuewrap.term.answers import AnswerFilter, TerminalAnswer
+from cuewrap.term.childqueries import ChildQuery
+from cuewrap.term.childqueries import answer as child_answer
 from cuewrap.term.clipboard import ClipboardSequence
 from cuewrap.term.focus import FocusFilter, FocusReport, HostStatusReply
-from cuewrap.term.tracker import FocusMayBeOff, OutputTracker, StatusQuery
+from cuewrap.term.tracker import FocusMayBeOff, ModeChange, OutputTracker, StatusQuery
 
 if TYPE_CHECKING:
     from cuewrap.relay.decisions import OutputDecisions
@@ -129,6 +131,7 @@ class RelayControls(Protocol):
     def provenance_lost(self, why: str) -> bool: ...
     def provenance_back(self) -> bool: ...
     def pass_held_status(self) -> None: ...
+    def tell_focus(self, focused: bool) -> None: ...
 
 
 class ChildProcess(Protocol):
@@ -201,6 +204,11 @@ class Relay:
         self._writer_on = False  # the loop watches the master for writability
         self._stdin_paused = False  # stdin not read: too much input waits for the child
         self._focus_timer: Timer | None = None
+        # the cue side tells the child the user's presence (``tell_focus``): None until it
+        # does (the host's reports are forwarded as they come), then what the child was told
+        # last (None again once the child turns mode 1004 off: told anew when it turns it on)
+        self._telling = False
+        self._told: bool | None = None
         self._output_timer: Timer | None = None
         # the loop's deadline is set for ``_gathered``: the master is not watched meanwhile
         self._gathering = False
@@ -337,7 +345,7 @@ class Relay:
                     self._queue_child(item)
                     typed = True
             elif isinstance(item, FocusReport):
-                if self.child_mode(1004):
+                if self.child_mode(1004) and not self._telling:
                     self._queue_child(seq.FOCUS_IN if item.direction == "in" else seq.FOCUS_OUT)
                 self._emit(item)
             elif isinstance(item, HostStatusReply):
@@ -351,6 +359,18 @@ class Relay:
             if self.decisions is not None:
                 self.decisions.typed()
             self._emit(_KEYSTROKE)
+
+    def tell_focus(self, focused: bool) -> None:
+        """The user's presence as cuewrap knows it, for a child that turned focus reporting
+        on (generic mode, a preset that asks: docs/generic-mode.md): one focus report when it
+        differs from what the child was told last, in one write. From the first call on the
+        host's own reports are no longer forwarded: the cue side's presence (focus reports,
+        idle time, tmux's view) is the one truth the child gets."""
+        self._telling = True
+        if not self.child_mode(seq.MODE_FOCUS) or self._told is focused:
+            return
+        self._told = focused
+        self._queue_child(seq.FOCUS_IN if focused else seq.FOCUS_OUT)
 
     def _pass_status_on(self) -> None:
         """The host terminal speaks the Program Status Protocol: the child's reports pass on
@@ -633,6 +653,10 @@ class Relay:
                 elif isinstance(event, StatusQuery):
                     # answered now: the host has not yet seen what followed the query (its DA1)
                     self._queue_child(seq.PROGRAM_STATUS_ANSWER)
+                elif isinstance(event, ChildQuery):  # cuewrap's to answer (term/childqueries.py)
+                    self._queue_child(child_answer(event, self.child_mode(seq.MODE_FOCUS)))
+                elif isinstance(event, ModeChange) and event.mode == seq.MODE_FOCUS:
+                    self._told = None  # told anew from the mode's next start
                 elif isinstance(event, ClipboardSequence) and self.decisions is not None:
                     event = self.decisions.explain(event)  # why it passed or not
                 self._emit(event)

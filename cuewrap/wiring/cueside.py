@@ -130,6 +130,11 @@ def build_controller(ctx: Context, plan: Plan, edge: Edge) -> Controller:
             pi_mode=plan.pi_mode,
             on_unseen=edge.relay.set_unseen if edge.relay is not None else None,
             on_rules=decisions.set_rules if decisions is not None else None,
+            on_focus=(
+                edge.relay.tell_focus
+                if edge.relay is not None and preset is not None and preset.answers_child
+                else None
+            ),
         )
         built.pop_all()  # the controller's now
     return controller

@@ -387,6 +387,8 @@ class Session:
             # check confirmed it (docs/terminal-guard.md)
             marked_titles=self._marked_titles(),
             hold_blocked=self.guard and self.args.pi_mode,  # until the provenance mark
+            # its DECRQM 1004 and OSC 99 queries are cuewrap's to answer (opencode)
+            answer_child=self.guard and not self.args.pi_mode and self._answers_child(),
         )
         return focus, tracker
 
@@ -412,6 +414,14 @@ class Session:
         from cuewrap.generic.presets import content_only
 
         return bool(self.args.command) and content_only(
+            self.args.command[0], self.settings.generic.preset
+        )
+
+    def _answers_child(self) -> bool:
+        """Generic mode: cuewrap answers the program's own queries (term/childqueries.py)."""
+        from cuewrap.generic.presets import answers_child
+
+        return bool(self.args.command) and answers_child(
             self.args.command[0], self.settings.generic.preset
         )
 
