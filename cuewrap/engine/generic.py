@@ -19,9 +19,11 @@ from __future__ import annotations
 
 from cuewrap.engine import wording
 from cuewrap.engine._step import Step, app_name, block_reason, new_cue
+from cuewrap.engine.said import on_said
 from cuewrap.engine.state import EngineState
 from cuewrap.engine.waits import end_wait
 from cuewrap.facts import ChildBell, ChildNotice, OutputActive, OutputQuiet
+from cuewrap.generic.words import said
 
 CHILD = "child"  # wait opened by the child's BEL or notification
 OSC = "osc"  # wait opened by the program's own OSC 7501 ``blocked`` (runs.on_program_status)
@@ -107,6 +109,10 @@ def on_child_bell(st: Step, f: ChildBell) -> None:
 
 def on_child_notice(st: Step, f: ChildNotice) -> None:
     s = st.s
+    meaning = said(s.config.words, f.body) if s.config.generic and s.config.words else None
+    if meaning is not None:  # the program's own words: its fact (engine/said.py)
+        on_said(st, f, *meaning)
+        return
     if s.config.generic:
         _signalled(st)
     if f.consumed:

@@ -105,6 +105,7 @@ class EngineConfig:
     signal: str = "Wants your attention"  # what its BEL / a text-less notification means
     host_native: frozenset[str] = frozenset()  # child OSCs the host shows as they are
     reemit: bool = False  # a channel exists to re-emit a child's notification
+    words: str = ""  # the program whose notification words are its facts (generic/words.py)
     guard_clipboard: str = "user"  # guard.clipboard (its log records and /cue)
     guard_sequences: str = "own"  # guard.sequences
 
@@ -126,7 +127,7 @@ class Tick:
 
 # --- parts of the state ------------------------------------------------------------------
 
-RunSource = Literal["bridge", "osc7501", "screen"]
+RunSource = Literal["bridge", "osc7501", "screen", "child"]
 AskCallState = Literal["fresh", "waiting", "done"]
 
 

@@ -421,6 +421,7 @@ def engine_config(
         signal=preset.signal if preset is not None else EngineConfig.signal,
         host_native=native,
         reemit=reemit,
+        words=preset.name if preset is not None and preset.answers_child else "",
         guard_clipboard=settings.guard.clipboard,
         guard_sequences=settings.guard.sequences,
     )

@@ -111,6 +111,8 @@ class Session:
         child: LedChild | None = None
         try:
             channel = self._prepare_child()
+            if self.guard and not self.args.pi_mode and self._answers_child():
+                self._supply_settings(held)
             child = self._spawn()
             held.callback(child.close)
             # the relay is set up while the child boots; the cue side after its first frame
@@ -233,6 +235,24 @@ class Session:
         self.argv[1:1] = ["-e", extension_path()]
         self.bridge_injected = True
         return channel
+
+    def _supply_settings(self, held: Held) -> None:
+        """opencode: its notifications on for this session through a settings file of
+        cuewrap's own, where nothing of the user's says otherwise (``generic/opencode.py``);
+        the file goes at the end. Fails open: opencode then runs as the user set it."""
+        import shutil
+
+        from cuewrap.generic import opencode
+
+        try:
+            folder, why = opencode.supply(self.env)
+        except OSError as exc:
+            self.log.write("supplied", setting="attention", state="failed", why=str(exc))
+            return
+        self.log.write("supplied", setting="attention", state="on" if folder else "none", why=why)
+        if folder is not None:
+            held.callback(lambda: shutil.rmtree(folder, ignore_errors=True))
+            self.env[opencode.ENV] = os.path.join(folder, "tui.json")
 
     def _injection_waited(self, seconds: float) -> None:
         """cuewrap's bytes waited for the child's output to reach a safe point
