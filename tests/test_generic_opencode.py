@@ -147,7 +147,6 @@ def test_a_permission_prompt_while_away_gives_one_needs_your_input(
         tmp_path,
         tool_call("bash", command),
         text("The tool ran."),
-        env=QUIET,
         config=ASK_BASH,
     )
     s.presence(AWAY, "away")

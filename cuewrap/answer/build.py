@@ -24,13 +24,20 @@ def generic_answerer(
     built: contextlib.ExitStack,
     *,
     type_keys: TypeKeys | None,
+    preset: str = "",
 ) -> GenericAnswerer:
     """The answerer of a program's own dialogs: its wait published, its keys typed through
-    ``type_keys`` (the relay's)."""
+    ``type_keys`` (the relay's); ``preset``: a program whose dialogs have an answerer of their
+    own (opencode: ``answer/opencode.py``)."""
     from cuewrap.answer.generic import GenericAnswerer
     from cuewrap.answer.screen import OutputRing
 
-    answerer = GenericAnswerer(
+    kind = GenericAnswerer
+    if preset == "opencode":
+        from cuewrap.answer.opencode import OpencodeAnswerer
+
+        kind = OpencodeAnswerer
+    answerer = kind(
         ctx.loop,
         ctx.log,
         OutputRing(*size),

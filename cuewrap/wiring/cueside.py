@@ -98,7 +98,7 @@ def build_controller(ctx: Context, plan: Plan, edge: Edge) -> Controller:
             program=program, events_fd=plan.events_fd,
         )  # fmt: skip
         built.callback(publisher.withdraw)
-        answering = _answering(ctx, plan, edge, publisher, built, fault)
+        answering = _answering(ctx, plan, edge, publisher, built, fault, preset)
         fault("delivery")
         app = preset.app if preset is not None else "Pi"
         w = publisher.where
@@ -347,6 +347,7 @@ def _answering(
     publisher: Publisher,
     built: contextlib.ExitStack,
     fault: Callable[[str], None],
+    preset: Preset | None = None,
 ) -> Answerer | None:
     """Answering Pi's dialogs from elsewhere (docs/answering.md), Pi mode with the bridge's
     channel: the answerer (closed by ``built`` if a later part fails); the control socket
@@ -357,7 +358,8 @@ def _answering(
 
         fault("answer")
         type_keys = edge.relay.type_to_child if edge.relay is not None else None
-        return generic_answerer(ctx, plan.size, publisher, built, type_keys=type_keys)
+        name = preset.name if preset is not None else ""
+        return generic_answerer(ctx, plan.size, publisher, built, type_keys=type_keys, preset=name)
     if plan.channel is None:
         return None
     from cuewrap.answer.answerer import Answerer, pi_keys

@@ -1,0 +1,271 @@
+"""Answering opencode's permission dialog from elsewhere (docs/answering.md, "opencode").
+
+The wait: opencode's own words, "Permission needs input" (its OSC 99, read as the engine's
+wait ``said``: ``engine/said.py``), and its dialog on the screen in its words, as 1.18.33 draws
+it at the bottom of its screen (rows begin with its border ``┃``)::
+
+      ┃  △ Permission required                          the header
+      ┃    # Shell command                              what is asked (its icon, its title)
+      ┃
+      ┃  $ echo RAN > ran.txt                           the body (the command, a URL …)
+      ┃
+      ┃   Allow once   Allow always   Reject      ctrl+f fullscreen  ⇆ select  enter confirm
+      ┃
+
+The buttons carry no number and no letter: the selected one is told only by its background
+(read from the screen's cells: ``bgworker.py``), and its keys are relative (left / right, ``h`` /
+``l``, wrapping; Enter confirms; Escape rejects). So the keys are computed from the screen read
+right before typing: the moves to the option (right, as many as it takes), then the screen read
+again, and Enter only if the selection stands on that option in the same dialog. "Allow always"
+opens opencode's own confirmation (``△ Always allow`` … ``Confirm   Cancel``): Enter there too,
+once the screen shows it with ``Confirm`` selected.
+
+"Allow always" widens what opencode may do without asking (until it restarts): never a button,
+never chosen by number or through a token, only by its exact label with the session's pid, as
+Claude Code's "always" options. The buttons offered: "Allow once" and "Reject".
+
+The close: the dialog gone from the screen (read every ``LOOK`` s after Enter, up to
+``CLOSE_WITHIN``); opencode's next words ("Session done", its error) end it too.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Collection
+
+from cuewrap import facts as F
+from cuewrap.answer import book as B
+from cuewrap.answer import dialog as D
+from cuewrap.answer.answerer import CLOSE_WITHIN, TypeKeys
+from cuewrap.answer.generic import WIDENS, GenericAnswerer
+from cuewrap.answer.screen import DialogReader, OutputRing
+from cuewrap.answer.wire import Request
+from cuewrap.decisionlog import DecisionLog
+from cuewrap.generic.words import said
+from cuewrap.loop import Loop
+
+PERMISSION = ("△ Permission required", ("Allow once", "Allow always", "Reject"))
+ALWAYS = ("△ Always allow", ("Confirm", "Cancel"))
+ONCE, WIDER, REJECT = 0, 1, 2  # the permission dialog's options
+RIGHT, ENTER = b"\x1b[C", b"\r"
+LOOK = 0.1  # seconds between reads of the screen after a key
+_BORDER = "  ┃"
+_HINTS = re.compile(r"^(?:\S+ (?:fullscreen|minimize)\s+)?⇆ select\s+enter confirm$")
+
+
+def read(
+    rows: list[str] | None, stage: tuple[str, tuple[str, ...]] = PERMISSION
+) -> D.Dialog | None:
+    """The dialog of ``stage`` opencode shows, from the bgworker's rows (the screen's lines,
+    then their background signatures), or None: not exactly that, as the last thing on the
+    screen, with one option's background unlike the others'."""
+    if not rows or len(rows) % 2:
+        return None
+    n = len(rows) // 2
+    lines, bgs = rows[:n], rows[n:]
+    header, labels = stage
+    last = next((i for i in range(n - 1, -1, -1) if lines[i].strip()), None)
+    if last is None:
+        return None
+    if lines[last].rstrip() == _BORDER:  # its bottom padding
+        last -= 1
+    if last < 1 or not lines[last].startswith(_BORDER + " "):
+        return None
+    buttons = lines[last]
+    parts = re.split(r"\s{2,}", buttons[len(_BORDER) :].strip())
+    if tuple(parts[: len(labels)]) != labels:
+        return None
+    if not _HINTS.match("  ".join(parts[len(labels) :])):
+        return None
+    selected = _selected(buttons, bgs[last], labels)
+    if selected is None:
+        return None
+    top = next(
+        (i for i in range(last - 1, -1, -1) if lines[i].rstrip() == _BORDER + "  " + header), None
+    )
+    if top is None:
+        return None
+    body = []
+    for line in lines[top + 1 : last]:
+        if not line.startswith(_BORDER):
+            return None  # not one box: something else stands between
+        if line[len(_BORDER) :].strip():
+            body.append(line[len(_BORDER) :].strip())
+    title = " ".join(body)
+    if not title or len(title) > D.MAX_TITLE:
+        return None
+    return D.Dialog(title, labels, selected)
+
+
+def _selected(row: str, bg: str, labels: tuple[str, ...]) -> int | None:
+    """The one option whose background differs from the button row's (its panel's, right of
+    the border), or None."""
+    panel = len(_BORDER)
+    if len(bg) <= panel:
+        return None
+    at = panel
+    odd = []
+    for i, label in enumerate(labels):
+        at = row.find(label, at)
+        if at < 0 or at >= len(bg):
+            return None
+        if bg[at] != bg[panel]:
+            odd.append(i)
+        at += len(label)
+    return odd[0] if len(odd) == 1 else None
+
+
+def bg_reader(loop: Loop, log: DecisionLog) -> Callable[[int, int], DialogReader]:
+    """The dialog reader's factory, its worker the one that reads backgrounds too."""
+    return lambda cols, rows: DialogReader(
+        loop, cols, rows, on_error=log.error, worker="cuewrap.answer.bgworker"
+    )
+
+
+class OpencodeAnswerer(GenericAnswerer):
+    program = "opencode"
+
+    def __init__(
+        self,
+        loop: Loop,
+        log: DecisionLog,
+        ring: OutputRing,
+        *,
+        summary: bool,
+        on_change: Callable[[], None] = lambda: None,
+        type_keys: TypeKeys | None = None,
+        make_reader: Callable[[int, int], DialogReader] | None = None,
+    ) -> None:
+        super().__init__(
+            loop,
+            log,
+            ring,
+            summary=summary,
+            on_change=on_change,
+            type_keys=type_keys,
+            make_reader=make_reader or bg_reader(loop, log),
+        )
+
+    # -- facts: its own words --------------------------------------------------------------
+    def fact(self, fact: F.Fact, waits: Collection[str]) -> None:
+        if isinstance(fact, F.ChildNotice):
+            meaning = said("opencode", fact.body)
+            if meaning is None:
+                return
+            if self._open is not None:  # its next words: the dialog is over
+                if self.book.in_flight is not None and self._typed:
+                    self._closed()
+                else:
+                    self._end("opencode said more")
+            if meaning == ("blocked", "permission") and "said" in waits:
+                self._start("permission", None)
+            elif meaning[0] == "blocked":
+                self.log.write("answer", state="not answerable", dialog=meaning[1] or "",
+                               why="not a dialog cuewrap reads")  # fmt: skip
+        elif isinstance(fact, F.ChildExit):
+            self._end("the program exited")
+
+    # -- the hooks ---------------------------------------------------------------------------
+    def _read(self, kind: str, lines: list[str] | None) -> D.Dialog | None:
+        return read(lines) if kind == "permission" else None
+
+    def _allow(self, ticket: B.Ticket, index: int, req: Request, source: str) -> str | None:
+        if index != WIDER:
+            return None
+        label = ticket.dialog.options[index]
+        if req.token is None and source == "command line" and req.choice.strip() == label:
+            return None
+        return WIDENS
+
+    def _button_options(self, ticket: B.Ticket) -> list[tuple[int, str]]:
+        return [(ONCE, "Allow once"), (REJECT, "Reject")]
+
+    def _shown(self, ticket: B.Ticket) -> bool:
+        return True  # opencode's own fixed words, never the model's
+
+    # -- the keys: moves computed from the screen, checked, then Enter ------------------------
+    def _verified(self, claim: B.Claim, keys: D.Keys, lines: list[str] | None) -> None:
+        if self.book.in_flight is not claim:
+            return
+        seen = read(lines)
+        if seen is None or seen != claim.ticket.dialog:
+            self._finish(False, B.NOT_SHOWN, "the screen changed")
+            return
+        moves = (claim.option - seen.selected) % len(seen.options)
+        if moves == 0:
+            self._enter(claim, PERMISSION)
+            return
+        if not self._type(RIGHT * moves):
+            return
+        self._after(LOOK, lambda rows: self._moved(claim, rows))
+
+    def _moved(self, claim: B.Claim, rows: list[str] | None) -> None:
+        """The moves went in: Enter only if the selection stands on the option now."""
+        seen = read(rows)
+        wanted = claim.ticket.dialog._replace(selected=claim.option)
+        if seen != wanted:
+            self._finish(False, B.NOT_SHOWN, "the selection is not on that option")
+            return
+        self._enter(claim, PERMISSION)
+
+    def _enter(self, claim: B.Claim, stage: tuple[str, tuple[str, ...]]) -> None:
+        if not self._type(ENTER):
+            return
+        if claim.option == WIDER and stage is PERMISSION:
+            self._confirm(claim, 0)
+        else:
+            self._poll_close(claim, 0)
+
+    def _confirm(self, claim: B.Claim, tries: int) -> None:
+        """ "Allow always": its confirmation, Enter once it shows with ``Confirm`` selected."""
+
+        def seen(rows: list[str] | None) -> None:
+            if self.book.in_flight is not claim:
+                return
+            dialog = read(rows, ALWAYS)
+            if dialog is not None and dialog.selected == 0:
+                self._enter(claim, ALWAYS)
+            elif tries * LOOK < CLOSE_WITHIN:
+                self._confirm(claim, tries + 1)
+            else:
+                self._finish(False, B.NOT_CLOSED, "its confirmation did not show")
+
+        self._after(LOOK, seen)
+
+    def _poll_close(self, claim: B.Claim, tries: int) -> None:
+        def seen(rows: list[str] | None) -> None:
+            if self.book.in_flight is not claim:
+                return
+            if rows is not None and read(rows) is None and read(rows, ALWAYS) is None:
+                self._closed()  # gone from the screen: answered
+            elif tries * LOOK < CLOSE_WITHIN:
+                self._poll_close(claim, tries + 1)
+            else:
+                self._finish(False, B.NOT_CLOSED, "the dialog is still shown")
+
+        self._after(LOOK, seen)
+
+    def _type(self, data: bytes) -> bool:
+        if self.type_keys is None:
+            self._finish(False, B.NOT_SHOWN, "no input to type into")
+            return False
+        why = self.type_keys(data)
+        if why is not None:
+            self._finish(False, why, why)
+            return False
+        if not self._typed:
+            self._typed = True
+            self._typed_at = time.monotonic()
+        return True
+
+    def _after(self, seconds: float, then: Callable[[list[str] | None], None]) -> None:
+        def look() -> None:
+            self._hold = None
+            reader = self._reader
+            if reader is None:
+                then(None)
+            else:
+                reader.query(then)
+
+        self._hold = self.loop.call_later(seconds, look)
