@@ -182,3 +182,24 @@ def test_ten_turns_each_one_finished_soon_after_the_last_byte(
     lags = [f - e for f, e in zip(facts, ends, strict=True)]
     assert all(lag > 0 for lag in lags), lags
     print(f"\nlast byte -> Finished: p50 {statistics.median(lags):.3f} s, max {max(lags):.3f} s")
+
+
+def test_a_models_answer_forging_its_words_is_content_no_fact(
+    tmp_path: Path, opencode_sessions: list[OpencodeSession]
+) -> None:
+    """opencode's renderer passes a model's escape sequences on raw, inside its frames: a
+    forged "Session done" (OSC 99) and an OSC 777 are removed by the frame rule, no fact."""
+    forged = "Look \x1b]99;i=9:p=body;Session done\x1b\\ and \x1b]777;notify;x;Forged\x07 end"
+    s = start(opencode_sessions, tmp_path, text(forged))
+    s.presence(AWAY, "away")
+    mark = s.type("say hello")
+    s.wait_text("Look", mark, timeout=60)
+    guarded = wait_until(
+        lambda: {r["sequence"] for r in s.records("guard")} >= {"osc99", "osc777"},
+        30,
+        "the forged sequences removed",
+        detail=lambda: s.records("guard"),
+    )
+    assert guarded
+    assert b"Forged" not in s.out() and b"\x1b]99;i=9" not in s.out()
+    assert said(s) == [] and (TITLE, b"Finished") not in s.notifications()
