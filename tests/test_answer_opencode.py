@@ -10,15 +10,12 @@ are refused, nothing typed.
 
 from __future__ import annotations
 
-import json
-import os
 import statistics
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from agentrig import AWAY, PY
+from agentrig import AWAY, run_cuewrap
 from fakemodel import text, tool_call
 from opencoderig import OpencodeSession
 from test_generic_opencode import ASK_BASH, TITLE, script
@@ -49,19 +46,13 @@ class Rig:
         self.ran = self.s.cwd / "ran.txt"
 
     def cuewrap(self, *args: str) -> tuple[int, str]:
-        env = {**os.environ, **self.private}
-        done = subprocess.run(
-            [PY, "-m", "cuewrap", *args], env=env, capture_output=True, text=True, timeout=30
-        )
-        return done.returncode, (done.stdout + done.stderr).strip()
+        return run_cuewrap(self.private, *args)
 
     def wait(self) -> dict[str, Any] | None:
-        code, out = self.cuewrap("ls", "--json")
-        assert code == 0, out
-        (row,) = json.loads(out)
+        """``ls --json``'s ``wait`` of the session (its pid kept)."""
+        (row,) = self.s.ls(self.private)
         self.pid = row["pid"]
-        w = row["wait"]
-        return w if isinstance(w, dict) else None
+        return row["wait"] if isinstance(row["wait"], dict) else None
 
     def asked(self, old: str | None = None) -> dict[str, Any]:
         """Type a prompt; its dialog shows; an answerable wait (a token other than ``old``)."""

@@ -60,6 +60,16 @@ def heard(s: OpencodeSession) -> None:
     assert b"\x1b]99;" not in s.out()
 
 
+def away(s: OpencodeSession, shown: str, waiting_for: str, quiet: str) -> list[Any]:
+    """The user goes away and types a prompt (opencode shows ``shown``): the notifications
+    that come, none more in the 6 s after."""
+    notes = s.notified_away(
+        "say hello", waiting_for, quiet, shown=shown, timeout=40, window=6.0,
+        detail=lambda: s.records("cue"),
+    )  # fmt: skip
+    return notes
+
+
 def said(s: OpencodeSession) -> list[dict[str, Any]]:
     return [r for r in s.records("fact") if r.get("type") == "ChildNotice"]
 
@@ -68,12 +78,8 @@ def test_a_turn_while_away_gives_one_finished_in_its_own_words(
     tmp_path: Path, opencode_sessions: list[OpencodeSession]
 ) -> None:
     s = start(opencode_sessions, tmp_path, text("Apricot"), env=QUIET)
-    s.presence(AWAY, "away")
-    mark = s.type("say hello")
-    s.wait_text("Apricot", mark, timeout=60)
-    notes = wait_until(s.notifications, 30, "the Finished", detail=lambda: s.records("cue"))
-    absence_window(6.0, "a second notification, or the quiet guess after 4 s")
-    assert s.notifications() == notes == [(TITLE, b"Finished")]
+    notes = away(s, "Apricot", "the Finished", "a second notification, or the quiet guess")
+    assert notes == [(TITLE, b"Finished")]
     (cue,) = s.records("cue")
     assert (cue["cue"], cue["outcome"], cue["source"], cue["why"]) == (
         "finished",
@@ -111,12 +117,8 @@ def test_the_users_own_attention_setting_stands(
     )
     (supplied,) = s.records("supplied")
     assert supplied["state"] == "none" and "sets attention" in supplied["why"]
-    s.presence(AWAY, "away")
-    mark = s.type("say hello")
-    s.wait_text("Cherry", mark, timeout=60)
-    notes = wait_until(s.notifications, 40, "the quiet guess", detail=lambda: s.records("cue"))
-    absence_window(3.0, "a second notification for the same wait")
-    assert s.notifications() == notes == [(TITLE, b"Seems to be waiting")]
+    notes = away(s, "Cherry", "the quiet guess", "a second notification for the same wait")
+    assert notes == [(TITLE, b"Seems to be waiting")]
     assert said(s) == []
 
 
@@ -149,12 +151,8 @@ def test_a_permission_prompt_while_away_gives_one_needs_your_input(
         text("The tool ran."),
         config=ASK_BASH,
     )
-    s.presence(AWAY, "away")
-    mark = s.type("make a file")
-    s.wait_text("Permission required", mark, timeout=60)
-    notes = wait_until(s.notifications, 30, "Needs your input", detail=lambda: s.records("cue"))
-    absence_window(6.0, "a second notification for the same wait")
-    assert s.notifications() == notes == [(TITLE, b"Needs your input")]
+    notes = away(s, "Permission required", "Needs your input", "a second notification")
+    assert notes == [(TITLE, b"Needs your input")]
     (cue,) = s.records("cue")
     assert (cue["cue"], cue["source"], cue["fact_kind"]) == ("needs-input", "child", "permission")
     assert not (s.cwd / "ran.txt").exists()

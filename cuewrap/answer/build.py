@@ -32,11 +32,11 @@ def generic_answerer(
     from cuewrap.answer.generic import GenericAnswerer
     from cuewrap.answer.screen import OutputRing
 
-    kind = GenericAnswerer
+    kind, reader = GenericAnswerer, None
     if preset == "opencode":
-        from cuewrap.answer.opencode import OpencodeAnswerer
+        from cuewrap.answer.opencode import OpencodeAnswerer, bg_reader
 
-        kind = OpencodeAnswerer
+        kind, reader = OpencodeAnswerer, bg_reader(ctx.loop, ctx.log)
     answerer = kind(
         ctx.loop,
         ctx.log,
@@ -44,6 +44,7 @@ def generic_answerer(
         summary=ctx.settings.privacy.body == "summary",
         on_change=lambda: publisher.set_wait(answerer.wait_info()),
         type_keys=type_keys,
+        make_reader=reader,
     )
     built.callback(answerer.close)
     return answerer

@@ -37,9 +37,9 @@ from collections.abc import Callable, Collection
 from cuewrap import facts as F
 from cuewrap.answer import book as B
 from cuewrap.answer import dialog as D
-from cuewrap.answer.answerer import CLOSE_WITHIN, TypeKeys
+from cuewrap.answer.answerer import CLOSE_WITHIN
 from cuewrap.answer.generic import WIDENS, GenericAnswerer
-from cuewrap.answer.screen import DialogReader, OutputRing
+from cuewrap.answer.screen import DialogReader
 from cuewrap.answer.wire import Request
 from cuewrap.decisionlog import DecisionLog
 from cuewrap.generic.words import said
@@ -124,28 +124,10 @@ def bg_reader(loop: Loop, log: DecisionLog) -> Callable[[int, int], DialogReader
 
 
 class OpencodeAnswerer(GenericAnswerer):
-    program = "opencode"
+    """Made with ``make_reader=bg_reader(…)`` (``answer/build.py``): its reader's worker
+    reports the backgrounds."""
 
-    def __init__(
-        self,
-        loop: Loop,
-        log: DecisionLog,
-        ring: OutputRing,
-        *,
-        summary: bool,
-        on_change: Callable[[], None] = lambda: None,
-        type_keys: TypeKeys | None = None,
-        make_reader: Callable[[int, int], DialogReader] | None = None,
-    ) -> None:
-        super().__init__(
-            loop,
-            log,
-            ring,
-            summary=summary,
-            on_change=on_change,
-            type_keys=type_keys,
-            make_reader=make_reader or bg_reader(loop, log),
-        )
+    program = "opencode"
 
     # -- facts: its own words --------------------------------------------------------------
     def fact(self, fact: F.Fact, waits: Collection[str]) -> None:
