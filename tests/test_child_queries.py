@@ -92,3 +92,16 @@ def test_the_answers_say_what_cuewrap_provides() -> None:
         answer(ChildQuery("osc99", "opentui-notifications"), focus_on=False)
         == b"\x1b]99;i=opentui-notifications:p=?;p=title,body\x1b\\"
     )
+
+
+def test_inside_tmux_its_wrapped_decrqm_is_answered_and_the_passthrough_left_whole() -> None:
+    """With ``TMUX`` set opencode wraps its DECRQMs in tmux's passthrough (its OSC 99 query
+    not): the inner query is answered, nothing is taken out of the wrapper."""
+    wrapped = b"\x1bPtmux;\x1b\x1b[?1016$p\x1b\x1b[?1004$p\x1b\x1b[?2004$p\x1b\\\x1b[?u"
+    query = b"\x1b]99;i=opentui-notifications:p=?;\x1b\\"
+    out, events = run([wrapped + query], answer_child=True)
+    assert out == wrapped
+    assert events == [
+        ChildQuery("decrqm1004", cut=False),
+        ChildQuery("osc99", "opentui-notifications"),
+    ]
