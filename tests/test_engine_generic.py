@@ -509,3 +509,20 @@ def test_words_are_read_only_for_the_program_the_preset_names() -> None:
     e(AWAY, notice("osc99", True, body="Session done soon"))  # not one of its words
     (n,) = e.notifies()
     assert (n.kind, n.body) == ("needs-input", "Session done soon")
+
+
+def test_a_program_told_the_users_presence_gets_a_step_when_idle_time_turns_them_away() -> None:
+    """No focus reports: the user counts as away after ``idle_after`` s without a key. For a
+    program told the user's presence (its words read) a step is due then, wait or none, so
+    that it learns the user left before its turn ends (the controller tells it)."""
+    from cuewrap.engine.effects import Wake
+    from cuewrap.engine.state import Tick
+
+    e = opencode(idle_after=60.0)
+    e(Keystroke(), at=10.0)
+    assert [w.at for w in e.all if isinstance(w, Wake)] == [70.0]
+    e(Tick(), at=70.0)
+    assert e.s.looking is False
+    e = eng(idle_after=60.0)  # any other program: no wait, no step due
+    e(Keystroke(), at=10.0)
+    assert [w for w in e.all if isinstance(w, Wake)] == []
