@@ -129,7 +129,6 @@ def test_an_api_error_while_away_gives_one_failed(
         opencode_sessions,
         tmp_path,
         http_error(400, "bad request", error_type="invalid_request_error"),
-        env=QUIET,
     )
     s.presence(AWAY, "away")
     s.type("fail please")
