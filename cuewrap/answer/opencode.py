@@ -24,8 +24,10 @@ once the screen shows it with ``Confirm`` selected.
 never chosen by number or through a token, only by its exact label with the session's pid, as
 Claude Code's "always" options. The buttons offered: "Allow once" and "Reject".
 
-The close: the dialog gone from the screen (read every ``LOOK`` s after Enter, up to
-``CLOSE_WITHIN``); opencode's next words ("Session done", its error) end it too.
+The close: the dialog gone from the screen in two reads in a row (every ``LOOK`` s after
+Enter, up to ``CLOSE_WITHIN``); opencode's next words ("Session done", its error) end it too.
+A read can land in the middle of one of its frames (large, they reach the reader in pieces):
+each check reads again for a while (``SETTLED``) before it gives up.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ ALWAYS = ("△ Always allow", ("Confirm", "Cancel"))
 ONCE, WIDER, REJECT = 0, 1, 2  # the permission dialog's options
 RIGHT, ENTER = b"\x1b[C", b"\r"
 LOOK = 0.1  # seconds between reads of the screen after a key
+SETTLED = 1.0  # seconds a frame has to show what a check waits for before the keys
 _BORDER = "  ┃"
 _HINTS = re.compile(r"^(?:\S+ (?:fullscreen|minimize)\s+)?⇆ select\s+enter confirm$")
 
@@ -167,66 +170,72 @@ class OpencodeAnswerer(GenericAnswerer):
         return True  # opencode's own fixed words, never the model's
 
     # -- the keys: moves computed from the screen, checked, then Enter ------------------------
+    # A read may land in the middle of one of its frames (they are large, and reach the reader
+    # in pieces): each check reads again every LOOK s for a while before it gives up.
     def _verified(self, claim: B.Claim, keys: D.Keys, lines: list[str] | None) -> None:
         if self.book.in_flight is not claim:
             return
-        seen = read(lines)
-        if seen is None or seen != claim.ticket.dialog:
-            self._finish(False, B.NOT_SHOWN, "the screen changed")
+        dialog = claim.ticket.dialog
+        if read(lines) != dialog:
+            self._watch(claim, lambda rows: read(rows) == dialog,
+                        lambda: self._move(claim), "the screen changed", SETTLED)  # fmt: skip
             return
-        moves = (claim.option - seen.selected) % len(seen.options)
+        self._move(claim)
+
+    def _move(self, claim: B.Claim) -> None:
+        """The moves to the option (right, wrapping), then Enter once the selection stands on
+        it in the same dialog."""
+        dialog = claim.ticket.dialog
+        moves = (claim.option - dialog.selected) % len(dialog.options)
         if moves == 0:
             self._enter(claim, PERMISSION)
             return
         if not self._type(RIGHT * moves):
             return
-        self._after(LOOK, lambda rows: self._moved(claim, rows))
-
-    def _moved(self, claim: B.Claim, rows: list[str] | None) -> None:
-        """The moves went in: Enter only if the selection stands on the option now."""
-        seen = read(rows)
-        wanted = claim.ticket.dialog._replace(selected=claim.option)
-        if seen != wanted:
-            self._finish(False, B.NOT_SHOWN, "the selection is not on that option")
-            return
-        self._enter(claim, PERMISSION)
+        wanted = dialog._replace(selected=claim.option)
+        on = lambda rows: read(rows) == wanted  # noqa: E731
+        self._watch(claim, on, lambda: self._enter(claim, PERMISSION),
+                    "the selection is not on that option", SETTLED)  # fmt: skip
 
     def _enter(self, claim: B.Claim, stage: tuple[str, tuple[str, ...]]) -> None:
         if not self._type(ENTER):
             return
-        if claim.option == WIDER and stage is PERMISSION:
-            self._confirm(claim, 0)
-        else:
-            self._poll_close(claim, 0)
+        if claim.option == WIDER and stage is PERMISSION:  # its confirmation: Enter there too
+            confirm = lambda rows: (d := read(rows, ALWAYS)) is not None and d.selected == 0  # noqa: E731
+            self._watch(claim, confirm, lambda: self._enter(claim, ALWAYS),
+                        "its confirmation did not show", CLOSE_WITHIN, B.NOT_CLOSED)  # fmt: skip
+            return
+        gone = lambda rows: read(rows) is None and read(rows, ALWAYS) is None  # noqa: E731
+        self._watch(claim, gone, self._closed, "the dialog is still shown", CLOSE_WITHIN,
+                    B.NOT_CLOSED, times=2)  # fmt: skip
 
-    def _confirm(self, claim: B.Claim, tries: int) -> None:
-        """ "Allow always": its confirmation, Enter once it shows with ``Confirm`` selected."""
+    def _watch(
+        self,
+        claim: B.Claim,
+        test: Callable[[list[str]], bool],
+        then: Callable[[], None],
+        why: str,
+        within: float,
+        line: str = B.NOT_SHOWN,
+        *,
+        times: int = 1,
+    ) -> None:
+        """Read the screen every ``LOOK`` s until ``test`` holds in ``times`` reads in a row,
+        then ``then()``; after ``within`` s the answer has failed (``line``, ``why``)."""
+        deadline = self.loop.clock() + within
 
-        def seen(rows: list[str] | None) -> None:
+        def look(rows: list[str] | None, run: int = 0) -> None:
             if self.book.in_flight is not claim:
-                return
-            dialog = read(rows, ALWAYS)
-            if dialog is not None and dialog.selected == 0:
-                self._enter(claim, ALWAYS)
-            elif tries * LOOK < CLOSE_WITHIN:
-                self._confirm(claim, tries + 1)
+                return  # over meanwhile (its words, the exit)
+            run = run + 1 if rows is not None and test(rows) else 0
+            if run >= times:
+                then()
+            elif self.loop.clock() >= deadline:
+                self._finish(False, line, why)
             else:
-                self._finish(False, B.NOT_CLOSED, "its confirmation did not show")
+                self._after(LOOK, lambda more: look(more, run))
 
-        self._after(LOOK, seen)
-
-    def _poll_close(self, claim: B.Claim, tries: int) -> None:
-        def seen(rows: list[str] | None) -> None:
-            if self.book.in_flight is not claim:
-                return
-            if rows is not None and read(rows) is None and read(rows, ALWAYS) is None:
-                self._closed()  # gone from the screen: answered
-            elif tries * LOOK < CLOSE_WITHIN:
-                self._poll_close(claim, tries + 1)
-            else:
-                self._finish(False, B.NOT_CLOSED, "the dialog is still shown")
-
-        self._after(LOOK, seen)
+        self._after(LOOK, look)
 
     def _type(self, data: bytes) -> bool:
         if self.type_keys is None:
