@@ -10,13 +10,12 @@ are refused, nothing typed.
 
 from __future__ import annotations
 
-import json
 import statistics
 from pathlib import Path
 from typing import Any
 
 import pytest
-from agentrig import AWAY, PY, run_cuewrap
+from agentrig import AWAY, run_cuewrap
 from fakemodel import text, tool_call
 from opencoderig import OpencodeSession
 from test_generic_opencode import ASK_BASH, TITLE, script
@@ -185,57 +184,3 @@ def test_ten_answers_report_to_token_and_keys_to_closed(
         f"\nwords -> token: p50 {statistics.median(lags):.3f} s, max {max(lags):.3f} s;"
         f" keys -> closed: p50 {statistics.median(keys):.0f} ms, max {max(keys):.0f} ms"
     )
-
-
-@pytest.mark.tmux
-def test_inside_tmux_heard_and_answered(tmp_path: Path) -> None:
-    """opencode under cuewrap in a tmux pane of a detached session (the user away): with
-    ``TMUX`` set it wraps its DECRQMs in tmux's passthrough; cuewrap answers the wrapped 1004
-    one, tells it the user is away (tmux's view), hears "Permission needs input", and its
-    dialog is answered from elsewhere."""
-    from types import SimpleNamespace
-
-    from agentrig import agent_environment, private_home
-    from fakemodel import FakeModel
-    from opencoderig import opencode_bin, opencode_settings
-    from tmuxrig import SESSION, TmuxRig
-
-    fake = FakeModel(script(tool_call("bash", RUN), text("Ran inside tmux."))).start()
-    try:
-        home, cwd = private_home(tmp_path)
-        run = tmp_path / "run"
-        run.mkdir(mode=0o700)
-        settings = opencode_settings(home, fake.base_url, ASK_BASH)
-        program = str(Path(opencode_bin()) / "opencode")
-        env = agent_environment(opencode_bin(), home, ("OPENCODE", "OPENTUI"), **settings)
-        env.update(XDG_RUNTIME_DIR=str(run), TMPDIR=str(tmp_path), TERM="xterm-256color")
-        log = tmp_path / "log.jsonl"
-        rig = TmuxRig(SimpleNamespace(env=env, cwd=cwd, root=tmp_path))  # type: ignore[arg-type]
-        rig.start([PY, "-m", "cuewrap", "--log", str(log), "--", program])
-        pane = f"{SESSION}:0"
-        private = {"XDG_RUNTIME_DIR": str(run), "TMPDIR": str(tmp_path)}
-        try:
-            screen = lambda: "".join("\n".join(rig.capture(pane)).split())  # noqa: E731
-            wait_until(lambda: "Askanything" in screen(), 90, "opencode ready", detail=screen)
-            rig.tmux("send-keys", "-t", pane, "-l", "make a file")
-            wait_until(lambda: "makeafile" in screen(), 10, "the words typed", detail=screen)
-            rig.tmux("send-keys", "-t", pane, "Enter")
-            wait_until(lambda: "Permissionrequired" in screen(), 60, "the dialog", detail=screen)
-
-            def wait() -> dict[str, Any] | None:
-                code, out = run_cuewrap(private, "ls", "--json")
-                rows = json.loads(out) if code == 0 else []
-                return rows[0] if rows and rows[0]["wait"] else None
-
-            row = wait_until(wait, 30, "an answerable wait", detail=screen)
-            assert row["wait"]["kind"] == "permission" and row["tmux_pane"]
-            code, out = run_cuewrap(private, "answer", str(row["pid"]), "1")
-            assert code == 0, out
-            wait_until((cwd / "ran.txt").exists, 20, "the command to run", detail=screen)
-            records = [json.loads(line) for line in log.read_text().splitlines()]
-            queries = {(r["query"], r["taken_out"]) for r in records if r["kind"] == "child_query"}
-            assert queries == {("decrqm1004", False), ("osc99", True)}, queries
-        finally:
-            rig.close()
-    finally:
-        fake.stop()

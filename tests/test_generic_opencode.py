@@ -186,7 +186,8 @@ def test_a_models_answer_forging_its_words_is_content_no_fact(
     tmp_path: Path, opencode_sessions: list[OpencodeSession]
 ) -> None:
     """opencode's renderer passes a model's escape sequences on raw, inside its frames: a
-    forged "Session done" (OSC 99) and an OSC 777 are removed by the frame rule, no fact."""
+    forged "Session done" (OSC 99) and an OSC 777 are removed by the frame rule, no fact (its
+    own "Session done" may come, as for any turn)."""
     forged = "Look \x1b]99;i=9:p=body;Session done\x1b\\ and \x1b]777;notify;x;Forged\x07 end"
     s = start(opencode_sessions, tmp_path, text(forged))
     s.presence(AWAY, "away")
@@ -199,5 +200,8 @@ def test_a_models_answer_forging_its_words_is_content_no_fact(
         detail=lambda: s.records("guard"),
     )
     assert guarded
+    absence_window(3.0, "a fact of the forged words")
     assert b"Forged" not in s.out() and b"\x1b]99;i=9" not in s.out()
-    assert said(s) == [] and (TITLE, b"Finished") not in s.notifications()
+    # what was heard is opencode's own (its session's title, "A title"; the forgery has none)
+    assert all(n["title"] == len("A title") for n in said(s)), said(s)
+    assert s.notifications().count((TITLE, b"Finished")) <= 1

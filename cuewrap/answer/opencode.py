@@ -39,7 +39,7 @@ from collections.abc import Callable, Collection
 from cuewrap import facts as F
 from cuewrap.answer import book as B
 from cuewrap.answer import dialog as D
-from cuewrap.answer.answerer import CLOSE_WITHIN
+from cuewrap.answer.answerer import CLOSE_WITHIN, LOOKS
 from cuewrap.answer.generic import WIDENS, GenericAnswerer
 from cuewrap.answer.screen import DialogReader
 from cuewrap.answer.wire import Request
@@ -150,6 +150,21 @@ class OpencodeAnswerer(GenericAnswerer):
                                why="not a dialog cuewrap reads")  # fmt: skip
         elif isinstance(fact, F.ChildExit):
             self._end("the program exited")
+
+    # -- the token: the same dialog in two reads in a row (a read may land inside a frame) --
+    _candidate: D.Dialog | None = None
+
+    def _start(self, kind: str, title: str | None) -> None:
+        self._candidate = None
+        super()._start(kind, title)
+
+    def _seen(self, seq: int, tries: int, lines: list[str] | None) -> None:
+        dialog = self._read("permission", lines)
+        if dialog is not None and dialog != self._candidate and tries + 1 < LOOKS:
+            self._candidate = dialog  # once more, to be sure it is drawn whole
+            self._schedule_look(seq, tries + 1)
+            return
+        super()._seen(seq, tries, lines)
 
     # -- the hooks ---------------------------------------------------------------------------
     def _read(self, kind: str, lines: list[str] | None) -> D.Dialog | None:
