@@ -25,7 +25,7 @@ never chosen by number or through a token, only by its exact label with the sess
 Claude Code's "always" options. The buttons offered: "Allow once" and "Reject".
 
 The close: the dialog gone from the screen in two reads in a row (every ``LOOK`` s after
-Enter, up to ``CLOSE_WITHIN``); opencode's next words ("Session done", its error) end it too.
+Enter, up to ``CLOSE``); opencode's next words ("Session done", its error) end it too.
 A read can land in the middle of one of its frames (large, they reach the reader in pieces):
 each check reads again for a while (``SETTLED``) before it gives up.
 """
@@ -39,7 +39,7 @@ from collections.abc import Callable, Collection
 from cuewrap import facts as F
 from cuewrap.answer import book as B
 from cuewrap.answer import dialog as D
-from cuewrap.answer.answerer import CLOSE_WITHIN, LOOKS
+from cuewrap.answer.answerer import LOOKS
 from cuewrap.answer.generic import WIDENS, GenericAnswerer
 from cuewrap.answer.screen import DialogReader
 from cuewrap.answer.wire import Request
@@ -53,6 +53,9 @@ ONCE, WIDER, REJECT = 0, 1, 2  # the permission dialog's options
 RIGHT, ENTER = b"\x1b[C", b"\r"
 LOOK = 0.1  # seconds between reads of the screen after a key
 SETTLED = 1.0  # seconds a frame has to show what a check waits for before the keys
+# seconds its dialog has to close after Enter: opencode (a TUI on Bun) took up to 2 s to redraw
+# on a loaded 2-CPU machine (load 8), where the 2 s Pi's and Claude Code's get refused answers it took
+CLOSE = 5.0
 _BORDER = "  ┃"
 _HINTS = re.compile(r"^(?:\S+ (?:fullscreen|minimize)\s+)?⇆ select\s+enter confirm$")
 
@@ -218,10 +221,10 @@ class OpencodeAnswerer(GenericAnswerer):
         if claim.option == WIDER and stage is PERMISSION:  # its confirmation: Enter there too
             confirm = lambda rows: (d := read(rows, ALWAYS)) is not None and d.selected == 0  # noqa: E731
             self._watch(claim, confirm, lambda: self._enter(claim, ALWAYS),
-                        "its confirmation did not show", CLOSE_WITHIN, B.NOT_CLOSED)  # fmt: skip
+                        "its confirmation did not show", CLOSE, B.NOT_CLOSED)  # fmt: skip
             return
         gone = lambda rows: read(rows) is None and read(rows, ALWAYS) is None  # noqa: E731
-        self._watch(claim, gone, self._closed, "the dialog is still shown", CLOSE_WITHIN,
+        self._watch(claim, gone, self._closed, "the dialog is still shown", CLOSE,
                     B.NOT_CLOSED, times=2)  # fmt: skip
 
     def _watch(
