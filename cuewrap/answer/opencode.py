@@ -53,8 +53,8 @@ ONCE, WIDER, REJECT = 0, 1, 2  # the permission dialog's options
 RIGHT, ENTER = b"\x1b[C", b"\r"
 LOOK = 0.1  # seconds between reads of the screen after a key
 SETTLED = 1.0  # seconds a frame has to show what a check waits for before the keys
-# seconds its dialog has to close after Enter: opencode (a TUI on Bun) took up to 2 s to redraw
-# on a loaded 2-CPU machine (load 8), where the 2 s Pi's and Claude Code's get refused answers it took
+# seconds its dialog has to close after Enter: opencode took up to 2 s to redraw on a loaded
+# 2-CPU machine (load 8), where the 2 s Pi and Claude Code get refused answers it did take
 CLOSE = 5.0
 _BORDER = "  ┃"
 _HINTS = re.compile(r"^(?:\S+ (?:fullscreen|minimize)\s+)?⇆ select\s+enter confirm$")
