@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from agentrig import AWAY, BACK, started
-from fakemodel import Step, http_error, text, tool_call
+from fakemodel import Step, text, tool_call
 from opencoderig import OpencodeSession
 from waiting import absence_window, wait_until
 
@@ -120,24 +120,6 @@ def test_the_users_own_attention_setting_stands(
     notes = away(s, "Cherry", "the quiet guess", "a second notification for the same wait")
     assert notes == [(TITLE, b"Seems to be waiting")]
     assert said(s) == []
-
-
-def test_an_api_error_while_away_gives_one_failed(
-    tmp_path: Path, opencode_sessions: list[OpencodeSession]
-) -> None:
-    """Every answer of the API is an HTTP 400: opencode may retry first (its output going
-    quiet meanwhile may give the guess), then says its error: one Failed, certain."""
-    error = http_error(400, "bad request", error_type="invalid_request_error")
-    s = start(opencode_sessions, tmp_path, *[error] * 12)
-    s.presence(AWAY, "away")
-    s.type("fail please")
-    failed = lambda: [c for c in s.records("cue") if c.get("outcome") == "failed"]  # noqa: E731
-    (cue,) = wait_until(failed, 120, "the Failed", detail=lambda: s.records("cue"))
-    assert (cue["cue"], cue["source"]) == ("finished", "child"), cue
-    absence_window(3.0, "a second notification for the error")
-    assert (TITLE, b"Failed") in s.notifications()
-    assert (TITLE, b"Finished") not in s.notifications()
-    assert len(failed()) == 1
 
 
 def test_a_permission_prompt_while_away_gives_one_needs_your_input(
