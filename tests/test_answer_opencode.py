@@ -30,14 +30,21 @@ class Rig:
     """An opencode session asking for a Bash call while the user is away, a private registry
     directory, and ``cuewrap`` beside it."""
 
-    def __init__(self, sessions: list[OpencodeSession], tmp_path: Path, calls: int = 1) -> None:
+    def __init__(
+        self,
+        sessions: list[OpencodeSession],
+        tmp_path: Path,
+        calls: int = 1,
+        env: dict[str, str] | None = None,
+    ) -> None:
         runtime = tmp_path / "run"
         runtime.mkdir(mode=0o700)
         self.private = {"XDG_RUNTIME_DIR": str(runtime), "TMPDIR": str(tmp_path)}
         steps = []
         for i in range(calls):
             steps += [tool_call("bash", RUN), text(f"The tool ran {i}.")]
-        self.s = OpencodeSession(tmp_path, script(*steps), env=self.private, config=ASK_BASH)
+        env = {**self.private, **(env or {})}
+        self.s = OpencodeSession(tmp_path, script(*steps), env=env, config=ASK_BASH)
         sessions.append(self.s)
         self.s.ready()
         self.s.presence(AWAY, "away")
@@ -184,3 +191,34 @@ def test_ten_answers_report_to_token_and_keys_to_closed(
         f"\nwords -> token: p50 {statistics.median(lags):.3f} s, max {max(lags):.3f} s;"
         f" keys -> closed: p50 {statistics.median(keys):.0f} ms, max {max(keys):.0f} ms"
     )
+
+
+@pytest.mark.desktop
+def test_a_desktop_button_allows_once_and_offers_only_allow_once_and_reject(
+    tmp_path: Path, opencode_sessions: list[OpencodeSession], dunst_menu: Any
+) -> None:
+    """Real dunst on a private bus: the needs-input notification of opencode's permission
+    dialog has "Allow once" and "Reject", never "Allow always"; a click on "Allow once" runs
+    the command (dunst's context menu picks the action, as tests/test_answer_claude.py)."""
+    d = dunst_menu
+    desktop = {k: d.env[k] for k in ("DISPLAY", "DBUS_SESSION_BUS_ADDRESS")}
+    r = Rig(opencode_sessions, tmp_path, env={
+        **desktop, "CUEWRAP_NOTIFY_DESKTOP": "auto", "CUEWRAP_NOTIFY_TERMINAL": "off",
+    })  # fmt: skip
+    r.asked()
+
+    def delivered() -> dict[str, Any] | None:
+        return next((x for x in r.s.records("delivery") if x.get("channel") == "desktop"
+                     and x.get("state") == "delivered"), None)  # fmt: skip
+
+    sid = int(wait_until(delivered, 15, "the desktop notification")["reason"].split()[-1])
+    (d.tmp / "dunst-pick").write_text(f"[{sid},answer-1]\n")
+    subprocess.run(["dunstctl", "context"], env=d.env, check=True, timeout=10)
+    wait_until(r.ran.exists, 20, "the command to run")
+    menu = (d.tmp / "dunst-menu").read_text()
+    assert f"#Allow once (opencode — proj) [{sid},answer-1]" in menu
+    assert f"#Reject (opencode — proj) [{sid},answer-3]" in menu
+    assert "answer-2" not in menu and "always" not in menu
+    assert [(a["source"], a["option"], a["result"]) for a in r.attempts()] == [
+        ("desktop", 1, "answered")
+    ]

@@ -134,6 +134,9 @@ class OpencodeAnswerer(GenericAnswerer):
     reports the backgrounds."""
 
     program = "opencode"
+    # its token takes 0.7-2 s on a busy machine (the reader starts at its words, then reads
+    # twice): its notification, already 2.5 s after its dialog, waits that much for buttons
+    ready_within = 3.0
 
     # -- facts: its own words --------------------------------------------------------------
     def fact(self, fact: F.Fact, waits: Collection[str]) -> None:
