@@ -11,6 +11,7 @@ are refused, nothing typed.
 from __future__ import annotations
 
 import statistics
+import subprocess
 from pathlib import Path
 from typing import Any
 
