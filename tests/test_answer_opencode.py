@@ -220,6 +220,7 @@ def test_a_desktop_button_allows_once_and_offers_only_allow_once_and_reject(
     assert f"#Allow once (opencode — proj) [{sid},answer-1]" in menu
     assert f"#Reject (opencode — proj) [{sid},answer-3]" in menu
     assert "answer-2" not in menu and "always" not in menu
-    assert [(a["source"], a["option"], a["result"]) for a in r.attempts()] == [
+    attempts = wait_until(r.attempts, 10, "the answer's record")  # once the dialog is gone
+    assert [(a["source"], a["option"], a["result"]) for a in attempts] == [
         ("desktop", 1, "answered")
     ]
