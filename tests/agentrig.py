@@ -114,6 +114,19 @@ def private_runtime(tmp_path: Path) -> dict[str, str]:
     return {"XDG_RUNTIME_DIR": str(runtime), "TMPDIR": str(tmp_path)}
 
 
+def run_cuewrap(env: dict[str, str], *args: str) -> tuple[int, str]:
+    """``cuewrap ARGS`` (``answer``, ``ls`` …) beside a session, with ``env`` over ours: its
+    exit status and what it printed, one string."""
+    done = subprocess.run(
+        [PY, "-m", "cuewrap", *args],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    return done.returncode, (done.stdout + done.stderr).strip()
+
+
 class AgentSession(LoggedChild):
     """``cuewrap --log … --events … -- COMMAND`` under pexpect, with the program's fake API
     (``fake``, set by the program's rig before this starts)."""

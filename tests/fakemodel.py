@@ -199,6 +199,7 @@ class _Served:
     completed: bool = False
     disconnected: bool = False
     started: float = field(default_factory=time.monotonic)
+    ended: float | None = None  # wall-clock time of its last byte (the decision log's clock)
 
 
 class FakeHTTPServer(ThreadingHTTPServer):
@@ -410,6 +411,7 @@ class _Handler(JSONHandler):
         self.wfile.write(self._chunk({}, finish, usage=usage))
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
+        served.ended = time.time()
         served.completed = True
 
 

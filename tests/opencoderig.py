@@ -18,9 +18,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from agentrig import AgentSession, agent_bin, closing, private_home
+from agentrig import AgentSession, agent_bin, closing, private_home, write_json
 from fakemodel import MODEL_ID, FakeModel, QueueItem
 
 VERSION = "1.18.33"
@@ -31,9 +32,12 @@ def opencode_bin() -> str:
     return agent_bin("opencode", VERSION, "CUEWRAP_OPENCODE_BIN")
 
 
-def opencode_settings(home: Path, base_url: str) -> dict[str, str]:
-    """Its environment variables: its configuration, private XDG directories."""
-    config = {
+def opencode_settings(
+    home: Path, base_url: str, extra: dict[str, Any] | None = None
+) -> dict[str, str]:
+    """Its environment variables: its configuration (with ``extra`` keys: ``permission``
+    …), private XDG directories (its TUI settings in ``home/.config/opencode``)."""
+    config: dict[str, Any] = {
         "provider": {
             "fake": {
                 "npm": "@ai-sdk/openai-compatible",
@@ -45,6 +49,7 @@ def opencode_settings(home: Path, base_url: str) -> dict[str, str]:
         "model": f"fake/{MODEL_ID}",
         "autoupdate": False,
         "share": "disabled",
+        **(extra or {}),
     }
     return {
         "OPENCODE_CONFIG_CONTENT": json.dumps(config),
@@ -52,6 +57,7 @@ def opencode_settings(home: Path, base_url: str) -> dict[str, str]:
         "OPENCODE_DISABLE_AUTOUPDATE": "1",
         "XDG_DATA_HOME": str(home / ".local" / "share"),
         "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_CONFIG_HOME": str(home / ".config"),
     }
 
 
@@ -59,11 +65,22 @@ class OpencodeSession(AgentSession):
     """``cuewrap --log … --events … -- opencode`` under pexpect, with its own fake API."""
 
     def __init__(
-        self, tmp_path: Path, steps: list[QueueItem], *, env: dict[str, str] | None = None
+        self,
+        tmp_path: Path,
+        steps: list[QueueItem],
+        *,
+        env: dict[str, str] | None = None,
+        config: dict[str, Any] | None = None,
+        tui: dict[str, Any] | None = None,
     ) -> None:
+        """``config``: keys of its configuration (``permission`` …); ``tui``: the user's own
+        global TUI settings file (``tui.json``), none when None."""
         self.fake = FakeModel(steps).start()
         home, cwd = private_home(tmp_path)
-        settings = opencode_settings(home, self.fake.base_url)
+        if tui is not None:
+            (home / ".config" / "opencode").mkdir(parents=True)
+            write_json(home, {".config/opencode/tui.json": tui})
+        settings = opencode_settings(home, self.fake.base_url, config)
         program = str(Path(opencode_bin()) / "opencode")
         super().__init__(tmp_path, program, home, cwd, (("OPENCODE", "OPENTUI"), settings), env)
 

@@ -501,3 +501,86 @@ def test_gemini_output_after_its_words_is_no_work_and_no_quiet_guess() -> None:
     e = gemini()
     e(AWAY, notice("osc777", True, *ENDED), OutputActive(), OutputQuiet())
     assert [n.kind for n in e.notifies()] == ["finished"]
+
+# --- a program's own words (opencode: engine/said.py, generic/words.py) -----------------------
+
+
+def opencode(**over: object) -> Eng:
+    return eng(app="opencode", words="opencode", **over)
+
+
+def test_its_words_session_done_while_away_is_one_certain_finished() -> None:
+    e = opencode()
+    e(AWAY, notice("osc99", True, title="A title the model wrote", body="Session done"))
+    (n,) = e.notifies()
+    assert (n.kind, n.outcome, n.body) == ("finished", "completed", "Finished")
+    assert "model" not in n.title  # its title (the session's) is never shown or read
+    assert e.marks() == [MARK_COMPLETED]
+    (cue,) = e.records("cue")
+    assert (cue["source"], cue["why"]) == ("child", "opencode said done (its own words)")
+    assert cue.get("certainty", "certain") == "certain"
+    e(OutputQuiet())  # its output going quiet afterwards adds no guess
+    assert len(e.notifies()) == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "outcome", "says"),
+    [
+        ("Session error", "failed", "Failed"),
+        ("Model stopped responding", "failed", "Failed"),
+        ("Session aborted", "cancelled", "Cancelled"),
+    ],
+)
+def test_its_error_and_abort_words_are_their_outcomes(body: str, outcome: str, says: str) -> None:
+    e = opencode()
+    e(AWAY, notice("osc99", True, body=body))
+    (n,) = e.notifies()
+    assert (n.kind, n.outcome) == ("finished", outcome) and n.body.startswith(says)
+
+
+def test_its_permission_words_open_one_needs_input_wait_of_that_kind() -> None:
+    e = opencode()
+    e(AWAY, notice("osc99", True, body="Permission needs input"))
+    (n,) = e.notifies()
+    assert (n.kind, n.body) == ("needs-input", "Needs your input")
+    assert "said" in e.s.wait_keys
+    (cue,) = e.records("cue")
+    assert (cue["source"], cue["fact_kind"]) == ("child", "permission")
+    e(notice("osc99", True, body="Session done"))  # the turn ends: the wait with it
+    assert "said" not in e.s.wait_keys
+    assert [x.kind for x in e.notifies()] == ["needs-input", "finished"]
+
+
+def test_its_words_while_present_give_nothing_then_or_later() -> None:
+    e = opencode()
+    e(FOCUSED, notice("osc99", True, body="Session done"))
+    e(AWAY)
+    assert e.notifies() == []
+
+
+def test_words_are_read_only_for_the_program_the_preset_names() -> None:
+    e = eng()  # aider's preset: no words of its own
+    e(AWAY, notice("osc99", True, body="Session done"))
+    (n,) = e.notifies()
+    assert (n.kind, n.body) == ("needs-input", "Session done")  # a notification, its text
+    e = opencode()
+    e(AWAY, notice("osc99", True, body="Session done soon"))  # not one of its words
+    (n,) = e.notifies()
+    assert (n.kind, n.body) == ("needs-input", "Session done soon")
+
+
+def test_a_program_told_the_users_presence_gets_a_step_when_idle_time_turns_them_away() -> None:
+    """No focus reports: the user counts as away after ``idle_after`` s without a key. For a
+    program told the user's presence (its words read) a step is due then, wait or none, so
+    that it learns the user left before its turn ends (the controller tells it)."""
+    from cuewrap.engine.effects import Wake
+    from cuewrap.engine.state import Tick
+
+    e = opencode(idle_after=60.0)
+    e(Keystroke(), at=10.0)
+    assert [w.at for w in e.all if isinstance(w, Wake)] == [70.0]
+    e(Tick(), at=70.0)
+    assert e.s.looking is False
+    e = eng(idle_after=60.0)  # any other program: no wait, no step due
+    e(Keystroke(), at=10.0)
+    assert [w for w in e.all if isinstance(w, Wake)] == []

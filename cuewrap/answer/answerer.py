@@ -93,6 +93,7 @@ class Answerer:
     # answer that comes sooner waits, then the screen is read again)
     settle = 0.0
     program = "Pi"  # who closes the dialog (the line cuewrap answer prints)
+    ready_within = READY_WITHIN  # seconds a needs-input notification may wait for the token
 
     def __init__(
         self,
@@ -439,13 +440,13 @@ class Answerer:
 
     def when_ready(self, callback: Callable[[], None]) -> None:
         """``callback()`` once the token is there, the dialog is found not answerable or
-        closed, or after ``READY_WITHIN`` seconds, whichever comes first."""
+        closed, or after ``ready_within`` seconds, whichever comes first."""
         if not self.reading:
             callback()
             return
         self._ready.append(callback)
         if self._ready_timer is None:
-            self._ready_timer = self.loop.call_later(READY_WITHIN, self._release)
+            self._ready_timer = self.loop.call_later(self.ready_within, self._release)
 
     def _release(self) -> None:
         if self._ready_timer is not None:

@@ -25,14 +25,21 @@ def generic_answerer(
     *,
     type_keys: TypeKeys | None,
     notices: str = "",
+    preset: str = "",
 ) -> GenericAnswerer:
     """The answerer of a program's own dialogs: its wait published, its keys typed through
     ``type_keys`` (the relay's); ``notices``: the preset whose own notifications say it
-    waits (engine/notices.py)."""
+    waits (engine/notices.py); ``preset``: a program whose dialogs have an answerer of their
+    own (opencode: ``answer/opencode.py``)."""
     from cuewrap.answer.generic import GenericAnswerer
     from cuewrap.answer.screen import OutputRing
 
-    answerer = GenericAnswerer(
+    kind, reader = GenericAnswerer, None
+    if preset == "opencode":
+        from cuewrap.answer.opencode import OpencodeAnswerer, bg_reader
+
+        kind, reader = OpencodeAnswerer, bg_reader(ctx.loop, ctx.log)
+    answerer = kind(
         ctx.loop,
         ctx.log,
         OutputRing(*size),
@@ -40,6 +47,7 @@ def generic_answerer(
         on_change=lambda: publisher.set_wait(answerer.wait_info()),
         type_keys=type_keys,
         notices=notices,
+        make_reader=reader,
     )
     built.callback(answerer.close)
     return answerer

@@ -92,9 +92,12 @@ class DialogReader(ScreenWatcher):
         cols: int,
         rows: int,
         on_error: Callable[[str, BaseException], None] | None = None,
+        worker: str = "cuewrap.answer.worker",
     ) -> None:
+        """``worker``: the worker's module (a program's reader may read more of the screen
+        than its lines: ``answer/opencode.py``)."""
         super().__init__(loop, cols, rows, _no_fact, on_error,
-                         argv=[sys.executable, "-m", "cuewrap.answer.worker"])  # fmt: skip
+                         argv=[sys.executable, "-m", worker])  # fmt: skip
         self._reply = bytearray()
         self._waiting: deque[Callable[[list[str] | None], None]] = deque()
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from cuewrap.screen.worker import HEADER, parse_size, serve
@@ -25,7 +26,15 @@ def screen_lines(screen: Any) -> list[str]:
             for y in range(screen.lines)]  # fmt: skip
 
 
-def run(in_fd: int, out_fd: int, cols: int, rows: int) -> int:
+def run(
+    in_fd: int,
+    out_fd: int,
+    cols: int,
+    rows: int,
+    lines: Callable[[Any], list[str]] = screen_lines,
+) -> int:
+    """Serve the queries; ``lines``: what a query gets of the screen (its lines; a program's
+    reader may want more: ``answer/opencode.py`` its cells' backgrounds too)."""
     import pyte
 
     from cuewrap.screen.worker import _make_screen
@@ -57,7 +66,7 @@ def run(in_fd: int, out_fd: int, cols: int, rows: int) -> int:
                 c, r = parse_size(payload)
                 screen.resize(lines=r, columns=c)
             else:
-                os.write(out_fd, json.dumps(screen_lines(screen)).encode() + b"\n")
+                os.write(out_fd, json.dumps(lines(screen)).encode() + b"\n")
         del buf[:pos]
 
 

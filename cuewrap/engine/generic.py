@@ -27,9 +27,11 @@ from __future__ import annotations
 from cuewrap.engine import notices, wording
 from cuewrap.engine._step import Step, app_name, block_reason, new_cue
 from cuewrap.engine.runs import settle, start_run
+from cuewrap.engine.said import on_said
 from cuewrap.engine.state import EngineState
 from cuewrap.engine.waits import end_wait
 from cuewrap.facts import ChildBell, ChildNotice, OutputActive, OutputQuiet
+from cuewrap.generic.words import said as words
 
 CHILD = "child"  # wait opened by the child's BEL or notification
 OSC = "osc"  # wait opened by the program's own OSC 7501 ``blocked`` (runs.on_program_status)
@@ -122,6 +124,10 @@ def on_child_notice(st: Step, f: ChildNotice) -> None:
     said = notices.meaning(s.config.notices, f.title, f.body) if s.config.generic else None
     if said is not None and not stronger_live(s):
         _program_notice(st, f, said)
+        return
+    meaning = words(s.config.words, f.body) if s.config.generic and s.config.words else None
+    if meaning is not None:  # the program's own words: its fact (engine/said.py)
+        on_said(st, f, *meaning)
         return
     if s.config.generic:
         _signalled(st)

@@ -60,7 +60,7 @@ def notify_wait(st: Step, kind: str | None = None) -> None:
     s = st.s
     run = s.run.id if s.run is not None else None
     keys = [k for k, w in s.waits if w in s.uncovered] or list(s.wait_keys)
-    source = "osc7501" if keys and keys[0] == "osc" else "bridge"
+    source = {"osc": "osc7501", "said": "child"}.get(keys[0], "bridge") if keys else "bridge"
     wids = [w for _, w in s.waits if w in s.uncovered] or [w for _, w in s.waits]
     says = dict(s.wait_says)
     summary = next((says[w] for w in wids if w in says), None)

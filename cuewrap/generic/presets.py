@@ -32,6 +32,9 @@ class Preset(NamedTuple):
     # first (it reports to any terminal): those reports count as its own (docs/generic-mode.md);
     # None: only a program that asked counts
     status_app: str | None = None
+    # cuewrap answers its DECRQM 1004 and kitty OSC 99 queries, tells it the user's presence
+    # as focus reports, and reads its OSC 99 notifications' words (docs/generic-mode.md)
+    answers_child: bool = False
 
 
 UNKNOWN = Preset(
@@ -86,7 +89,10 @@ PRESETS: tuple[Preset, ...] = (
         ("opencode",),
         "Waiting for you",
         "opencode's terminal notifications mark a finished session or a permission or"
-        " question prompt: it waits for you, not necessarily for input",
+        " question prompt: it waits for you, not necessarily for input; it notifies (OSC 99)"
+        " only once its queries are answered and it knows it is unfocused: cuewrap answers"
+        " them, tells it the user's presence and reads its words (measured with 1.18.33)",
+        answers_child=True,
     ),
 )
 _BY_NAME = {p.name: p for p in PRESETS}
@@ -96,6 +102,11 @@ def content_only(command: str, setting: str) -> bool:
     """The program writes no title, OSC notification or status report of its own: every one in
     its output is content it prints (generic mode; docs/terminal-guard.md)."""
     return not choose(command, setting)[0].own_sequences
+
+
+def answers_child(command: str, setting: str) -> bool:
+    """cuewrap answers the program's own queries and tells it the user's presence."""
+    return choose(command, setting)[0].answers_child
 
 
 def own_status_app(command: str, setting: str) -> str | None:

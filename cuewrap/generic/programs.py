@@ -50,14 +50,16 @@ PROGRAMS: tuple[Program, ...] = (
         "opencode",
         "opencode",
         "1.18.33, in the suite",
-        "no OSC 7501; title 'OC | <session title>'; its code notifies ('Session done', the"
-        " error, 'Permission needs input') only while its window is blurred, which it learns"
-        " from focus reports it turns on only where the terminal answers its mode query"
-        " (DECRQM 1004); none seen in a terminal that answers no query",
-        "guessed only: 'Seems to be waiting' when its output goes quiet; the exit; where"
-        " its notifications come, their own text [?]",
-        "it reports no state; its notifications were not measured (they need a terminal"
-        " that answers its queries: kitty's OSC 99 one, DECRQM)",
+        "no OSC 7501; title 'OC | <session title>'; kitty's OSC 99 ('Session done', its"
+        " error, 'Session aborted', 'Permission needs input') with its setting"
+        " attention.enabled (off by default), only after the terminal answered kitty's"
+        " query, only while it knows it is unfocused (focus reports, after DECRQM 1004)",
+        "cuewrap answers both queries, tells it the user's presence as focus reports and"
+        " turns the setting on for the session (a file of its own, only where the user set"
+        " nothing about it): Finished, Failed, Cancelled, Needs your input from its words:"
+        " certain; its OSC 99 always taken out (one popup, cuewrap's)",
+        "its permission dialog is not answerable from elsewhere yet; a user who set"
+        " attention themselves keeps their choice (off: 'Seems to be waiting', guessed)",
     ),
     Program(
         "gemini",

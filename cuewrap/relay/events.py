@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cuewrap.term.answers import TerminalAnswer
+from cuewrap.term.childqueries import ChildQuery
 from cuewrap.term.focus import FocusReport, HostStatusReply
 from cuewrap.term.notices import ChildNotification
 from cuewrap.term.tracker import (
@@ -132,6 +133,8 @@ def record(event: RelayEvent) -> tuple[str, dict[str, object]] | None:
         return "focus_reasserted", {"why": event.why}
     if isinstance(event, StatusQuery):  # the relay answered it (docs/generic-mode.md)
         return "status_query", {"answered": True, "taken_out": event.cut}
+    if isinstance(event, ChildQuery):  # the relay answered it (term/childqueries.py)
+        return "child_query", {"query": event.kind, "answered": True, "taken_out": event.cut}
     if isinstance(event, GuardFellBack):
         return "guard_fallback", {
             "clipboard": event.clipboard,

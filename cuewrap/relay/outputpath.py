@@ -33,8 +33,10 @@ from typing import TYPE_CHECKING, Protocol
 
 from cuewrap.relay.events import GuardFellBack, Provenance, RelayEvent
 from cuewrap.term import sequences as seq
+from cuewrap.term.childqueries import ChildQuery
+from cuewrap.term.childqueries import answer as child_answer
 from cuewrap.term.clipboard import ClipboardSequence
-from cuewrap.term.tracker import FocusMayBeOff, OutputEvent, OutputTracker, StatusQuery
+from cuewrap.term.tracker import FocusMayBeOff, ModeChange, OutputEvent, OutputTracker, StatusQuery
 
 if TYPE_CHECKING:
     from cuewrap.relay.decisions import OutputDecisions
@@ -55,6 +57,7 @@ class Path(Protocol):
     to_child: bytes
     to_inject: bytes
     held: bool
+    telling: bool
 
     @property
     def safe(self) -> bool: ...
@@ -68,6 +71,7 @@ class Path(Protocol):
     def take_inject(self) -> bytes: ...
     def focus_lost(self) -> None: ...
     def typed(self) -> None: ...
+    def tell_focus(self, focused: bool) -> bytes: ...
     def child_mode(self, mode: int) -> bool: ...
     def pass_status_on(self) -> bytes: ...
     def pass_held_status(self) -> bytes: ...
@@ -139,6 +143,11 @@ class OutputPath:
         self.to_child = b""
         self.to_inject = b""
         self.held = False
+        # the cue side tells the child the user's presence (``tell_focus``): False until it
+        # does (the host's reports are forwarded as they come); then what the child was told
+        # last (None again once the child turns mode 1004 off: told anew when it turns it on)
+        self.telling = False
+        self._told: bool | None = None
 
     @property
     def safe(self) -> bool:
@@ -198,6 +207,11 @@ class OutputPath:
             elif isinstance(event, StatusQuery):
                 # answered now: the host has not yet seen what followed the query (its DA1)
                 self.to_child += seq.PROGRAM_STATUS_ANSWER
+            elif isinstance(event, ChildQuery):  # cuewrap's to answer (term/childqueries.py)
+                self.to_child += child_answer(event, self.child_mode(seq.MODE_FOCUS))
+            elif isinstance(event, ModeChange):
+                if event.mode == seq.MODE_FOCUS:
+                    self._told = None  # told anew from the mode's next start
             elif isinstance(event, ClipboardSequence) and self.decisions is not None:
                 events[i] = self.decisions.explain(event)  # why it passed or not
 
@@ -249,6 +263,16 @@ class OutputPath:
         """The user typed: the decisions hear it (a clipboard write right after a key)."""
         if self.decisions is not None:
             self.decisions.typed()
+
+    def tell_focus(self, focused: bool) -> bytes:
+        """The focus report to tell the child (generic mode, a preset that asks): one when the
+        child has mode 1004 on and was not told this already; b"" otherwise. From the first
+        call on the relay no longer forwards the host's own reports (``telling``)."""
+        self.telling = True
+        if not self.child_mode(seq.MODE_FOCUS) or self._told is focused:
+            return b""
+        self._told = focused
+        return seq.FOCUS_IN if focused else seq.FOCUS_OUT
 
     # -- what the cue side and the relay ask ----------------------------------------------------
     def child_mode(self, mode: int) -> bool:
@@ -347,6 +371,7 @@ class FallbackPath:
         self.to_child = b""
         self.to_inject = b""
         self.held = False  # the fallback's held bytes go at the end (``end``)
+        self.telling = False  # no modes are known: the host's reports are forwarded
 
     @property
     def safe(self) -> bool:
@@ -412,6 +437,9 @@ class FallbackPath:
 
     def typed(self) -> None:
         pass
+
+    def tell_focus(self, focused: bool) -> bytes:
+        return b""
 
     def child_mode(self, mode: int) -> bool:
         return False

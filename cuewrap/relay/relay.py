@@ -120,6 +120,7 @@ class RelayControls(Protocol):
     def provenance_lost(self, why: str) -> bool: ...
     def provenance_back(self) -> bool: ...
     def pass_held_status(self) -> None: ...
+    def tell_focus(self, focused: bool) -> None: ...
 
 
 REFOCUS_AFTER = 0.1  # seconds after cuewrap's keys before the child hears the focus again
@@ -307,7 +308,7 @@ class Relay:
                     typed = True
             elif isinstance(item, FocusReport):
                 self._host_focus = item.direction
-                if self.child_mode(1004):
+                if self.child_mode(1004) and not self.path.telling:
                     self._queue_child(seq.FOCUS_IN if item.direction == "in" else seq.FOCUS_OUT)
                 self._emit(item)
             elif isinstance(item, HostStatusReply):
@@ -320,6 +321,16 @@ class Relay:
         if typed:
             self.path.typed()
             self._emit(_KEYSTROKE)
+
+    def tell_focus(self, focused: bool) -> None:
+        """The user's presence as cuewrap knows it, for a child that turned focus reporting
+        on (generic mode, a preset that asks: docs/generic-mode.md): one focus report when it
+        differs from what the child was told last (``OutputPath.tell_focus``), in one write.
+        From the first call on the host's own reports are no longer forwarded: the cue side's
+        presence (focus reports, idle time, tmux's view) is the one truth the child gets."""
+        report = self.path.tell_focus(focused)
+        if report:
+            self._queue_child(report)
 
     def _pass_status_on(self) -> None:
         """The host terminal speaks the Program Status Protocol: the child's reports pass on
@@ -357,7 +368,7 @@ class Relay:
             return "the child is not reading its input"
         if n != len(data):  # a PTY takes a few bytes whole; keep the rest in order anyway
             self._queue_child(data[n:])
-        if self._host_focus == "out" and self.child_mode(1004):
+        if self._host_focus == "out" and self.child_mode(1004) and not self.path.telling:
             self.loop.call_later(REFOCUS_AFTER, self._still_out)
         return None
 
@@ -365,8 +376,9 @@ class Relay:
         """After cuewrap's keys, the truth about focus again: a program that takes a key as a
         sign the user is back (Gemini CLI 0.61.0 does) would stay silent while they are away.
         The host's last report was a focus-out and no other came since: the child gets it
-        once more (docs/answering.md)."""
-        if self._host_focus == "out" and self.child_mode(1004):
+        once more (docs/answering.md). Where cuewrap tells the child its presence itself
+        (``tell_focus``) that is the truth it gets instead."""
+        if self._host_focus == "out" and self.child_mode(1004) and not self.path.telling:
             self._queue_child(seq.FOCUS_OUT)
 
     def _queue_child(self, data: bytes) -> None:

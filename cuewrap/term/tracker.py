@@ -85,6 +85,7 @@ from typing import NamedTuple
 
 from cuewrap.factbase import ChildProgress, ProgramStatus  # not all facts: start-up cost
 from cuewrap.term import sequences as seq
+from cuewrap.term.childqueries import DECRQM_FOCUS, ChildQuery, osc99_query
 from cuewrap.term.clipboard import (
     CLIP,
     GUARDED_WHATS,
@@ -120,7 +121,14 @@ from cuewrap.term.grammar import (
     u8_complete,
 )
 from cuewrap.term.modes import TRACKED_MODES, ModeState
-from cuewrap.term.notices import INTROS, ChildNotification, NoticeParser, NoticePolicy, protocol_of
+from cuewrap.term.notices import (
+    INTROS,
+    ChildNotification,
+    NoticeParser,
+    NoticePolicy,
+    NoticeProtocol,
+    protocol_of,
+)
 from cuewrap.term.oscnum import open_number, readings
 
 CAP = 4096  # bytes kept of an unfinished sequence (and longest held OSC 7501 prefix)
@@ -232,6 +240,7 @@ OutputEvent = (
     | ClipboardSequence
     | GuardedSequence
     | StatusQuery
+    | ChildQuery
 )
 
 # Events are immutable values: share one instance per value for the frequent ones (Pi
@@ -323,8 +332,15 @@ class OutputTracker:
         own_status_app: str | None = None,
         marked_titles: tuple[bytes, ...] = (),
         hold_blocked: bool = False,
+        answer_child: bool = False,
     ) -> None:
         self.consume_status: bool = consume_status
+        # generic mode, the preset says so (opencode): the child's DECRQM 1004 and kitty's
+        # OSC 99 query are cuewrap's to answer (term/childqueries.py); once cuewrap answered
+        # the OSC 99 one, the child's OSC 99 notifications are addressed to cuewrap: always
+        # taken out (at a safe point), never passed to the host
+        self.answer_child = answer_child
+        self._osc99_ours = False
         self.answer_query = answer_query  # the relay answers the child's OSC 7501 query
         self._asked = False  # the child asked it: its reports count (generic mode)
         # generic mode: the preset proves the program reports without asking (Codex CLI): its
@@ -1194,6 +1210,8 @@ class OutputTracker:
         if self.answer_query and (s.startswith(_QUERY) or (not whole and _QUERY.startswith(s))):
             return True
         policy = self._policy
+        if self._osc99_ours:
+            policy = _Osc99Ours(policy)
         if policy is None:
             return False
         for intro, proto in INTROS:
@@ -1205,7 +1223,10 @@ class OutputTracker:
     def _hold_from(self, work: bytes, k_last: int, base: int, n: int) -> int:
         """Where to start holding back a possible OSC 7501 report at the end, or -1."""
         if (
-            not self.consume_status and self._policy is None and not self.answer_query
+            not self.consume_status
+            and self._policy is None
+            and not self.answer_query
+            and not self._osc99_ours
         ) or k_last < base:
             return -1
         start = -1
@@ -1292,6 +1313,13 @@ class OutputTracker:
         if parsed is None:
             return
         end, params, inter, final = parsed
+        if inter == b"$" and final == 0x70 and params == DECRQM_FOCUS and self.answer_child:
+            if not self._framed(work, j):  # inside a frame: content it draws, not its query
+                cut = j >= base and self._removable_at(work, j)
+                if cut:
+                    cuts.append((j, end))
+                events.append((j, ChildQuery("decrqm1004", cut=cut)))
+            return
         if inter or not params or end - j > CAP + 1 or _PARAMS.fullmatch(params, 1) is None:
             return
         marker = params[0]
@@ -1473,6 +1501,17 @@ class OutputTracker:
         if proto is None:
             return
         policy = self._policy
+        if proto == "osc99" and self.answer_child:
+            ident = osc99_query(o.rest)
+            if ident is not None:  # kitty's query: cuewrap answers it (term/childqueries.py)
+                self._osc99_ours = True
+                cut = o.j >= o.base and self._removable_at(o.work, o.j)
+                if cut:
+                    cuts.append((o.j, o.end))
+                events.append((o.j, ChildQuery("osc99", ident, cut)))
+                return
+            if self._osc99_ours:
+                policy = _ALWAYS
         if policy is not None and not (o.j >= o.base and self._removable_at(o.work, o.j)):
             policy = None  # already released, or inside another sequence / character
         notice, cut = self._notices.osc(proto, o.rest, policy)
@@ -1480,6 +1519,29 @@ class OutputTracker:
             events.append((o.j, notice))
         if cut:
             cuts.append((o.j, o.end))
+
+
+class _Always:
+    """The notice policy for a child whose OSC 99 query cuewrap answered: its notifications
+    are cuewrap's to read and deliver, taken out whatever the host shows."""
+
+    def consume(self, protocol: NoticeProtocol) -> bool:
+        return True
+
+
+_ALWAYS = _Always()
+
+
+class _Osc99Ours:
+    """The notice policy with OSC 99 always taken out (the child's OSC 99 is cuewrap's)."""
+
+    def __init__(self, policy: NoticePolicy | None) -> None:
+        self._policy = policy
+
+    def consume(self, protocol: NoticeProtocol) -> bool:
+        if protocol == "osc99":
+            return True
+        return self._policy is not None and self._policy.consume(protocol)
 
 
 _OSC_HANDLERS = {

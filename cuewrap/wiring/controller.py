@@ -66,7 +66,8 @@ from cuewrap.term.answers import TerminalAnswer
 from cuewrap.term.clipboard import ClipboardSequence, GuardedSequence
 from cuewrap.term.focus import FocusReport
 from cuewrap.term.notices import ChildNotification
-from cuewrap.term.tracker import TitleChange
+from cuewrap.term.sequences import MODE_FOCUS
+from cuewrap.term.tracker import ModeChange, TitleChange
 
 if TYPE_CHECKING:
     from cuewrap.answer.answerer import Answerer
@@ -116,12 +117,15 @@ class Controller:
         pi_mode: bool,
         on_unseen: Callable[[bool], None] | None = None,
         on_rules: Callable[[OutputRules], None] | None = None,
+        on_focus: Callable[[bool], None] | None = None,
     ) -> None:
         """``parts`` makes the parts, given this controller (a part calls it only from the
         loop, which does not run meanwhile: a fact before the end of this constructor is
         dropped as after ``close``). ``on_unseen``: told now and at each change whether
         nobody looks at the output (docs/design.md#unseen-output); ``on_rules``: the byte
-        path's rules, now and after each step that changes them."""
+        path's rules, now and after each step that changes them; ``on_focus``: the child
+        (generic mode, its preset asks: opencode) told whether the user looks, when it turns
+        focus reporting on and at each change (``Relay.tell_focus``)."""
         self.loop = ctx.loop
         self.settings = ctx.settings
         self.log: DecisionLog = ctx.log
@@ -148,6 +152,8 @@ class Controller:
         self._on_unseen = on_unseen
         self._unseen = not self._now_unseen()  # the last value told (told below)
         self._on_rules = on_rules
+        self._on_focus = on_focus
+        self._looking: bool | None = None  # what the child was last told (None: nothing yet)
         self._rules: OutputRules | None = None  # the last rules handed down
         self._answers = Answers()  # the host terminal's answers to cuewrap's query so far
         self._fallback: str | None = None  # the output tracker failed: what guards instead
@@ -333,6 +339,8 @@ class Controller:
             self.screen.check()
         self._tell_unseen()
         self._hand_down_rules()
+        if self._on_focus is not None and self.state.looking != self._looking:
+            self._tell_focus()
         if self.tmux is not None:  # tmux is asked while a change of presence would count
             self.tmux.watch(waits_on_presence(self.state))
         try:
@@ -351,6 +359,22 @@ class Controller:
                 self._on_unseen(unseen)
             except Exception as exc:
                 self.log.error("unseen", exc)
+
+    def _tell_focus(self) -> None:
+        """The child is told whether the user looks (``on_focus``): the truth of presence,
+        so that a program that notifies only while unfocused does so exactly while away."""
+        if self._on_focus is None:
+            return
+        self._looking = self.state.looking
+        try:
+            self._on_focus(self._looking)
+        except Exception as exc:
+            self.log.error("focus", exc)
+
+    def _mode_change(self, event: ModeChange) -> None:
+        self._relayed(event)
+        if event.mode == MODE_FOCUS and event.on:  # the child wants to be told: now
+            self._tell_focus()
 
     def _hand_down_rules(self) -> None:
         """The byte path's rules as this state makes them, when they changed
@@ -575,6 +599,7 @@ _ON_RELAY_EVENT: dict[type, Callable[[Controller, Any], None]] = {
     GuardedSequence: Controller._guarded_seen,
     relay_events.GuardFellBack: Controller._guard_fell_back,
     TitleChange: Controller._title_change,
+    ModeChange: Controller._mode_change,
     ChildNotification: Controller._child_notification,
     relay_events.JobChange: Controller._job_change,
     relay_events.ChildExited: Controller._child_exited,

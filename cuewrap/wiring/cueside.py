@@ -130,6 +130,11 @@ def build_controller(ctx: Context, plan: Plan, edge: Edge) -> Controller:
             pi_mode=plan.pi_mode,
             on_unseen=edge.relay.set_unseen if edge.relay is not None else None,
             on_rules=decisions.set_rules if decisions is not None else None,
+            on_focus=(
+                edge.relay.tell_focus
+                if edge.relay is not None and preset is not None and preset.answers_child
+                else None
+            ),
         )
         built.pop_all()  # the controller's now
     return controller
@@ -352,11 +357,11 @@ def _answering(
         from cuewrap.answer.build import generic_answerer
         from cuewrap.generic.presets import choose
 
-        preset = choose(plan.command, ctx.settings.generic.preset)[0].name
+        name = choose(plan.command, ctx.settings.generic.preset)[0].name
         fault("answer")
         type_keys = edge.relay.type_to_child if edge.relay is not None else None
         return generic_answerer(
-            ctx, plan.size, publisher, built, type_keys=type_keys, notices=preset
+            ctx, plan.size, publisher, built, type_keys=type_keys, notices=name, preset=name
         )
     if plan.channel is None:
         return None
@@ -422,6 +427,7 @@ def engine_config(
         host_native=native,
         reemit=reemit,
         notices=preset.name if preset is not None else "",
+        words=preset.name if preset is not None and preset.answers_child else "",
         guard_clipboard=settings.guard.clipboard,
         guard_sequences=settings.guard.sequences,
     )

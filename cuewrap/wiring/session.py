@@ -112,6 +112,8 @@ class Session:
         try:
             channel = self._prepare_child()
             held.callback(self._supply())
+            if self.guard and not self.args.pi_mode and self._answers_child():
+                self._supply_settings(held)
             child = self._spawn()
             held.callback(child.close)
             # the relay is set up while the child boots; the cue side after its first frame
@@ -267,6 +269,24 @@ class Session:
             self.log.error("supply", exc)
             return lambda: None
 
+    def _supply_settings(self, held: Held) -> None:
+        """opencode: its notifications on for this session through a settings file of
+        cuewrap's own, where nothing of the user's says otherwise (``generic/opencode.py``);
+        the file goes at the end. Fails open: opencode then runs as the user set it."""
+        import shutil
+
+        from cuewrap.generic import opencode
+
+        try:
+            folder, why = opencode.supply(self.env)
+        except OSError as exc:
+            self.log.write("supplied", setting="attention", state="failed", why=str(exc))
+            return
+        self.log.write("supplied", setting="attention", state="on" if folder else "none", why=why)
+        if folder is not None:
+            held.callback(lambda: shutil.rmtree(folder, ignore_errors=True))
+            self.env[opencode.ENV] = os.path.join(folder, "tui.json")
+
     def _injection_waited(self, seconds: float) -> None:
         """cuewrap's bytes waited for the child's output to reach a safe point
         (docs/design.md#delivery)."""
@@ -420,6 +440,8 @@ class Session:
             # check confirmed it (docs/terminal-guard.md)
             marked_titles=self._marked_titles(),
             hold_blocked=self.guard and self.args.pi_mode,  # until the provenance mark
+            # its DECRQM 1004 and OSC 99 queries are cuewrap's to answer (opencode)
+            answer_child=self.guard and not self.args.pi_mode and self._answers_child(),
         )
         return focus, tracker
 
@@ -445,6 +467,14 @@ class Session:
         from cuewrap.generic.presets import content_only
 
         return bool(self.args.command) and content_only(
+            self.args.command[0], self.settings.generic.preset
+        )
+
+    def _answers_child(self) -> bool:
+        """Generic mode: cuewrap answers the program's own queries (term/childqueries.py)."""
+        from cuewrap.generic.presets import answers_child
+
+        return bool(self.args.command) and answers_child(
             self.args.command[0], self.settings.generic.preset
         )
 
