@@ -8,6 +8,7 @@ import os
 import socket
 import tempfile
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -464,6 +465,8 @@ class _RelayStub:
         self._host_focus = host_focus
         self.loop = Loop()
         self.modes: set[int] = set()
+        # the output path's word on focus: cuewrap does not tell this child its presence
+        self.path = SimpleNamespace(telling=False)
 
     def _queue_child(self, data: bytes) -> None:
         self._to_child.append(data)

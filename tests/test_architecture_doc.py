@@ -286,7 +286,7 @@ def test_the_real_doc_with_one_name_changed_fails() -> None:
     for right, wrong in [
         ("`wiring/cueside.py`", "`wiring/cuesides.py`"),
         ("`Loop.run_once`", "`Loop.run_one`"),
-        ("`engine/wording.py`", "`engine/words.py`"),
+        ("`engine/wording.py`", "`engine/wordings.py`"),
     ]:
         assert right in text, right
         why = problem(wrong.strip("`"), read_code())

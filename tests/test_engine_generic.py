@@ -503,7 +503,7 @@ def test_gemini_output_after_its_words_is_no_work_and_no_quiet_guess() -> None:
     assert [n.kind for n in e.notifies()] == ["finished"]
 
 
-# --- a program's own words (opencode: engine/said.py, generic/words.py) -----------------------
+# --- a program's own words (opencode: engine/said.py, engine/words.py) -----------------------
 
 
 def opencode(**over: object) -> Eng:

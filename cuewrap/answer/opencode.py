@@ -44,7 +44,7 @@ from cuewrap.answer.generic import WIDENS, GenericAnswerer
 from cuewrap.answer.screen import DialogReader
 from cuewrap.answer.wire import Request
 from cuewrap.decisionlog import DecisionLog
-from cuewrap.generic.words import said
+from cuewrap.engine.words import said
 from cuewrap.loop import Loop
 
 PERMISSION = ("△ Permission required", ("Allow once", "Allow always", "Reject"))

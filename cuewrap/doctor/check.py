@@ -198,23 +198,27 @@ def run_check(settings: Settings, choice: Choice, env: Mapping[str, str]) -> int
 
 def _save_own(choice: Choice, env: Mapping[str, str]) -> str:
     """The user saw this terminal's own notification and chose it: ``notify.terminal`` set to
-    its protocol and ``notify.desktop`` off in the settings file, so a cue is that one popup
-    (docs/terminals.md). What was saved, or why not, for the summary."""
-    from cuewrap.config import ConfigError, find_key
-    from cuewrap.configure.store import ConfigFile, config_path
+    its protocol and ``notify.desktop`` off in the settings file (by ``cuewrap config set``,
+    the one writer of that file), so a cue is that one popup (docs/terminals.md). What was
+    saved, or why not, for the summary."""
+    import subprocess
+    import sys
 
-    path = config_path(None, env)
-    try:
-        file = ConfigFile(path)
-        for name, value in (("notify.terminal", choice.protocol), ("notify.desktop", "off")):
-            spec = find_key(name)
-            assert spec is not None
-            file.set(spec, value)
-        file.save()
-    except (ConfigError, OSError) as exc:
-        return f"not saved ({exc}): set notify.terminal = {choice.protocol}, notify.desktop = off"
+    for key, value in (("notify.terminal", choice.protocol), ("notify.desktop", "off")):
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "cuewrap", "config", "set", key, value],
+                env=dict(env), capture_output=True, text=True, timeout=30,
+            )  # fmt: skip
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            done = subprocess.CompletedProcess([], 1, "", str(exc))
+        if done.returncode != 0:
+            why = (done.stderr.strip().splitlines() or ["cuewrap config set failed"])[-1]
+            return (
+                f"not saved ({why}): set notify.terminal = {choice.protocol}, notify.desktop = off"
+            )
     return (
-        f"saved notify.terminal = {choice.protocol} and notify.desktop = off in {path}"
+        f"saved notify.terminal = {choice.protocol} and notify.desktop = off"
         " (`cuewrap config unset` both to undo)"
     )
 

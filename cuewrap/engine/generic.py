@@ -30,8 +30,8 @@ from cuewrap.engine.runs import settle, start_run
 from cuewrap.engine.said import on_said
 from cuewrap.engine.state import EngineState
 from cuewrap.engine.waits import end_wait
+from cuewrap.engine.words import said as words
 from cuewrap.facts import ChildBell, ChildNotice, OutputActive, OutputQuiet
-from cuewrap.generic.words import said as words
 
 CHILD = "child"  # wait opened by the child's BEL or notification
 OSC = "osc"  # wait opened by the program's own OSC 7501 ``blocked`` (runs.on_program_status)

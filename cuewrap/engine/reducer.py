@@ -223,7 +223,7 @@ def _reconcile(st: Step) -> None:
         st.set(awake_held=hold)
     wake: float | None = None
     # idle time turns the user away: a step is due then while a wait is pending, and always
-    # for a program told the user's presence (its words read: generic/words.py)
+    # for a program told the user's presence (its words read: engine/words.py)
     if (s.waits or s.config.words) and s.cues_active and not s.focus_seen and not s.idle_away:
         assert s.last_activity is not None
         wake = s.last_activity + s.config.idle_after

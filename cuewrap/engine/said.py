@@ -1,5 +1,5 @@
 """A program's own words in its notification, read as its facts (generic mode; the preset
-names the program: ``EngineConfig.words``, ``generic/words.py``; docs/generic-mode.md).
+names the program: ``EngineConfig.words``, ``engine/words.py``; docs/generic-mode.md).
 
 opencode says "Session done" when a turn ends, its error when one fails, "Session aborted",
 "Permission needs input": words of its own, not a model's (the body; the title, the session's,

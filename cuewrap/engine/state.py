@@ -107,7 +107,7 @@ class EngineConfig:
     reemit: bool = False  # a channel exists to re-emit a child's notification
     # the preset whose own notifications are read as facts (engine/notices.py; "": none)
     notices: str = ""
-    words: str = ""  # the program whose notification words are its facts (generic/words.py)
+    words: str = ""  # the program whose notification words are its facts (engine/words.py)
     guard_clipboard: str = "user"  # guard.clipboard (its log records and /cue)
     guard_sequences: str = "own"  # guard.sequences
 

@@ -19,7 +19,7 @@ names a file of its own there, for this session, holding only ``attention.enable
 anything about ``attention`` keeps exactly what they set (a project's setting outranks
 cuewrap's file anyway).
 
-Its words (the notification's body): ``generic/words.py``.
+Its words (the notification's body): ``engine/words.py``.
 """
 
 from __future__ import annotations
