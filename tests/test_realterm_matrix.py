@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -284,8 +285,9 @@ def test_doctor_check_says_whether_the_terminal_reports_focus(
 
 
 def test_gnu_screen_in_xterm_away_by_idle_one_popup_and_a_mangled_mark(
-    launch: Any, fakemodel: FakeModel, xdesk: Session, tmp_path: Path
-) -> None:
+    launch: Any, fakemodel: FakeModel, xdesk: Session, tmp_path: Path,
+    request: pytest.FixtureRequest,
+) -> None:  # fmt: skip
     """GNU screen 4.9 between xterm and cuewrap: what it lets cuewrap know (docs/terminals.md).
     It answers no XTVERSION and passes no focus report, so the user counts as away by the idle
     rule only; the outer terminal is named from the environment (xterm here): one popup,
@@ -295,6 +297,12 @@ def test_gnu_screen_in_xterm_away_by_idle_one_popup_and_a_mangled_mark(
     version = installed_version(SCREEN)
     assert version is None or version.startswith(SCREEN.version), version
     (tmp_path / "screen").mkdir(mode=0o700)
+
+    def quit_screen() -> None:  # screen's server outlives xterm: end it, and Pi inside it
+        subprocess.run(["screen", "-X", "quit"], capture_output=True, timeout=10,
+                       env=dict(os.environ, SCREENDIR=str(tmp_path / "screen")))  # fmt: skip
+
+    request.addfinalizer(quit_screen)
     conf = tmp_path / "screenrc"
     conf.write_text("startup_message off\n")
     log = tmp_path / "cuewrap-screen.log"
