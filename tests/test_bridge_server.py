@@ -388,6 +388,33 @@ def test_on_fact_exception_does_not_stop_the_stream(h: Harness) -> None:
 # -- end of a runtime ----------------------------------------------------------------------
 
 
+def test_drain_all_takes_a_whole_runtime_the_loop_never_saw(h: Harness) -> None:
+    """On a loaded machine Pi can connect, speak and exit before cuewrap's loop runs once:
+    the connection still waits on the listener when the exit is seen. ``drain_all`` (called
+    at the child's exit) accepts it and reads it all, so nothing Pi said is lost."""
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    assert h.server.path
+    c.connect(h.server.path)
+    c.sendall(
+        enc({"type": "auth", "token": h.server.token})
+        + enc({**HELLO, "pid": os.getpid()})
+        + enc({"type": "agent_start"})
+        + enc({"type": "agent_settled", "aborted": False})
+        + enc({"type": "session_shutdown", "reason": "quit"})
+    )
+    c.close()
+    assert h.server.stats()["connections_accepted"] == 0  # the loop never ran
+    h.server.drain_all()
+    assert [type(f).__name__ for f in h.facts] == [
+        "BridgeHello",
+        "AgentStart",
+        "AgentSettled",
+        "SessionShutdown",
+        "BridgeGone",
+    ]
+    assert h.server.stats()["connections_accepted"] == 1
+
+
 def test_eof_gives_bridge_gone(h: Harness) -> None:
     c = h.live()
     c.sendall(enc({"type": "session_shutdown", "reason": "quit"}))

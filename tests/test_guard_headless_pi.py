@@ -14,12 +14,15 @@ Through ``pi -p`` alone the answer's OSC 777, 9, 99 and 0 reach the terminal (is
 
 from __future__ import annotations
 
+import os
+import signal
 from typing import Any
 
 import pytest
 from fakemodel import FakeModel, text, tool_call
 from pirig import NOTIFY_EXT, TITLE, AnsweringTerminal, PiSession, ready_away
 from termscan import notifications, osc_numbers
+from test_facts_pi import _pi_dead, pi_pid
 from test_guard_provenance_pi import (
     FRAME_ENDS,
     GUARDED,
@@ -89,6 +92,31 @@ def test_print_mode_lets_an_extensions_own_notification_through(
     assert not injected(raw), f"reached the terminal: {injected(raw)}"
     assert notifications(raw) == [("Pi", "Ready for input")], notifications(raw)
     assert len(osc_numbers(raw, 777)) == 1
+
+
+def test_a_cuewrap_asleep_through_pis_whole_run_still_passes_the_extensions_notification(
+    pi_session: Any, fakemodel: FakeModel
+) -> None:
+    """A loaded machine: cuewrap is not scheduled (here: stopped) while Pi starts, connects to
+    the bridge, answers, notifies and exits. When cuewrap runs again the connection still waits
+    on the listener beside the exit; it is taken and read before the exit, so the extension's
+    notification passes once and every fact Pi sent is in the log (before the fix: none)."""
+    fakemodel.push(text(ANSWER))
+    s: PiSession = pi_session(
+        "-p", "summarise", ready=False, dimensions=WIDE, extensions=[NOTIFY_EXT]
+    )
+    pid = pi_pid(s)
+    os.kill(s.pid, signal.SIGSTOP)
+    try:
+        wait_until(lambda: _pi_dead(pid), 30, "Pi to run its course while cuewrap sleeps")
+    finally:
+        os.kill(s.pid, signal.SIGCONT)
+    assert s.wait_exit(30) == 0, s.dump()
+    raw = s.raw_output
+    assert not injected(raw), f"reached the terminal: {injected(raw)}"
+    assert notifications(raw) == [("Pi", "Ready for input")], notifications(raw)
+    told = [r["type"] for r in s.log_records("fact")]
+    assert told.index("BridgeHello") < told.index("AgentSettled") < told.index("ChildExit"), told
 
 
 # --------------------------------------------------------------------------------------------

@@ -313,6 +313,29 @@ def test_own_writes_wait_until_the_output_is_at_rest(
     assert TitleChange("π - work") in events
 
 
+def test_an_own_write_waiting_at_the_end_goes_out_when_the_terminal_is_at_rest() -> None:
+    """Pi's last own write (its notification as it exits) came while a lone ESC of content
+    was held: the output ends, the ESC is dropped (never shown), the write goes out."""
+    path = OutputPath(OutputTracker(clipboard=Clip(), guard_frames=True), mark=MarkFinder())
+    assert path.feed(MARK + b"all done\x1b")[0] == b"all done"
+    assert path.own(TITLE)[0] == b""  # held bytes before it: it waits
+    out, events, safe = path.end()
+    assert out == TITLE and safe
+    assert TitleChange("π - work") in events
+
+
+def test_an_own_write_waiting_at_the_end_inside_a_sequence_is_dropped_with_a_reason() -> None:
+    """The output ended inside a sequence (content's, never completed): Pi's own write is not
+    written into it; it is dropped and the reason goes to the log."""
+    path = OutputPath(OutputTracker(clipboard=Clip(), guard_frames=True), mark=MarkFinder())
+    path.feed(MARK + b"text \x1b]777;no")  # a notification begun in content, never ended
+    assert path.own(TITLE)[0] == b""
+    out, events, _safe = path.end()
+    assert TITLE not in out
+    assert list(events) == [Provenance("dropped", "the output ended inside a sequence")]
+    assert list(path.end()[1]) == []  # once
+
+
 def test_the_progress_pi_left_on_is_cleared_when_cuewrap_gives_the_terminal_back(
     relay: tuple[Relay, int, list[object]],
 ) -> None:

@@ -212,9 +212,13 @@ class BridgeServer:
 
     # -- accepting ----------------------------------------------------------------------------
     def _on_accept(self) -> None:
-        if self._lsock is None:
-            return
-        for _ in range(16):
+        self._accept_waiting(16)
+
+    def _accept_waiting(self, most: int) -> None:
+        """Accept (or refuse) up to ``most`` connections waiting on the listener."""
+        for _ in range(most):
+            if self._lsock is None:
+                return
             try:
                 sock, _addr = self._lsock.accept()
             except (BlockingIOError, InterruptedError):
@@ -332,7 +336,10 @@ class BridgeServer:
     def drain_all(self) -> None:
         """Read everything already sent on every connection, EOFs included. Called when the
         child has exited: all it wrote is in the buffers, and its facts (session_shutdown,
-        BridgeGone) must come before the exit fact."""
+        BridgeGone) must come before the exit fact. A connection still waiting to be
+        accepted is accepted first: a child that ran its whole course while cuewrap was not
+        scheduled (a loaded machine) connected, spoke and exited before the loop saw it."""
+        self._accept_waiting(self.max_connections + 16)
         for conn in list(self._conns):
             self._drain(conn)
 

@@ -66,7 +66,7 @@ class Path(Protocol):
     def feed(self, data: bytes) -> Passed: ...
     def own(self, data: bytes) -> Passed: ...
     def flush(self) -> bytes: ...
-    def end(self) -> bytes: ...
+    def end(self) -> Passed: ...
     def take_child(self) -> bytes: ...
     def take_inject(self) -> bytes: ...
     def focus_lost(self) -> None: ...
@@ -243,9 +243,21 @@ class OutputPath:
         self.held = bool(self.tracker._held)
         return rest
 
-    def end(self) -> bytes:
-        """The child's output ended: whatever is still held."""
-        return self.flush() if self.tracker.held else b""
+    def end(self) -> Passed:
+        """The child's output ended: whatever is still held, then Pi's own writes that waited
+        for the output to come to rest (Pi writes its last words through the bridge, as it
+        exits); where the output ended inside a sequence they are dropped, never written into
+        it."""
+        tracker = self.tracker
+        out = tracker.end()
+        self.held = False
+        if self._own and tracker.at_rest:
+            return self._with_own((out, [], tracker.safe))
+        events: list[RelayEvent] = []
+        if self._own:
+            self._own = []
+            events.append(Provenance("dropped", "the output ended inside a sequence"))
+        return (out, events, tracker.safe)
 
     def take_child(self) -> bytes:
         out, self.to_child = self.to_child, b""
@@ -423,8 +435,8 @@ class FallbackPath:
     def flush(self) -> bytes:
         return b""
 
-    def end(self) -> bytes:
-        return self.fallback.flush() if self.fallback is not None else b""
+    def end(self) -> Passed:
+        return (self.fallback.flush() if self.fallback is not None else b"", (), self._safe)
 
     def take_child(self) -> bytes:
         return b""

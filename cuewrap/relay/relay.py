@@ -688,8 +688,11 @@ class Relay:
         if self._output_timer is not None:
             self._output_timer.cancel()
             self._output_timer = None
-        self.host.write(self.path.end())
-        self.injector.set_safe(self.path.safe)
+        out, events, safe = self.path.end()
+        self.host.write(out)
+        self.injector.set_safe(safe)
+        if events:
+            self._after(events)
         self.injector.flush()
         self.loop.remove_reader(self.master_fd)
         self.loop.remove_writer(self.master_fd)

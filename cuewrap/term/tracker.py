@@ -536,6 +536,14 @@ class OutputTracker:
         self._safe = False
         return held
 
+    def end(self) -> bytes:
+        """The output ended: :meth:`flush`; what stays held is dropped (an unfinished sequence
+        in content, never shown), so that :attr:`at_rest` says where the terminal stands."""
+        out = self.flush()
+        if self._held and not self._pend:
+            self._held = b""
+        return out
+
     # -- the paths of feed --------------------------------------------------------------------
 
     def _feed_text(self, work: bytes) -> Scan:
