@@ -264,7 +264,7 @@ def test_a_wrong_name_of_each_kind_is_found(name: str) -> None:
         "tests/test_tracker*.py",
         "loop.py",
         "cueside.build_controller",
-        "tracker.pass_status_on()",
+        "tracker.status.pass_on()",
         "Loop.run_once",
         "tap.feed",
         "Keystroke",

@@ -108,9 +108,9 @@ def test_a_blocked_report_is_held_for_a_terminal_that_speaks_the_protocol() -> N
     scan = t.feed(b"text" + BLOCKED + b"more")
     assert scan.out == b"textmore"
     assert [e.state for e in scan.events if isinstance(e, ProgramStatus)] == ["blocked"]
-    assert t.held_status == BLOCKED
+    assert t.status.held == BLOCKED
     assert t.feed(WORKING).out == WORKING  # another passes at once, and ends the wait
-    assert t.held_status == b""
+    assert t.status.held == b""
 
 
 def test_a_blocked_report_inside_a_character_leaves_esc_can() -> None:

@@ -31,33 +31,33 @@ CLEAR = b"\x1b]7501;state=clear\x1b\\"
 def test_before_the_answer_reports_are_taken_out_and_the_last_is_kept() -> None:
     t = OutputTracker(consume_status=True)
     assert t.feed(b"a" + IDLE + b"b" + DONE + b"c").out == b"abc"
-    assert not t.status_shown
-    assert t.pass_status_on() == DONE  # the last, exactly as written
-    assert t.status_shown and not t.consume_status
-    assert t.pass_status_on() == b""  # once
+    assert not t.status.shown
+    assert t.status.pass_on() == DONE  # the last, exactly as written
+    assert t.status.shown and not t.status.consume
+    assert t.status.pass_on() == b""  # once
 
 
 def test_after_the_answer_reports_pass_and_the_shown_state_follows_them() -> None:
     t = OutputTracker(consume_status=True)
-    assert t.pass_status_on() == b"" and not t.status_shown  # nothing was missed
+    assert t.status.pass_on() == b"" and not t.status.shown  # nothing was missed
     assert t.feed(WORKING).out == WORKING
-    assert t.status_shown
+    assert t.status.shown
     assert t.feed(b"x" + CLEAR).out == b"x" + CLEAR
-    assert not t.status_shown  # the child cleared it itself
+    assert not t.status.shown  # the child cleared it itself
 
 
 def test_a_missed_clear_is_replayed_but_leaves_nothing_shown() -> None:
     t = OutputTracker(consume_status=True)
     t.feed(WORKING + CLEAR)
-    assert t.pass_status_on() == CLEAR
-    assert not t.status_shown
+    assert t.status.pass_on() == CLEAR
+    assert not t.status.shown
 
 
 def test_a_report_split_across_reads_before_the_answer_is_replayed_whole() -> None:
     t = OutputTracker(consume_status=True)
     out = t.feed(WORKING[:9]).out + t.feed(WORKING[9:]).out
     assert out == b""
-    assert t.pass_status_on() == WORKING
+    assert t.status.pass_on() == WORKING
 
 
 def _relay() -> tuple[Relay, int, list[int]]:

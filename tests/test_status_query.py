@@ -16,7 +16,8 @@ from trackerref import feed_all as feed_tracker
 from cuewrap.factbase import ProgramStatus
 from cuewrap.term.answers import AnswerFilter, TerminalAnswer
 from cuewrap.term.focus import HostStatusReply
-from cuewrap.term.tracker import OutputEvent, OutputTracker, StatusQuery
+from cuewrap.term.statusguard import StatusQuery
+from cuewrap.term.tracker import OutputEvent, OutputTracker
 
 pytestmark = pytest.mark.unit
 

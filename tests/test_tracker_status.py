@@ -52,7 +52,7 @@ def test_status_passes_through_when_not_consumed() -> None:
 def test_consume_status_is_settable() -> None:
     t = OutputTracker()
     assert t.feed(DONE).out == b""
-    t.consume_status = False
+    t.status.consume = False
     assert t.feed(DONE).out == DONE
 
 

@@ -15,12 +15,12 @@ from cuewrap.term.answers import TerminalAnswer
 from cuewrap.term.childqueries import ChildQuery
 from cuewrap.term.focus import FocusReport, HostStatusReply
 from cuewrap.term.notices import ChildNotification
+from cuewrap.term.statusguard import StatusQuery
 from cuewrap.term.tracker import (
     Bell,
     FocusMayBeOff,
     ModeChange,
     OutputEvent,
-    StatusQuery,
     TitleChange,
 )
 

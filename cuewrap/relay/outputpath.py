@@ -36,7 +36,8 @@ from cuewrap.term import sequences as seq
 from cuewrap.term.childqueries import ChildQuery
 from cuewrap.term.childqueries import answer as child_answer
 from cuewrap.term.clipboard import ClipboardSequence
-from cuewrap.term.tracker import FocusMayBeOff, ModeChange, OutputEvent, OutputTracker, StatusQuery
+from cuewrap.term.statusguard import StatusQuery
+from cuewrap.term.tracker import FocusMayBeOff, ModeChange, OutputEvent, OutputTracker
 
 if TYPE_CHECKING:
     from cuewrap.relay.decisions import OutputDecisions
@@ -188,7 +189,7 @@ class OutputPath:
         first = self._scan(before) if before else None
         tracker = self.tracker
         tracker.content_from_now()
-        tracker.hold_blocked = False  # Pi's own reports come through the bridge
+        tracker.status.hold_blocked = False  # Pi's own reports come through the bridge
         self._marks.state = "marked"
         rest = self._scan(after) if after else None
         self.seen = before + after
@@ -294,18 +295,13 @@ class OutputPath:
         """The host terminal speaks the Program Status Protocol: the child's reports pass on;
         the one taken out before the answer came, for the host to be told the state it
         missed."""
-        return self.tracker.pass_status_on()
+        return self.tracker.status.pass_on()
 
     def pass_held_status(self) -> bytes:
         """The screen check confirmed the ``blocked`` report the tracker held (Pi mode under
         the frame rule): what to write to the host (nothing where it does not speak the
         protocol)."""
-        tracker = self.tracker
-        held, tracker.held_status = tracker.held_status, b""
-        if not held or tracker.consume_status:
-            return b""
-        tracker.status_shown = True
-        return held
+        return self.tracker.status.take_held()
 
     def lose(self, why: str) -> list[RelayEvent]:
         """The bridge that carried Pi's own writes ended while Pi runs: back to the frame
@@ -314,7 +310,7 @@ class OutputPath:
             return []
         self._marks.state = "lost"
         self.tracker.content_off()
-        self.tracker.hold_blocked = True
+        self.tracker.status.hold_blocked = True
         return [Provenance("lost", why)]
 
     def restore(self) -> list[RelayEvent]:
@@ -324,7 +320,7 @@ class OutputPath:
             return []
         self._marks.state = "marked"
         self.tracker.content_from_now()
-        self.tracker.hold_blocked = False
+        self.tracker.status.hold_blocked = False
         return [Provenance("restored")]
 
     def restore_sequence(self, leaving: bool) -> bytes:
@@ -332,7 +328,7 @@ class OutputPath:
         status and the progress its last report left shown (see ``Relay.restore_sequence``)."""
         tracker = self.tracker
         out = tracker.modes.restore_sequence()
-        if leaving and tracker.status_shown:
+        if leaving and tracker.status.shown:
             out += seq.PROGRAM_STATUS_CLEAR
         if leaving and tracker.progress:
             out += seq.PROGRESS_OFF
@@ -348,7 +344,7 @@ class OutputPath:
     def failed(self, known: bool) -> tuple[Path, list[RelayEvent]]:
         """The tracker raised: the fallback from here on (``known``: the output was at rest
         where the tracker left it), and what to tell the cue side."""
-        status_left = not self.tracker.consume_status  # its reports reached the host
+        status_left = not self.tracker.status.consume  # its reports reached the host
         clipboard, outside = self._fallback_classes
         path = FallbackPath(
             self._marks, known=known, status_left=status_left, guard=self._fallback_classes

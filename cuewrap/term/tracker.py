@@ -115,7 +115,6 @@ from cuewrap.term.grammar import (
     csi_at,
     find_all,
     ints,
-    parse_status,
     seq_end,
     synthetic,
     u8_complete,
@@ -130,11 +129,10 @@ from cuewrap.term.notices import (
     protocol_of,
 )
 from cuewrap.term.oscnum import open_number, readings
+from cuewrap.term.statusguard import CUT_NEUTRAL, StatusGuard, StatusQuery
 
 CAP = 4096  # bytes kept of an unfinished sequence (and longest held OSC 7501 prefix)
 
-_STATUS = b"\x1b]7501;"
-_QUERY = b"\x1b]7501;?"  # the Program Status query's head (its body is "?")
 
 _OSC_C0 = re.compile(rb"[\x00-\x06\x08-\x17\x19\x1c-\x1f]")
 _PARAMS = re.compile(rb"[0-9;]*")
@@ -213,14 +211,6 @@ class Bell:
 
 
 @dataclass(frozen=True)
-class StatusQuery:
-    """The child asked ``ESC ] 7501 ; ? ST|BEL`` (the Program Status query). ``cut``: it was
-    taken out of the output (the host terminal never sees it)."""
-
-    cut: bool
-
-
-@dataclass(frozen=True)
 class FocusMayBeOff:
     """With ``own_focus``: the host's focus reporting may be off now (docs/design.md#presence): the
     child reset the terminal (``ris``: ``ESC c``, ``decstr``: ``CSI ! p``), or turned mode 1004 off
@@ -251,8 +241,6 @@ _CAN = b"\x18"  # what takes a removed bell's place: a control that does nothing
 _MODE_EVENTS = {(m, on): ModeChange(m, on) for m in TRACKED_MODES for on in (True, False)}
 
 
-_QUERY_CUT = StatusQuery(True)
-_QUERY_PASSED = StatusQuery(False)
 _FOCUS_RIS = FocusMayBeOff("ris")
 _FOCUS_DECSTR = FocusMayBeOff("decstr")
 _FOCUS_1004 = FocusMayBeOff("1004")
@@ -308,11 +296,10 @@ class OutputTracker:
 
     Attributes (all tracked from the output only):
 
-    - ``consume_status``: remove complete OSC 7501 reports from ``out`` (settable any time;
-      :meth:`pass_status_on` turns it off once the host terminal answered the query).
-    - ``status_shown``: the last report that reached the host was not ``clear``: the host's
-      indicator shows the child's state, and cuewrap clears it if the child exits first.
-    - ``answer_query``: report the child's Program Status queries and remove them from ``out``.
+    - ``status``: the guard of the child's OSC 7501 reports and queries
+      (:class:`~cuewrap.term.statusguard.StatusGuard`: taken out, passed, held; what the host
+      was shown), built from ``consume_status``, ``answer_query``, ``own_status_app`` and
+      ``hold_blocked``.
     - ``modes``: the terminal modes the child set (:class:`~cuewrap.term.modes.ModeState`:
       DEC private modes on and off, the kitty keyboard stack, modifyOtherKeys) and the bytes
       that undo them (``modes.restore_sequence()``).
@@ -334,21 +321,18 @@ class OutputTracker:
         hold_blocked: bool = False,
         answer_child: bool = False,
     ) -> None:
-        self.consume_status: bool = consume_status
+        self.status = StatusGuard(
+            consume=consume_status,
+            answer_query=answer_query,
+            own_app=own_status_app,
+            hold_blocked=hold_blocked,
+        )
         # generic mode, the preset says so (opencode): the child's DECRQM 1004 and kitty's
         # OSC 99 query are cuewrap's to answer (term/childqueries.py); once cuewrap answered
         # the OSC 99 one, the child's OSC 99 notifications are addressed to cuewrap: always
         # taken out (at a safe point), never passed to the host
         self.answer_child = answer_child
         self._osc99_ours = False
-        self.answer_query = answer_query  # the relay answers the child's OSC 7501 query
-        self._asked = False  # the child asked it: its reports count (generic mode)
-        # generic mode: the preset proves the program reports without asking (Codex CLI): its
-        # reports with this app= (and a bare clear) count without a query
-        self.own_status_app = own_status_app
-        self.status_shown = False
-        self._missed = b""  # the last report taken out, as written (the host may want it)
-        self._missed_shows = False  # … and it was not clear
         # cuewrap owns the host's focus reporting: the child's CSI ? 1004 h/l are tracked
         # (they decide what is forwarded to it) but taken out of the output
         self.own_focus = own_focus
@@ -376,11 +360,6 @@ class OutputTracker:
         # Pi mode (docs/terminal-guard.md): a title that begins with one of cuewrap's marks is
         # content posing as cuewrap, removed wherever it is (with the guard on)
         self._marked_titles = marked_titles
-        # Pi mode while the frame rule decides (no provenance): a ``blocked`` report is taken out
-        # of the output even for a host that speaks the protocol, and passed on (``held_status``)
-        # only once the screen check confirmed it
-        self.hold_blocked = hold_blocked
-        self.held_status = b""  # the last blocked report taken out so, as written
         # clipboard sequences cut in this chunk that a bare ESC ended
         self._bare_cuts: dict[int, int] = {}  # its ESC -> its start, for each one
         self._reps: dict[int, bytes] = {}  # cut start -> bytes put in its place
@@ -1213,9 +1192,7 @@ class OutputTracker:
     def _could_remove(self, s: bytes, whole: bool = False) -> bool:
         """Could ``s`` (ESC-led, unfinished) still become an OSC that would be removed now?
         ``whole``: ``s`` is the head of an OSC already known to be unfinished."""
-        if self.consume_status and (s.startswith(_STATUS) or (not whole and _STATUS.startswith(s))):
-            return True
-        if self.answer_query and (s.startswith(_QUERY) or (not whole and _QUERY.startswith(s))):
+        if self.status.could_remove(s, whole):
             return True
         policy = self._policy
         if self._osc99_ours:
@@ -1231,10 +1208,7 @@ class OutputTracker:
     def _hold_from(self, work: bytes, k_last: int, base: int, n: int) -> int:
         """Where to start holding back a possible OSC 7501 report at the end, or -1."""
         if (
-            not self.consume_status
-            and self._policy is None
-            and not self.answer_query
-            and not self._osc99_ours
+            not self.status.active and self._policy is None and not self._osc99_ours
         ) or k_last < base:
             return -1
         start = -1
@@ -1446,62 +1420,25 @@ class OutputTracker:
             events.append((o.j, ChildProgress(self.progress)))
 
     def _osc_status(self, o: Osc, events: list[tuple[int, OutputEvent]], cuts: Cuts) -> None:
-        """OSC 7501: a program status report; consumed at a safe point when asked to. Or the
-        child's Program Status query, in generic mode (``answer_query``)."""
-        if o.rest == b"?" and self.answer_query:
-            self._status_query(o, events, cuts)
+        """OSC 7501: a program status report, or the child's query; what becomes of it is the
+        status guard's to say (``term/statusguard.py``)."""
+        guard = self.status
+        fresh = o.j >= o.base
+        if o.rest == b"?" and guard.answer_query:
+            cut = fresh and self._removable_at(o.work, o.j)
+            if cut:
+                cuts.append((o.j, o.end))
+            events.append((o.j, guard.query(cut)))
             return
-        status = parse_status(o.rest)
-        if status is None:
-            return
-        if self.answer_query and not self._asked and not self._own_report(status):
-            # generic mode: a program reports only after its query was answered; a report
-            # from one that never asked is text it prints (a file, a model's answer), no fact
-            # (unless the preset proves it is the program's own: ``own_status_app``)
-            return
-        events.append((o.j, status))
-        if self.hold_blocked and not self.consume_status:
-            if status.state == "blocked":  # passed on once the screen shows the dialog
-                self.held_status = o.work[o.j : o.end]
-                if o.j >= o.base:
-                    cuts.append((o.j, o.end))
-                    if not self._removable_at(o.work, o.j):
-                        self._reps[o.j] = _NEUTRAL
-                return
-            self.held_status = b""  # its wait is over
-        if self.consume_status and o.j >= o.base and self._removable_at(o.work, o.j):
+        status, verdict = guard.report(
+            o.rest, o.work[o.j : o.end], fresh, lambda: self._removable_at(o.work, o.j)
+        )
+        if status is not None:
+            events.append((o.j, status))
+        if verdict:
             cuts.append((o.j, o.end))
-            self._missed = o.work[o.j : o.end]
-            self._missed_shows = status.state != "clear"
-        elif not self.consume_status:  # passed to a host that speaks the protocol
-            self.status_shown = status.state != "clear"
-            self._missed = b""
-
-    def _own_report(self, status: ProgramStatus) -> bool:
-        """The preset says this program reports without a query, under this ``app=``."""
-        own = self.own_status_app
-        if own is None:
-            return False
-        return status.app == own or (status.state == "clear" and status.app is None)
-
-    def pass_status_on(self) -> bytes:
-        """The host terminal speaks the protocol: from now on reports pass. Returns the last
-        report taken out before (b"" if none), as the child wrote it, for the host to be told
-        the state it missed; the host counts as shown it."""
-        self.consume_status = False
-        missed, self._missed = self._missed, b""
-        if missed:
-            self.status_shown = self._missed_shows
-        return missed
-
-    def _status_query(self, o: Osc, events: list[tuple[int, OutputEvent]], cuts: Cuts) -> None:
-        """The child's Program Status query (complete): reported, and taken out where that
-        changes nothing else the host sees (at a safe point)."""
-        self._asked = True
-        cut = o.j >= o.base and self._removable_at(o.work, o.j)
-        if cut:
-            cuts.append((o.j, o.end))
-        events.append((o.j, _QUERY_CUT if cut else _QUERY_PASSED))
+            if verdict == CUT_NEUTRAL:
+                self._reps[o.j] = _NEUTRAL
 
     def _osc_notice(self, o: Osc, events: list[tuple[int, OutputEvent]], cuts: Cuts) -> None:
         """OSC 9 / 777 / 99: the child's own notification, taken out when the policy says so."""
