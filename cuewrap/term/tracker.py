@@ -85,7 +85,7 @@ from typing import NamedTuple
 
 from cuewrap.factbase import ChildProgress, ProgramStatus  # not all facts: start-up cost
 from cuewrap.term import sequences as seq
-from cuewrap.term.childqueries import DECRQM_FOCUS, ChildQuery, osc99_query
+from cuewrap.term.childqueries import DECRQM_FOCUS, ChildQuery
 from cuewrap.term.clipboard import (
     CLIP,
     GUARDED_WHATS,
@@ -120,13 +120,10 @@ from cuewrap.term.grammar import (
     u8_complete,
 )
 from cuewrap.term.modes import TRACKED_MODES, ModeState
+from cuewrap.term.noticeguard import NoticeGuard
 from cuewrap.term.notices import (
-    INTROS,
     ChildNotification,
-    NoticeParser,
     NoticePolicy,
-    NoticeProtocol,
-    protocol_of,
 )
 from cuewrap.term.oscnum import open_number, readings
 from cuewrap.term.statusguard import CUT_NEUTRAL, StatusGuard, StatusQuery
@@ -328,16 +325,13 @@ class OutputTracker:
             hold_blocked=hold_blocked,
         )
         # generic mode, the preset says so (opencode): the child's DECRQM 1004 and kitty's
-        # OSC 99 query are cuewrap's to answer (term/childqueries.py); once cuewrap answered
-        # the OSC 99 one, the child's OSC 99 notifications are addressed to cuewrap: always
-        # taken out (at a safe point), never passed to the host
+        # OSC 99 query are cuewrap's to answer (term/childqueries.py; the OSC 99 one, and the
+        # child's notifications under the ``notices`` policy: term/noticeguard.py)
         self.answer_child = answer_child
-        self._osc99_ours = False
+        self.notices = NoticeGuard(notices, answer_child=answer_child)
         # cuewrap owns the host's focus reporting: the child's CSI ? 1004 h/l are tracked
         # (they decide what is forwarded to it) but taken out of the output
         self.own_focus = own_focus
-        self._policy = notices  # decides whether a child's notification is removed
-        self._notices = NoticeParser()
         self.modes = ModeState()
         self.title: str | None = None
         self.progress: int | None = None  # the child's last OSC 9;4 state (ConEmu progress)
@@ -1192,24 +1186,11 @@ class OutputTracker:
     def _could_remove(self, s: bytes, whole: bool = False) -> bool:
         """Could ``s`` (ESC-led, unfinished) still become an OSC that would be removed now?
         ``whole``: ``s`` is the head of an OSC already known to be unfinished."""
-        if self.status.could_remove(s, whole):
-            return True
-        policy = self._policy
-        if self._osc99_ours:
-            policy = _Osc99Ours(policy)
-        if policy is None:
-            return False
-        for intro, proto in INTROS:
-            if s.startswith(intro) or (not whole and intro.startswith(s)):
-                if policy.consume(proto) or (proto == "osc99" and self._notices.consuming):
-                    return True
-        return False
+        return self.status.could_remove(s, whole) or self.notices.could_remove(s, whole)
 
     def _hold_from(self, work: bytes, k_last: int, base: int, n: int) -> int:
         """Where to start holding back a possible OSC 7501 report at the end, or -1."""
-        if (
-            not self.status.active and self._policy is None and not self._osc99_ours
-        ) or k_last < base:
+        if (not self.status.active and not self.notices.active) or k_last < base:
             return -1
         start = -1
         if k_last == n - 1:  # a lone ESC: a report's ST, or the start of one
@@ -1441,52 +1422,15 @@ class OutputTracker:
                 self._reps[o.j] = _NEUTRAL
 
     def _osc_notice(self, o: Osc, events: list[tuple[int, OutputEvent]], cuts: Cuts) -> None:
-        """OSC 9 / 777 / 99: the child's own notification, taken out when the policy says so."""
-        proto = protocol_of(o.ps)
-        if proto is None:
-            return
-        policy = self._policy
-        if proto == "osc99" and self.answer_child:
-            ident = osc99_query(o.rest)
-            if ident is not None:  # kitty's query: cuewrap answers it (term/childqueries.py)
-                self._osc99_ours = True
-                cut = o.j >= o.base and self._removable_at(o.work, o.j)
-                if cut:
-                    cuts.append((o.j, o.end))
-                events.append((o.j, ChildQuery("osc99", ident, cut)))
-                return
-            if self._osc99_ours:
-                policy = _ALWAYS
-        if policy is not None and not (o.j >= o.base and self._removable_at(o.work, o.j)):
-            policy = None  # already released, or inside another sequence / character
-        notice, cut = self._notices.osc(proto, o.rest, policy)
-        if notice is not None:
-            events.append((o.j, notice))
+        """OSC 9 / 777 / 99: the child's own notification, or kitty's query; what becomes of it
+        is the notice guard's to say (``term/noticeguard.py``)."""
+        event, cut = self.notices.read(
+            o.ps, o.rest, lambda: o.j >= o.base and self._removable_at(o.work, o.j)
+        )
         if cut:
             cuts.append((o.j, o.end))
-
-
-class _Always:
-    """The notice policy for a child whose OSC 99 query cuewrap answered: its notifications
-    are cuewrap's to read and deliver, taken out whatever the host shows."""
-
-    def consume(self, protocol: NoticeProtocol) -> bool:
-        return True
-
-
-_ALWAYS = _Always()
-
-
-class _Osc99Ours:
-    """The notice policy with OSC 99 always taken out (the child's OSC 99 is cuewrap's)."""
-
-    def __init__(self, policy: NoticePolicy | None) -> None:
-        self._policy = policy
-
-    def consume(self, protocol: NoticeProtocol) -> bool:
-        if protocol == "osc99":
-            return True
-        return self._policy is not None and self._policy.consume(protocol)
+        if event is not None:
+            events.append((o.j, event))
 
 
 _OSC_HANDLERS = {
