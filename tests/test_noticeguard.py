@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from cuewrap.term.childqueries import ChildQuery
-from cuewrap.term.notices import ChildNotification, NoticeProtocol
 from cuewrap.term.noticeguard import NoticeGuard
+from cuewrap.term.notices import ChildNotification, NoticeProtocol
 
 pytestmark = pytest.mark.unit
 
