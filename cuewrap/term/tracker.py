@@ -99,7 +99,6 @@ from cuewrap.term.clipboard import (
 )
 from cuewrap.term.content import (
     C1_UTF8,
-    CONTENT_WHATS,
     REMOVE,
     REPLACEMENT,
     UNDECIDED,
@@ -125,6 +124,7 @@ from cuewrap.term.notices import (
     ChildNotification,
     NoticePolicy,
 )
+from cuewrap.term.openseq import CUT_BY_ESC, GOES_ON, OpenSequence
 from cuewrap.term.oscnum import open_number, readings
 from cuewrap.term.statusguard import CUT_NEUTRAL, StatusGuard, StatusQuery
 
@@ -357,14 +357,9 @@ class OutputTracker:
         # clipboard sequences cut in this chunk that a bare ESC ended
         self._bare_cuts: dict[int, int] = {}  # its ESC -> its start, for each one
         self._reps: dict[int, bytes] = {}  # cut start -> bytes put in its place
-        # an OSC 52 decided at a chunk end, still open: 0 none, 1 passing, 2 dropping
-        self._stream = 0
-        self._stream_read = False
-        self._stream_what = "osc52"
-        self._stream_size = 0
+        # a clipboard or content sequence decided at a chunk end, still open (term/openseq.py)
+        self._stream: OpenSequence | None = None
         self._kitty_write = False  # the answer for a kitty write begun (OSC 5522)
-        self._stream_esc = False  # its last byte so far is an ESC (ST, or its end)
-        self._stream_stop = OSC_STOP  # what ends it (a DCS / APC: no BEL)
         self._base = 0  # the general path's chunk: bytes released before it
 
     @property
@@ -387,7 +382,7 @@ class OutputTracker:
     def at_rest(self) -> bool:
         """Nothing is open, pending or held: the stream is in ground between two sequences and
         characters (where :meth:`feed_own` may put the child's own write)."""
-        return self._safe and not self._held and not self._pend and not self._stream
+        return self._safe and not self._held and not self._pend and self._stream is None
 
     def feed_own(self, data: bytes) -> Scan:
         """The child's own write (complete sequences, ``term/provenance.py``), read as the
@@ -419,7 +414,7 @@ class OutputTracker:
         chunk in which nothing can give an event or a cut (:meth:`_feed_plain`, or right here
         for one that ends a frame: Pi's frames; a TUI's colours and cursor moves,
         :meth:`_plain_flood`), and everything else (:meth:`_feed_general`)."""
-        if self._stream:
+        if self._stream is not None:
             return self._feed_stream(data)
         pend = self._pend
         held = self._held
@@ -959,11 +954,9 @@ class OutputTracker:
                 return start, work[start + 1 :]
             read = True  # waited long enough: the strictest reading
         passed = self._decide(work, start, read, what)
-        self._stream = 1 if passed else 2
-        self._stream_read = read
-        self._stream_what = what
-        self._stream_esc = final
-        self._stream_size = (k_last if final else n) - start
+        self._stream = OpenSequence(
+            passing=passed, read=read, what=what, size=(k_last if final else n) - start, esc=final
+        )
         if passed:
             self._u8 = b""
             self._safe = False
@@ -1091,12 +1084,7 @@ class OutputTracker:
         self, work: bytes, start: int, what: str, size: int, esc: bool
     ) -> tuple[int, bytes]:
         """A DCS / APC to remove, unfinished at the chunk end: dropped up to its end."""
-        self._stream = 2
-        self._stream_read = False
-        self._stream_what = what
-        self._stream_esc = esc
-        self._stream_size = size
-        self._stream_stop = _STR_STOP
+        self._stream = OpenSequence(passing=False, read=False, what=what, size=size, esc=esc)
         return self._drop_from(work, start)
 
     def _hold_c1(self, work: bytes, base: int, k_last: int, e: int) -> tuple[int, bytes]:
@@ -1125,54 +1113,40 @@ class OutputTracker:
         self._safe = True
         return start, _NEUTRAL
 
-    def _end_stream(self) -> ClipboardSequence | GuardedSequence:
-        what = self._stream_what
-        if what in CONTENT_WHATS:  # a DCS / APC removed from content (term/content.py)
-            ev: ClipboardSequence | GuardedSequence = GuardedSequence(what, self._stream_size)
-            self._stream_stop = OSC_STOP
-        else:
-            ev = clip_event(self._stream_read, self._stream == 1, self._stream_size, what)
-        if self._stream == 1:  # the host is in ground after it
+    def _end_stream(self, st: OpenSequence) -> ClipboardSequence | GuardedSequence:
+        if st.passing:  # the host is in ground after it
             self._u8 = b""
             self._safe = True
-        self._stream = 0
-        return ev
+        self._stream = None
+        return st.event()
 
     def _feed_stream(self, data: bytes) -> Scan:
-        """The rest of an OSC 52 decided at a chunk end: passed or dropped to its end."""
+        """The rest of a sequence decided at a chunk end (``term/openseq.py``): passed or
+        dropped to its end."""
+        st = self._stream
+        assert st is not None
         if not data:
             return Scan(b"", [], self._safe)
-        passing = self._stream == 1
-        if self._stream_esc:  # ST, or a bare ESC that ended it
-            self._stream_esc = False
+        passing = st.passing
+        if st.esc:  # ST, or a bare ESC that ended it
+            st.esc = False
             if data[0] == 0x5C:
-                self._stream_size += 2
-                ev = self._end_stream()
+                st.size += 2
+                ev = self._end_stream(st)
                 rest = self.feed(data[1:])
                 out = ST + rest.out if passing else rest.out
                 return Scan(out, [ev, *rest.events], rest.safe)
-            ev = self._end_stream()
+            ev = self._end_stream(st)
             if passing:  # the host is still inside it: a released open OSC stands for it
                 self._pend = _OPEN_OSC
                 self._safe = False
             rest = self.feed(ESCB + data)  # the ESC, not released, begins the next one
             return Scan(rest.out, [ev, *rest.events], rest.safe)
-        m = self._stream_stop.search(data)
-        if m is None:
-            self._stream_size += len(data)
-            return Scan(data if passing else b"", [], self._safe)
-        t = m.start()
-        if data[t] == ESC:
-            if t + 1 == len(data):  # held back until it is known to be ST or not
-                self._stream_size += t
-                self._stream_esc = True
-                return Scan(data[:t] if passing else b"", [], self._safe)
-            end = t + 2 if data[t + 1] == 0x5C else t
-        else:
-            end = t + 1
-        self._stream_size += end
-        ev = self._end_stream()
-        if passing and end == t and data[t] == ESC:  # the host is still inside it
+        end, how = st.end_in(data)
+        if how == GOES_ON:
+            return Scan(data[:end] if passing else b"", [], self._safe)
+        ev = self._end_stream(st)
+        if passing and how == CUT_BY_ESC:  # the host is still inside it
             self._pend = _OPEN_OSC
             self._safe = False
         rest = self.feed(data[end:])
