@@ -453,20 +453,21 @@ def test_reload_new_and_exit_kill_the_token() -> None:
 
 
 class _RelayStub:
-    """What ``Relay.type_to_child`` reads of the relay: its input filter, the queue, the PTY."""
+    """What ``Relay.type_to_child`` reads of the relay: its input path, the queue, the PTY."""
 
     def __init__(self, focus: Any, fd: int, host_focus: str | None = None) -> None:
         from cuewrap.loop import Loop
+        from cuewrap.relay.inputpath import InputPath
 
-        self.focus = focus
+        self.input = InputPath(focus)
+        self.input.host_focus = host_focus
         self._to_child: list[bytes] = []
         self._master_open = True
         self.master_fd = fd
-        self._host_focus = host_focus
         self.loop = Loop()
         self.modes: set[int] = set()
         # the output path's word on focus: cuewrap does not tell this child its presence
-        self.path = SimpleNamespace(telling=False)
+        self.path = SimpleNamespace(telling=False, child_mode=self.child_mode)
 
     def _queue_child(self, data: bytes) -> None:
         self._to_child.append(data)

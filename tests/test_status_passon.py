@@ -93,7 +93,7 @@ def test_the_relay_writes_the_missed_report_at_the_answer_and_clears_at_exit(
     relay, r = host_pipe
     relay._output(b"frame " + IDLE)
     assert read_host(r) == b"frame "  # the host has not answered yet
-    relay._handle_input_items([TerminalAnswer("osc7501", "?")])
+    relay._perform(relay.input._steps([TerminalAnswer("osc7501", "?")], relay.path))
     assert read_host(r) == IDLE  # the state it missed
     relay._output(WORKING)
     assert read_host(r) == WORKING
@@ -113,7 +113,7 @@ def test_no_answer_no_report_and_no_clear(host_pipe: tuple[Relay, int]) -> None:
 
 def test_a_failed_tracker_still_clears_what_it_let_through(host_pipe: tuple[Relay, int]) -> None:
     relay, _ = host_pipe
-    relay._handle_input_items([TerminalAnswer("osc7501", "?")])
+    relay._perform(relay.input._steps([TerminalAnswer("osc7501", "?")], relay.path))
     relay._output(WORKING)
     relay._path_failed(RuntimeError("test"))
     assert not isinstance(relay.path, OutputPath)

@@ -54,14 +54,14 @@ from typing import TYPE_CHECKING, Protocol
 
 from cuewrap.host import HostTerminal, get_size
 from cuewrap.loop import Loop, Timer
-from cuewrap.relay.events import ChildExited, JobChange, KeysRead, RelayEvent
+from cuewrap.relay.events import ChildExited, JobChange, RelayEvent
 from cuewrap.relay.inject import Injector
+from cuewrap.relay.inputpath import InputPath, StatusOn
 from cuewrap.relay.jobs import JobControl
 from cuewrap.relay.leader import ChildEvent
 from cuewrap.relay.signals import TERM_SIGNALS, SignalPipe
 from cuewrap.term import sequences as seq
-from cuewrap.term.answers import AnswerFilter, TerminalAnswer
-from cuewrap.term.focus import FocusFilter, FocusReport, HostStatusReply
+from cuewrap.term.focus import FocusFilter
 
 if TYPE_CHECKING:
     from cuewrap.relay.outputpath import Path
@@ -89,7 +89,6 @@ FATAL_GRACE = 3.0  # after a terminating signal, kill the child if it lingers th
 
 
 Sink = Callable[[RelayEvent], None]
-_KEYSTROKE = KeysRead()  # an immutable value: one instance for every read of typed input
 
 
 class OutputTap(Protocol):
@@ -167,14 +166,13 @@ class Relay:
         self.child = child
         self.host = host
         self.master_fd: int = child.fd
-        self.focus = focus  # None: input passes unfiltered (no cues, or it failed)
+        self.input = InputPath(focus)  # the host's input on its way to the child
         self.path = path
         self.injector = injector
         self._tap_ok = True  # the cue side's output tap has not failed
         self.on_error = on_error
         self._to_child: deque[bytes] = deque()  # write units; a focus report is one unit
         self._to_child_len = 0
-        self._host_focus: str | None = None  # the host terminal's last focus report: in, out
         self._writer_on = False  # the loop watches the master for writability
         self._stdin_paused = False  # stdin not read: too much input waits for the child
         self._focus_timer: Timer | None = None
@@ -267,60 +265,40 @@ class Relay:
         self._echo_until = self._clock() + ECHO_WINDOW
         if self._gathering:  # the answer to this input is not kept waiting
             self._stop_gathering()
-        if self.focus is None:
-            self._queue_child(data)
-            return
         if self._focus_timer is not None:
             self._focus_timer.cancel()
             self._focus_timer = None
         try:
-            items = self.focus.feed(data)
-            pending = self.focus.pending
+            steps = self.input.feed(data, self.path)
         except Exception as exc:
             self._focus_failed(exc)
             self._queue_child(data)
             return
-        self._handle_input_items(items)
-        if pending:
+        self._perform(steps)
+        if self.input.pending:
             self._focus_timer = self.loop.call_later(FOCUS_PREFIX_HOLD, self._flush_focus)
 
     def _flush_focus(self) -> None:
         self._focus_timer = None
-        if self.focus is not None:
-            self._handle_input_items(self.focus.flush())
-            if self.focus.pending:  # the terminal's answer to cuewrap's query, split: wait
-                self._focus_timer = self.loop.call_later(ANSWER_HOLD, self._flush_answer)
+        self._perform(self.input.flush(self.path))
+        if self.input.pending:  # the terminal's answer to cuewrap's query, split: wait
+            self._focus_timer = self.loop.call_later(ANSWER_HOLD, self._flush_answer)
 
     def _flush_answer(self) -> None:
         """A partial answer of the terminal that did not complete in time: it was data."""
         self._focus_timer = None
-        if isinstance(self.focus, AnswerFilter):
-            self._handle_input_items(self.focus.flush(everything=True))
+        self._perform(self.input.flush_answer(self.path))
 
-    def _handle_input_items(
-        self, items: Iterable[bytes | FocusReport | HostStatusReply | TerminalAnswer]
-    ) -> None:
-        typed = False
-        for item in items:
-            if isinstance(item, bytes):
-                if item:
-                    self._queue_child(item)
-                    typed = True
-            elif isinstance(item, FocusReport):
-                self._host_focus = item.direction
-                if self.child_mode(1004) and not self.path.telling:
-                    self._queue_child(seq.FOCUS_IN if item.direction == "in" else seq.FOCUS_OUT)
-                self._emit(item)
-            elif isinstance(item, HostStatusReply):
+    def _perform(self, steps: Iterable[bytes | StatusOn | RelayEvent]) -> None:
+        """The input path's steps, in order (``relay/inputpath.py``): bytes for the child,
+        the host's Program Status answer, events for the cue side."""
+        for step in steps:
+            if isinstance(step, bytes):
+                self._queue_child(step)
+            elif isinstance(step, StatusOn):
                 self._pass_status_on()
-                self._emit(item)
-            elif isinstance(item, TerminalAnswer):
-                if item.kind == "osc7501":
-                    self._pass_status_on()  # the host shows the child's reports
-                self._emit(item)  # to cuewrap, never to the child
-        if typed:
-            self.path.typed()
-            self._emit(_KEYSTROKE)
+            else:
+                self._emit(step)
 
     def tell_focus(self, focused: bool) -> None:
         """The user's presence as cuewrap knows it, for a child that turned focus reporting
@@ -343,7 +321,7 @@ class Relay:
     def _stdin_eof(self) -> None:
         self.loop.remove_reader(self.host.stdin_fd)
         self._stdin_open = False
-        if self.focus is not None and self.focus.pending:
+        if self.input.pending:
             self._flush_focus()
         if not self.host.stdin_tty:
             # a pipe or /dev/null ended: tell the child, as a terminal user would with ^D
@@ -357,9 +335,9 @@ class Relay:
         """cuewrap's own keys for the child (an answer to a dialog, docs/answering.md): one
         write, only at a safe point of the input. None once written whole; otherwise why
         not, and nothing was written."""
-        focus = self.focus
-        if focus is not None and (focus.pending or focus.in_paste):
-            return "the input is in the middle of a key sequence or a paste"
+        busy = self.input.busy
+        if busy:
+            return busy
         if self._to_child or not self._master_open:
             return "the child is not reading its input"
         try:
@@ -368,7 +346,7 @@ class Relay:
             return "the child is not reading its input"
         if n != len(data):  # a PTY takes a few bytes whole; keep the rest in order anyway
             self._queue_child(data[n:])
-        if self._host_focus == "out" and self.child_mode(1004) and not self.path.telling:
+        if self.input.still_out(self.path):
             self.loop.call_later(REFOCUS_AFTER, self._still_out)
         return None
 
@@ -378,7 +356,7 @@ class Relay:
         The host's last report was a focus-out and no other came since: the child gets it
         once more (docs/answering.md). Where cuewrap tells the child its presence itself
         (``tell_focus``) that is the truth it gets instead."""
-        if self._host_focus == "out" and self.child_mode(1004) and not self.path.telling:
+        if self.input.still_out(self.path):
             self._queue_child(seq.FOCUS_OUT)
 
     def _queue_child(self, data: bytes) -> None:
@@ -819,15 +797,9 @@ class Relay:
     def _focus_failed(self, exc: BaseException) -> None:
         """The focus filter raised: drop it and go on as a plain passthrough for the input."""
         self._report("focus", exc)
-        broken, self.focus = self.focus, None  # stop the reports it would have taken out
+        held = self.input.drop_filter()  # a byte it was holding (a lone ESC) is not lost
         self.path.focus_lost()
         self.host.write(seq.FOCUS_REPORTING_OFF)
-        held = b""
-        try:  # a byte it was holding (a lone ESC) must not be lost
-            if broken is not None:
-                held = b"".join(i for i in broken.flush() if isinstance(i, bytes))
-        except Exception:
-            held = b""
         if held:
             self._queue_child(held)
 
