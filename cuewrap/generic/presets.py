@@ -16,7 +16,8 @@ Detected from the command's base name (``generic.preset = auto``), overridable w
 from __future__ import annotations
 
 import os
-from typing import NamedTuple
+
+from cuewrap.records import NamedTuple
 
 
 class Preset(NamedTuple):
