@@ -36,7 +36,6 @@ SPAWN_BUDGET = frozenset(
         "cuewrap.records",  # NamedTuple and TYPE_CHECKING without typing
         "cuewrap.wiring.startup",  # the garbage collector's pause: gc only
         "cuewrap.wiring.mode",  # the session's mode, one NamedTuple (records only)
-        "cuewrap.wiring._faults",  # the test hook's faults, one NamedTuple (records only)
         "cuewrap.wiring.session",
         "cuewrap.term",
         "cuewrap.term.sequences",

@@ -4,8 +4,8 @@ right before that part (keys, delivery, bridge, publisher, activity, screen, ans
 controller; ``wired``: after the controller, in the session). Used by the test suite.
 
 The variable is read here only, once, by the composition root (``faults_of``); the ``Faults``
-value goes to whatever injects a fault. Imported before the spawn (no ``typing``); the parts
-that raise (``wiring/_raising.py``) are imported only when a fault names them."""
+value goes to whatever injects a fault. Imported right after the spawn (no ``typing``); the
+parts that raise (``wiring/_raising.py``) are imported only when a fault names them."""
 
 from __future__ import annotations
 

@@ -28,7 +28,6 @@ from cuewrap.host import HostTerminal, get_size, guard_holds
 from cuewrap.loop import Loop
 from cuewrap.records import TYPE_CHECKING
 from cuewrap.term import sequences as seq
-from cuewrap.wiring._faults import faults_of
 from cuewrap.wiring.mode import mode_of
 from cuewrap.wiring.startup import Held
 
@@ -44,6 +43,7 @@ if TYPE_CHECKING:
     from cuewrap.term.focus import FocusFilter
     from cuewrap.term.provenance import MarkFinder
     from cuewrap.term.tracker import OutputTracker
+    from cuewrap.wiring._faults import Faults
     from cuewrap.wiring.controller import Controller
     from cuewrap.wiring.cueside import Edge, Plan
     from cuewrap.wiring.pending import PendingCueSide
@@ -83,12 +83,13 @@ class Session:
             check_commands(self.settings, self.env)
         except ConfigError as exc:
             raise SessionError(str(exc), 2) from None
-        # which session this is (Pi with or without its bridge, generic with a preset), and
-        # the test hook's faults: each decided once, here, and handed on
+        # which session this is (Pi with or without its bridge, generic with a preset):
+        # decided once, here, and handed on
         self.mode = mode_of(
             args.command, no_bridge=args.no_bridge, preset=self.settings.generic.preset
         )
-        self.faults = faults_of(self.env)
+        # the test hook's faults, read once: after the spawn (nothing before it fails on purpose)
+        self.faults: Faults
         self.host = HostTerminal(0, 1)
         self.guard = guard_holds(self.host, self.env)
         try:
@@ -126,6 +127,9 @@ class Session:
                 self._supply_settings(held)
             child = self._spawn()
             held.callback(child.close)
+            from cuewrap.wiring._faults import faults_of
+
+            self.faults = faults_of(self.env)
             # the relay is set up while the child boots; the cue side after its first frame
             if channel is not None:
                 self._remove_stale_channels()
