@@ -64,7 +64,6 @@ class Args:
         self.no_cues = False
         self.no_bridge = False
         self.keep_awake = False
-        self.pi_mode = False
 
 
 def parse_args(argv: list[str]) -> Args | str:
@@ -123,7 +122,6 @@ def parse_args(argv: list[str]) -> Args | str:
     if not args.command:
         raise UsageError("nothing to run")
     args.subcommand = "run"
-    args.pi_mode = os.path.basename(args.command[0]) == "pi"
     return args
 
 

@@ -95,7 +95,9 @@ def _run(args: Args, pause: GcPause) -> int:
         err(f"{args.command[0]}: {why}")
         return 126
     if path is None:
-        hint = f"; {PI_INSTALL_HINT}" if args.pi_mode else ""
+        from cuewrap.wiring.mode import runs_pi
+
+        hint = f"; {PI_INSTALL_HINT}" if runs_pi(args.command[0]) else ""
         err(f"{args.command[0]}: command not found{hint}")
         return 127
     from cuewrap.host import is_tty
@@ -112,11 +114,12 @@ def _run(args: Args, pause: GcPause) -> int:
     from cuewrap.wiring.session import Session, SessionError
 
     try:
-        status = Session(args, path, pause.end).run()
+        session = Session(args, path, pause.end)
+        status = session.run()
     except SessionError as exc:
         err(str(exc))
         return exc.status
-    if status != 0 and args.pi_mode:
+    if status != 0 and session.mode.pi:
         _explain_pi_failure(path)
     return status
 

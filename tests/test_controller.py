@@ -62,6 +62,7 @@ from cuewrap.tmux.side import TmuxSide
 from cuewrap.wiring.controller import _EFFECTORS, _ON_RELAY_EVENT, Controller, Parts
 from cuewrap.wiring.cueside import Edge, Plan, build_controller, presence_fact
 from cuewrap.wiring.keystrokes import KeyWindow
+from cuewrap.wiring.mode import mode_of
 
 pytestmark = pytest.mark.unit
 
@@ -302,7 +303,6 @@ class Rig:
         self.c = Controller(
             ctx,
             parts=make,
-            pi_mode=pi_mode,
             on_unseen=on_unseen or self.unseen.append,
             on_rules=on_rules,
         )
@@ -682,7 +682,9 @@ def built(
     loop = Loop()
     env = {"TERM": "xterm-256color", "XDG_RUNTIME_DIR": str(tmp_path), **env}
     ctx = Context(loop, settings or Settings(), Log(journal), env)
-    plan = Plan(pi_mode=pi_mode, command="/usr/bin/aider", size=(24, 80))
+    command = ["pi"] if pi_mode else ["/usr/bin/aider"]
+    mode = mode_of(command, no_bridge=False, preset=ctx.settings.generic.preset)
+    plan = Plan(mode, size=(24, 80))
     controller = build_controller(ctx, plan, Edge(lambda data: None))
     return controller, journal, asked
 

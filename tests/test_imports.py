@@ -35,6 +35,7 @@ SPAWN_BUDGET = frozenset(
         "cuewrap.plain",  # fds 0-2 held open (and exec as is without a terminal)
         "cuewrap.records",  # NamedTuple and TYPE_CHECKING without typing
         "cuewrap.wiring.startup",  # the garbage collector's pause: gc only
+        "cuewrap.wiring.mode",  # the session's mode, one NamedTuple (records only)
         "cuewrap.wiring.session",
         "cuewrap.term",
         "cuewrap.term.sequences",

@@ -89,7 +89,7 @@ def test_the_rules_are_the_engines_answers_at_any_later_time(
 
 def test_the_decisions_answer_from_the_rules_the_keystroke_and_the_clock() -> None:
     now = [100.0]
-    d = OutputDecisions.initial(lambda: now[0], "user", pi_mode=False)
+    d = OutputDecisions.initial(lambda: now[0], "user", pi=False)
     assert d.consume("osc9") is False  # at start: the user counts as looking
     assert d.clipboard(read=False, framed=False) is False  # no keystroke yet
     d.typed()

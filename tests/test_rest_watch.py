@@ -1,7 +1,7 @@
 """After the output tracker failed, cuewrap's own bytes still go only where the output is at
 rest (``term/rest.py``, docs/terminal-guard.md#when-the-tracker-fails): the rest watch against
 a plain byte-at-a-time reference of the terminal's parser at every split, and a real relay
-whose tracker raises (``cuewrap/wiring/_faults.py``) holding a title mark until the child's
+whose tracker raises (``cuewrap/wiring/_raising.py``) holding a title mark until the child's
 open sequence or character ends."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from cuewrap.relay.inject import Injector
 from cuewrap.relay.outputpath import FallbackPath, OutputPath
 from cuewrap.relay.relay import Relay
 from cuewrap.term.rest import RestWatch
-from cuewrap.wiring._faults import RaisingTracker
+from cuewrap.wiring._raising import RaisingTracker
 
 pytestmark = pytest.mark.unit
 

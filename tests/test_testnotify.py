@@ -27,6 +27,7 @@ from cuewrap.loop import Loop
 from cuewrap.term.focus import FocusReport
 from cuewrap.term.tracker import Bell
 from cuewrap.wiring.cueside import Edge, Plan, build_controller
+from cuewrap.wiring.mode import mode_of
 
 pytestmark = pytest.mark.desktop
 
@@ -61,7 +62,8 @@ def real_cue(
     """A cue from the cue side a session builds: the user away (a focus report, or tmux's
     view of the pane), the child rings its bell."""
     loop, log, written = Loop(), RecordingLog(), bytearray()
-    plan = Plan(pi_mode=False, command="/usr/bin/some-program", size=(24, 80))
+    mode = mode_of(["/usr/bin/some-program"], no_bridge=False, preset=settings.generic.preset)
+    plan = Plan(mode, size=(24, 80))
     c = build_controller(Context(loop, settings, log, env), plan, Edge(written.extend))
 
     def away() -> bool:

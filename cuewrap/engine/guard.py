@@ -33,13 +33,14 @@ def clipboard_passes(
     setting: str,
     read: bool,
     since_key: float,
-    pi_mode: bool,
+    pi: bool,
     run_streaming: bool,
     framed: bool,
 ) -> tuple[bool, str]:
     """Does a clipboard sequence from the child reach the host terminal, and why.
 
-    ``since_key``: seconds since the user's last keystroke (``inf`` when none)."""
+    ``since_key``: seconds since the user's last keystroke (``inf`` when none); ``pi``: the
+    program is Pi (its streaming run and the frames it draws hold the clipboard back)."""
     if setting == "allow":
         return True, "guard.clipboard = allow"
     if setting == "block":
@@ -48,9 +49,9 @@ def clipboard_passes(
         return False, "a clipboard read (passes only with guard.clipboard = allow)"
     if since_key > CLIPBOARD_AFTER_KEY:
         return False, f"no keystroke in the last {CLIPBOARD_AFTER_KEY:g} s"
-    if pi_mode and run_streaming:
+    if pi and run_streaming:
         return False, "a run is streaming"
-    if pi_mode and framed:
+    if pi and framed:
         return False, "inside a frame Pi draws (part of the transcript)"
     return True, "right after your keystroke"
 

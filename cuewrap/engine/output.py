@@ -27,13 +27,13 @@ NOTICES = frozenset({"osc9", "osc777", "osc99"})  # the child's notification pro
 class OutputRules:
     """``consume``: the notification protocols taken out of the output once the user counts
     as away, which they do from ``away_from`` on (``-inf``: already; ``inf``: not until a
-    step says so). ``clipboard``: the ``guard.clipboard`` setting; ``pi_mode`` and
-    ``running`` (a run streams) what its ``user`` rule reads."""
+    step says so). ``clipboard``: the ``guard.clipboard`` setting; ``pi`` (the program is Pi:
+    its runs and frames count) and ``running`` (a run streams) what its ``user`` rule reads."""
 
     consume: frozenset[str] = frozenset()
     away_from: float = math.inf
     clipboard: str = "user"
-    pi_mode: bool = False
+    pi: bool = False
     running: bool = False
 
     def takes_out(self, protocol: str, now: float) -> bool:
@@ -43,14 +43,14 @@ class OutputRules:
     def clipboard_passes(self, read: bool, framed: bool, since_key: float) -> tuple[bool, str]:
         """Does a clipboard sequence reach the terminal, ``since_key`` seconds after the
         user's last keystroke (``inf``: none), and why."""
-        return clipboard_passes(self.clipboard, read, since_key, self.pi_mode, self.running, framed)
+        return clipboard_passes(self.clipboard, read, since_key, self.pi, self.running, framed)
 
 
-def output_rules(s: EngineState, clipboard: str, pi_mode: bool) -> OutputRules:
+def output_rules(s: EngineState, clipboard: str, pi: bool) -> OutputRules:
     """The rules as the engine's state ``s`` makes them (the same for every ``now`` until
     the next step: the idle time is counted by ``away_from``)."""
     away_from = -math.inf if _read_as_facts(s) else _away_from(s)
-    return OutputRules(_consumed(s), away_from, clipboard, pi_mode, running=s.run is not None)
+    return OutputRules(_consumed(s), away_from, clipboard, pi, running=s.run is not None)
 
 
 def _read_as_facts(s: EngineState) -> bool:

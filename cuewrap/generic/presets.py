@@ -16,7 +16,8 @@ Detected from the command's base name (``generic.preset = auto``), overridable w
 from __future__ import annotations
 
 import os
-from typing import NamedTuple
+
+from cuewrap.records import NamedTuple
 
 
 class Preset(NamedTuple):
@@ -96,22 +97,6 @@ PRESETS: tuple[Preset, ...] = (
     ),
 )
 _BY_NAME = {p.name: p for p in PRESETS}
-
-
-def content_only(command: str, setting: str) -> bool:
-    """The program writes no title, OSC notification or status report of its own: every one in
-    its output is content it prints (generic mode; docs/terminal-guard.md)."""
-    return not choose(command, setting)[0].own_sequences
-
-
-def answers_child(command: str, setting: str) -> bool:
-    """cuewrap answers the program's own queries and tells it the user's presence."""
-    return choose(command, setting)[0].answers_child
-
-
-def own_status_app(command: str, setting: str) -> str | None:
-    """The ``app=`` of the OSC 7501 reports the program writes without a query, or None."""
-    return choose(command, setting)[0].status_app
 
 
 def choose(command: str, setting: str) -> tuple[Preset, str]:

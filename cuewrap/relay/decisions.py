@@ -37,9 +37,10 @@ class OutputDecisions:
         self._why: deque[str] = deque(maxlen=KEEP)
 
     @classmethod
-    def initial(cls, clock: Callable[[], float], clipboard: str, pi_mode: bool) -> OutputDecisions:
-        """Before the cue side's first rules: the engine's at start."""
-        return cls(clock, OutputRules(clipboard=clipboard, pi_mode=pi_mode))
+    def initial(cls, clock: Callable[[], float], clipboard: str, pi: bool) -> OutputDecisions:
+        """Before the cue side's first rules: the engine's at start (``pi``: the session's
+        mode is Pi's)."""
+        return cls(clock, OutputRules(clipboard=clipboard, pi=pi))
 
     def set_rules(self, rules: OutputRules) -> None:
         """The cue side's rules after its last step (handed down, never asked for)."""

@@ -2,41 +2,48 @@
 parts raise, to prove cuewrap fails open; ``build:<part>`` makes the cue side's build fail
 right before that part (keys, delivery, bridge, publisher, activity, screen, answer, tmux,
 controller; ``wired``: after the controller, in the session). Used by the test suite.
-Imported only when the variable is set."""
+
+The variable is read here only, once, by the composition root (``faults_of``); the ``Faults``
+value goes to whatever injects a fault. Imported right after the spawn (no ``typing``); the
+parts that raise (``wiring/_raising.py``) are imported only when a fault names them."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from cuewrap.records import TYPE_CHECKING, NamedTuple
 
-from cuewrap.relay.events import RelayEvent
-from cuewrap.term.focus import FocusFilter, Item
-from cuewrap.term.tracker import OutputTracker, Scan
-from cuewrap.wiring.pending import PendingCueSide
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+VARIABLE = "CUEWRAP_DEBUG_FAULT"
 
 
 class Fault(Exception):
     """Raised on purpose."""
 
 
-class RaisingCueSide(PendingCueSide):
-    """The relay's cue side, raising on every event (the relay reports it and goes on)."""
+class Faults(NamedTuple):
+    """The faults asked for: ``names``, the variable's comma-separated items; ``on``: the
+    variable is set (not empty), even to no fault cuewrap knows (the host terminal is then
+    not asked what it is: its answers would take the place of a focus filter that raises)."""
 
-    def relay_event(self, event: RelayEvent) -> None:
-        raise Fault("injected fault")
+    names: frozenset[str] = frozenset()
+    on: bool = False
+
+    def raises(self, part: str) -> bool:
+        """Does ``part`` (sink, tracker, focus) raise on purpose?"""
+        return part in self.names
+
+    def before(self, part: str) -> None:
+        """``build:<part>``: the cue side's build fails right before ``part``
+        (``wiring/cueside.py``), to prove that what was built before is closed again."""
+        if f"build:{part}" in self.names:
+            raise Fault(f"injected fault before {part}")
 
 
-class RaisingFocus(FocusFilter):
-    def feed(self, data: bytes) -> list[Item]:
-        raise Fault("injected fault")
+NO_FAULTS = Faults()
 
 
-class RaisingTracker(OutputTracker):
-    def feed(self, data: bytes) -> Scan:
-        raise Fault("injected fault")
-
-
-def fail_before(part: str, env: Mapping[str, str]) -> None:
-    """``CUEWRAP_DEBUG_FAULT=build:<part>``: the cue side's build fails right before ``part``
-    (cuewrap.wiring.cueside), to prove that what was built before is closed again."""
-    if f"build:{part}" in env.get("CUEWRAP_DEBUG_FAULT", "").split(","):
-        raise Fault(f"injected fault before {part}")
+def faults_of(env: Mapping[str, str]) -> Faults:
+    """The faults the environment asks for (none without the variable)."""
+    raw = env.get(VARIABLE, "")
+    return Faults(frozenset(filter(None, raw.split(","))), bool(raw)) if raw else NO_FAULTS

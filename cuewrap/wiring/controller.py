@@ -114,7 +114,6 @@ class Controller:
         ctx: Context,
         *,
         parts: Callable[[Controller], Parts],
-        pi_mode: bool,
         on_unseen: Callable[[bool], None] | None = None,
         on_rules: Callable[[OutputRules], None] | None = None,
         on_focus: Callable[[bool], None] | None = None,
@@ -130,7 +129,6 @@ class Controller:
         self.settings = ctx.settings
         self.log: DecisionLog = ctx.log
         self.env: Mapping[str, str] = dict(ctx.env)
-        self.pi_mode = pi_mode
         self._closed = True  # until the parts are made
         made = parts(self)
         self._closed = False
@@ -148,6 +146,8 @@ class Controller:
         self.blocked = made.blocked
         self.attention = made.attention
         self.state = initial_state(made.config)
+        # Pi mode (the engine's config says: built from the session's mode, cueside.py)
+        self._pi = not made.config.generic
         self._wake: Timer | None = None
         self._on_unseen = on_unseen
         self._unseen = not self._now_unseen()  # the last value told (told below)
@@ -276,7 +276,7 @@ class Controller:
         # Pi's own title is "π - …": one that begins with a mark is never an inner cuewrap's
         # (only generic mode can wrap one) but content posing as cuewrap's mark
         # (docs/terminal-guard.md): never marked, never put back
-        posing = self.pi_mode and event.title.startswith(MARKED)
+        posing = self._pi and event.title.startswith(MARKED)
         self.delivery.child_title(event.title, event.controls or posing)
 
     def _child_notification(self, event: ChildNotification) -> None:
@@ -382,7 +382,7 @@ class Controller:
         if self._on_rules is None:
             return
         try:
-            rules = output_rules(self.state, self.settings.guard.clipboard, self.pi_mode)
+            rules = output_rules(self.state, self.settings.guard.clipboard, self._pi)
             if rules != self._rules:
                 self._rules = rules
                 self._on_rules(rules)

@@ -1,7 +1,8 @@
 """The cue side of a session, composed: every part the controller uses, made and handed to it.
 
 ``build_controller`` runs once per session, after the child's first frame (the relay's cue
-side, ``wiring/pending.py``, calls it): the generic mode's preset for the command; the
+side, ``wiring/pending.py``, calls it), from the session's ``Mode`` (``wiring/mode.py``: Pi or
+generic mode, the preset, whose dialogs are answered, the engine's settings): the
 publisher; answering the child's dialogs from elsewhere (Pi mode with the bridge: the answerer
 and its control socket); the delivery channels, tmux asked about the pane (the one blocking
 question, and only when a terminal notification could go through tmux); the engine's config
@@ -21,8 +22,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING
+
+from cuewrap.wiring._faults import NO_FAULTS, Faults
 
 if TYPE_CHECKING:
     from cuewrap.answer.answerer import Answerer
@@ -35,7 +38,6 @@ if TYPE_CHECKING:
     from cuewrap.engine import EngineConfig
     from cuewrap.facts import Fact, Presence
     from cuewrap.generic.activity import OutputWatch
-    from cuewrap.generic.presets import Preset
     from cuewrap.relay.decisions import OutputDecisions
     from cuewrap.relay.relay import RelayControls
     from cuewrap.sessions.publish import Publisher
@@ -43,17 +45,19 @@ if TYPE_CHECKING:
     from cuewrap.wiring.attention import Attention
     from cuewrap.wiring.controller import Controller, Parts
     from cuewrap.wiring.keystrokes import KeyWindow
+    from cuewrap.wiring.mode import Mode
     from cuewrap.wiring.pending import PendingCueSide
 
 
 @dataclasses.dataclass(frozen=True)
 class Plan:
-    """What the session knows of its cue side before building it: the mode, the command, the
-    bridge channel opened before the spawn (Pi mode; None without), the child's pid, the
-    events file (the publisher's once built), the terminal's size at start."""
+    """What the session knows of its cue side before building it: the mode, the faults the
+    test hook asks for (``wiring/_faults.py``), the bridge channel opened before the spawn (Pi
+    mode; None without), the child's pid, the events file (the publisher's once built), the
+    terminal's size at start."""
 
-    pi_mode: bool
-    command: str = ""
+    mode: Mode
+    faults: Faults = NO_FAULTS
     channel: Channel | None = None
     child_pid: int | None = None
     events_fd: int | None = None
@@ -81,59 +85,48 @@ def build_controller(ctx: Context, plan: Plan, edge: Edge) -> Controller:
     from cuewrap.sessions.publish import Publisher
     from cuewrap.wiring.controller import Controller
 
-    fault = _fault_hook(ctx.env)
-    preset: Preset | None = None  # generic mode: what the program's signals mean
-    preset_why = ""
-    if not plan.pi_mode:
-        from cuewrap.generic.presets import choose
-
-        preset, preset_why = choose(plan.command, ctx.settings.generic.preset)
+    fault, mode = plan.faults.before, plan.mode
     # every part built is closed again if a later one fails (the session then runs without
     # cues, as if none had been built); once the controller exists, it closes them
     with contextlib.ExitStack() as built:
         fault("publisher")
-        program = "pi" if plan.pi_mode else os.path.basename(plan.command)
         publisher = Publisher(
             ctx.loop, ctx.env, ctx.log.write, ctx.log.error,
-            program=program, events_fd=plan.events_fd,
+            program=mode.program, events_fd=plan.events_fd,
         )  # fmt: skip
         built.callback(publisher.withdraw)
-        answering = _answering(ctx, plan, edge, publisher, built, fault)
+        answering = _answering(ctx, plan, edge, publisher, built)
         fault("delivery")
-        app = preset.app if preset is not None else "Pi"
         w = publisher.where
         delivery = build_delivery(
-            ctx, edge.inject, undo_at_restore=edge.undo_at_restore, app=app,
+            ctx, edge.inject, undo_at_restore=edge.undo_at_restore, app=mode.app,
             where={"pid": w.pid, "tmux_pane": w.tmux_pane, "tty": w.tty},
             answering=answering,
         )  # fmt: skip
         built.callback(delivery.close)
         native, reemit = _child_notices(delivery, bool(ctx.env.get("TMUX")))
-        config = engine_config(ctx.settings, preset, reemit, frozenset({native}) - {"off"})
-        if preset is not None:
+        config = engine_config(ctx.settings, mode, reemit, frozenset({native}) - {"off"})
+        if mode.preset is not None:
             ctx.log.write(
                 "generic",
-                preset=preset.name,
-                app=preset.app,
-                why=preset_why,
+                preset=mode.preset.name,
+                app=mode.preset.app,
+                why=mode.preset_why,
                 quiet_after=ctx.settings.generic.quiet_after,
                 host_native=native,
                 reemit=reemit,
             )
         fault("controller")
-        sources = _Sources(ctx, plan, edge, built, fault)
-        parts = sources.handed(config, delivery, publisher, answering, generic=preset is not None)
+        sources = _Sources(ctx, plan, edge, built)
+        parts = sources.handed(config, delivery, publisher, answering)
         decisions = edge.decisions
         controller = Controller(
             ctx,
             parts=parts,
-            pi_mode=plan.pi_mode,
             on_unseen=edge.relay.set_unseen if edge.relay is not None else None,
             on_rules=decisions.set_rules if decisions is not None else None,
             on_focus=(
-                edge.relay.tell_focus
-                if edge.relay is not None and preset is not None and preset.answers_child
-                else None
+                edge.relay.tell_focus if edge.relay is not None and mode.answers_child else None
             ),
         )
         built.pop_all()  # the controller's now
@@ -151,9 +144,9 @@ class _Sources:
         plan: Plan,
         edge: Edge,
         built: contextlib.ExitStack,
-        fault: Callable[[str], None],
     ) -> None:
-        self.ctx, self.plan, self.edge, self.built, self.fault = ctx, plan, edge, built, fault
+        self.ctx, self.plan, self.edge, self.built = ctx, plan, edge, built
+        self.fault = plan.faults.before
 
     def handed(
         self,
@@ -161,9 +154,9 @@ class _Sources:
         delivery: Delivery,
         publisher: Publisher,
         answerer: Answerer | None,
-        *,
-        generic: bool,
     ) -> Callable[[Controller], Parts]:
+        mode = self.plan.mode
+
         def make(c: Controller) -> Parts:
             from cuewrap.wiring.controller import Parts
 
@@ -174,12 +167,12 @@ class _Sources:
                 publisher,
                 self._keys(c),
                 bridge=self._bridge(c),
-                activity=self._output_watch(c, answerer) if generic else None,
+                activity=self._output_watch(c, answerer) if mode.generic else None,
                 answerer=answerer,
                 control=self._control(answerer, attention, delivery),
                 attention=attention,
             )
-            if self.plan.pi_mode:
+            if mode.pi:
                 parts = self._pi_parts(c, parts)
             if self.ctx.env.get("TMUX"):
                 parts = self._tmux_parts(c, parts)
@@ -346,24 +339,23 @@ def _answering(
     edge: Edge,
     publisher: Publisher,
     built: contextlib.ExitStack,
-    fault: Callable[[str], None],
 ) -> Answerer | None:
     """Answering Pi's dialogs from elsewhere (docs/answering.md), Pi mode with the bridge's
     channel: the answerer (closed by ``built`` if a later part fails); the control socket
     ``cuewrap answer`` talks to is made with the others' parts (``_Sources._control``).
     Generic mode: a program's own dialogs (``answer/build.py``; its preset's name: whose own
     notifications may say it waits)."""
-    if not plan.pi_mode:
+    fault, mode = plan.faults.before, plan.mode
+    if mode.answering == "program" and mode.preset is not None:
         from cuewrap.answer.build import generic_answerer
-        from cuewrap.generic.presets import choose
 
-        name = choose(plan.command, ctx.settings.generic.preset)[0].name
+        name = mode.preset.name
         fault("answer")
         type_keys = edge.relay.type_to_child if edge.relay is not None else None
         return generic_answerer(
             ctx, plan.size, publisher, built, type_keys=type_keys, notices=name, preset=name
         )
-    if plan.channel is None:
+    if mode.answering != "pi" or plan.channel is None:
         return None
     from cuewrap.answer.answerer import Answerer, pi_keys
     from cuewrap.answer.screen import OutputRing
@@ -394,21 +386,14 @@ def _child_notices(delivery: Delivery, in_tmux: bool) -> tuple[str, bool]:
     return native, choice.protocol != "off" or delivery.desktop_on or in_tmux
 
 
-def _fault_hook(env: Mapping[str, str]) -> Callable[[str], None]:
-    """``CUEWRAP_DEBUG_FAULT=build:<part>``: the build fails right before that part (tests
-    of closing what was built; cuewrap.wiring._faults)."""
-    if "build:" not in env.get("CUEWRAP_DEBUG_FAULT", ""):
-        return lambda part: None
-    from cuewrap.wiring._faults import fail_before
-
-    return lambda part: fail_before(part, env)
-
-
 def engine_config(
-    settings: Settings, preset: Preset | None, reemit: bool, native: frozenset[str]
+    settings: Settings, mode: Mode, reemit: bool, native: frozenset[str]
 ) -> EngineConfig:
-    """The engine's settings for this session (``preset``: generic mode's)."""
+    """The engine's settings for this session: the user's settings, and what the mode implies
+    (generic mode: its preset's app, signal and words)."""
     from cuewrap.engine import EngineConfig
+
+    preset = mode.preset
 
     return EngineConfig(
         enabled=settings.cues.enabled,
@@ -421,7 +406,7 @@ def engine_config(
         progress=settings.notify.progress and preset is None,
         title_marks=settings.notify.title_marks,
         generic=preset is not None,
-        app=preset.app if preset is not None else "Pi",
+        app=mode.app,
         app_known=preset is not None and preset.name != "none",
         signal=preset.signal if preset is not None else EngineConfig.signal,
         host_native=native,

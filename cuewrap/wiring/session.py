@@ -2,12 +2,14 @@
 
 This is the composition root: everything a session has is composed here, once, in order, and
 each part gets what it calls in its constructor. Settings, the decision log and the loop (one
-``Context``); the bridge channel and the child's environment before the spawn; then, while
-the child boots, the host terminal's modes, the byte path's decisions
-(``relay/decisions.py``), the byte filters and the ``Relay``, which makes its cue side
-(``wiring/pending.py``) with its own controls; that builds the ``Controller`` and its parts
-(``cueside.build_controller``) once the child has drawn its first frame (not competing with
-the child's boot for the CPU). Nothing is assigned to a part after it is built.
+``Context``); the session's ``Mode`` (``wiring/mode.py``) and the test hook's ``Faults``
+(``wiring/_faults.py``), each decided once here; the bridge channel and the child's
+environment before the spawn; then, while the child boots, the host terminal's modes, the
+byte path's decisions (``relay/decisions.py``), the byte filters and the ``Relay``, which
+makes its cue side (``wiring/pending.py``) with its own controls; that builds the
+``Controller`` and its parts (``cueside.build_controller``) once the child has drawn its first
+frame (not competing with the child's boot for the CPU). Nothing is assigned to a part after
+it is built.
 
 ``Session.run`` is the exit-path owner: what the session takes (the log, the events file, the
 child, the terminal's raw mode and modes, the controller) is held in one ``Held``
@@ -26,6 +28,7 @@ from cuewrap.host import HostTerminal, get_size, guard_holds
 from cuewrap.loop import Loop
 from cuewrap.records import TYPE_CHECKING
 from cuewrap.term import sequences as seq
+from cuewrap.wiring.mode import mode_of
 from cuewrap.wiring.startup import Held
 
 if TYPE_CHECKING:
@@ -40,6 +43,7 @@ if TYPE_CHECKING:
     from cuewrap.term.focus import FocusFilter
     from cuewrap.term.provenance import MarkFinder
     from cuewrap.term.tracker import OutputTracker
+    from cuewrap.wiring._faults import Faults
     from cuewrap.wiring.controller import Controller
     from cuewrap.wiring.cueside import Edge, Plan
     from cuewrap.wiring.pending import PendingCueSide
@@ -79,6 +83,13 @@ class Session:
             check_commands(self.settings, self.env)
         except ConfigError as exc:
             raise SessionError(str(exc), 2) from None
+        # which session this is (Pi with or without its bridge, generic with a preset):
+        # decided once, here, and handed on
+        self.mode = mode_of(
+            args.command, no_bridge=args.no_bridge, preset=self.settings.generic.preset
+        )
+        # the test hook's faults, read once: after the spawn (nothing before it fails on purpose)
+        self.faults: Faults
         self.host = HostTerminal(0, 1)
         self.guard = guard_holds(self.host, self.env)
         try:
@@ -112,10 +123,13 @@ class Session:
         try:
             channel = self._prepare_child()
             held.callback(self._supply())
-            if self.guard and not self.args.pi_mode and self._answers_child():
+            if self.guard and self.mode.answers_child:
                 self._supply_settings(held)
             child = self._spawn()
             held.callback(child.close)
+            from cuewrap.wiring._faults import faults_of
+
+            self.faults = faults_of(self.env)
             # the relay is set up while the child boots; the cue side after its first frame
             if channel is not None:
                 self._remove_stale_channels()
@@ -198,7 +212,7 @@ class Session:
         from cuewrap.relay.decisions import OutputDecisions
 
         clipboard = self.settings.guard.clipboard
-        return OutputDecisions.initial(self.loop.clock, clipboard, self.args.pi_mode)
+        return OutputDecisions.initial(self.loop.clock, clipboard, self.mode.pi)
 
     def _mark_finder(self) -> MarkFinder | None:
         """Pi mode with the bridge injected and cues on: the relay looks for the extension's
@@ -234,11 +248,11 @@ class Session:
             why = "stdin/stdout not a terminal, or TERM unset or dumb"
             self.log.write("guard", cues=False, why=why)
             return None
-        if not self.args.pi_mode:
+        if not self.mode.pi:
             return None
         # Pi's own status reports; a user who set PI_PROGRAM_STATUS (e.g. =0) keeps their choice
         self.env.setdefault("PI_PROGRAM_STATUS", "1")
-        if self.args.no_bridge:
+        if not self.mode.bridge:
             return None
         from cuewrap.bridge.channel import open_channel
 
@@ -257,12 +271,11 @@ class Session:
     def _supply(self) -> Callable[[], None]:
         """What the program is given for the session so that it says more (generic mode, cues
         on: ``generic/supply.py``), and what takes it back at exit."""
-        if self.args.pi_mode or not self.guard or not self.settings.cues.enabled:
+        preset = self.mode.preset
+        if preset is None or not self.guard or not self.settings.cues.enabled:
             return lambda: None
-        from cuewrap.generic.presets import choose
         from cuewrap.generic.supply import supply
 
-        preset = choose(self.args.command[0], self.settings.generic.preset)[0]
         try:
             return supply(preset.name, self.env, self.log.write)
         except Exception as exc:  # fail open: the program runs as it would without cuewrap
@@ -318,8 +331,8 @@ class Session:
         from cuewrap.wiring.pending import PendingCueSide
 
         plan = Plan(
-            pi_mode=self.args.pi_mode,
-            command=self.args.command[0],
+            self.mode,
+            faults=self.faults,
             channel=channel,
             child_pid=child_pid,
             events_fd=self.events_fd,
@@ -332,10 +345,10 @@ class Session:
                 return self._start_controller(plan, edge)
 
             cls = PendingCueSide
-            if "sink" in self.env.get("CUEWRAP_DEBUG_FAULT", "").split(","):
-                from cuewrap.wiring._faults import RaisingCueSide as cls  # a test of failing open
+            if self.faults.raises("sink"):
+                from cuewrap.wiring._raising import RaisingCueSide as cls  # a test of failing open
 
-            return cls(self.loop, build, self.log.error, frames=self.args.pi_mode)
+            return cls(self.loop, build, self.log.error, frames=self.mode.pi)
 
         return make
 
@@ -346,10 +359,7 @@ class Session:
             from cuewrap.wiring.cueside import build_controller
 
             self.controller = build_controller(self.ctx, plan, edge)
-            if "build:wired" in self.env.get("CUEWRAP_DEBUG_FAULT", ""):
-                from cuewrap.wiring._faults import fail_before
-
-                fail_before("wired", self.env)
+            self.faults.before("wired")
             self.events_fd = None  # the controller's now
         except Exception as exc:  # fail open: Pi runs as a plain passthrough
             self.log.error("controller", exc)
@@ -400,19 +410,19 @@ class Session:
         consumed unless the host terminal speaks the protocol (it answered cuewrap's start-up
         query, in both modes), the child's Program Status query answered by cuewrap in
         generic mode (docs/generic-mode.md), the child's notifications (generic mode) and
-        clipboard sequences decided by ``decisions``. ``CUEWRAP_DEBUG_FAULT`` makes the named
-        parts raise (tests of failing open)."""
+        clipboard sequences decided by ``decisions``. The guards' settings that depend on the
+        mode are the ``Mode``'s; ``faults`` makes the named parts raise (tests of failing
+        open)."""
         from cuewrap.term.focus import FocusFilter
         from cuewrap.term.tracker import OutputTracker
 
         focus_cls, tracker_cls = FocusFilter, OutputTracker
-        faults = set(filter(None, self.env.get("CUEWRAP_DEBUG_FAULT", "").split(",")))
-        if faults:
-            from cuewrap.wiring import _faults as fault
+        if self.faults.raises("focus") or self.faults.raises("tracker"):
+            from cuewrap.wiring import _raising as fault
 
-            if "focus" in faults:
+            if self.faults.raises("focus"):
                 focus_cls = fault.RaisingFocus
-            if "tracker" in faults:
+            if self.faults.raises("tracker"):
                 tracker_cls = fault.RaisingTracker
         focus: FocusFilter | None = None
         if self.guard and focus_cls is FocusFilter and self._ask_terminal:
@@ -422,10 +432,11 @@ class Session:
         elif self.guard:
             focus = focus_cls()
         # generic mode: which of the child's notifications are taken out (the engine's rules)
-        notices = decisions if not self.args.pi_mode else None
+        mode = self.mode
+        notices = decisions if mode.generic else None
         tracker = tracker_cls(
             consume_status=self.guard,
-            answer_query=self.guard and not self.args.pi_mode,
+            answer_query=self.guard and mode.generic,
             notices=notices,
             own_focus=self.guard,  # the host's focus reporting is cuewrap's: design.md#presence
             # docs/terminal-guard.md: the child's OSC 52 pass only when the controller says
@@ -433,71 +444,39 @@ class Session:
             # docs/terminal-guard.md: titles, notifications and status reports inside the
             # child's frames are content it renders: removed whole (guard.sequences = own)
             guard_frames=self.settings.guard.sequences == "own",
-            content_only=self._content_only(),
-            own_status_app=None if self.args.pi_mode else self._own_status_app(),
+            content_only=mode.content_only,
+            own_status_app=mode.own_status_app,
             # Pi mode: a title posing as cuewrap's mark is content wherever it stands; under
             # the frame rule a ``blocked`` report reaches the terminal only once the screen
             # check confirmed it (docs/terminal-guard.md)
             marked_titles=self._marked_titles(),
-            hold_blocked=self.guard and self.args.pi_mode,  # until the provenance mark
+            hold_blocked=self.guard and mode.pi,  # until the provenance mark
             # its DECRQM 1004 and OSC 99 queries are cuewrap's to answer (opencode)
-            answer_child=self.guard and not self.args.pi_mode and self._answers_child(),
+            answer_child=self.guard and mode.answers_child,
         )
         return focus, tracker
 
     def _marked_titles(self) -> tuple[bytes, ...]:
         """Pi mode: the beginnings of a title that carries one of cuewrap's marks (Pi's own
         title is ``π - …``; only generic mode can wrap an inner cuewrap)."""
-        if not self.args.pi_mode:
+        if not self.mode.pi:
             return ()
         from cuewrap.deliver.title import MARKED
 
         return tuple(m.encode() for m in MARKED)
-
-    def _content_only(self) -> bool:
-        """Every sequence in the program's output is content (docs/terminal-guard.md): in Pi
-        mode, a Pi that draws no frames (``-p``, ``--mode json`` / ``rpc``: what it writes is
-        the model's text, its extensions' own writes come through the bridge); in generic mode,
-        a program whose preset says it writes no title, notification or status report of its
-        own (aider)."""
-        if self.args.pi_mode:
-            from cuewrap.term.provenance import headless
-
-            return headless(self.args.command[1:])
-        from cuewrap.generic.presets import content_only
-
-        return bool(self.args.command) and content_only(
-            self.args.command[0], self.settings.generic.preset
-        )
-
-    def _answers_child(self) -> bool:
-        """Generic mode: cuewrap answers the program's own queries (term/childqueries.py)."""
-        from cuewrap.generic.presets import answers_child
-
-        return bool(self.args.command) and answers_child(
-            self.args.command[0], self.settings.generic.preset
-        )
-
-    def _own_status_app(self) -> str | None:
-        """Generic mode: the ``app=`` of the OSC 7501 reports the program's preset proves are
-        its own without a query (Codex CLI; docs/generic-mode.md)."""
-        from cuewrap.generic.presets import own_status_app
-
-        if not self.args.command:
-            return None
-        return own_status_app(self.args.command[0], self.settings.generic.preset)
 
     # -- asking the host terminal -------------------------------------------------------------
     @property
     def _ask_terminal(self) -> bool:
         """Ask the host terminal what it is (XTVERSION, kitty's OSC 99 query), not inside tmux
         (tmux answers for itself; the attached client's type comes from tmux) and not when
-        ``CUEWRAP_DEBUG_NO_QUERY`` is set (a benchmark's comparison)."""
+        ``CUEWRAP_DEBUG_NO_QUERY`` is set (a benchmark's comparison) nor when a fault is asked
+        for (``wiring/_faults.py``)."""
         return (
             self.guard
             and not self.env.get("TMUX")
             and not self.env.get("CUEWRAP_DEBUG_NO_QUERY")
-            and not self.env.get("CUEWRAP_DEBUG_FAULT")
+            and not self.faults.on
         )
 
     def _osc99_query_id(self) -> str | None:
