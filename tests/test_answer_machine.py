@@ -98,6 +98,11 @@ TRANSITIONS: list[tuple[Phase, str, Callable[[Machine], list[M.Action]], Phase, 
     (Phase.TYPED, "too late", lambda m: m.fail(B.NOT_CLOSED, "late"), Phase.SHUT,
      ["Finish", "StopReader"]),
     (Phase.TYPED, "a key", lambda m: m.key(), Phase.TYPED, ["Log", "StopReader", "Release"]),
+    (Phase.TYPED, "the deadline", lambda m: m.deadline(), Phase.SHUT, ["Finish", "StopReader"]),
+    (Phase.TYPED, "the program says more", lambda m: m.over("more"), Phase.IDLE,
+     ["Finish", "StopReader", "Release", "StopReader"]),
+    (Phase.ANSWERABLE, "the program says more", lambda m: m.over("more"), Phase.IDLE,
+     ["Log", "Changed", "Release", "StopReader"]),
     (Phase.SHUT, "a key", lambda m: m.key(), Phase.SHUT, []),
     (Phase.SHUT, "closed", lambda m: m.closed(), Phase.IDLE, ["Release", "StopReader"]),
     (Phase.SHUT, "opened", lambda m: m.opened("confirm", "c"), Phase.READING,
@@ -223,7 +228,7 @@ def test_a_key_after_the_keys_leaves_the_answer_to_the_close() -> None:
     m.key()
     assert m.phase is Phase.TYPED and m.why == M.KEY
     [done, *_] = m.closed(2)
-    assert done.ok and done.option == 2
+    assert isinstance(done, M.Finish) and done.ok and done.option == 2
 
 
 # -- the properties over any sequence of events --------------------------------------------
@@ -309,3 +314,20 @@ def test_keys_only_for_the_dialog_read_one_answer_per_dialog_the_token_dies_at_a
         # the phase and the book agree
         assert (m.book.current is not None) == (m.phase is Phase.ANSWERABLE)
         assert (m.book.in_flight is not None) == (m.phase in (Phase.CLAIMED, Phase.TYPED))
+
+
+def test_by_screen_the_dialog_gone_from_the_screen_closed_it() -> None:
+    """A program that does not always say its dialog closed (generic mode): at the deadline
+    the screen is read; gone, it closed (answered); still shown then, failed; before the
+    deadline, still shown is nothing yet."""
+    for gone, final, ok in ((True, True, True), (True, False, True), (False, True, False)):
+        m = _at(Phase.TYPED)
+        m.by_screen = True
+        claim = _claim(m)
+        assert m.deadline() == [M.CheckGone(claim, True)] and m.phase is Phase.TYPED
+        [done, *_] = m.shown(claim, gone, final)
+        assert isinstance(done, M.Finish) and done.ok is ok
+        assert done.why == ("the dialog closed" if ok else M.NOT_GONE)
+        assert m.shown(claim, gone, final) == []  # over: a late read changes nothing
+    m = _at(Phase.TYPED)
+    assert m.shown(_claim(m), False, False) == [] and m.phase is Phase.TYPED

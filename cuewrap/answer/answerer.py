@@ -30,26 +30,21 @@ from cuewrap import facts as F
 from cuewrap.answer import book as B
 from cuewrap.answer import dialog as D
 from cuewrap.answer import machine as M
-from cuewrap.answer.pi import MAX_BUTTONS, pi_keys
+from cuewrap.answer.pi import LOOK_EVERY, MAX_BUTTONS, pi_keys
 from cuewrap.answer.screen import DialogReader, OutputRing
 from cuewrap.answer.wire import Request
 from cuewrap.decisionlog import DecisionLog
 from cuewrap.engine.effects import Action
 from cuewrap.loop import Loop, Timer
 
-__all__ = ["MAX_BUTTONS", "Answerer", "Program", "pi_keys"]
+__all__ = ["LOOK_EVERY", "MAX_BUTTONS", "Answerer", "Program", "pi_keys"]
 
-CLOSE_WITHIN = 2.0  # seconds the dialog has to close after the keys
-READY_WITHIN = 1.5  # seconds a needs-input notification may wait for the dialog's token
+CLOSE_WITHIN = M.CLOSE_WITHIN  # seconds the dialog has to close after the keys
 # the answer buttons' keys (a notification's actions) and the option each picks
 # (keys up to the longest list: a program's dialog may give its own options' buttons)
 BUTTON_KEYS = {f"answer-{i}": i for i in range(1, D.MAX_OPTIONS + 1)}
 BUTTON_CUES = 8  # notifications whose buttons' tokens are remembered
-LOOK_EVERY = 0.15  # seconds between reads of the screen while the dialog is being drawn
 LOOKS = M.LOOKS
-ANSWERABLE = ("confirm", "select")
-ASK_TOOL = "ask_user_question"
-ASK_CALLS = 8  # Ask calls in flight whose checks are kept
 
 Reply = Callable[[bool, str], None]
 TypeKeys = Callable[[bytes], "str | None"]
@@ -60,7 +55,14 @@ class Program(Protocol):
 
     name: str  # who closes the dialog (the line cuewrap answer prints)
     twice: bool  # a token only once the same dialog was read twice in a row
+    by_screen: bool  # a dialog gone from the screen closed
+    first_look: float  # seconds before the first read of the screen
+    # seconds the dialog must have been on the screen before keys are typed into it (an
+    # answer that comes sooner waits, then the screen is read again)
+    settle: float
+    ready_within: float  # seconds a needs-input notification may wait for the token
 
+    def fact(self, m: M.Machine, fact: F.Fact, waits: Collection[str]) -> list[M.Action]: ...
     def keys(self) -> D.Keys | str: ...
     def read(self, kind: str, lines: list[str] | None) -> D.Dialog | None: ...
     def agrees(self, dialog: D.Dialog, kind: str, check: str | None) -> bool: ...
@@ -81,13 +83,6 @@ def new_token() -> str:
 
 
 class Answerer:
-    # seconds before the first read of the screen (Pi draws its dialog after it says so)
-    first_look = LOOK_EVERY
-    # seconds the dialog must have been on the screen before keys are typed into it (an
-    # answer that comes sooner waits, then the screen is read again)
-    settle = 0.0
-    ready_within = READY_WITHIN  # seconds a needs-input notification may wait for the token
-
     def __init__(
         self,
         loop: Loop,
@@ -107,7 +102,8 @@ class Answerer:
         self.summary = summary
         self.on_change = on_change
         self.type_keys = type_keys  # the relay's (None: nothing can be typed)
-        self.machine = M.Machine(program.name, twice=program.twice)
+        self.settle = program.settle
+        self.machine = M.Machine(program.name, twice=program.twice, by_screen=program.by_screen)
         self.book = self.machine.book
         self.last: str | None = None  # the last attempt, for /cue
         self._make = make_reader or (
@@ -124,56 +120,17 @@ class Answerer:
         self._ready: list[Callable[[], None]] = []  # notifications waiting for the token
         # cue -> the token its buttons were made for, and the options they offer (1-based)
         self._button_tokens: dict[int, tuple[str, frozenset[int]]] = {}
-        self._ask_checks: dict[str, str | None] = {}  # Ask call id -> its question's check
         self._ready_timer: Timer | None = None
 
-    # -- facts (the controller, after each engine step): Pi's ------------------------------
+    # -- facts (the controller, after each engine step) and keys ----------------------------
     def fact(self, fact: F.Fact, waits: Collection[str]) -> None:
-        m = self.machine
-        if isinstance(fact, F.UiPromptStart):
-            if fact.kind in ANSWERABLE and "ui" in waits and not m.open:
-                self._run(m.opened(fact.kind, fact.dialog))
-            elif not (fact.kind == "custom" and m.open and m.kind == "ask"):
-                self._run(m.end("another dialog opened"))  # (Pi wraps Ask's overlay as custom)
-        elif isinstance(fact, F.UiPromptEnd):
-            self._run(m.closed(fact.option))
-        elif isinstance(fact, F.ToolStart) and fact.tool_name == ASK_TOOL:
-            self._ask_checks[fact.tool_call_id] = fact.dialog
-            while len(self._ask_checks) > ASK_CALLS:
-                del self._ask_checks[next(iter(self._ask_checks))]
-        elif isinstance(fact, F.AskBlocked):
-            self._ask_blocked(fact, waits)
-        elif isinstance(fact, F.ToolEnd) and fact.tool_name == ASK_TOOL:
-            self._ask_checks.pop(fact.tool_call_id, None)
-            if m.open and m.kind == "ask":
-                self._run(m.closed())
-        elif isinstance(fact, F.SessionShutdown | F.BridgeGone | F.ChildExit):
-            self._run(m.end("the session ended or reloaded"))
-        elif isinstance(fact, F.SessionStart) and fact.reason != "startup":
-            self._run(m.end("the session ended or reloaded"))
+        """A fact of the engine's step, read by the program's strategy (its dialogs open and
+        close so; ``waits``: the engine's open waits)."""
+        self._run(self.program.fact(self.machine, fact, waits))
 
     def typed(self) -> None:
         """The user typed in this session: the token dies (an answer not yet typed fails)."""
         self._run(self.machine.key())
-
-    def _ask_blocked(self, fact: F.AskBlocked, waits: Collection[str]) -> None:
-        """Ask's questionnaire opened (``active``) or closed. Answerable only for one call in
-        flight whose single-choice question the bridge announced, with its wait pending."""
-        m = self.machine
-        if not fact.active:
-            if m.open and m.kind == "ask":
-                self._run(m.closed())
-            return
-        if m.open:
-            self._run(m.end("another dialog opened"))
-            return
-        calls = [fact.tool_call_id] if fact.tool_call_id else list(self._ask_checks)
-        check = self._ask_checks.get(calls[0]) if len(calls) == 1 else None
-        if check is not None and any(k.startswith("ask:") for k in waits):
-            self._run(m.opened("ask", check))
-        else:
-            self.log.write("answer", state="not answerable", dialog="ask",
-                           why="not one single-choice question the bridge announced")  # fmt: skip
 
     # -- the actions the machine returns -----------------------------------------------------
     def _run(self, actions: list[M.Action], asker: _Asker | None = None) -> None:
@@ -219,6 +176,8 @@ class Answerer:
             elif isinstance(act, M.AwaitClose):
                 self._typed_at = time.monotonic()
                 self._watch_close()
+            elif isinstance(act, M.CheckGone):
+                self._check_gone(act.claim, act.final)
             elif isinstance(act, M.Finish):
                 self._finish(act)
 
@@ -228,7 +187,8 @@ class Answerer:
             if self._reader is not None:
                 self._reader.query(lambda lines: self._seen(wait, tries, lines))
 
-        self._look = self.loop.call_later(self.first_look if tries == 0 else LOOK_EVERY, look)
+        first = self.program.first_look
+        self._look = self.loop.call_later(first if tries == 0 else LOOK_EVERY, look)
 
     def _seen(self, wait: int, tries: int, lines: list[str] | None) -> None:
         m = self.machine
@@ -274,7 +234,21 @@ class Answerer:
 
     def _too_late(self) -> None:
         self._deadline = None
-        self._run(self.machine.fail(B.NOT_CLOSED, f"no ui_prompt_end within {CLOSE_WITHIN:g} s"))
+        self._run(self.machine.deadline())
+
+    def _check_gone(self, claim: B.Claim, final: bool) -> None:
+        """Is the claim's dialog gone from the screen (then it closed)?"""
+        reader = self._reader
+        if reader is None:
+            self._run(self.machine.shown(claim, False, final))
+            return
+
+        def seen(lines: list[str] | None) -> None:
+            shown = self.program.read(claim.ticket.kind, lines)
+            gone = lines is not None and shown != claim.ticket.dialog
+            self._run(self.machine.shown(claim, gone, final))
+
+        reader.query(seen)
 
     def _finish(self, done: M.Finish) -> None:
         """The answer in flight is over: its record, and the reply (``done.line``: the line
@@ -347,7 +321,7 @@ class Answerer:
             return
         self._ready.append(callback)
         if self._ready_timer is None:
-            self._ready_timer = self.loop.call_later(self.ready_within, self._release)
+            self._ready_timer = self.loop.call_later(self.program.ready_within, self._release)
 
     def _release(self) -> None:
         if self._ready_timer is not None:

@@ -8,9 +8,10 @@ in its known words (engine/notices.py; Gemini CLI's "Approval required"), which 
 ``child`` wait. Then the answerer reads the screen (the relay's output, replayed into a pyte
 worker: ``screen.py``) for a dialog of that kind with that program's ``own.Dialogs``
 (``layouts.py``); the report and the screen agree when one is found, and only then is a
-token issued. Everything else is the answerer's (``answerer.py``, its state machine
-``machine.py``): the single-use token, the screen read again right before typing, one write
-at a safe point of the input, every attempt logged.
+token issued. ``OwnProgram`` is the answerer's strategy for all this (``answerer.Program``);
+everything else is the answerer's (``answerer.py``, its state machine ``machine.py``): the
+single-use token, the screen read again right before typing, one write at a safe point of the
+input, every attempt logged.
 
 What differs:
 
@@ -29,25 +30,22 @@ What differs:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 
 from cuewrap import facts as F
 from cuewrap.answer import book as B
 from cuewrap.answer import dialog as D
 from cuewrap.answer import layouts, own
-from cuewrap.answer.answerer import Answerer, TypeKeys
-from cuewrap.answer.pi import MAX_BUTTONS
-from cuewrap.answer.screen import DialogReader, OutputRing
+from cuewrap.answer import machine as M
+from cuewrap.answer.pi import MAX_BUTTONS, READY_WITHIN
 from cuewrap.answer.wire import Request
-from cuewrap.decisionlog import DecisionLog
-from cuewrap.engine import notices
-from cuewrap.loop import Loop
+from cuewrap.engine import notices as N
 
 WIDENS = (
     "that option lets the program do more without asking: "
     "only its exact label with the session's pid chooses it"
 )
-NOT_GONE = "the program did not report that it goes on, and the dialog is still shown"
+NOT_GONE = M.NOT_GONE
 SETTLE = 0.5  # seconds
 
 
@@ -59,16 +57,68 @@ def by_label_only(label: str, req: Request, source: str) -> str | None:
     return WIDENS
 
 
+def not_read(kind: str, why: str) -> list[M.Action]:
+    return [M.Log({"state": "not answerable", "dialog": kind, "why": why})]
+
+
 class OwnProgram:
     """The answerer's strategy for a program's own dialogs: the ``own.Dialogs`` of the program
-    whose wait is open (``dialogs``, set at each wait), its digit the key."""
+    whose wait is open (``dialogs``, set at each wait), its digit the key; ``notices``: the
+    preset whose own notifications are read (engine/notices.py)."""
 
     name = "the program"  # it does not say which option it took: the line says so
     twice = False
+    by_screen = True  # a program that does not report may only be seen to close
+    first_look = 0.0  # Claude Code has drawn its dialog when it reports the wait
+    # Claude Code drops a key that comes right after its dialog is drawn (2.1.328: within
+    # 50 ms always, at 100 ms not in these runs, and once at about 100 ms after cuewrap saw
+    # it): an answer sooner than this after the token waits, then the screen is read again
+    settle = SETTLE
+    ready_within = READY_WITHIN
 
-    def __init__(self) -> None:
+    def __init__(self, notices: str = "") -> None:
+        self.notices = notices
         self.dialogs: own.Dialogs | None = None
+        self._by_notice = False  # the open wait came from its notification, not a report
 
+    # -- facts (the controller, after each engine step) ------------------------------------
+    def fact(self, m: M.Machine, fact: F.Fact, waits: Collection[str]) -> list[M.Action]:
+        if isinstance(fact, F.ProgramStatus):
+            if fact.state != "blocked":  # it goes on (or is idle after a refusal)
+                return m.closed() if m.open else []
+            acts = m.over("a new report") if m.open else []  # a new report: a new wait
+            dialogs = layouts.for_report(fact.app, fact.kind)
+            if dialogs is None or "osc" not in waits or fact.kind is None:
+                why = "not a program or kind of dialog cuewrap reads"
+                return [*acts, *not_read(fact.kind or "", why)]
+            self.dialogs, self._by_notice = dialogs, False
+            return [*acts, *m.opened(fact.kind, None)]
+        if isinstance(fact, F.ChildNotice):
+            return self._notice(m, fact, waits)
+        if isinstance(fact, F.OutputActive) and self._by_notice:
+            claim = m.book.in_flight
+            if m.typed and claim is not None:  # it draws again: is the dialog gone?
+                return [M.CheckGone(claim, False)]
+        elif isinstance(fact, F.ChildExit):
+            return m.end("the program exited")
+        return []
+
+    def _notice(self, m: M.Machine, fact: F.ChildNotice, waits: Collection[str]) -> list[M.Action]:
+        """A program that reports no state, in its own notification's words: it waits (the
+        wait ``child`` open), or its turn ended."""
+        said = N.meaning(self.notices, fact.title, fact.body)
+        if said is None:
+            return []
+        acts = m.over("the program said more") if m.open else []  # the dialog is over
+        dialogs = layouts.for_notice(self.notices, said)
+        if dialogs is not None and "child" in waits:
+            self.dialogs, self._by_notice = dialogs, True
+            return [*acts, *m.opened(said, None)]
+        if said not in ("ended",):
+            return [*acts, *not_read(said, "not a dialog cuewrap reads")]
+        return acts
+
+    # -- the dialogs -----------------------------------------------------------------------
     def keys(self) -> D.Keys | str:
         return D.DEFAULT_KEYS  # not used: the keys are digits
 
@@ -104,107 +154,3 @@ class OwnProgram:
 
     def shown(self, ticket: B.Ticket, summary: bool) -> bool:
         return summary
-
-
-class GenericAnswerer(Answerer):
-    first_look = 0.0  # Claude Code has drawn its dialog when it reports the wait
-    # Claude Code drops a key that comes right after its dialog is drawn (2.1.328: within
-    # 50 ms always, at 100 ms not in these runs, and once at about 100 ms after cuewrap saw
-    # it): an answer sooner than this after the token waits, then the screen is read again
-    settle = SETTLE
-
-    def __init__(
-        self,
-        loop: Loop,
-        log: DecisionLog,
-        ring: OutputRing,
-        *,
-        summary: bool,
-        on_change: Callable[[], None] = lambda: None,
-        type_keys: TypeKeys | None = None,
-        make_reader: Callable[[int, int], DialogReader] | None = None,
-        notices: str = "",
-    ) -> None:
-        self.own = self.own_program()
-        super().__init__(loop, log, ring, self.own, summary=summary, on_change=on_change,
-                         type_keys=type_keys, make_reader=make_reader)  # fmt: skip
-        self.notices = notices  # the preset whose own notifications are read (engine/notices)
-        self._by_notice = False  # the open wait came from its notification, not a report
-
-    def own_program(self) -> OwnProgram:
-        return OwnProgram()
-
-    def _over(self, why: str) -> None:
-        """The program says more: the dialog it was about is over (answered, if the keys
-        went in)."""
-        m = self.machine
-        self._run(m.closed() if m.typed else m.end(why))
-
-    # -- facts (the controller, after each engine step) ------------------------------------
-    def fact(self, fact: F.Fact, waits: Collection[str]) -> None:
-        m = self.machine
-        if isinstance(fact, F.ProgramStatus):
-            if fact.state != "blocked":
-                if m.open:
-                    self._run(m.closed())  # it goes on (or is idle after a refusal)
-                return
-            if m.open:  # a new report: a new wait
-                self._over("a new report")
-            dialogs = layouts.for_report(fact.app, fact.kind)
-            if dialogs is not None and "osc" in waits and fact.kind is not None:
-                self.own.dialogs, self._by_notice = dialogs, False
-                self._run(m.opened(fact.kind, None))
-            else:
-                self.log.write("answer", state="not answerable", dialog=fact.kind or "",
-                               why="not a program or kind of dialog cuewrap reads")  # fmt: skip
-        elif isinstance(fact, F.ChildNotice):
-            self._notice(fact, waits)
-        elif isinstance(fact, F.OutputActive) and self._by_notice:
-            if m.typed:
-                self._look_closed(final=False)  # it draws again: is the dialog gone?
-        elif isinstance(fact, F.ChildExit):
-            self._run(m.end("the program exited"))
-
-    def _notice(self, fact: F.ChildNotice, waits: Collection[str]) -> None:
-        """A program that reports no state, in its own notification's words: it waits (the
-        wait ``child`` open), or its turn ended."""
-        said = notices.meaning(self.notices, fact.title, fact.body)
-        if said is None:
-            return
-        if self.machine.open:  # it says more: the dialog it was about is over
-            self._over("the program said more")
-        dialogs = layouts.for_notice(self.notices, said)
-        if dialogs is not None and "child" in waits:
-            self.own.dialogs, self._by_notice = dialogs, True
-            self._run(self.machine.opened(said, None))
-        elif said not in ("ended",):
-            self.log.write("answer", state="not answerable", dialog=said,
-                           why="not a dialog cuewrap reads")  # fmt: skip
-
-    # -- the close: a report, else the screen at the deadline -------------------------------
-    def _too_late(self) -> None:
-        self._deadline = None
-        self._look_closed(final=True)
-
-    def _look_closed(self, *, final: bool) -> None:
-        """Is the dialog of the answer in flight gone from the screen? Then it closed. Still
-        there: at the deadline (``final``) the answer has failed; before it, wait on."""
-        claim = self.book.in_flight
-        reader = self._reader
-        if claim is None:
-            return
-        if reader is None:
-            if final:
-                self._run(self.machine.fail(B.NOT_CLOSED, NOT_GONE))
-            return
-
-        def seen(lines: list[str] | None) -> None:
-            if self.book.in_flight is not claim:
-                return  # the report came meanwhile
-            shown = self.program.read(claim.ticket.kind, lines)
-            if lines is not None and shown != claim.ticket.dialog:
-                self._run(self.machine.closed())  # the dialog left the screen: answered
-            elif final:
-                self._run(self.machine.fail(B.NOT_CLOSED, NOT_GONE))
-
-        reader.query(seen)

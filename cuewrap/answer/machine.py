@@ -9,7 +9,13 @@ event returns, in order. The phases of the open dialog::
                      │ a key, no reader              │ token dies      v wrote
                      └─────────────────────────────> SHUT <─finish─── TYPED
 
-    end (the dialog closed, another opened, reload, exit): from every phase back to IDLE
+    end (the dialog closed, another opened, reload, exit): from every phase back to IDLE;
+    a claim that fails (the screen changed, a key before the keys, not at a safe point,
+    not closed by the deadline or on another option): a Finish, not ok, to SHUT
+
+A program's strategy (``answerer.Program``) turns its facts into these events (``opened``,
+``closed``, ``over``, ``end``); ``by_screen``: the dialog gone from the screen closed too
+(``deadline``, ``shown``).
 
 ``SHUT``: the dialog is open but gets no (more) token: it was not read (``why``), the user typed,
 or its one answer is over. Refusals are transitions with a reason (``book.py``'s lines): a
@@ -35,6 +41,8 @@ GONE = "the screen model is gone"
 NO_START = "the dialog reader did not start"
 KEY = "you pressed a key"
 ANSWERED = "its answer is over"  # why a dialog gets no token after its one answer
+CLOSE_WITHIN = 2.0  # seconds the dialog has to close after the keys
+NOT_GONE = "the program did not report that it goes on, and the dialog is still shown"
 
 
 class Phase(enum.Enum):
@@ -128,6 +136,15 @@ class AwaitClose:
 
 
 @dataclass(frozen=True)
+class CheckGone:
+    """Read the screen: is the claim's dialog gone from it? Then report ``Machine.shown``
+    (``final``: at the deadline, still shown is a failure)."""
+
+    claim: B.Claim
+    final: bool
+
+
+@dataclass(frozen=True)
 class Finish:
     """The answer in flight is over: its record, and the reply (``line``: what ``cuewrap
     answer`` prints; ``why``: the record's); ``option`` 1-based; ``typed``: keys went in;
@@ -143,7 +160,7 @@ class Finish:
 
 Action = (
     StartReader | Look | StopReader | Issued | Changed | Release | Log | Refuse | Claimed
-    | Verify | Type | AwaitClose | Finish
+    | Verify | Type | AwaitClose | CheckGone | Finish
 )  # fmt: skip
 
 
@@ -161,11 +178,15 @@ def _option_number(choice: str, ticket: B.Ticket | None) -> int | None:
 class Machine:
     """One session's answering, one dialog at a time. ``program``: who closes the dialog (the
     line of an answer); ``twice``: a token only once the same dialog was read twice in a row
-    (a read may land in the middle of one of the program's frames)."""
+    (a read may land in the middle of one of the program's frames); ``by_screen``: a dialog
+    gone from the screen closed (a program that does not always say so)."""
 
-    def __init__(self, program: str = "Pi", *, twice: bool = False) -> None:
+    def __init__(
+        self, program: str = "Pi", *, twice: bool = False, by_screen: bool = False
+    ) -> None:
         self.program = program
         self.twice = twice
+        self.by_screen = by_screen
         self.book = B.Book()
         self.phase = Phase.IDLE
         self.wait = 0  # the count of answerable dialogs opened (the open one's number)
@@ -301,6 +322,28 @@ class Machine:
             return []  # more keys of the same answer (a program's moves, then Enter)
         self.phase = Phase.TYPED
         return [AwaitClose()]
+
+    def deadline(self) -> list[Action]:
+        """``CLOSE_WITHIN`` seconds after the keys: not closed, the answer has failed (read off
+        the screen first, ``by_screen``)."""
+        claim = self.book.in_flight
+        if claim is not None and self.by_screen:
+            return [CheckGone(claim, True)]
+        return self.fail(B.NOT_CLOSED, f"no ui_prompt_end within {CLOSE_WITHIN:g} s")
+
+    def shown(self, claim: B.Claim, gone: bool, final: bool) -> list[Action]:
+        """The screen read for the claim's dialog: ``gone`` from it, it closed (answered);
+        still shown at the deadline (``final``), the answer has failed."""
+        if self.book.in_flight is not claim:
+            return []  # the report came meanwhile
+        if gone:
+            return self.closed()
+        return self.fail(B.NOT_CLOSED, NOT_GONE) if final else []
+
+    def over(self, why: str) -> list[Action]:
+        """The program says more (a new report, its next words): the dialog it was about is
+        over, answered if the keys went in."""
+        return self.closed() if self.phase is Phase.TYPED else self.end(why)
 
     def fail(self, line: str, why: str) -> list[Action]:
         """The answer in flight has failed (the dialog did not close in time, or not so)."""

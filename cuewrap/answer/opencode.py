@@ -38,7 +38,9 @@ from collections.abc import Callable, Collection
 from cuewrap import facts as F
 from cuewrap.answer import book as B
 from cuewrap.answer import dialog as D
-from cuewrap.answer.generic import GenericAnswerer, OwnProgram, by_label_only
+from cuewrap.answer import machine as M
+from cuewrap.answer.answerer import Answerer
+from cuewrap.answer.generic import OwnProgram, by_label_only, not_read
 from cuewrap.answer.screen import DialogReader
 from cuewrap.answer.wire import Request
 from cuewrap.decisionlog import DecisionLog
@@ -129,10 +131,27 @@ def bg_reader(loop: Loop, log: DecisionLog) -> Callable[[int, int], DialogReader
 
 class OpencodeProgram(OwnProgram):
     """opencode's permission dialog: read from the cells (lines and backgrounds), its token
-    once the same dialog was read twice in a row (a read may land inside a frame)."""
+    once the same dialog was read twice in a row (a read may land inside a frame); its wait
+    opened and closed by its own words."""
 
     name = "opencode"
     twice = True
+    # its token takes 0.7-2 s on a busy machine (the reader starts at its words, then reads
+    # twice): its notification, already 2.5 s after its dialog, waits that much for buttons
+    ready_within = 3.0
+
+    def fact(self, m: M.Machine, fact: F.Fact, waits: Collection[str]) -> list[M.Action]:
+        if isinstance(fact, F.ChildExit):
+            return m.end("the program exited")
+        meaning = said("opencode", fact.body) if isinstance(fact, F.ChildNotice) else None
+        if meaning is None:
+            return []
+        acts = m.over("opencode said more") if m.open else []  # its next words: it is over
+        if meaning == ("blocked", "permission") and "said" in waits:
+            return [*acts, *m.opened("permission", None)]
+        if meaning[0] == "blocked":
+            return [*acts, *not_read(meaning[1] or "", "not a dialog cuewrap reads")]
+        return acts
 
     def read(self, kind: str, lines: list[str] | None) -> D.Dialog | None:
         return read(lines) if kind == "permission" else None
@@ -149,32 +168,11 @@ class OpencodeProgram(OwnProgram):
         return True  # opencode's own fixed words, never the model's
 
 
-class OpencodeAnswerer(GenericAnswerer):
-    """Made with ``make_reader=bg_reader(…)`` (``answer/build.py``): its reader's worker
-    reports the backgrounds."""
-
-    # its token takes 0.7-2 s on a busy machine (the reader starts at its words, then reads
-    # twice): its notification, already 2.5 s after its dialog, waits that much for buttons
-    ready_within = 3.0
-
-    def own_program(self) -> OwnProgram:
-        return OpencodeProgram()
-
-    # -- facts: its own words --------------------------------------------------------------
-    def fact(self, fact: F.Fact, waits: Collection[str]) -> None:
-        if isinstance(fact, F.ChildNotice):
-            meaning = said("opencode", fact.body)
-            if meaning is None:
-                return
-            if self.machine.open:  # its next words: the dialog is over
-                self._over("opencode said more")
-            if meaning == ("blocked", "permission") and "said" in waits:
-                self._run(self.machine.opened("permission", None))
-            elif meaning[0] == "blocked":
-                self.log.write("answer", state="not answerable", dialog=meaning[1] or "",
-                               why="not a dialog cuewrap reads")  # fmt: skip
-        elif isinstance(fact, F.ChildExit):
-            self._run(self.machine.end("the program exited"))
+class OpencodeAnswerer(Answerer):
+    """The answerer with ``OpencodeProgram``, made with ``make_reader=bg_reader(…)``
+    (``answer/build.py``: its reader's worker reports the backgrounds). Its keys are not one
+    write but moves, each checked on the screen, then Enter: its own typing path
+    (``_verified``), every decision still the machine's."""
 
     def _watch_close(self) -> None:
         pass  # its own watches keep the time (``_watch``)
