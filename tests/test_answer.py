@@ -337,13 +337,14 @@ KEY = "k" * 32
 
 def _answerer(lines: list[str]) -> tuple[Any, FakeReader, list[bytes], Loop]:
     from cuewrap.answer.answerer import Answerer
+    from cuewrap.answer.pi import PiDialogs
     from cuewrap.answer.screen import OutputRing
 
     loop = Loop()
     reader = FakeReader(lines)
     typed: list[bytes] = []
-    a = Answerer(loop, DecisionLog(None), OutputRing(14, 100), keys=lambda: D.DEFAULT_KEYS,
-                 summary=False, bridge_key=KEY,
+    a = Answerer(loop, DecisionLog(None), OutputRing(14, 100),
+                 PiDialogs(KEY, lambda: D.DEFAULT_KEYS), summary=False,
                  make_reader=lambda c, r: reader)  # type: ignore[arg-type,return-value]  # fmt: skip
 
     def type_keys(data: bytes) -> str | None:
@@ -531,12 +532,13 @@ def test_after_its_keys_a_child_hears_the_focus_out_again() -> None:
 
 def test_a_key_while_the_dialog_is_read_means_no_token_for_it() -> None:
     from cuewrap.answer.answerer import Answerer
+    from cuewrap.answer.pi import PiDialogs
     from cuewrap.answer.screen import OutputRing
 
     loop = Loop()
     reader = FakeReader(SELECT)
-    a = Answerer(loop, DecisionLog(None), OutputRing(14, 100), keys=lambda: D.DEFAULT_KEYS,
-                 summary=False, bridge_key=KEY,
+    a = Answerer(loop, DecisionLog(None), OutputRing(14, 100),
+                 PiDialogs(KEY, lambda: D.DEFAULT_KEYS), summary=False,
                  make_reader=lambda c, r: reader)  # type: ignore[arg-type,return-value]  # fmt: skip
     released: list[bool] = []
     a.fact(F.UiPromptStart("select", None, D.title_check("Pick a color", KEY)), ("ui",))
@@ -552,12 +554,13 @@ def test_a_key_while_the_dialog_is_read_means_no_token_for_it() -> None:
 def test_after_a_dialog_given_up_the_next_one_is_answerable() -> None:
     """An Ask overlay that was never found on the screen closes; the next dialog is read."""
     from cuewrap.answer.answerer import Answerer
+    from cuewrap.answer.pi import PiDialogs
     from cuewrap.answer.screen import OutputRing
 
     loop = Loop()
     reader = FakeReader(["nothing like a dialog"])
-    a = Answerer(loop, DecisionLog(None), OutputRing(14, 100), keys=lambda: D.DEFAULT_KEYS,
-                 summary=False, bridge_key=KEY,
+    a = Answerer(loop, DecisionLog(None), OutputRing(14, 100),
+                 PiDialogs(KEY, lambda: D.DEFAULT_KEYS), summary=False,
                  make_reader=lambda c, r: reader)  # type: ignore[arg-type,return-value]  # fmt: skip
     a.fact(F.ToolStart("call-1", "ask_user_question", None, "5:abc"), ())
     a.fact(F.AskBlocked(True), ("ask:call-1",))

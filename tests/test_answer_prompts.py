@@ -188,13 +188,14 @@ def _answerer(
     settle: float = 0.0,
     app: str = "claude-code",
 ) -> Any:
-    from cuewrap.answer.generic import GenericAnswerer
+    from cuewrap.answer.answerer import Answerer
+    from cuewrap.answer.generic import OwnProgram
     from cuewrap.answer.screen import OutputRing
 
     loop = Loop()
     reader = FakeReader(lines)
-    a = GenericAnswerer(loop, DecisionLog(None), OutputRing(30, 120), summary=summary,
-                        make_reader=lambda c, r: reader)  # type: ignore[arg-type,return-value]  # fmt: skip
+    a = Answerer(loop, DecisionLog(None), OutputRing(30, 120), OwnProgram(), summary=summary,
+                 make_reader=lambda c, r: reader)  # type: ignore[arg-type,return-value]  # fmt: skip
     a.typed_keys = []
 
     def type_keys(data: bytes) -> str | None:
@@ -226,12 +227,13 @@ def test_a_report_and_the_screen_make_a_token_and_a_digit_answers() -> None:
 
 
 def test_a_report_without_the_dialog_or_of_another_kind_gives_no_token() -> None:
-    from cuewrap.answer.generic import GenericAnswerer
+    from cuewrap.answer.answerer import Answerer
+    from cuewrap.answer.generic import OwnProgram
     from cuewrap.answer.screen import OutputRing
 
     loop = Loop()
-    a = GenericAnswerer(loop, DecisionLog(None), OutputRing(30, 120), summary=True,
-                        make_reader=lambda c, r: FakeReader(ASK))  # type: ignore[arg-type,return-value]  # fmt: skip
+    a = Answerer(loop, DecisionLog(None), OutputRing(30, 120), OwnProgram(), summary=True,
+                 make_reader=lambda c, r: FakeReader(ASK))  # type: ignore[arg-type,return-value]  # fmt: skip
     a.fact(F.ProgramStatus("blocked", "claude-code", "permission", True), ("osc",))
     _loop_until(loop, lambda: not a.reading, seconds=10)
     assert a.book.current is None  # a question on the screen, a permission reported
@@ -500,13 +502,14 @@ def test_what_does_not_fit_is_no_gemini_approval(broken: list[str]) -> None:
 
 
 def test_a_gemini_notice_opens_the_answerable_wait_and_its_next_word_closes_it() -> None:
-    from cuewrap.answer.generic import GenericAnswerer
+    from cuewrap.answer.answerer import Answerer
+    from cuewrap.answer.generic import OwnProgram
     from cuewrap.answer.screen import OutputRing
 
     loop = Loop()
     reader = FakeReader(GEMINI)
-    a = GenericAnswerer(loop, DecisionLog(None), OutputRing(30, 120), summary=False,
-                        make_reader=lambda c, r: reader, notices="gemini")  # type: ignore[arg-type,return-value]  # fmt: skip
+    a = Answerer(loop, DecisionLog(None), OutputRing(30, 120), OwnProgram("gemini"),
+                 summary=False, make_reader=lambda c, r: reader)  # type: ignore[arg-type,return-value]  # fmt: skip
     typed: list[bytes] = []
     a.type_keys = lambda data: typed.append(data)  # type: ignore[assignment,func-returns-value]
     a.settle = 0.0
@@ -527,13 +530,14 @@ def test_a_gemini_notice_opens_the_answerable_wait_and_its_next_word_closes_it()
 def test_a_dialog_that_cannot_be_read_is_refused_with_its_own_line() -> None:
     """Claude Code waits on a multi-select (checkboxes) or on several questions (tabs), or on
     a dialog taller than the screen: no token, and an answer says why, not "nothing"."""
-    from cuewrap.answer.generic import GenericAnswerer
+    from cuewrap.answer.answerer import Answerer
+    from cuewrap.answer.generic import OwnProgram
     from cuewrap.answer.screen import OutputRing
 
     multi = [ln.replace("1. Blue", "1. [ ] Blue").replace("2. Red", "2. [ ] Red") for ln in ASK]
     loop = Loop()
-    a = GenericAnswerer(loop, DecisionLog(None), OutputRing(30, 120), summary=False,
-                        make_reader=lambda c, r: FakeReader(multi))  # type: ignore[arg-type,return-value]  # fmt: skip
+    a = Answerer(loop, DecisionLog(None), OutputRing(30, 120), OwnProgram(), summary=False,
+                 make_reader=lambda c, r: FakeReader(multi))  # type: ignore[arg-type,return-value]  # fmt: skip
     assert _ask(a, "1") == [(False, B.NOTHING)]  # no wait at all
     a.fact(F.ProgramStatus("blocked", "claude-code", "question", True), ("osc",))
     _loop_until(loop, lambda: not a.reading, seconds=10)

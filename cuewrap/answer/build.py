@@ -11,8 +11,7 @@ import contextlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from cuewrap.answer.answerer import TypeKeys
-    from cuewrap.answer.generic import GenericAnswerer
+    from cuewrap.answer.answerer import Answerer, TypeKeys
     from cuewrap.context import Context
     from cuewrap.sessions.publish import Publisher
 
@@ -26,27 +25,28 @@ def generic_answerer(
     type_keys: TypeKeys | None,
     notices: str = "",
     preset: str = "",
-) -> GenericAnswerer:
+) -> Answerer:
     """The answerer of a program's own dialogs: its wait published, its keys typed through
     ``type_keys`` (the relay's); ``notices``: the preset whose own notifications say it
     waits (engine/notices.py); ``preset``: a program whose dialogs have an answerer of their
     own (opencode: ``answer/opencode.py``)."""
-    from cuewrap.answer.generic import GenericAnswerer
+    from cuewrap.answer.answerer import Answerer
+    from cuewrap.answer.generic import OwnProgram
     from cuewrap.answer.screen import OutputRing
 
-    kind, reader = GenericAnswerer, None
+    program, kind, reader = OwnProgram(notices), Answerer, None
     if preset == "opencode":
-        from cuewrap.answer.opencode import OpencodeAnswerer, bg_reader
+        from cuewrap.answer.opencode import OpencodeAnswerer, OpencodeProgram, bg_reader
 
-        kind, reader = OpencodeAnswerer, bg_reader(ctx.loop, ctx.log)
+        program, kind, reader = OpencodeProgram(), OpencodeAnswerer, bg_reader(ctx.loop, ctx.log)
     answerer = kind(
         ctx.loop,
         ctx.log,
         OutputRing(*size),
+        program,
         summary=ctx.settings.privacy.body == "summary",
         on_change=lambda: publisher.set_wait(answerer.wait_info()),
         type_keys=type_keys,
-        notices=notices,
         make_reader=reader,
     )
     built.callback(answerer.close)

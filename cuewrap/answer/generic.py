@@ -8,9 +8,10 @@ in its known words (engine/notices.py; Gemini CLI's "Approval required"), which 
 ``child`` wait. Then the answerer reads the screen (the relay's output, replayed into a pyte
 worker: ``screen.py``) for a dialog of that kind with that program's ``own.Dialogs``
 (``layouts.py``); the report and the screen agree when one is found, and only then is a
-token issued. Everything else is Pi's
-answerer (``answerer.py``): the single-use token, the screen read again right before typing,
-one write at a safe point of the input, every attempt logged.
+token issued. ``OwnProgram`` is the answerer's strategy for all this (``answerer.Program``);
+everything else is the answerer's (``answerer.py``, its state machine ``machine.py``): the
+single-use token, the screen read again right before typing, one write at a safe point of the
+input, every attempt logged.
 
 What differs:
 
@@ -29,131 +30,118 @@ What differs:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 
 from cuewrap import facts as F
 from cuewrap.answer import book as B
 from cuewrap.answer import dialog as D
 from cuewrap.answer import layouts, own
-from cuewrap.answer.answerer import MAX_BUTTONS, Answerer, TypeKeys
-from cuewrap.answer.screen import DialogReader, OutputRing
+from cuewrap.answer import machine as M
+from cuewrap.answer.pi import MAX_BUTTONS, READY_WITHIN
 from cuewrap.answer.wire import Request
-from cuewrap.decisionlog import DecisionLog
-from cuewrap.engine import notices
-from cuewrap.loop import Loop
+from cuewrap.engine import notices as N
 
 WIDENS = (
     "that option lets the program do more without asking: "
     "only its exact label with the session's pid chooses it"
 )
-NOT_GONE = "the program did not report that it goes on, and the dialog is still shown"
+NOT_GONE = M.NOT_GONE
 SETTLE = 0.5  # seconds
 
 
-class GenericAnswerer(Answerer):
+def by_label_only(label: str, req: Request, source: str) -> str | None:
+    """An option that widens what the program may do: chosen only by its exact label with
+    the session's pid (never by number, by token or by a button)."""
+    if req.token is None and source == "command line" and req.choice.strip() == label:
+        return None
+    return WIDENS
+
+
+def not_read(kind: str, why: str) -> list[M.Action]:
+    return [M.Log({"state": "not answerable", "dialog": kind, "why": why})]
+
+
+class OwnProgram:
+    """The answerer's strategy for a program's own dialogs: the ``own.Dialogs`` of the program
+    whose wait is open (``dialogs``, set at each wait), its digit the key; ``notices``: the
+    preset whose own notifications are read (engine/notices.py)."""
+
+    name = "the program"  # it does not say which option it took: the line says so
+    twice = False
+    by_screen = True  # a program that does not report may only be seen to close
     first_look = 0.0  # Claude Code has drawn its dialog when it reports the wait
     # Claude Code drops a key that comes right after its dialog is drawn (2.1.328: within
     # 50 ms always, at 100 ms not in these runs, and once at about 100 ms after cuewrap saw
     # it): an answer sooner than this after the token waits, then the screen is read again
     settle = SETTLE
-    program = "the program"  # it does not say which option it took: the line says so
+    ready_within = READY_WITHIN
 
-    def __init__(
-        self,
-        loop: Loop,
-        log: DecisionLog,
-        ring: OutputRing,
-        *,
-        summary: bool,
-        on_change: Callable[[], None] = lambda: None,
-        type_keys: TypeKeys | None = None,
-        make_reader: Callable[[int, int], DialogReader] | None = None,
-        notices: str = "",
-    ) -> None:
-        super().__init__(
-            loop,
-            log,
-            ring,
-            keys=lambda: D.DEFAULT_KEYS,  # not used: the keys are digits
-            summary=summary,
-            bridge_key="",
-            on_change=on_change,
-            type_keys=type_keys,
-            make_reader=make_reader,
-        )
-        self._dialogs: own.Dialogs | None = None  # the program's whose wait is open
-        self.notices = notices  # the preset whose own notifications are read (engine/notices)
+    def __init__(self, notices: str = "") -> None:
+        self.notices = notices
+        self.dialogs: own.Dialogs | None = None
         self._by_notice = False  # the open wait came from its notification, not a report
 
     # -- facts (the controller, after each engine step) ------------------------------------
-    def fact(self, fact: F.Fact, waits: Collection[str]) -> None:
+    def fact(self, m: M.Machine, fact: F.Fact, waits: Collection[str]) -> list[M.Action]:
         if isinstance(fact, F.ProgramStatus):
-            if fact.state != "blocked":
-                if self._open is not None:
-                    self._closed()  # it goes on (or is idle after a refusal)
-                return
-            if self._open is not None:  # a new report: a new wait
-                if self.book.in_flight is not None and self._typed:
-                    self._closed()
-                else:
-                    self._end("a new report")
+            if fact.state != "blocked":  # it goes on (or is idle after a refusal)
+                return m.closed() if m.open else []
+            acts = m.over("a new report") if m.open else []  # a new report: a new wait
             dialogs = layouts.for_report(fact.app, fact.kind)
-            if dialogs is not None and "osc" in waits and fact.kind is not None:
-                self._dialogs, self._by_notice = dialogs, False
-                self._start(fact.kind, None)
-            else:
-                self.log.write("answer", state="not answerable", dialog=fact.kind or "",
-                               why="not a program or kind of dialog cuewrap reads")  # fmt: skip
-        elif isinstance(fact, F.ChildNotice):
-            self._notice(fact, waits)
-        elif isinstance(fact, F.OutputActive) and self._by_notice:
-            if self.book.in_flight is not None and self._typed:
-                self._look_closed(final=False)  # it draws again: is the dialog gone?
+            if dialogs is None or "osc" not in waits or fact.kind is None:
+                why = "not a program or kind of dialog cuewrap reads"
+                return [*acts, *not_read(fact.kind or "", why)]
+            self.dialogs, self._by_notice = dialogs, False
+            return [*acts, *m.opened(fact.kind, None)]
+        if isinstance(fact, F.ChildNotice):
+            return self._notice(m, fact, waits)
+        if isinstance(fact, F.OutputActive) and self._by_notice:
+            claim = m.book.in_flight
+            if m.typed and claim is not None:  # it draws again: is the dialog gone?
+                return [M.CheckGone(claim, False)]
         elif isinstance(fact, F.ChildExit):
-            self._end("the program exited")
+            return m.end("the program exited")
+        return []
 
-    def _notice(self, fact: F.ChildNotice, waits: Collection[str]) -> None:
+    def _notice(self, m: M.Machine, fact: F.ChildNotice, waits: Collection[str]) -> list[M.Action]:
         """A program that reports no state, in its own notification's words: it waits (the
         wait ``child`` open), or its turn ended."""
-        said = notices.meaning(self.notices, fact.title, fact.body)
+        said = N.meaning(self.notices, fact.title, fact.body)
         if said is None:
-            return
-        if self._open is not None:  # it says more: the dialog it was about is over
-            if self.book.in_flight is not None and self._typed:
-                self._closed()
-            else:
-                self._end("the program said more")
+            return []
+        acts = m.over("the program said more") if m.open else []  # the dialog is over
         dialogs = layouts.for_notice(self.notices, said)
         if dialogs is not None and "child" in waits:
-            self._dialogs, self._by_notice = dialogs, True
-            self._start(said, None)
-        elif said not in ("ended",):
-            self.log.write("answer", state="not answerable", dialog=said,
-                           why="not a dialog cuewrap reads")  # fmt: skip
+            self.dialogs, self._by_notice = dialogs, True
+            return [*acts, *m.opened(said, None)]
+        if said not in ("ended",):
+            return [*acts, *not_read(said, "not a dialog cuewrap reads")]
+        return acts
 
-    # -- the hooks (answerer.Answerer) -----------------------------------------------------
-    def _read(self, kind: str, lines: list[str] | None) -> D.Dialog | None:
-        dialogs = self._dialogs
+    # -- the dialogs -----------------------------------------------------------------------
+    def keys(self) -> D.Keys | str:
+        return D.DEFAULT_KEYS  # not used: the keys are digits
+
+    def read(self, kind: str, lines: list[str] | None) -> D.Dialog | None:
+        dialogs = self.dialogs
         return dialogs.read(kind, lines) if lines is not None and dialogs is not None else None
 
-    def _agrees(self, dialog: D.Dialog, kind: str, check: str | None) -> bool:
+    def agrees(self, dialog: D.Dialog, kind: str, check: str | None) -> bool:
         return True  # read by the report's kind: found is agreed
 
-    def _keys_for(self, seen: D.Dialog, option: int, keys: D.Keys) -> bytes:
-        assert self._dialogs is not None  # a dialog was read with them
-        return self._dialogs.key_for(seen, option)
+    def keys_for(self, seen: D.Dialog, option: int, keys: D.Keys) -> bytes:
+        assert self.dialogs is not None  # a dialog was read with them
+        return self.dialogs.key_for(seen, option)
 
-    def _allow(self, ticket: B.Ticket, index: int, req: Request, source: str) -> str | None:
+    def allow(self, ticket: B.Ticket, index: int, req: Request, source: str) -> str | None:
         label = ticket.dialog.options[index]
-        if self._dialogs is None or not self._dialogs.widens(ticket.kind, label):
+        if self.dialogs is None or not self.dialogs.widens(ticket.kind, label):
             return None
-        if req.token is None and source == "command line" and req.choice.strip() == label:
-            return None
-        return WIDENS
+        return by_label_only(label, req, source)
 
-    def _button_options(self, ticket: B.Ticket) -> list[tuple[int, str]]:
+    def buttons(self, ticket: B.Ticket, summary: bool) -> list[tuple[int, str]]:
         options = ticket.dialog.options
-        dialogs = self._dialogs
+        dialogs = self.dialogs
         if dialogs is None:
             return []
         if ticket.kind == "permission":
@@ -162,34 +150,7 @@ class GenericAnswerer(Answerer):
             return yes + no if yes and no else []
         if len(options) > MAX_BUTTONS:
             return []
-        return [(i, o if self.summary else str(i + 1)) for i, o in enumerate(options)]
+        return [(i, o if summary else str(i + 1)) for i, o in enumerate(options)]
 
-    def _shown(self, ticket: B.Ticket) -> bool:
-        return self.summary
-
-    # -- the close: a report, else the screen at the deadline -------------------------------
-    def _too_late(self) -> None:
-        self._deadline = None
-        self._look_closed(final=True)
-
-    def _look_closed(self, *, final: bool) -> None:
-        """Is the dialog of the answer in flight gone from the screen? Then it closed. Still
-        there: at the deadline (``final``) the answer has failed; before it, wait on."""
-        claim = self.book.in_flight
-        reader = self._reader
-        if claim is None:
-            return
-        if reader is None:
-            if final:
-                self._finish(False, B.NOT_CLOSED, NOT_GONE)
-            return
-
-        def seen(lines: list[str] | None) -> None:
-            if self.book.in_flight is not claim:
-                return  # the report came meanwhile
-            if lines is not None and self._read(claim.ticket.kind, lines) != claim.ticket.dialog:
-                self._closed()  # the dialog left the screen: answered, the wait is over here
-            elif final:
-                self._finish(False, B.NOT_CLOSED, NOT_GONE)
-
-        reader.query(seen)
+    def shown(self, ticket: B.Ticket, summary: bool) -> bool:
+        return summary

@@ -33,14 +33,14 @@ each check reads again for a while (``SETTLED``) before it gives up.
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Callable, Collection
 
 from cuewrap import facts as F
 from cuewrap.answer import book as B
 from cuewrap.answer import dialog as D
-from cuewrap.answer.answerer import LOOKS
-from cuewrap.answer.generic import WIDENS, GenericAnswerer
+from cuewrap.answer import machine as M
+from cuewrap.answer.answerer import Answerer
+from cuewrap.answer.generic import OwnProgram, by_label_only, not_read
 from cuewrap.answer.screen import DialogReader
 from cuewrap.answer.wire import Request
 from cuewrap.decisionlog import DecisionLog
@@ -129,71 +129,58 @@ def bg_reader(loop: Loop, log: DecisionLog) -> Callable[[int, int], DialogReader
     )
 
 
-class OpencodeAnswerer(GenericAnswerer):
-    """Made with ``make_reader=bg_reader(…)`` (``answer/build.py``): its reader's worker
-    reports the backgrounds."""
+class OpencodeProgram(OwnProgram):
+    """opencode's permission dialog: read from the cells (lines and backgrounds), its token
+    once the same dialog was read twice in a row (a read may land inside a frame); its wait
+    opened and closed by its own words."""
 
-    program = "opencode"
+    name = "opencode"
+    twice = True
     # its token takes 0.7-2 s on a busy machine (the reader starts at its words, then reads
     # twice): its notification, already 2.5 s after its dialog, waits that much for buttons
     ready_within = 3.0
 
-    # -- facts: its own words --------------------------------------------------------------
-    def fact(self, fact: F.Fact, waits: Collection[str]) -> None:
-        if isinstance(fact, F.ChildNotice):
-            meaning = said("opencode", fact.body)
-            if meaning is None:
-                return
-            if self._open is not None:  # its next words: the dialog is over
-                if self.book.in_flight is not None and self._typed:
-                    self._closed()
-                else:
-                    self._end("opencode said more")
-            if meaning == ("blocked", "permission") and "said" in waits:
-                self._start("permission", None)
-            elif meaning[0] == "blocked":
-                self.log.write("answer", state="not answerable", dialog=meaning[1] or "",
-                               why="not a dialog cuewrap reads")  # fmt: skip
-        elif isinstance(fact, F.ChildExit):
-            self._end("the program exited")
+    def fact(self, m: M.Machine, fact: F.Fact, waits: Collection[str]) -> list[M.Action]:
+        if isinstance(fact, F.ChildExit):
+            return m.end("the program exited")
+        meaning = said("opencode", fact.body) if isinstance(fact, F.ChildNotice) else None
+        if meaning is None:
+            return []
+        acts = m.over("opencode said more") if m.open else []  # its next words: it is over
+        if meaning == ("blocked", "permission") and "said" in waits:
+            return [*acts, *m.opened("permission", None)]
+        if meaning[0] == "blocked":
+            return [*acts, *not_read(meaning[1] or "", "not a dialog cuewrap reads")]
+        return acts
 
-    # -- the token: the same dialog in two reads in a row (a read may land inside a frame) --
-    _candidate: D.Dialog | None = None
-
-    def _start(self, kind: str, title: str | None) -> None:
-        self._candidate = None
-        super()._start(kind, title)
-
-    def _seen(self, seq: int, tries: int, lines: list[str] | None) -> None:
-        dialog = self._read("permission", lines)
-        if dialog is not None and dialog != self._candidate and tries + 1 < LOOKS:
-            self._candidate = dialog  # once more, to be sure it is drawn whole
-            self._schedule_look(seq, tries + 1)
-            return
-        super()._seen(seq, tries, lines)
-
-    # -- the hooks ---------------------------------------------------------------------------
-    def _read(self, kind: str, lines: list[str] | None) -> D.Dialog | None:
+    def read(self, kind: str, lines: list[str] | None) -> D.Dialog | None:
         return read(lines) if kind == "permission" else None
 
-    def _allow(self, ticket: B.Ticket, index: int, req: Request, source: str) -> str | None:
+    def allow(self, ticket: B.Ticket, index: int, req: Request, source: str) -> str | None:
         if index != WIDER:
             return None
-        label = ticket.dialog.options[index]
-        if req.token is None and source == "command line" and req.choice.strip() == label:
-            return None
-        return WIDENS
+        return by_label_only(ticket.dialog.options[index], req, source)
 
-    def _button_options(self, ticket: B.Ticket) -> list[tuple[int, str]]:
+    def buttons(self, ticket: B.Ticket, summary: bool) -> list[tuple[int, str]]:
         return [(ONCE, "Allow once"), (REJECT, "Reject")]
 
-    def _shown(self, ticket: B.Ticket) -> bool:
+    def shown(self, ticket: B.Ticket, summary: bool) -> bool:
         return True  # opencode's own fixed words, never the model's
+
+
+class OpencodeAnswerer(Answerer):
+    """The answerer with ``OpencodeProgram``, made with ``make_reader=bg_reader(…)``
+    (``answer/build.py``: its reader's worker reports the backgrounds). Its keys are not one
+    write but moves, each checked on the screen, then Enter: its own typing path
+    (``_verified``), every decision still the machine's."""
+
+    def _watch_close(self) -> None:
+        pass  # its own watches keep the time (``_watch``)
 
     # -- the keys: moves computed from the screen, checked, then Enter ------------------------
     # A read may land in the middle of one of its frames (they are large, and reach the reader
     # in pieces): each check reads again every LOOK s for a while before it gives up.
-    def _verified(self, claim: B.Claim, keys: D.Keys, lines: list[str] | None) -> None:
+    def _verified(self, claim: B.Claim, lines: list[str] | None) -> None:
         if self.book.in_flight is not claim:
             return
         dialog = claim.ticket.dialog
@@ -211,7 +198,7 @@ class OpencodeAnswerer(GenericAnswerer):
         if moves == 0:
             self._enter(claim, PERMISSION)
             return
-        if not self._type(RIGHT * moves):
+        if not self._write(claim, RIGHT * moves):
             return
         wanted = dialog._replace(selected=claim.option)
         on = lambda rows: read(rows) == wanted  # noqa: E731
@@ -219,7 +206,7 @@ class OpencodeAnswerer(GenericAnswerer):
                     "the selection is not on that option", SETTLED)  # fmt: skip
 
     def _enter(self, claim: B.Claim, stage: tuple[str, tuple[str, ...]]) -> None:
-        if not self._type(ENTER):
+        if not self._write(claim, ENTER):
             return
         if claim.option == WIDER and stage is PERMISSION:  # its confirmation: Enter there too
             confirm = lambda rows: (d := read(rows, ALWAYS)) is not None and d.selected == 0  # noqa: E731
@@ -227,7 +214,8 @@ class OpencodeAnswerer(GenericAnswerer):
                         "its confirmation did not show", CLOSE, B.NOT_CLOSED)  # fmt: skip
             return
         gone = lambda rows: read(rows) is None and read(rows, ALWAYS) is None  # noqa: E731
-        self._watch(claim, gone, self._closed, "the dialog is still shown", CLOSE,
+        closed = lambda: self._run(self.machine.closed())  # noqa: E731
+        self._watch(claim, gone, closed, "the dialog is still shown", CLOSE,
                     B.NOT_CLOSED, times=2)  # fmt: skip
 
     def _watch(
@@ -252,24 +240,11 @@ class OpencodeAnswerer(GenericAnswerer):
             if run >= times:
                 then()
             elif self.loop.clock() >= deadline:
-                self._finish(False, line, why)
+                self._run(self.machine.fail(line, why))
             else:
                 self._after(LOOK, lambda more: look(more, run))
 
         self._after(LOOK, look)
-
-    def _type(self, data: bytes) -> bool:
-        if self.type_keys is None:
-            self._finish(False, B.NOT_SHOWN, "no input to type into")
-            return False
-        why = self.type_keys(data)
-        if why is not None:
-            self._finish(False, why, why)
-            return False
-        if not self._typed:
-            self._typed = True
-            self._typed_at = time.monotonic()
-        return True
 
     def _after(self, seconds: float, then: Callable[[list[str] | None], None]) -> None:
         def look() -> None:

@@ -4,8 +4,9 @@ Each program that cuewrap answers in generic mode draws its dialogs in its own w
 its own keys. A ``Dialogs`` says, for one program (the ``app`` of its reports): which kinds of
 dialog it reads, how it reads one from the screen's lines, which key picks an option, and
 which options are the one-time yes, the refusal, or widen what the program may do without
-asking. ``GenericAnswerer`` holds the one its wait's report names (``layouts.py``: one line per
-program; Claude Code's in ``prompts.py``, Codex CLI's in ``codex.py``).
+asking. ``generic.OwnProgram`` (the answerer's strategy) holds the one its wait's report names
+(``layouts.py``: one line per program; Claude Code's in ``prompts.py``, Codex CLI's in
+``codex.py``).
 """
 
 from __future__ import annotations

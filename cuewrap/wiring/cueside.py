@@ -357,7 +357,8 @@ def _answering(
         )
     if mode.answering != "pi" or plan.channel is None:
         return None
-    from cuewrap.answer.answerer import Answerer, pi_keys
+    from cuewrap.answer.answerer import Answerer
+    from cuewrap.answer.pi import PiDialogs, pi_keys
     from cuewrap.answer.screen import OutputRing
 
     fault("answer")
@@ -366,9 +367,8 @@ def _answering(
         ctx.loop,
         log,
         OutputRing(*plan.size),
-        keys=lambda: pi_keys(env),
+        PiDialogs(plan.channel.token, lambda: pi_keys(env)),
         summary=ctx.settings.privacy.body == "summary",
-        bridge_key=plan.channel.token,
         on_change=lambda: publisher.set_wait(answerer.wait_info()),
         type_keys=edge.relay.type_to_child if edge.relay is not None else None,
     )
