@@ -605,6 +605,29 @@ def test_exit_drains_the_bridge_before_the_exit_fact_and_close_closes_every_part
     assert r.journal == []
 
 
+def test_a_part_that_fails_to_close_is_logged_and_every_other_part_still_closes() -> None:
+    """Before, a part's close that raised (the keys' window, the screen…) left every part
+    after it open, the bridge's socket among them."""
+    r = Rig(tmux=True)
+    r.tmux.fail.add("close")  # type: ignore[union-attr]
+    r.keys.fail.add("close")
+    r.clear()
+    r.c.close()
+    closed = [e[0] for e in r.journal if e[1] == "close"]
+    every = ["FakeTmux", "FakeReaper", "FakePublisher", "FakeKeys", "FakeScreen", "FakeDelivery"]
+    assert closed == [*every, "FakeBridge"], closed
+    errors = [e[2]["where"] for e in r.journal if e[:2] == ("log", "internal_error")]
+    assert errors == ["tmux.close", "keys.close"], errors
+
+
+def test_a_key_reaches_each_part_that_cares_in_order() -> None:
+    r = Rig(pi_mode=False, tmux=True)
+    r.clear()
+    r.c.relay_event(relay_events.KeysRead())
+    told = [e[:2] for e in r.journal if e[0] in ("FakeActivity", "FakeKeys", "FakeTmux")]
+    assert told == [("FakeActivity", "input"), ("FakeKeys", "key"), ("FakeTmux", "keystroke")]
+
+
 # -- the session's state ---------------------------------------------------------------------
 def test_state_changes_are_published_with_presence_and_mark() -> None:
     r = Rig()

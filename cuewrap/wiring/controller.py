@@ -140,12 +140,12 @@ class Controller:
         self.activity = made.activity
         self.tmux = made.tmux
         self.fresh = made.fresh
-        self._reaper = made.reaper
         self.answerer = made.answerer
         self.control = made.control
         self.blocked = made.blocked
         self.attention = made.attention
         self.state = initial_state(made.config)
+        self._on_key, self._closers = _fan_out(made, self._cancel_wake)
         # Pi mode (the engine's config says: built from the session's mode, cueside.py)
         self._pi = not made.config.generic
         self._wake: Timer | None = None
@@ -302,14 +302,10 @@ class Controller:
         self._relayed(event)
 
     def _typed(self) -> None:
-        """The user typed (one ``KeysRead`` event per read of their input)."""
-        if self.activity is not None:
-            self.activity.input()  # output right after this is its echo
-        if self.answerer is not None:
-            self.answerer.typed()  # before anything else: the token dies at the first key
-        self.keys.key()
-        if self.tmux is not None:
-            self.tmux.keystroke()
+        """The user typed (one ``KeysRead`` event per read of their input): each part that
+        cares is told, in the order fixed at construction (``_on_key``)."""
+        for tell in self._on_key:
+            tell()
 
     def fact(self, fact: Event) -> None:
         """Any fact (or Tick) from any source: one engine step, effects performed. Inside
@@ -537,44 +533,63 @@ class Controller:
         self.close()
 
     def close(self) -> None:
+        """Every part ended, in the order fixed at construction (``_closers``), each on its
+        own: one that fails is logged and the others are still ended."""
         if self.fresh is not None:  # what waits for tmux is decided by its last answer
-            try:
-                self.fresh.close()
-            except Exception as exc:
-                self.log.error("freshview.close", exc)
+            self._end("freshview.close", self.fresh.close)
         self._closed = True
-        if self.tmux is not None:  # first: a window option set still in flight is ended
-            try:  # before the publisher unsets it
-                self.tmux.close()
-                if self._reaper is not None:
-                    self._reaper.close()
-            except Exception as exc:
-                self.log.error("tmux.close", exc)
+        for where, end in self._closers:
+            self._end(where, end)
+
+    def _end(self, where: str, end: Callable[[], None]) -> None:
         try:
-            self.publisher.close()  # the entry goes, even if a part below fails
+            end()
         except Exception as exc:
-            self.log.error("publisher.close", exc)
-        if self.activity is not None:
-            self.activity.close()
-        self.keys.close()
-        if self.control is not None:
-            self.control.close()
-        if self.answerer is not None:
-            self.answerer.close()
-        if self.blocked is not None:
-            self.blocked.close()
-        if self.attention is not None:
-            self.attention.close()
-        if self.screen is not None:
-            self.screen.close()
+            self.log.error(where, exc)
+
+    def _cancel_wake(self) -> None:
         if self._wake is not None:
             self._wake.cancel()
-        self.delivery.close()
-        if self.bridge is not None:
-            try:
-                self.bridge.close()
-            except Exception as exc:
-                self.log.error("bridge.close", exc)
+
+
+def _fan_out(
+    made: Parts, cancel_wake: Callable[[], None]
+) -> tuple[tuple[Callable[[], None], ...], tuple[tuple[str, Callable[[], None]], ...]]:
+    """What the controller tells each part, fixed once: who hears a key, in order (the
+    activity watch: output right after it is its echo; the answerer: its token dies at the
+    first key; the engine's key window; tmux: its view may be stale), and what ``close`` ends,
+    in order (tmux first: a window option set still in flight is ended before the publisher
+    unsets it; the publisher: the registry entry goes; the bridge last)."""
+    on_key: list[Callable[[], None]] = []
+    if made.activity is not None:
+        on_key.append(made.activity.input)
+    if made.answerer is not None:
+        on_key.append(made.answerer.typed)
+    on_key.append(made.keys.key)
+    if made.tmux is not None:
+        on_key.append(made.tmux.keystroke)
+    closers: list[tuple[str, Callable[[], None]]] = []
+    if made.tmux is not None:
+        closers.append(("tmux.close", made.tmux.close))
+        if made.reaper is not None:  # its commands in flight (the window option's)
+            closers.append(("reaper.close", made.reaper.close))
+    closers.append(("publisher.close", made.publisher.close))
+    for where, part in (
+        ("activity.close", made.activity),
+        ("keys.close", made.keys),
+        ("control.close", made.control),
+        ("answerer.close", made.answerer),
+        ("blocked.close", made.blocked),
+        ("attention.close", made.attention),
+        ("screen.close", made.screen),
+    ):
+        if part is not None:
+            closers.append((where, part.close))
+    closers.append(("wake.cancel", cancel_wake))
+    closers.append(("delivery.close", made.delivery.close))
+    if made.bridge is not None:
+        closers.append(("bridge.close", made.bridge.close))
+    return tuple(on_key), tuple(closers)
 
 
 def _counts(setting: str, removed: Removed) -> GuardCounts:
