@@ -226,3 +226,17 @@ def read_host(fd: int) -> bytes:
         return os.read(fd, 4096)
     except BlockingIOError:
         return b""
+
+
+# a guard's ``removable`` (term/statusguard.py, term/noticeguard.py): the answer it gets, or
+# a failure where it should not even ask
+def yes() -> bool:
+    return True
+
+
+def no() -> bool:
+    return False
+
+
+def never() -> bool:
+    raise AssertionError("removable asked where it cannot matter")

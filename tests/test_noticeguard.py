@@ -5,6 +5,7 @@ test_fuzz.py) hold the same rules through the byte stream."""
 from __future__ import annotations
 
 import pytest
+from shared import never, no, yes
 
 from cuewrap.term.childqueries import ChildQuery
 from cuewrap.term.noticeguard import NoticeGuard
@@ -21,18 +22,6 @@ class Only:
 
     def consume(self, protocol: NoticeProtocol) -> bool:
         return protocol == self.protocol
-
-
-def yes() -> bool:
-    return True
-
-
-def no() -> bool:
-    return False
-
-
-def never() -> bool:
-    raise AssertionError("removable asked where it cannot matter")
 
 
 def test_the_policy_decides_where_the_sequence_can_be_taken_out() -> None:

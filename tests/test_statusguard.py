@@ -5,6 +5,7 @@ test_provenance_lost.py) hold the same rules through the byte stream."""
 from __future__ import annotations
 
 import pytest
+from shared import never, no, yes
 
 from cuewrap.factbase import ProgramStatus
 from cuewrap.term.statusguard import (
@@ -25,18 +26,6 @@ CLEAR = b"state=clear"
 
 def raw(rest: bytes) -> bytes:
     return b"\x1b]7501;" + rest + b"\x1b\\"
-
-
-def yes() -> bool:
-    return True
-
-
-def no() -> bool:
-    return False
-
-
-def never() -> bool:
-    raise AssertionError("removable asked where it cannot matter")
 
 
 @pytest.mark.parametrize(
