@@ -140,6 +140,7 @@ class Controller:
         self.activity = made.activity
         self.tmux = made.tmux
         self.fresh = made.fresh
+        self._reaper = made.reaper  # tmux's commands in flight (closed in ``_closers``)
         self.answerer = made.answerer
         self.control = made.control
         self.blocked = made.blocked
