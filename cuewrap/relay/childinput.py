@@ -6,8 +6,8 @@ controls; here they are written. Each unit is written whole or, when the PTY tak
 of it, the rest first at the next chance: a focus report is one unit, never split (a split
 ``ESC [O`` reads as the Escape key in Pi). While more than ``INPUT_BACKLOG`` bytes wait, the
 host's stdin is not read (the child is not reading: backpressure instead of a growing queue).
-cuewrap's own keys (an answer to a dialog) go in only in one write, when nothing else waits
-(:meth:`ChildInput.write_whole`).
+cuewrap's own keys (an answer to a dialog) go in only in one write, at a safe point of the input
+and when nothing else waits (:meth:`ChildInput.write_whole`).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ class ChildInput:
         while the child is not reading, put back once it is)."""
         self.loop = loop
         self.master_fd = master_fd
-        self.input = input  # the host's input on its way here
+        self.input = input  # the host's input on its way here (its safe points: write_whole)
         self._stdin_fd, self._on_stdin = stdin
         self._stdin_open = True
         self.open = True  # the PTY's master: False once the child's side closed
@@ -53,9 +53,13 @@ class ChildInput:
         self._write()
 
     def write_whole(self, data: bytes) -> str | None:
-        """cuewrap's own keys: one write, only when nothing of the user's waits. None once
-        written (a part the PTY did not take is queued, in order); otherwise why not, and
-        nothing was written."""
+        """cuewrap's own keys: one write, only at a safe point of the input (not in the middle
+        of a key sequence or a paste) and when nothing of the user's waits. None once written
+        (a part the PTY did not take is queued, in order); otherwise why not, and nothing was
+        written."""
+        busy = self.input.busy
+        if busy:
+            return busy
         if self.waiting or not self.open:
             return NOT_READING
         try:

@@ -204,8 +204,8 @@ class Reactions:
         """cuewrap's own keys for the child (an answer to a dialog, docs/answering.md): one
         write, only at a safe point of the input. None once written whole; otherwise why
         not, and nothing was written."""
-        why = self.child.input.busy or self.child.write_whole(data)
-        if why:
+        why = self.child.write_whole(data)
+        if why is not None:
             return why
         if self.child.input.still_out(self.path):
             self.loop.call_later(REFOCUS_AFTER, self._still_out)
