@@ -453,37 +453,53 @@ def test_reload_new_and_exit_kill_the_token() -> None:
         assert _ask(a, "1", old) == [(False, B.STALE)] and typed == []
 
 
-class _RelayStub:
-    """What ``Relay.type_to_child`` reads of the relay: its input path, the queue, the PTY."""
+class _ChildStub:
+    """The child's input as ``Reactions.type_to_child`` reads it: its input path, what waits
+    for the PTY (a list here), the PTY."""
 
-    def __init__(self, focus: Any, fd: int, host_focus: str | None = None) -> None:
-        from cuewrap.loop import Loop
+    def __init__(self, focus: Any, fd: int, host_focus: str | None) -> None:
         from cuewrap.relay.inputpath import InputPath
 
         self.input = InputPath(focus)
         self.input.host_focus = host_focus
-        self._to_child: list[bytes] = []
-        self._master_open = True
+        self.waiting: list[bytes] = []
+        self.open = True
         self.master_fd = fd
+
+    def queue(self, data: bytes) -> None:
+        self.waiting.append(data)
+
+    def write_whole(self, data: bytes) -> str | None:
+        from cuewrap.relay.childinput import ChildInput
+
+        return ChildInput.write_whole(self, data)  # type: ignore[arg-type]
+
+
+class _RelayStub:
+    """What ``Reactions.type_to_child`` reads: the child's input (its input path, the queue,
+    the PTY), the output path, the loop."""
+
+    def __init__(self, focus: Any, fd: int, host_focus: str | None = None) -> None:
+        from cuewrap.loop import Loop
+
+        self.child = _ChildStub(focus, fd, host_focus)
+        self._to_child = self.child.waiting
         self.loop = Loop()
         self.modes: set[int] = set()
         # the output path's word on focus: cuewrap does not tell this child its presence
         self.path = SimpleNamespace(telling=False, child_mode=self.child_mode)
 
-    def _queue_child(self, data: bytes) -> None:
-        self._to_child.append(data)
-
     def child_mode(self, mode: int) -> bool:
         return mode in self.modes
 
     def _still_out(self) -> None:
-        from cuewrap.relay.relay import Relay
+        from cuewrap.relay.reactions import Reactions
 
-        Relay._still_out(self)  # type: ignore[arg-type]
+        Reactions._still_out(self)  # type: ignore[arg-type]
 
 
 def test_keys_are_typed_only_at_a_safe_point_of_the_input() -> None:
-    from cuewrap.relay.relay import Relay
+    from cuewrap.relay.reactions import Reactions
     from cuewrap.term.focus import FocusFilter
 
     r, w = os.pipe()
@@ -491,15 +507,15 @@ def test_keys_are_typed_only_at_a_safe_point_of_the_input() -> None:
         focus = FocusFilter()
         stub = _RelayStub(focus, w)
         focus.feed(b"\x1b")  # the user's escape, held: it may begin a sequence
-        assert Relay.type_to_child(stub, b"\r") == B.UNSAFE  # type: ignore[arg-type]
+        assert Reactions.type_to_child(stub, b"\r") == B.UNSAFE  # type: ignore[arg-type]
         focus.flush()
         focus.feed(b"\x1b[200~half a paste")
-        assert Relay.type_to_child(stub, b"\r") == B.UNSAFE  # type: ignore[arg-type]
+        assert Reactions.type_to_child(stub, b"\r") == B.UNSAFE  # type: ignore[arg-type]
         focus.feed(b"\x1b[201~")
         stub._to_child.append(b"the user's keys not yet written")
-        assert Relay.type_to_child(stub, b"\r") is not None  # type: ignore[arg-type]
+        assert Reactions.type_to_child(stub, b"\r") is not None  # type: ignore[arg-type]
         stub._to_child.clear()
-        assert Relay.type_to_child(stub, b"\x1b[B\r") is None  # type: ignore[arg-type]
+        assert Reactions.type_to_child(stub, b"\x1b[B\r") is None  # type: ignore[arg-type]
         assert os.read(r, 100) == b"\x1b[B\r"  # one write, whole
     finally:
         os.close(r)
@@ -510,7 +526,7 @@ def test_after_its_keys_a_child_hears_the_focus_out_again() -> None:
     """A program that takes a key as focus (Gemini CLI) hears the terminal's last focus-out
     again 0.1 s after cuewrap's keys; not when the terminal said focused, or the child did
     not turn focus reporting on."""
-    from cuewrap.relay.relay import REFOCUS_AFTER, Relay
+    from cuewrap.relay.reactions import REFOCUS_AFTER, Reactions
     from cuewrap.term.focus import FocusFilter
 
     r, w = os.pipe()
@@ -519,7 +535,7 @@ def test_after_its_keys_a_child_hears_the_focus_out_again() -> None:
                                    (None, {1004}, []), ("out", set(), [])):  # fmt: skip
             stub = _RelayStub(FocusFilter(), w, host)
             stub.modes = modes
-            assert Relay.type_to_child(stub, b"1") is None  # type: ignore[arg-type]
+            assert Reactions.type_to_child(stub, b"1") is None  # type: ignore[arg-type]
             assert os.read(r, 100) == b"1" and stub._to_child == []
             end = stub.loop.clock() + REFOCUS_AFTER + 0.3
             while stub.loop.clock() < end:

@@ -306,7 +306,7 @@ def test_own_writes_wait_until_the_output_is_at_rest(
     rel._output(MARK + b"\x1b[?2026hdrawing \x1b[3")
     # an unfinished CSI in content may yet be a query: held, not released
     assert _read(r) == b"\x1b[?2026hdrawing "
-    rel.own_output(TITLE)  # inside a CSI: it waits
+    rel.reactions.own_output(TITLE)  # inside a CSI: it waits
     assert _read(r) == b""
     rel._output(b"1mred\x1b[?2026l")
     assert _read(r) == b"\x1b[31mred\x1b[?2026l" + TITLE
@@ -344,10 +344,10 @@ def test_the_progress_pi_left_on_is_cleared_when_cuewrap_gives_the_terminal_back
     stop, and not when Pi had cleared it."""
     rel, r, _events = relay
     rel._output(MARK + b"\x1b[?2026hframe\x1b[?2026l")
-    rel.own_output(b"\x1b]9;4;3\x07")
+    rel.reactions.own_output(b"\x1b]9;4;3\x07")
     assert _read(r).endswith(b"\x1b]9;4;3\x07")
     rel._output(b"\x1b]9;4;0\x07")  # the clear in the output is content: no state of Pi's
-    assert PROGRESS_OFF in rel.restore_sequence(leaving=True)
-    assert PROGRESS_OFF not in rel.restore_sequence(leaving=False)
-    rel.own_output(b"\x1b]9;4;0\x07")
-    assert PROGRESS_OFF not in rel.restore_sequence(leaving=True)
+    assert PROGRESS_OFF in rel.reactions.restore_sequence(leaving=True)
+    assert PROGRESS_OFF not in rel.reactions.restore_sequence(leaving=False)
+    rel.reactions.own_output(b"\x1b]9;4;0\x07")
+    assert PROGRESS_OFF not in rel.reactions.restore_sequence(leaving=True)

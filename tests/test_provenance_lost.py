@@ -126,20 +126,20 @@ def test_the_relay_goes_back_to_the_frame_rule_when_the_bridge_is_lost(
     relay: tuple[Relay, int, list[object]],  # noqa: F811
 ) -> None:
     rel, r, events = relay
-    assert not rel.provenance_lost("before the mark")  # nothing to lose
+    assert not rel.reactions.provenance_lost("before the mark")  # nothing to lose
     rel._output(MARK + b"\x1b[?2026hx\x1b[?2026l")
     _read(r)
-    assert rel.provenance_lost("gone")
+    assert rel.reactions.provenance_lost("gone")
     assert Provenance("lost", "gone") in events
     rel._output(TITLE)  # Pi's own, between frames, as before the mark
     assert _read(r) == TITLE
     rel._output(b"\x1b[?2026h" + TITLE + b"\x1b[?2026l")  # inside a frame: content still
     assert TITLE not in _read(r)
-    assert rel.provenance_back()
+    assert rel.reactions.provenance_back()
     assert Provenance("restored") in events
     rel._output(TITLE)
     assert _read(r) == b""
-    assert not rel.provenance_back()
+    assert not rel.reactions.provenance_back()
 
 
 # -- the watch ---------------------------------------------------------------------------------

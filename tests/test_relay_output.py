@@ -17,9 +17,10 @@ import pytest
 
 from cuewrap.host import HostTerminal
 from cuewrap.loop import Loop
+from cuewrap.relay.gathering import GATHER
 from cuewrap.relay.inject import Injector
 from cuewrap.relay.outputpath import OutputPath
-from cuewrap.relay.relay import GATHER, Relay
+from cuewrap.relay.relay import Relay
 from cuewrap.term.tracker import OutputTracker
 
 pytestmark = pytest.mark.unit
@@ -88,7 +89,7 @@ def _relay(master: int, out_fd: int, tap: Tap | None = None) -> tuple[Relay, Loo
         injector=injector,
         cues=make,
     )
-    assert relay.cues is cues and cues.controls is relay  # made with the relay's controls
+    assert relay.cues is cues and cues.controls is relay.reactions  # made with the relay's controls
     return relay, loop
 
 

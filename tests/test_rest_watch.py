@@ -202,7 +202,8 @@ def test_a_mark_waits_for_the_open_sequence_to_end(
 ) -> None:
     relay, r = failing_relay
     relay._output(opened)
-    assert isinstance(relay.path, FallbackPath) and relay.path.rest is not None
+    path = relay.reactions.path
+    assert isinstance(path, FallbackPath) and path.rest is not None
     assert read_host(r) == opened
     relay.injector.inject(MARK)
     assert read_host(r) == b""  # held: the host's parser is inside the child's sequence

@@ -93,28 +93,32 @@ def test_the_relay_writes_the_missed_report_at_the_answer_and_clears_at_exit(
     relay, r = host_pipe
     relay._output(b"frame " + IDLE)
     assert read_host(r) == b"frame "  # the host has not answered yet
-    relay._perform(relay.input._steps([TerminalAnswer("osc7501", "?")], relay.path))
+    relay.reactions.perform(
+        relay.input._steps([TerminalAnswer("osc7501", "?")], relay.reactions.path)
+    )
     assert read_host(r) == IDLE  # the state it missed
     relay._output(WORKING)
     assert read_host(r) == WORKING
     # a stop (Ctrl-Z) undoes modes only; leaving for good clears the indicator too
-    assert seq.PROGRAM_STATUS_CLEAR not in relay.restore_sequence()
-    assert relay.restore_sequence(leaving=True).endswith(seq.PROGRAM_STATUS_CLEAR)
+    assert seq.PROGRAM_STATUS_CLEAR not in relay.reactions.restore_sequence()
+    assert relay.reactions.restore_sequence(leaving=True).endswith(seq.PROGRAM_STATUS_CLEAR)
     relay._output(CLEAR)  # the child cleared it: nothing more at exit
-    assert seq.PROGRAM_STATUS_CLEAR not in relay.restore_sequence(leaving=True)
+    assert seq.PROGRAM_STATUS_CLEAR not in relay.reactions.restore_sequence(leaving=True)
 
 
 def test_no_answer_no_report_and_no_clear(host_pipe: tuple[Relay, int]) -> None:
     relay, r = host_pipe
     relay._output(b"x" + WORKING)
     assert read_host(r) == b"x"
-    assert relay.restore_sequence(leaving=True) == b""
+    assert relay.reactions.restore_sequence(leaving=True) == b""
 
 
 def test_a_failed_tracker_still_clears_what_it_let_through(host_pipe: tuple[Relay, int]) -> None:
     relay, _ = host_pipe
-    relay._perform(relay.input._steps([TerminalAnswer("osc7501", "?")], relay.path))
+    relay.reactions.perform(
+        relay.input._steps([TerminalAnswer("osc7501", "?")], relay.reactions.path)
+    )
     relay._output(WORKING)
-    relay._path_failed(RuntimeError("test"))
-    assert not isinstance(relay.path, OutputPath)
-    assert relay.restore_sequence(leaving=True) == seq.PROGRAM_STATUS_CLEAR
+    relay.reactions.failed(RuntimeError("test"))
+    assert not isinstance(relay.reactions.path, OutputPath)
+    assert relay.reactions.restore_sequence(leaving=True) == seq.PROGRAM_STATUS_CLEAR

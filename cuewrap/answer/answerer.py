@@ -6,7 +6,7 @@ starts a dialog reader (``screen.py``), reads the dialog from the screen, checks
 the bridge (kind, title) and issues a fresh token (``secrets``, 192 bits). An answer (the
 control socket, ``control.py``) claims the token (``book.py``), has the screen read again,
 and types the keys only if the screen still shows the same dialog with the selection where
-it was: one write, at a safe point of the input (``Relay.type_to_child``). The dialog must
+it was: one write, at a safe point of the input (``Reactions.type_to_child``). The dialog must
 then close (``ui_prompt_end``) within ``CLOSE_WITHIN`` seconds, or the answer has failed and
 nothing more is typed; when ``ui_prompt_end`` says which option the dialog closed with (the
 bridge sees the dialog's result), it must be the one asked for, or the answer has failed.

@@ -47,9 +47,15 @@ class RelaySide(Protocol):
     """What job control needs from the relay."""
 
     def drain_output(self) -> None: ...
+    def resize(self) -> None: ...
+
+
+class Sequences(Protocol):
+    """What the terminal needs at a stop and after it (``relay/reactions.py``, from the
+    output path)."""
+
     def restore_sequence(self) -> bytes: ...
     def resume_sequence(self) -> bytes: ...
-    def resize(self) -> None: ...
 
 
 class JobControl:
@@ -60,12 +66,14 @@ class JobControl:
         child: Stoppable,
         relay: RelaySide,
         *,
+        sequences: Sequences,
         on_change: Callable[[str], None],
     ) -> None:
         self.loop = loop
         self.host = host
         self.child = child
         self.relay = relay
+        self.sequences = sequences
         self.on_change = on_change  # "stopped" / "continued" (the cue side re-applies marks)
         self._stop_timer: Timer | None = None
         self._nudge_timer: Timer | None = None
@@ -106,12 +114,12 @@ class JobControl:
             self._stop_timer.cancel()
             self._stop_timer = None
         self.relay.drain_output()  # what the child wrote before it stopped comes first
-        leftover = self.relay.restore_sequence()  # empty if it restored the terminal itself
+        leftover = self.sequences.restore_sequence()  # empty if it restored the terminal itself
         self.on_change("stopped")
         self.host.suspend(leftover)
         _stop_own_job(self.host.stdin_fd)  # returns in the foreground (or if orphaned)
         self.host.resume()
-        self.host.write(self.relay.resume_sequence())
+        self.host.write(self.sequences.resume_sequence())
         self.relay.resize()
         self.child.signal_group(signal.SIGCONT)
         if leftover:

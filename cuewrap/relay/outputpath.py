@@ -325,7 +325,7 @@ class OutputPath:
 
     def restore_sequence(self, leaving: bool) -> bytes:
         """What undoes the modes the child left on; when ``leaving`` for good, also the
-        status and the progress its last report left shown (see ``Relay.restore_sequence``)."""
+        status and the progress its last report left shown (see ``Reactions.restore_sequence``)."""
         tracker = self.tracker
         out = tracker.modes.restore_sequence()
         if leaving and tracker.status.shown:

@@ -375,7 +375,7 @@ class OutputTracker:
 
     def content_off(self) -> None:
         """Back to the frame rule (the bridge that carried the child's own writes is gone:
-        ``relay.Relay.provenance_lost``): a sequence between frames is the child's again."""
+        ``reactions.Reactions.provenance_lost``): a sequence between frames is the child's again."""
         self._all_content = self._content_base
 
     @property

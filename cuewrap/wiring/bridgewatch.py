@@ -3,10 +3,10 @@
 After Pi's first frame its own titles, status reports, progress and queries reach the terminal
 only through the bridge (docs/terminal-guard.md, "Whose sequence is it"). When the connection
 that carries them ends while Pi runs, this watch tells the relay to go back to the frame rule
-(``Relay.provenance_lost``: the strictest rule that still lets Pi's own title through; Pi's
+(``Reactions.provenance_lost``: the strictest rule that still lets Pi's own title through; Pi's
 extension writes its own to the terminal again, the same way) and, when a new runtime's
 connection says hello (a ``/reload`` that works), to read the stream as content again
-(``Relay.provenance_back``).
+(``Reactions.provenance_back``).
 
 How the connection ended decides when:
 

@@ -197,7 +197,9 @@ class Session:
 
     def _give_back_terminal(self) -> None:
         """The terminal as the user had it: the modes the child left on, cuewrap's, termios."""
-        leftover = self.relay.restore_sequence(leaving=True) if self.relay is not None else b""
+        leftover = (
+            self.relay.reactions.restore_sequence(leaving=True) if self.relay is not None else b""
+        )
         self.host.restore(leftover if self.host.stdout_tty else b"")
 
     def _finish_controller(self) -> None:
