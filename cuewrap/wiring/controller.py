@@ -64,7 +64,7 @@ class Controller:
         nobody looks at the output (docs/design.md#unseen-output); ``on_rules``: the byte
         path's rules, now and after each step that changes them; ``on_focus``: the child
         (generic mode, its preset asks: opencode) told whether the user looks, when it turns
-        focus reporting on and at each change (``Relay.tell_focus``)."""
+        focus reporting on and at each change (``Reactions.tell_focus``)."""
         self.loop = ctx.loop
         self.settings = ctx.settings
         self.log: DecisionLog = ctx.log

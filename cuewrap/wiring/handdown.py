@@ -5,7 +5,7 @@ changed: whether nobody looks at the output (``on_unseen``: the relay's gatherin
 docs/design.md#unseen-output); the byte path's rules (``on_rules``: ``relay/decisions.py``,
 a new :class:`OutputRules` after each step that changes them — the byte path never calls up
 for a decision); and the child whether the user looks (``on_focus``: generic mode, when its
-preset asks, opencode; ``Relay.tell_focus``), when it turns focus reporting on and at each
+preset asks, opencode; ``Reactions.tell_focus``), when it turns focus reporting on and at each
 change. Each fails open: an exception is logged and the byte path keeps what it had.
 """
 
