@@ -106,6 +106,12 @@ def pytest_collection_modifyitems(
             session.shouldstop = message
             return
         raise pytest.UsageError(message)
+    for item in items:
+        if item.get_closest_marker("realterm") is not None:
+            # real terminal emulators draw with the CPU: under pytest-xdist's loadgroup (the
+            # whole suite in scripts/test) one worker runs them one after the other, beside
+            # the other workers' tests, never two windows at once (docs/testing.md)
+            item.add_marker(pytest.mark.xdist_group("terminals"))
 
 
 @pytest.hookimpl(hookwrapper=True)
