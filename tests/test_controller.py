@@ -59,10 +59,14 @@ from cuewrap.term.focus import FocusReport
 from cuewrap.term.notices import ChildNotification
 from cuewrap.term.tracker import TitleChange
 from cuewrap.tmux.side import TmuxSide
-from cuewrap.wiring.controller import _EFFECTORS, _ON_RELAY_EVENT, Controller, Parts
+from cuewrap.wiring import parts as cue_parts
+from cuewrap.wiring.controller import Controller
 from cuewrap.wiring.cueside import Edge, Plan, build_controller, presence_fact
+from cuewrap.wiring.effectors import EFFECTORS as _EFFECTORS
+from cuewrap.wiring.eventtable import EVENTS as _ON_RELAY_EVENT
 from cuewrap.wiring.keystrokes import KeyWindow
 from cuewrap.wiring.mode import mode_of
+from cuewrap.wiring.parts import Parts, hooked
 
 pytestmark = pytest.mark.unit
 
@@ -377,6 +381,28 @@ def test_relay_events_are_dispatched_by_their_exact_type() -> None:
     kinds = relay_event_types()
     assert set(_ON_RELAY_EVENT) <= set(kinds)
     assert not [(a, b) for a in kinds for b in kinds if a is not b and issubclass(a, b)]
+
+
+def test_every_relay_event_has_its_row_in_the_one_table() -> None:
+    """Each relay event's record, fact and reaction are read in one place
+    (``wiring/eventtable.py``): a type without a row would be dropped unread."""
+    assert set(_ON_RELAY_EVENT) == set(relay_event_types())
+
+
+def test_a_key_calls_the_parts_own_methods_and_nothing_else() -> None:
+    """The keystroke's fan-out is folded once, at construction: the parts' own bound methods,
+    those that do not hear keys left out (no wrapper on the key path)."""
+    r = Rig(pi_mode=False, tmux=True)
+    assert r.c.on_key == (r.activity.input, r.keys.key, r.tmux.keystroke)  # type: ignore[union-attr]
+    p = Rig()
+    assert p.c.on_key == (p.keys.key,)
+
+
+def test_a_part_that_cares_for_nothing_is_in_no_fold() -> None:
+    idle = cue_parts.Part("idle.close")
+    told = cue_parts.Part("told.close", typed=lambda: None)
+    assert hooked([idle, told], "typed") == (told.typed,)
+    assert hooked([idle, told], "after_step") == () == hooked([idle], "close")
 
 
 # -- the bridge: facts to cues to delivery ---------------------------------------------------
@@ -808,6 +834,6 @@ def test_rules_that_cannot_be_made_leave_the_last_ones_on_the_byte_path() -> Non
     last = r.rules[-1]
     assert last.takes_out("osc777", 0.0)
     r.c.state = None  # type: ignore[assignment]  # the engine's state broken
-    r.c._hand_down_rules()
+    r.c._down.rules(r.c.state)
     assert "rules" in [e["where"] for e in r.logged("internal_error")]
     assert r.decisions.rules is last

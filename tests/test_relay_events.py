@@ -7,11 +7,12 @@ import pytest
 
 from cuewrap import facts as F
 from cuewrap.loop import Loop
-from cuewrap.relay.events import ChildExited, KeysRead, record, to_fact
+from cuewrap.relay.events import ChildExited, KeysRead
 from cuewrap.relay.inject import Injector
 from cuewrap.term.focus import FocusReport, HostStatusReply
 from cuewrap.term.notices import ChildNotification
 from cuewrap.term.tracker import Bell, ModeChange, TitleChange
+from cuewrap.wiring.eventtable import record, to_fact
 
 pytestmark = pytest.mark.unit
 

@@ -43,9 +43,10 @@ if TYPE_CHECKING:
     from cuewrap.sessions.publish import Publisher
     from cuewrap.tmux.view import Merged
     from cuewrap.wiring.attention import Attention
-    from cuewrap.wiring.controller import Controller, Parts
+    from cuewrap.wiring.controller import Controller
     from cuewrap.wiring.keystrokes import KeyWindow
     from cuewrap.wiring.mode import Mode
+    from cuewrap.wiring.parts import Parts
     from cuewrap.wiring.pending import PendingCueSide
 
 
@@ -158,7 +159,7 @@ class _Sources:
         mode = self.plan.mode
 
         def make(c: Controller) -> Parts:
-            from cuewrap.wiring.controller import Parts
+            from cuewrap.wiring.parts import Parts
 
             attention = self._attention(c, publisher)
             parts = Parts(

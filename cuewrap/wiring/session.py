@@ -4,8 +4,9 @@ This is the composition root: everything a session has is composed here, once, i
 each part gets what it calls in its constructor. Settings, the decision log and the loop (one
 ``Context``); the session's ``Mode`` (``wiring/mode.py``) and the test hook's ``Faults``
 (``wiring/_faults.py``), each decided once here; the bridge channel and the child's
-environment before the spawn; then, while the child boots, the host terminal's modes, the
-byte path's decisions (``relay/decisions.py``), the byte filters and the ``Relay``, which
+environment before the spawn; then, while the child boots, the host terminal's modes and its
+start-up query (``wiring/hostterm.py``), the byte path's decisions (``relay/decisions.py``),
+the byte filters (``wiring/bytepath.py``) and the ``Relay``, which
 makes its cue side (``wiring/pending.py``) with its own controls; that builds the
 ``Controller`` and its parts (``cueside.build_controller``) once the child has drawn its first
 frame (not competing with the child's boot for the CPU). Nothing is assigned to a part after
@@ -40,9 +41,6 @@ if TYPE_CHECKING:
     from cuewrap.relay.inject import Injector
     from cuewrap.relay.leader import LedChild
     from cuewrap.relay.relay import CueSide, Relay, RelayControls
-    from cuewrap.term.focus import FocusFilter
-    from cuewrap.term.provenance import MarkFinder
-    from cuewrap.term.tracker import OutputTracker
     from cuewrap.wiring._faults import Faults
     from cuewrap.wiring.controller import Controller
     from cuewrap.wiring.cueside import Edge, Plan
@@ -50,7 +48,6 @@ if TYPE_CHECKING:
 
 
 FINISH_GRACE = 3.0  # seconds to let a last desktop notification (the exited cue) complete
-QUERY_WINDOW = 5.0  # seconds the host terminal has to answer cuewrap's start-up query
 
 
 class SessionError(Exception):
@@ -135,13 +132,14 @@ class Session:
                 self._remove_stale_channels()
             from cuewrap.relay.inject import Injector
             from cuewrap.relay.relay import exit_status
+            from cuewrap.wiring import hostterm
 
             injector = Injector(self.loop, host.write, self._injection_waited)
             held.callback(self._give_back_terminal)
             host.enter_raw()
             if self.guard:
                 host.enable(seq.TITLE_PUSH, seq.TITLE_POP)
-                self._konsole_title()
+                hostterm.konsole_title(host, self.env, self.settings, self.log)
                 host.enable(seq.FOCUS_REPORTING_ON, seq.FOCUS_REPORTING_OFF)
             relay = self._relay(child, injector, channel)
             relay.resize()
@@ -160,31 +158,24 @@ class Session:
                 self._kill_child(child)
             return 1 if not isinstance(exc, KeyboardInterrupt) else 130
 
-    def _konsole_title(self) -> None:
-        """In Konsole, its tab title format shows the program's title (and so the marks)
-        while cuewrap runs; the user's format back on every way out (``term.konsole``)."""
-        from cuewrap.term.konsole import read_small, tab_title
-
-        both = tab_title(self.env, read_small) if self.settings.notify.title_marks else None
-        if both is not None:
-            self.host.enable(*both)
-            self.log.write("konsole_title", shows="%w")
-
     def _relay(self, child: LedChild, injector: Injector, channel: Channel | None) -> Relay:
         """The relay between the terminal and the child, with its cue side (none without
         cues); the host terminal asked what it is before any output is relayed."""
-        from cuewrap.relay.outputpath import OutputPath
         from cuewrap.relay.relay import Relay
+        from cuewrap.wiring import hostterm
+        from cuewrap.wiring.bytepath import BytePath
 
-        decisions = self._decisions()
-        focus, tracker = self._relay_parts(decisions)
+        parts = BytePath(self.settings, self.mode, self.faults, self.guard)
+        decisions = parts.decisions(self.loop.clock)
+        ask = hostterm.asks(self.env, self.guard, self.faults)
+        query_id = hostterm.osc99_query_id(self.env)
+        focus, tracker = parts.filters(decisions, ask=ask, query_id=query_id)
         cues = self._cue_side(channel, child.pid, injector, decisions) if self.guard else None
-        path = OutputPath(
+        path = parts.output_path(
             tracker,
-            decisions=decisions,
-            mark=self._mark_finder(),
+            decisions,
+            injected=self.bridge_injected,
             owns_focus=focus is not None,
-            fallback=self._fallback_classes(),
             report=self.log.error,
         )
         relay = self.relay = Relay(
@@ -198,30 +189,11 @@ class Session:
             on_error=self.log.error,
         )
         pending: PendingCueSide | None = relay.cues  # type: ignore[assignment]  # _cue_side's
-        if pending is not None and focus is not None and self._ask_terminal:
-            self._query_terminal(focus, pending)
+        if pending is not None and focus is not None and ask:
+            hostterm.query(self.host, self.loop, self.log, focus, pending, query_id)
         if pending is None:  # no cue side to build: the start-up is over
             self._start_done()
         return relay
-
-    def _decisions(self) -> OutputDecisions | None:
-        """What the tracker decides without calling up (``relay/decisions.py``): none without
-        cues; the engine's rules at start until the cue side hands down its own."""
-        if not self.guard:
-            return None
-        from cuewrap.relay.decisions import OutputDecisions
-
-        clipboard = self.settings.guard.clipboard
-        return OutputDecisions.initial(self.loop.clock, clipboard, self.mode.pi)
-
-    def _mark_finder(self) -> MarkFinder | None:
-        """Pi mode with the bridge injected and cues on: the relay looks for the extension's
-        provenance mark (docs/terminal-guard.md, "Whose sequence is it")."""
-        if not self.guard or not self.bridge_injected:
-            return None
-        from cuewrap.term.provenance import MarkFinder
-
-        return MarkFinder()
 
     def _give_back_terminal(self) -> None:
         """The terminal as the user had it: the modes the child left on, cuewrap's, termios."""
@@ -391,132 +363,6 @@ class Session:
             write_event(self.events_fd, state, time.time())
         except OSError as exc:
             self.log.error("events.write", exc)
-
-    def _fallback_classes(self) -> tuple[bool, bool]:
-        """What the output keeps guarded if its tracker fails (``term.fallback``): nothing
-        without the guard (no cue side: nothing is guarded then either); the clipboard class
-        unless ``guard.clipboard = allow``; the classes that act outside the window unless
-        ``guard.sequences = allow`` (in the fallback cuewrap cannot tell Pi's own from the
-        content it prints, so its own are removed too)."""
-        if not self.guard:
-            return False, False
-        guard = self.settings.guard
-        return guard.clipboard != "allow", guard.sequences != "allow"
-
-    def _relay_parts(
-        self, decisions: OutputDecisions | None
-    ) -> tuple[FocusFilter | None, OutputTracker]:
-        """The relay's byte filters: the focus filter only when cues run, OSC 7501 reports
-        consumed unless the host terminal speaks the protocol (it answered cuewrap's start-up
-        query, in both modes), the child's Program Status query answered by cuewrap in
-        generic mode (docs/generic-mode.md), the child's notifications (generic mode) and
-        clipboard sequences decided by ``decisions``. The guards' settings that depend on the
-        mode are the ``Mode``'s; ``faults`` makes the named parts raise (tests of failing
-        open)."""
-        from cuewrap.term.focus import FocusFilter
-        from cuewrap.term.tracker import OutputTracker
-
-        focus_cls, tracker_cls = FocusFilter, OutputTracker
-        if self.faults.raises("focus") or self.faults.raises("tracker"):
-            from cuewrap.wiring import _raising as fault
-
-            if self.faults.raises("focus"):
-                focus_cls = fault.RaisingFocus
-            if self.faults.raises("tracker"):
-                tracker_cls = fault.RaisingTracker
-        focus: FocusFilter | None = None
-        if self.guard and focus_cls is FocusFilter and self._ask_terminal:
-            from cuewrap.term.answers import AnswerFilter
-
-            focus = AnswerFilter(self._osc99_query_id(), status=True)
-        elif self.guard:
-            focus = focus_cls()
-        # generic mode: which of the child's notifications are taken out (the engine's rules)
-        mode = self.mode
-        notices = decisions if mode.generic else None
-        from cuewrap.term.statusguard import StatusGuard
-
-        status = StatusGuard(
-            consume=self.guard,
-            answer_query=self.guard and mode.generic,
-            own_app=mode.own_status_app,
-            hold_blocked=self.guard and mode.pi,  # until the provenance mark
-        )
-        tracker = tracker_cls(
-            status,
-            notices=notices,
-            own_focus=self.guard,  # the host's focus reporting is cuewrap's: design.md#presence
-            # docs/terminal-guard.md: the child's OSC 52 pass only when the controller says
-            clipboard=decisions if self.settings.guard.clipboard != "allow" else None,
-            # docs/terminal-guard.md: titles, notifications and status reports inside the
-            # child's frames are content it renders: removed whole (guard.sequences = own)
-            guard_frames=self.settings.guard.sequences == "own",
-            content_only=mode.content_only,
-            # Pi mode: a title posing as cuewrap's mark is content wherever it stands; under
-            # the frame rule a ``blocked`` report reaches the terminal only once the screen
-            # check confirmed it (docs/terminal-guard.md)
-            marked_titles=self._marked_titles(),
-            # its DECRQM 1004 and OSC 99 queries are cuewrap's to answer (opencode)
-            answer_child=self.guard and mode.answers_child,
-        )
-        return focus, tracker
-
-    def _marked_titles(self) -> tuple[bytes, ...]:
-        """Pi mode: the beginnings of a title that carries one of cuewrap's marks (Pi's own
-        title is ``π - …``; only generic mode can wrap an inner cuewrap)."""
-        if not self.mode.pi:
-            return ()
-        from cuewrap.deliver.title import MARKED
-
-        return tuple(m.encode() for m in MARKED)
-
-    # -- asking the host terminal -------------------------------------------------------------
-    @property
-    def _ask_terminal(self) -> bool:
-        """Ask the host terminal what it is (XTVERSION, kitty's OSC 99 query), not inside tmux
-        (tmux answers for itself; the attached client's type comes from tmux) and not when
-        ``CUEWRAP_DEBUG_NO_QUERY`` is set (a benchmark's comparison) nor when a fault is asked
-        for (``wiring/_faults.py``)."""
-        return (
-            self.guard
-            and not self.env.get("TMUX")
-            and not self.env.get("CUEWRAP_DEBUG_NO_QUERY")
-            and not self.faults.on
-        )
-
-    def _osc99_query_id(self) -> str | None:
-        """kitty's OSC 99 query only where the environment says kitty (other terminals ignore
-        an unknown OSC, but there is no point)."""
-        kitty = self.env.get("KITTY_WINDOW_ID") or self.env.get("TERM") == "xterm-kitty"
-        return f"cuewrap-q{os.getpid()}" if kitty else None
-
-    def _query_terminal(self, focus: FocusFilter, controller: PendingCueSide) -> None:
-        """Write the query in raw mode (no echo of the answers) and before any output of the
-        child is relayed, so its answers come before those to the child's own queries; the
-        answers are taken out of the input by the filter (``term.answers``). Nothing waits
-        for them: the first frame is not delayed."""
-        from cuewrap.term.answers import AnswerFilter
-
-        if not isinstance(focus, AnswerFilter):
-            return
-        ident = self._osc99_query_id()
-        query = seq.XTVERSION_QUERY
-        if ident is not None:
-            query += seq.osc99_query(ident)
-        # both modes: with PI_PROGRAM_STATUS=1 Pi asks no query of its own; where the
-        # terminal answers this one, the relay passes the child's reports on
-        query += seq.PROGRAM_STATUS_QUERY
-        self.host.write(query + seq.DA1_QUERY)
-        self.log.write(
-            "terminal_query", xtversion=True, osc99=ident is not None, osc7501=True, da1=True
-        )
-
-        def too_late() -> None:
-            if focus.active:
-                focus.stop()
-                controller.terminal_answer(None)
-
-        self.loop.call_later(QUERY_WINDOW, too_late)
 
     # -- spawning ---------------------------------------------------------------------------
     def _spawn(self) -> LedChild:
