@@ -208,12 +208,23 @@ def _guard(cls: type[OutputTracker]) -> dict[str, Any]:
     return {"guard_frames": True} if "guard_frames" in inspect.signature(cls).parameters else {}
 
 
+def _consume(cls: type[OutputTracker]) -> dict[str, Any]:
+    """Pi mode's status reports taken out: an older REV's tracker is told so."""
+    import inspect
+
+    return {"consume_status": True} if "consume_status" in inspect.signature(cls).parameters else {}
+
+
 def _status(cls: type[OutputTracker]) -> dict[str, Any]:
     """Generic mode answers the Program Status query and consumes reports until the host
     answers it (a tracker that has answer_query); an older REV's consumed nothing there."""
     import inspect
 
-    if "answer_query" in inspect.signature(cls).parameters:
+    params = inspect.signature(cls).parameters
+    if "status" in params:  # the status guard is built by the caller (the mode)
+        guard = sys.modules[cls.__module__].StatusGuard
+        return {"status": guard(consume=True, answer_query=True)}
+    if "answer_query" in params:
         return {"consume_status": True, "answer_query": True}
     return {"consume_status": False}
 
@@ -227,7 +238,8 @@ def pi_figures() -> None:
     )
 
     def make(cls: type[OutputTracker]) -> OutputTracker:
-        return cls(consume_status=True, own_focus=True, clipboard=NoClipboard(), **_guard(cls))
+        # reports taken out: the default of a tracker whose caller builds its status guard
+        return cls(own_focus=True, clipboard=NoClipboard(), **_guard(cls), **_consume(cls))
 
     per_chunk(chunks, make, 0.015)
 

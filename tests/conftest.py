@@ -106,6 +106,15 @@ def pytest_collection_modifyitems(
             session.shouldstop = message
             return
         raise pytest.UsageError(message)
+    for item in items:
+        # under pytest-xdist's loadgroup (the whole suite in scripts/test) one worker runs a
+        # group's tests one after the other, beside the other workers' tests: the real
+        # terminal emulators (they draw with the CPU), and opencode (the heaviest program to
+        # start: its runtime's start-up takes a core for seconds), never two at once
+        if item.get_closest_marker("realterm") is not None:
+            item.add_marker(pytest.mark.xdist_group("terminals"))
+        elif "opencode_sessions" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("opencode"))
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -12,6 +12,7 @@ from trackerref import feed_all as feed_tracker
 
 from cuewrap.term.childqueries import ChildQuery, answer
 from cuewrap.term.notices import ChildNotification, NoticeProtocol
+from cuewrap.term.statusguard import StatusGuard
 from cuewrap.term.tracker import OutputEvent, OutputTracker
 
 pytestmark = pytest.mark.unit
@@ -38,7 +39,7 @@ class Never:
 
 
 def run(chunks: list[bytes], **kw: object) -> tuple[bytes, list[OutputEvent]]:
-    return feed_tracker(OutputTracker(consume_status=False, **kw), chunks)  # type: ignore[arg-type]
+    return feed_tracker(OutputTracker(StatusGuard(consume=False), **kw), chunks)  # type: ignore[arg-type]
 
 
 def test_both_queries_are_taken_out_and_reported_the_others_pass() -> None:

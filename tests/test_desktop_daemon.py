@@ -124,6 +124,7 @@ def test_no_daemon_on_the_bus_fails_quickly(
     assert capfd.readouterr() == ("", "")
 
 
+@pytest.mark.alone  # times it in real time (docs/testing.md, Parallel)
 @pytest.mark.desktop
 def test_daemon_that_never_answers_times_out(
     bus: Session, capfd: pytest.CaptureFixture[str]

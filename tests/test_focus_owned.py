@@ -71,9 +71,10 @@ def test_child_focus_mode_and_resets_stay_cuewraps(tmp_path: Path) -> None:
 
 
 def test_tracker_takes_the_childs_1004_out_and_keeps_its_state() -> None:
+    from cuewrap.term.statusguard import StatusGuard
     from cuewrap.term.tracker import FocusMayBeOff, ModeChange, OutputTracker
 
-    t = OutputTracker(consume_status=False, own_focus=True)
+    t = OutputTracker(StatusGuard(consume=False), own_focus=True)
     scan = t.feed(b"a\x1b[?1004hb\x1b[?1004lc\x1b[?1000h")
     assert scan.out == b"abc\x1b[?1000h"
     assert ModeChange(1004, True) in scan.events and ModeChange(1004, False) in scan.events
@@ -89,6 +90,6 @@ def test_tracker_takes_the_childs_1004_out_and_keeps_its_state() -> None:
     scan = t.feed(b"\xe2\x1b[?1004l")
     assert scan.out == b"\xe2\x1b[?1004l" and FocusMayBeOff("1004") in scan.events
     # not owned (no cues): passed as it is
-    plain = OutputTracker(consume_status=False)
+    plain = OutputTracker(StatusGuard(consume=False))
     assert plain.feed(b"\x1b[?1004h\x1bc").out == b"\x1b[?1004h\x1bc"
     assert not [e for e in plain.feed(b"\x1b[!p").events if isinstance(e, FocusMayBeOff)]

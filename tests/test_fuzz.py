@@ -19,6 +19,7 @@ from cuewrap.bridge import protocol
 from cuewrap.bridge.connection import BridgeConnection, Hello, Received, Refused, Requested
 from cuewrap.facts import BridgeHello
 from cuewrap.term import notices as N
+from cuewrap.term.statusguard import StatusGuard
 from cuewrap.term.tracker import CAP, OutputTracker
 from cuewrap.tmux.view import parse_view
 
@@ -194,7 +195,7 @@ notice_stream = st.lists(st.one_of(_notice_parts, st.binary(max_size=30)), max_s
 def run_tracker(
     chunks: list[bytes], policy: Policy | None, consume_status: bool = True
 ) -> tuple[bytes, list[Any]]:
-    t = OutputTracker(consume_status=consume_status, notices=policy)
+    t = OutputTracker(StatusGuard(consume=consume_status), notices=policy)
     out, events = b"", []
     for piece in chunks:
         scan = t.feed(piece)

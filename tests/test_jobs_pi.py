@@ -172,6 +172,7 @@ def shell(pi_home: PiHome, tmp_path: Path) -> Shell:
     sh.close()
 
 
+@pytest.mark.alone  # times it in real time (docs/testing.md, Parallel)
 def test_ctrl_z_in_pi_suspends_the_pair_and_fg_resumes(shell: Shell, fakemodel: FakeModel) -> None:
     shell.start_pi()
     pi = shell.pi_pid()
@@ -189,6 +190,7 @@ def test_ctrl_z_in_pi_suspends_the_pair_and_fg_resumes(shell: Shell, fakemodel: 
     assert jobs == ["stopped", "continued"] * 2, jobs
 
 
+@pytest.mark.alone  # times it in real time (docs/testing.md, Parallel)
 def test_kill_tstp_of_cuewrap_and_of_pi(shell: Shell, fakemodel: FakeModel) -> None:
     shell.start_pi()
     took = shell.stopped(lambda: os.kill(shell.cuewrap_pid(), signal.SIGTSTP))

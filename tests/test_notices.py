@@ -9,6 +9,7 @@ from trackerref import feed_all
 
 from cuewrap.facts import ChildProgress
 from cuewrap.term.notices import ChildNotification, NoticeParser, NoticeProtocol
+from cuewrap.term.statusguard import StatusGuard
 from cuewrap.term.tracker import Bell, OutputEvent, OutputTracker
 
 pytestmark = pytest.mark.unit
@@ -33,14 +34,14 @@ def run(t: OutputTracker, *chunks: bytes) -> tuple[bytes, list[OutputEvent]]:
 
 
 def test_osc9_text_consumed_when_policy_says_so() -> None:
-    t = OutputTracker(consume_status=False, notices=Policy("osc9"))
+    t = OutputTracker(StatusGuard(consume=False), notices=Policy("osc9"))
     out, events = run(t, b"a\x1b]9;Build done\x07b")
     assert out == b"ab"
     assert events == [ChildNotification("osc9", "", "Build done", True)]
 
 
 def test_osc9_passed_unchanged_when_policy_declines() -> None:
-    t = OutputTracker(consume_status=False, notices=Policy())
+    t = OutputTracker(StatusGuard(consume=False), notices=Policy())
     data = b"a\x1b]9;Build done" + ST + b"b"
     out, events = run(t, data)
     assert out == data
@@ -49,7 +50,7 @@ def test_osc9_passed_unchanged_when_policy_declines() -> None:
 
 def test_osc9_progress_and_commands_are_not_notifications() -> None:
     policy = Policy("osc9")
-    t = OutputTracker(consume_status=False, notices=policy)
+    t = OutputTracker(StatusGuard(consume=False), notices=policy)
     data = b"\x1b]9;4;3\x07\x1b]9;4;0" + ST + b"\x1b]9;12\x07\x1b]9;\x07"
     out, events = run(t, data)
     assert out == data
@@ -58,7 +59,7 @@ def test_osc9_progress_and_commands_are_not_notifications() -> None:
 
 
 def test_osc777_notify_and_other_777_commands() -> None:
-    t = OutputTracker(consume_status=False, notices=Policy("osc777"))
+    t = OutputTracker(StatusGuard(consume=False), notices=Policy("osc777"))
     out, events = run(
         t, b"\x1b]777;notify;Codex;Needs approval; really" + ST, b"\x1b]777;precmd\x07"
     )
@@ -68,7 +69,7 @@ def test_osc777_notify_and_other_777_commands() -> None:
 
 def test_osc99_multipart_with_id_is_one_notification_decided_once() -> None:
     policy = Policy("osc99")
-    t = OutputTracker(consume_status=False, notices=policy)
+    t = OutputTracker(StatusGuard(consume=False), notices=policy)
     title = b"\x1b]99;i=job1:d=0;Hello " + ST
     title2 = b"\x1b]99;i=job1:d=0;world" + ST
     body = b"\x1b]99;i=job1:p=body;This is cool" + ST
@@ -80,7 +81,7 @@ def test_osc99_multipart_with_id_is_one_notification_decided_once() -> None:
 
 def test_osc99_multipart_passed_as_a_whole_even_if_policy_changes() -> None:
     policy = Policy()
-    t = OutputTracker(consume_status=False, notices=policy)
+    t = OutputTracker(StatusGuard(consume=False), notices=policy)
     first = b"\x1b]99;i=7:d=0;T" + ST
     s1 = t.feed(first)
     policy.take.add("osc99")  # the user leaves in between: the rest still passes
@@ -91,7 +92,7 @@ def test_osc99_multipart_passed_as_a_whole_even_if_policy_changes() -> None:
 
 
 def test_osc99_base64_and_non_notification_payloads() -> None:
-    t = OutputTracker(consume_status=False, notices=Policy("osc99"))
+    t = OutputTracker(StatusGuard(consume=False), notices=Policy("osc99"))
     b64 = base64.b64encode("héllo".encode()).decode().encode()
     close = b"\x1b]99;i=1:p=close;" + ST
     query = b"\x1b]99;i=1:p=?;" + ST
@@ -101,7 +102,7 @@ def test_osc99_base64_and_non_notification_payloads() -> None:
 
 
 def test_split_notification_is_held_then_consumed() -> None:
-    t = OutputTracker(consume_status=False, notices=Policy("osc777"))
+    t = OutputTracker(StatusGuard(consume=False), notices=Policy("osc777"))
     s1 = t.feed(b"ok \x1b]777;not")
     assert s1.out == b"ok " and t.held
     s2 = t.feed(b"ify;T;B\x1b")
@@ -112,13 +113,13 @@ def test_split_notification_is_held_then_consumed() -> None:
 
 
 def test_no_hold_without_a_consuming_policy() -> None:
-    t = OutputTracker(consume_status=False, notices=Policy())
+    t = OutputTracker(StatusGuard(consume=False), notices=Policy())
     assert t.feed(b"ok \x1b]777;not").out == b"ok \x1b]777;not"
     assert not t.held
 
 
 def test_notification_inside_a_character_is_not_removed() -> None:
-    t = OutputTracker(consume_status=False, notices=Policy("osc9"))
+    t = OutputTracker(StatusGuard(consume=False), notices=Policy("osc9"))
     data = b"\xe2\x94\x1b]9;x\x07"  # the OSC interrupts a UTF-8 character: not a safe point
     out, events = run(t, data)
     assert out == data
@@ -126,7 +127,7 @@ def test_notification_inside_a_character_is_not_removed() -> None:
 
 
 def test_bel_terminator_is_not_a_bell_but_a_bare_bel_is() -> None:
-    t = OutputTracker(consume_status=False, notices=Policy("osc9"))
+    t = OutputTracker(StatusGuard(consume=False), notices=Policy("osc9"))
     out, events = run(t, b"\x1b]9;hi\x07\x07")
     assert out == b"\x07"
     assert events == [ChildNotification("osc9", "", "hi", True), Bell()]

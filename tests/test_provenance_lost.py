@@ -19,6 +19,7 @@ from cuewrap.relay.events import Provenance
 from cuewrap.relay.relay import Relay
 from cuewrap.term.clipboard import GuardedSequence
 from cuewrap.term.provenance import headless
+from cuewrap.term.statusguard import StatusGuard
 from cuewrap.term.tracker import OutputTracker, TitleChange
 from cuewrap.wiring import bridgewatch as W
 
@@ -52,8 +53,8 @@ def test_a_pi_without_its_tui_is_read_from_its_command_line(argv: list[str], wan
 # -- titles posing as cuewrap's mark --------------------------------------------------------
 
 
-def tracker(**kw: object) -> OutputTracker:
-    return OutputTracker(guard_frames=True, marked_titles=MARKS, **kw)  # type: ignore[arg-type]
+def tracker(status: StatusGuard | None = None) -> OutputTracker:
+    return OutputTracker(status, guard_frames=True, marked_titles=MARKS)
 
 
 @pytest.mark.parametrize(
@@ -104,7 +105,7 @@ WORKING = b"\x1b]7501;state=working:app=pi\x1b\\"
 
 
 def test_a_blocked_report_is_held_for_a_terminal_that_speaks_the_protocol() -> None:
-    t = tracker(consume_status=False, hold_blocked=True)
+    t = tracker(StatusGuard(consume=False, hold_blocked=True))
     scan = t.feed(b"text" + BLOCKED + b"more")
     assert scan.out == b"textmore"
     assert [e.state for e in scan.events if isinstance(e, ProgramStatus)] == ["blocked"]
@@ -114,7 +115,7 @@ def test_a_blocked_report_is_held_for_a_terminal_that_speaks_the_protocol() -> N
 
 
 def test_a_blocked_report_inside_a_character_leaves_esc_can() -> None:
-    t = tracker(consume_status=False, hold_blocked=True)
+    t = tracker(StatusGuard(consume=False, hold_blocked=True))
     scan = t.feed(b"\xc3" + BLOCKED)
     assert scan.out == b"\xc3\x1b\x18"
 

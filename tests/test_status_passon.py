@@ -18,6 +18,7 @@ from cuewrap.relay.outputpath import OutputPath
 from cuewrap.relay.relay import Relay
 from cuewrap.term import sequences as seq
 from cuewrap.term.answers import TerminalAnswer
+from cuewrap.term.statusguard import StatusGuard
 from cuewrap.term.tracker import OutputTracker
 
 pytestmark = pytest.mark.unit
@@ -29,7 +30,7 @@ CLEAR = b"\x1b]7501;state=clear\x1b\\"
 
 
 def test_before_the_answer_reports_are_taken_out_and_the_last_is_kept() -> None:
-    t = OutputTracker(consume_status=True)
+    t = OutputTracker(StatusGuard(consume=True))
     assert t.feed(b"a" + IDLE + b"b" + DONE + b"c").out == b"abc"
     assert not t.status.shown
     assert t.status.pass_on() == DONE  # the last, exactly as written
@@ -38,7 +39,7 @@ def test_before_the_answer_reports_are_taken_out_and_the_last_is_kept() -> None:
 
 
 def test_after_the_answer_reports_pass_and_the_shown_state_follows_them() -> None:
-    t = OutputTracker(consume_status=True)
+    t = OutputTracker(StatusGuard(consume=True))
     assert t.status.pass_on() == b"" and not t.status.shown  # nothing was missed
     assert t.feed(WORKING).out == WORKING
     assert t.status.shown
@@ -47,14 +48,14 @@ def test_after_the_answer_reports_pass_and_the_shown_state_follows_them() -> Non
 
 
 def test_a_missed_clear_is_replayed_but_leaves_nothing_shown() -> None:
-    t = OutputTracker(consume_status=True)
+    t = OutputTracker(StatusGuard(consume=True))
     t.feed(WORKING + CLEAR)
     assert t.status.pass_on() == CLEAR
     assert not t.status.shown
 
 
 def test_a_report_split_across_reads_before_the_answer_is_replayed_whole() -> None:
-    t = OutputTracker(consume_status=True)
+    t = OutputTracker(StatusGuard(consume=True))
     out = t.feed(WORKING[:9]).out + t.feed(WORKING[9:]).out
     assert out == b""
     assert t.status.pass_on() == WORKING
@@ -72,7 +73,7 @@ def _relay() -> tuple[Relay, int, list[int]]:
         PtyChild(master),  # type: ignore[arg-type]
         host,
         focus=None,
-        path=OutputPath(OutputTracker(consume_status=True)),
+        path=OutputPath(OutputTracker(StatusGuard(consume=True))),
         injector=Injector(Loop(), host.write),
     )
     return relay, r, [r, w, master, slave]

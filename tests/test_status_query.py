@@ -16,7 +16,7 @@ from trackerref import feed_all as feed_tracker
 from cuewrap.factbase import ProgramStatus
 from cuewrap.term.answers import AnswerFilter, TerminalAnswer
 from cuewrap.term.focus import HostStatusReply
-from cuewrap.term.statusguard import StatusQuery
+from cuewrap.term.statusguard import StatusGuard, StatusQuery
 from cuewrap.term.tracker import OutputEvent, OutputTracker
 
 pytestmark = pytest.mark.unit
@@ -26,8 +26,16 @@ STARTUP = b"\x1b[>0q\x1b]7501;?\x07\x1b[c"
 REPORT = b"\x1b]7501;state=idle:app=claude-code\x07"
 
 
-def run(chunks: list[bytes], **kw: bool | str) -> tuple[bytes, list[OutputEvent]]:
-    return feed_tracker(OutputTracker(**kw), chunks)  # type: ignore[arg-type]
+def run(
+    chunks: list[bytes],
+    *,
+    answer_query: bool = False,
+    consume_status: bool = True,
+    own_status_app: str | None = None,
+    guard_frames: bool = False,
+) -> tuple[bytes, list[OutputEvent]]:
+    status = StatusGuard(consume=consume_status, answer_query=answer_query, own_app=own_status_app)
+    return feed_tracker(OutputTracker(status, guard_frames=guard_frames), chunks)
 
 
 def test_the_query_is_taken_out_and_reported_either_terminator() -> None:
@@ -100,7 +108,7 @@ def test_any_split_gives_the_same_events_and_output(cuts: list[int]) -> None:
 def test_a_held_prefix_released_by_flush_still_answers_when_it_completes() -> None:
     # the relay flushes a held prefix after a short time: the query reached the host, and
     # when its end comes it is still reported (the relay answers), not cut
-    t = OutputTracker(answer_query=True, consume_status=False)
+    t = OutputTracker(StatusGuard(answer_query=True, consume=False))
     first = t.feed(b"ab\x1b]7501")
     assert first.out == b"ab" and t.held
     assert t.flush() == b"\x1b]7501"

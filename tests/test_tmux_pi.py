@@ -203,6 +203,7 @@ def test_detach_during_run_then_attach(
     sc.returned()  # Pi's pane is in front again
 
 
+@pytest.mark.alone  # times it in real time (docs/testing.md, Parallel)
 @pytest.mark.parametrize("pi_version", ["1.4.0"])
 def test_idle_cpu_inside_tmux(tmux_scene: Callable[..., Scene]) -> None:
     """Inside tmux cuewrap costs nothing while nothing happens: window switches while nothing

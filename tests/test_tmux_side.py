@@ -62,6 +62,9 @@ class Server:
             cwd=self.root,
             dimensions=(24, 80),
         )
+        # the user's client is attached before the side first asks (a loaded machine may take
+        # a while to start it; asked before, tmux rightly says no client shows the pane)
+        wait_until(lambda: self.tmux("list-clients", "-F", "#{client_tty}"), 10, "the client")
         return env
 
     def close(self) -> None:

@@ -26,6 +26,7 @@ from trackerref import (
 )
 
 from cuewrap.facts import ChildProgress, ProgramStatus
+from cuewrap.term.statusguard import StatusGuard
 from cuewrap.term.tracker import (
     CAP,
     Bell,
@@ -250,7 +251,7 @@ def test_bell_after_split_osc() -> None:
     ],
 )
 def test_safe_examples(data: bytes, safe: bool) -> None:
-    t = OutputTracker(consume_status=False)
+    t = OutputTracker(StatusGuard(consume=False))
     assert t.feed(data).safe is safe
     assert t.safe is safe
 

@@ -29,6 +29,7 @@ from cuewrap.term.clipboard import (
     QUERY_PS,
     GuardedSequence,
 )
+from cuewrap.term.statusguard import StatusGuard
 from cuewrap.term.tracker import (
     CAP,
     Bell,
@@ -163,7 +164,7 @@ def test_guarded_sequence_in_a_frame_is_removed_whole_at_every_split(seq: bytes)
             assert events == ref.events, cut
     # outside a frame: the program's own, untouched (and a fact where it is one)
     own = PI_FRAME + seq + PI_FRAME
-    out, events = feed_all(OutputTracker(consume_status=False, guard_frames=True), [own])
+    out, events = feed_all(OutputTracker(StatusGuard(consume=False), guard_frames=True), [own])
     assert out == own
     assert not [e for e in events if isinstance(e, GuardedSequence)]
 
@@ -214,10 +215,10 @@ def test_content_only_child_has_no_sequence_of_its_own() -> None:
     are untouched."""
     data = b"a\x1b]777;notify;x;y\x07b\x1b]0;t\x07\x07\x1b]7501;state=done\x07\x1b[1mc"
     out, events = feed_all(
-        OutputTracker(consume_status=False, guard_frames=True, content_only=True), [data]
+        OutputTracker(StatusGuard(consume=False), guard_frames=True, content_only=True), [data]
     )
     assert out == b"ab\x07\x1b[1mc"
     assert [e for e in events if not isinstance(e, GuardedSequence)] == [Bell()]
-    out, events = feed_all(OutputTracker(consume_status=False, content_only=True), [data])
+    out, events = feed_all(OutputTracker(StatusGuard(consume=False), content_only=True), [data])
     assert out == data
     assert events == [TitleChange("t", True), Bell()]

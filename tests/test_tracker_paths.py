@@ -23,6 +23,7 @@ from trackerref import (
 )
 
 from cuewrap.term import tracker
+from cuewrap.term.statusguard import StatusGuard
 from cuewrap.term.tracker import (
     OutputTracker,
 )
@@ -149,7 +150,9 @@ def test_plain_path_equals_general_path(
     with the plain path and with the general path alone (a search that always finds)."""
 
     assert_same_as_general_path(
-        lambda: OutputTracker(consume, own_focus=own_focus, clipboard=Clip() if guard else None),
+        lambda: OutputTracker(
+            StatusGuard(consume=consume), own_focus=own_focus, clipboard=Clip() if guard else None
+        ),
         chunks,
     )
 
@@ -295,7 +298,7 @@ def test_flood_path_equals_general_path(
 
     assert_same_as_general_path(
         lambda: OutputTracker(
-            consume,
+            StatusGuard(consume=consume),
             notices=None if notify is None else Always(bool(notify)),
             own_focus=own_focus,
             clipboard=Clip() if guard else None,

@@ -12,6 +12,7 @@ from trackerref import (
 )
 
 from cuewrap.facts import ProgramStatus
+from cuewrap.term.statusguard import StatusGuard
 from cuewrap.term.tracker import (
     CAP,
     OutputTracker,
@@ -41,7 +42,7 @@ def test_status_never_keeps_msg() -> None:
 
 
 def test_status_passes_through_when_not_consumed() -> None:
-    t = OutputTracker(consume_status=False)
+    t = OutputTracker(StatusGuard(consume=False))
     s = t.feed(WORKING[:10])
     assert s.out == WORKING[:10] and not t.held
     s = t.feed(WORKING[10:] + DONE)
@@ -136,6 +137,6 @@ def test_report_not_consumed_inside_other_sequence_or_char() -> None:
 
 
 def test_no_hold_when_consume_false() -> None:
-    t = OutputTracker(consume_status=False)
+    t = OutputTracker(StatusGuard(consume=False))
     s = t.feed(b"abc\x1b")
     assert s.out == b"abc\x1b" and not t.held and not s.safe

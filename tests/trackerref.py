@@ -22,6 +22,7 @@ from cuewrap.term.content import (
     dcs_class,
 )
 from cuewrap.term.notices import NoticeParser, NoticeProtocol, protocol_of
+from cuewrap.term.statusguard import StatusGuard
 from cuewrap.term.tracker import (
     CAP,
     QUIET_MODES,
@@ -895,7 +896,9 @@ def check_against_reference(
     data = b"".join(chunks)
     want_out, ref = expected(data, consume, notices, clip, guard)
     safe_at = Ref(False).run(want_out)  # states the host terminal goes through
-    t = OutputTracker(consume_status=consume, notices=notices, clipboard=clip, guard_frames=guard)
+    t = OutputTracker(
+        StatusGuard(consume=consume), notices=notices, clipboard=clip, guard_frames=guard
+    )
 
     def each(c: bytes, s: Scan, out: bytes) -> None:
         assert want_out.startswith(out)

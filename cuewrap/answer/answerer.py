@@ -30,6 +30,7 @@ from cuewrap import facts as F
 from cuewrap.answer import book as B
 from cuewrap.answer import dialog as D
 from cuewrap.answer import machine as M
+from cuewrap.answer.keysin import ONE_WRITE, Typing
 from cuewrap.answer.pi import LOOK_EVERY, MAX_BUTTONS, pi_keys
 from cuewrap.answer.screen import DialogReader, OutputRing
 from cuewrap.answer.wire import Request
@@ -37,7 +38,7 @@ from cuewrap.decisionlog import DecisionLog
 from cuewrap.engine.effects import Action
 from cuewrap.loop import Loop, Timer
 
-__all__ = ["LOOK_EVERY", "MAX_BUTTONS", "Answerer", "Program", "pi_keys"]
+__all__ = ["LOOK_EVERY", "MAX_BUTTONS", "ONE_WRITE", "Answerer", "Program", "Typing", "pi_keys"]
 
 CLOSE_WITHIN = M.CLOSE_WITHIN  # seconds the dialog has to close after the keys
 # the answer buttons' keys (a notification's actions) and the option each picks
@@ -70,6 +71,8 @@ class Program(Protocol):
     def allow(self, ticket: B.Ticket, index: int, req: Request, source: str) -> str | None: ...
     def buttons(self, ticket: B.Ticket, summary: bool) -> list[tuple[int, str]]: ...
     def shown(self, ticket: B.Ticket, summary: bool) -> bool: ...
+
+    typing: Typing  # how its answer's keys go in (``keysin.py``)
 
 
 class _Asker(NamedTuple):
@@ -126,14 +129,15 @@ class Answerer:
     def fact(self, fact: F.Fact, waits: Collection[str]) -> None:
         """A fact of the engine's step, read by the program's strategy (its dialogs open and
         close so; ``waits``: the engine's open waits)."""
-        self._run(self.program.fact(self.machine, fact, waits))
+        self.run(self.program.fact(self.machine, fact, waits))
 
     def typed(self) -> None:
         """The user typed in this session: the token dies (an answer not yet typed fails)."""
-        self._run(self.machine.key())
+        self.run(self.machine.key())
 
     # -- the actions the machine returns -----------------------------------------------------
-    def _run(self, actions: list[M.Action], asker: _Asker | None = None) -> None:
+    def run(self, actions: list[M.Action], asker: _Asker | None = None) -> None:
+        """Carry out the machine's actions (``asker``: the request they answer)."""
         for act in actions:
             if isinstance(act, M.StartReader):
                 rows, cols = self.ring.size
@@ -142,7 +146,7 @@ class Answerer:
                     for chunk in self.ring.kept():
                         reader.feed(chunk)
                     self.ring.reader = self._reader = reader
-                self._run(self.machine.started(self._reader is not None))
+                self.run(self.machine.started(self._reader is not None))
             elif isinstance(act, M.Look):
                 self._schedule_look(act.wait, act.tries)
             elif isinstance(act, M.StopReader):
@@ -171,11 +175,11 @@ class Answerer:
                 self._verify(act.claim)
             elif isinstance(act, M.Type):
                 keys = self._asker.keys if self._asker is not None else D.DEFAULT_KEYS
-                self._write(act.claim, self.program.keys_for(act.claim.ticket.dialog,
-                                                             act.claim.option, keys))  # fmt: skip
+                self.write(act.claim, self.program.keys_for(act.claim.ticket.dialog,
+                                                            act.claim.option, keys))  # fmt: skip
             elif isinstance(act, M.AwaitClose):
                 self._typed_at = time.monotonic()
-                self._watch_close()
+                self.program.typing.keys_in(self)
             elif isinstance(act, M.CheckGone):
                 self._check_gone(act.claim, act.final)
             elif isinstance(act, M.Finish):
@@ -195,7 +199,7 @@ class Answerer:
         dialog = self.program.read(m.kind, lines)
         if dialog is not None and not self.program.agrees(dialog, m.kind, m.check):
             dialog = None
-        self._run(m.seen(wait, tries, dialog, lines is not None, new_token()))
+        self.run(m.seen(wait, tries, dialog, lines is not None, new_token()))
 
     def _verify(self, claim: B.Claim) -> None:
         """The screen read again right before the keys (once the dialog settled)."""
@@ -204,9 +208,9 @@ class Answerer:
             self._hold = None
             reader = self._reader
             if reader is None:
-                self._run(self.machine.verified(claim, None, screen=False))
+                self.run(self.machine.verified(claim, None, screen=False))
             else:
-                reader.query(lambda lines: self._verified(claim, lines))
+                reader.query(lambda lines: self.program.typing.verified(self, claim, lines))
 
         wait = self._issued_at + self.settle - self.loop.clock()
         if wait > 0 and self._reader is not None:
@@ -214,39 +218,49 @@ class Answerer:
         else:
             verify()
 
-    def _verified(self, claim: B.Claim, lines: list[str] | None) -> None:
-        seen = self.program.read(claim.ticket.kind, lines)
-        can_type = self.type_keys is not None
-        self._run(self.machine.verified(claim, seen, can_type=can_type))
-
-    def _write(self, claim: B.Claim, data: bytes) -> bool:
-        """One write of the answer's keys, at a safe point of the input: written?"""
+    def write(self, claim: B.Claim, data: bytes) -> bool:
+        """One write of the answer's keys, at a safe point of the input: written, and the
+        answer still in flight?"""
         if self.type_keys is None:
-            self._run(self.machine.fail(B.NOT_SHOWN, "no input to type into"))
+            self.run(self.machine.fail(B.NOT_SHOWN, "no input to type into"))
             return False
         why = self.type_keys(data)
-        self._run(self.machine.wrote(claim, why))
+        self.run(self.machine.wrote(claim, why))
         return why is None and self.book.in_flight is claim
 
-    def _watch_close(self) -> None:
-        """The keys went in: the dialog has ``CLOSE_WITHIN`` seconds to close."""
-        self._deadline = self.loop.call_later(CLOSE_WITHIN, self._too_late)
+    def close_within(self, seconds: float) -> None:
+        """The keys went in: the dialog has ``seconds`` to close, or the answer failed."""
+        self._deadline = self.loop.call_later(seconds, self._too_late)
+
+    def look_after(self, seconds: float, then: Callable[[list[str] | None], None]) -> None:
+        """The screen read after ``seconds`` (``then(None)``: no reader), held as the answer's
+        one pending timer."""
+
+        def look() -> None:
+            self._hold = None
+            reader = self._reader
+            if reader is None:
+                then(None)
+            else:
+                reader.query(then)
+
+        self._hold = self.loop.call_later(seconds, look)
 
     def _too_late(self) -> None:
         self._deadline = None
-        self._run(self.machine.deadline())
+        self.run(self.machine.deadline())
 
     def _check_gone(self, claim: B.Claim, final: bool) -> None:
         """Is the claim's dialog gone from the screen (then it closed)?"""
         reader = self._reader
         if reader is None:
-            self._run(self.machine.shown(claim, False, final))
+            self.run(self.machine.shown(claim, False, final))
             return
 
         def seen(lines: list[str] | None) -> None:
             shown = self.program.read(claim.ticket.kind, lines)
             gone = lines is not None and shown != claim.ticket.dialog
-            self._run(self.machine.shown(claim, gone, final))
+            self.run(self.machine.shown(claim, gone, final))
 
         reader.query(seen)
 
@@ -273,7 +287,7 @@ class Answerer:
         unusable = keys if isinstance(keys, str) else None
         asker = _Asker(reply, src, D.DEFAULT_KEYS if isinstance(keys, str) else keys)
         allow = lambda ticket, index: self.program.allow(ticket, index, req, src)  # noqa: E731
-        self._run(self.machine.request(req.token, req.choice, allow, unusable), asker)
+        self.run(self.machine.request(req.token, req.choice, allow, unusable), asker)
 
     def answer_token(self, choice: str, token: str, reply: Reply, source: str) -> None:
         """An answer by token from elsewhere (the phone's, docs/phone.md): the very request
@@ -392,4 +406,4 @@ class Answerer:
         }
 
     def close(self) -> None:
-        self._run(self.machine.end("exit"))
+        self.run(self.machine.end("exit"))

@@ -34,12 +34,12 @@ def generic_answerer(
     from cuewrap.answer.generic import OwnProgram
     from cuewrap.answer.screen import OutputRing
 
-    program, kind, reader = OwnProgram(notices), Answerer, None
+    program, reader = OwnProgram(notices), None
     if preset == "opencode":
-        from cuewrap.answer.opencode import OpencodeAnswerer, OpencodeProgram, bg_reader
+        from cuewrap.answer.opencode import OpencodeProgram, bg_reader
 
-        program, kind, reader = OpencodeProgram(), OpencodeAnswerer, bg_reader(ctx.loop, ctx.log)
-    answerer = kind(
+        program, reader = OpencodeProgram(), bg_reader(ctx.loop, ctx.log)
+    answerer = Answerer(
         ctx.loop,
         ctx.log,
         OutputRing(*size),

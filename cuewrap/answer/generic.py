@@ -37,6 +37,7 @@ from cuewrap.answer import book as B
 from cuewrap.answer import dialog as D
 from cuewrap.answer import layouts, own
 from cuewrap.answer import machine as M
+from cuewrap.answer.keysin import ONE_WRITE, Typing
 from cuewrap.answer.pi import MAX_BUTTONS, READY_WITHIN
 from cuewrap.answer.wire import Request
 from cuewrap.engine import notices as N
@@ -75,6 +76,7 @@ class OwnProgram:
     # it): an answer sooner than this after the token waits, then the screen is read again
     settle = SETTLE
     ready_within = READY_WITHIN
+    typing: Typing = ONE_WRITE  # its keys in one write (answer/keysin.py)
 
     def __init__(self, notices: str = "") -> None:
         self.notices = notices

@@ -39,8 +39,8 @@ from cuewrap import facts as F
 from cuewrap.answer import book as B
 from cuewrap.answer import dialog as D
 from cuewrap.answer import machine as M
-from cuewrap.answer.answerer import Answerer
 from cuewrap.answer.generic import OwnProgram, by_label_only, not_read
+from cuewrap.answer.keysin import Shell, Typing
 from cuewrap.answer.screen import DialogReader
 from cuewrap.answer.wire import Request
 from cuewrap.decisionlog import DecisionLog
@@ -129,6 +129,84 @@ def bg_reader(loop: Loop, log: DecisionLog) -> Callable[[int, int], DialogReader
     )
 
 
+class MovesThenEnter:
+    """opencode's keys (``OpencodeProgram.typing``): not one write but moves, each checked on
+    the screen, then Enter; every decision still the machine's. Its own watches keep the
+    time. A read may land in the middle of one of its frames (they are large, and reach the
+    reader in pieces): each check reads again every LOOK s for a while before it gives up."""
+
+    def keys_in(self, shell: Shell) -> None:
+        pass  # its own watches keep the time (``_watch``)
+
+    def verified(self, shell: Shell, claim: B.Claim, lines: list[str] | None) -> None:
+        if shell.book.in_flight is not claim:
+            return
+        dialog = claim.ticket.dialog
+        if read(lines) != dialog:
+            again = lambda: self._move(shell, claim)  # noqa: E731
+            self._watch(shell, claim, lambda rows: read(rows) == dialog, again,
+                        "the screen changed", SETTLED)  # fmt: skip
+            return
+        self._move(shell, claim)
+
+    def _move(self, shell: Shell, claim: B.Claim) -> None:
+        """The moves to the option (right, wrapping), then Enter once the selection stands on
+        it in the same dialog."""
+        dialog = claim.ticket.dialog
+        moves = (claim.option - dialog.selected) % len(dialog.options)
+        if moves == 0:
+            self._enter(shell, claim, PERMISSION)
+            return
+        if not shell.write(claim, RIGHT * moves):
+            return
+        wanted = dialog._replace(selected=claim.option)
+        on = lambda rows: read(rows) == wanted  # noqa: E731
+        self._watch(shell, claim, on, lambda: self._enter(shell, claim, PERMISSION),
+                    "the selection is not on that option", SETTLED)  # fmt: skip
+
+    def _enter(self, shell: Shell, claim: B.Claim, stage: tuple[str, tuple[str, ...]]) -> None:
+        if not shell.write(claim, ENTER):
+            return
+        if claim.option == WIDER and stage is PERMISSION:  # its confirmation: Enter there too
+            confirm = lambda rows: (d := read(rows, ALWAYS)) is not None and d.selected == 0  # noqa: E731
+            self._watch(shell, claim, confirm, lambda: self._enter(shell, claim, ALWAYS),
+                        "its confirmation did not show", CLOSE, B.NOT_CLOSED)  # fmt: skip
+            return
+        gone = lambda rows: read(rows) is None and read(rows, ALWAYS) is None  # noqa: E731
+        closed = lambda: shell.run(shell.machine.closed())  # noqa: E731
+        self._watch(shell, claim, gone, closed, "the dialog is still shown", CLOSE,
+                    B.NOT_CLOSED, times=2)  # fmt: skip
+
+    def _watch(
+        self,
+        shell: Shell,
+        claim: B.Claim,
+        test: Callable[[list[str]], bool],
+        then: Callable[[], None],
+        why: str,
+        within: float,
+        line: str = B.NOT_SHOWN,
+        *,
+        times: int = 1,
+    ) -> None:
+        """Read the screen every ``LOOK`` s until ``test`` holds in ``times`` reads in a row,
+        then ``then()``; after ``within`` s the answer has failed (``line``, ``why``)."""
+        deadline = shell.loop.clock() + within
+
+        def look(rows: list[str] | None, run: int = 0) -> None:
+            if shell.book.in_flight is not claim:
+                return  # over meanwhile (its words, the exit)
+            run = run + 1 if rows is not None and test(rows) else 0
+            if run >= times:
+                then()
+            elif shell.loop.clock() >= deadline:
+                shell.run(shell.machine.fail(line, why))
+            else:
+                shell.look_after(LOOK, lambda more: look(more, run))
+
+        shell.look_after(LOOK, look)
+
+
 class OpencodeProgram(OwnProgram):
     """opencode's permission dialog: read from the cells (lines and backgrounds), its token
     once the same dialog was read twice in a row (a read may land inside a frame); its wait
@@ -139,6 +217,7 @@ class OpencodeProgram(OwnProgram):
     # its token takes 0.7-2 s on a busy machine (the reader starts at its words, then reads
     # twice): its notification, already 2.5 s after its dialog, waits that much for buttons
     ready_within = 3.0
+    typing: Typing = MovesThenEnter()  # its keys: moves checked on the screen, then Enter
 
     def fact(self, m: M.Machine, fact: F.Fact, waits: Collection[str]) -> list[M.Action]:
         if isinstance(fact, F.ChildExit):
@@ -166,93 +245,3 @@ class OpencodeProgram(OwnProgram):
 
     def shown(self, ticket: B.Ticket, summary: bool) -> bool:
         return True  # opencode's own fixed words, never the model's
-
-
-class OpencodeAnswerer(Answerer):
-    """The answerer with ``OpencodeProgram``, made with ``make_reader=bg_reader(…)``
-    (``answer/build.py``: its reader's worker reports the backgrounds). Its keys are not one
-    write but moves, each checked on the screen, then Enter: its own typing path
-    (``_verified``), every decision still the machine's."""
-
-    def _watch_close(self) -> None:
-        pass  # its own watches keep the time (``_watch``)
-
-    # -- the keys: moves computed from the screen, checked, then Enter ------------------------
-    # A read may land in the middle of one of its frames (they are large, and reach the reader
-    # in pieces): each check reads again every LOOK s for a while before it gives up.
-    def _verified(self, claim: B.Claim, lines: list[str] | None) -> None:
-        if self.book.in_flight is not claim:
-            return
-        dialog = claim.ticket.dialog
-        if read(lines) != dialog:
-            self._watch(claim, lambda rows: read(rows) == dialog,
-                        lambda: self._move(claim), "the screen changed", SETTLED)  # fmt: skip
-            return
-        self._move(claim)
-
-    def _move(self, claim: B.Claim) -> None:
-        """The moves to the option (right, wrapping), then Enter once the selection stands on
-        it in the same dialog."""
-        dialog = claim.ticket.dialog
-        moves = (claim.option - dialog.selected) % len(dialog.options)
-        if moves == 0:
-            self._enter(claim, PERMISSION)
-            return
-        if not self._write(claim, RIGHT * moves):
-            return
-        wanted = dialog._replace(selected=claim.option)
-        on = lambda rows: read(rows) == wanted  # noqa: E731
-        self._watch(claim, on, lambda: self._enter(claim, PERMISSION),
-                    "the selection is not on that option", SETTLED)  # fmt: skip
-
-    def _enter(self, claim: B.Claim, stage: tuple[str, tuple[str, ...]]) -> None:
-        if not self._write(claim, ENTER):
-            return
-        if claim.option == WIDER and stage is PERMISSION:  # its confirmation: Enter there too
-            confirm = lambda rows: (d := read(rows, ALWAYS)) is not None and d.selected == 0  # noqa: E731
-            self._watch(claim, confirm, lambda: self._enter(claim, ALWAYS),
-                        "its confirmation did not show", CLOSE, B.NOT_CLOSED)  # fmt: skip
-            return
-        gone = lambda rows: read(rows) is None and read(rows, ALWAYS) is None  # noqa: E731
-        closed = lambda: self._run(self.machine.closed())  # noqa: E731
-        self._watch(claim, gone, closed, "the dialog is still shown", CLOSE,
-                    B.NOT_CLOSED, times=2)  # fmt: skip
-
-    def _watch(
-        self,
-        claim: B.Claim,
-        test: Callable[[list[str]], bool],
-        then: Callable[[], None],
-        why: str,
-        within: float,
-        line: str = B.NOT_SHOWN,
-        *,
-        times: int = 1,
-    ) -> None:
-        """Read the screen every ``LOOK`` s until ``test`` holds in ``times`` reads in a row,
-        then ``then()``; after ``within`` s the answer has failed (``line``, ``why``)."""
-        deadline = self.loop.clock() + within
-
-        def look(rows: list[str] | None, run: int = 0) -> None:
-            if self.book.in_flight is not claim:
-                return  # over meanwhile (its words, the exit)
-            run = run + 1 if rows is not None and test(rows) else 0
-            if run >= times:
-                then()
-            elif self.loop.clock() >= deadline:
-                self._run(self.machine.fail(line, why))
-            else:
-                self._after(LOOK, lambda more: look(more, run))
-
-        self._after(LOOK, look)
-
-    def _after(self, seconds: float, then: Callable[[list[str] | None], None]) -> None:
-        def look() -> None:
-            self._hold = None
-            reader = self._reader
-            if reader is None:
-                then(None)
-            else:
-                reader.query(then)
-
-        self._hold = self.loop.call_later(seconds, look)

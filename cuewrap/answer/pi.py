@@ -15,6 +15,7 @@ from cuewrap import facts as F
 from cuewrap.answer import book as B
 from cuewrap.answer import dialog as D
 from cuewrap.answer import machine as M
+from cuewrap.answer.keysin import ONE_WRITE, Typing
 from cuewrap.answer.wire import Request
 
 MAX_BUTTONS = 3  # a longer list gets no buttons
@@ -62,6 +63,7 @@ class PiDialogs:
     first_look = LOOK_EVERY  # seconds before the first read (Pi draws after it says so)
     settle = 0.0  # seconds the dialog must have been shown before keys go in
     ready_within = READY_WITHIN
+    typing: Typing = ONE_WRITE  # its keys in one write (answer/keysin.py)
 
     def __init__(self, bridge_key: str, keys: Callable[[], D.Keys | str]) -> None:
         self.bridge_key = bridge_key

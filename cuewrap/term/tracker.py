@@ -295,8 +295,7 @@ class OutputTracker:
 
     - ``status``: the guard of the child's OSC 7501 reports and queries
       (:class:`~cuewrap.term.statusguard.StatusGuard`: taken out, passed, held; what the host
-      was shown), built from ``consume_status``, ``answer_query``, ``own_status_app`` and
-      ``hold_blocked``.
+      was shown), given by the caller (the mode's settings), or one that takes reports out.
     - ``modes``: the terminal modes the child set (:class:`~cuewrap.term.modes.ModeState`:
       DEC private modes on and off, the kitty keyboard stack, modifyOtherKeys) and the bytes
       that undo them (``modes.restore_sequence()``).
@@ -305,25 +304,18 @@ class OutputTracker:
 
     def __init__(
         self,
-        consume_status: bool = True,
+        status: StatusGuard | None = None,
         notices: NoticePolicy | None = None,
         *,
         own_focus: bool = False,
         clipboard: ClipboardPolicy | None = None,
         guard_frames: bool = False,
         content_only: bool = False,
-        answer_query: bool = False,
-        own_status_app: str | None = None,
         marked_titles: tuple[bytes, ...] = (),
-        hold_blocked: bool = False,
         answer_child: bool = False,
     ) -> None:
-        self.status = StatusGuard(
-            consume=consume_status,
-            answer_query=answer_query,
-            own_app=own_status_app,
-            hold_blocked=hold_blocked,
-        )
+        # the mode builds it (wiring/session.py); none given: reports taken out, nothing else
+        self.status = status if status is not None else StatusGuard()
         # generic mode, the preset says so (opencode): the child's DECRQM 1004 and kitty's
         # OSC 99 query are cuewrap's to answer (term/childqueries.py; the OSC 99 one, and the
         # child's notifications under the ``notices`` policy: term/noticeguard.py)

@@ -118,9 +118,16 @@ class BytePath(NamedTuple):
         # generic mode: which of the child's notifications are taken out (the engine's rules)
         mode = self.mode
         notices = decisions if mode.generic else None
-        tracker = tracker_cls(
-            consume_status=self.guard,
+        from cuewrap.term.statusguard import StatusGuard
+
+        status = StatusGuard(
+            consume=self.guard,
             answer_query=self.guard and mode.generic,
+            own_app=mode.own_status_app,
+            hold_blocked=self.guard and mode.pi,  # until the provenance mark
+        )
+        tracker = tracker_cls(
+            status,
             notices=notices,
             own_focus=self.guard,  # the host's focus reporting is cuewrap's: design.md#presence
             # docs/terminal-guard.md: the child's OSC 52 pass only when the controller says
@@ -129,12 +136,10 @@ class BytePath(NamedTuple):
             # child's frames are content it renders: removed whole (guard.sequences = own)
             guard_frames=settings.guard.sequences == "own",
             content_only=mode.content_only,
-            own_status_app=mode.own_status_app,
             # Pi mode: a title posing as cuewrap's mark is content wherever it stands; under
             # the frame rule a ``blocked`` report reaches the terminal only once the screen
             # check confirmed it (docs/terminal-guard.md)
             marked_titles=self._marked_titles(),
-            hold_blocked=self.guard and mode.pi,  # until the provenance mark
             # its DECRQM 1004 and OSC 99 queries are cuewrap's to answer (opencode)
             answer_child=self.guard and mode.answers_child,
         )
