@@ -79,8 +79,13 @@ class NtfyStandIn:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(out)))
-                self.end_headers()
-                self.wfile.write(out)
+                try:
+                    self.end_headers()
+                    self.wfile.write(out)
+                except (BrokenPipeError, ConnectionResetError):
+                    # the client gave up first (its timeout, its end): as a server sees it,
+                    # not a traceback on the test run's output
+                    self.close_connection = True
 
             def trouble(self, publish: bool) -> bool:
                 """The mode's misbehaviour; True when the request ends here."""
