@@ -132,8 +132,12 @@ class AnswerRig(Generic[S]):
         notification's id."""
 
         def delivered() -> dict[str, Any] | None:
-            return next((x for x in self.s.records("delivery") if x.get("channel") == "desktop"
-                         and x.get("state") == "delivered"), None)  # fmt: skip
+            # the needs-input cue's own notification (on a loaded machine the program may
+            # have given an earlier cue a notification of its own first)
+            asks = {c["cue_id"] for c in self.s.records("cue") if c.get("cue") == "needs-input"}
+            return next((x for x in self.s.records("delivery") if x.get("cue") in asks
+                         and x.get("channel") == "desktop" and x.get("state") == "delivered"),
+                        None)  # fmt: skip
 
         sid = int(wait_until(delivered, 15, "the desktop notification")["reason"].split()[-1])
         self.token()
