@@ -309,7 +309,8 @@ def test_osc7501_as_claude_code_reports_it_and_its_redraws_are_not_work() -> Non
     ]
     assert e.records("cue")[-1]["fact_kind"] == "permission"
     # Esc during a run: idle with no done is the user's cancel
-    e(ProgramStatus("working", "claude-code"), Keystroke(), ProgramStatus("idle", "claude-code"))
+    e(ProgramStatus("working", "claude-code"), Keystroke())
+    e(ProgramStatus("idle", "claude-code"), at=e.t + 1.0)
     assert e.notifies()[-1].body == "Cancelled"
     assert [r for r in e.records("no_cue") if r.get("signal") == "quiet"]  # recorded only
 
@@ -336,6 +337,36 @@ def test_osc7501_idle_after_working_without_a_keystroke_is_no_cancel() -> None:
     # a done is Finished whatever was typed
     e(ProgramStatus("working", "codex"), ProgramStatus("done", "codex"), at=40.0)
     assert [n.body for n in e.notifies()] == ["Cancelled", "Finished"]
+
+
+def test_osc7501_idle_sooner_than_a_person_could_cancel_is_no_cancel() -> None:
+    """Codex CLI 0.171.0, slowed at its start, reported ``working`` then ``idle`` 21-28 ms
+    apart as the user's first keys came in (the prompt still being typed): keys were typed, but
+    no person sees a run and presses Esc that fast. The run ends with no cue; a real prompt's
+    run after it is told as usual, and an Esc a quarter of a second in is Cancelled."""
+    e = eng(app="Codex")
+    e(AWAY, ProgramStatus("idle", "codex"), at=1.0)
+    e(Keystroke(), at=2.0)
+    e(ProgramStatus("working", "codex"), at=2.01)
+    e(ProgramStatus("idle", "codex"), at=2.038)
+    assert e.notifies() == [] and e.records("cue") == []
+    assert e.records("run")[-1]["state"] == "ended"
+    assert e.records("run")[-1]["reason"] == "idle too soon for a cancel"
+    # the prompt, sent: its run finishes and is told
+    e(Keystroke(), at=3.0)
+    e(ProgramStatus("working", "codex"), at=3.2)
+    e(ProgramStatus("done", "codex"), at=6.0)
+    assert [n.body for n in e.notifies()] == ["Finished"]
+    # a run the user cancels 0.25 s in: Cancelled
+    e(Keystroke(), at=20.0)
+    e(ProgramStatus("working", "codex"), at=20.1)
+    e(ProgramStatus("idle", "codex"), at=20.35)
+    assert [n.body for n in e.notifies()] == ["Finished", "Cancelled"]
+    # and one 0.249 s in is still too soon
+    e(Keystroke(), at=40.0)
+    e(ProgramStatus("working", "codex"), at=40.1)
+    e(ProgramStatus("idle", "codex"), at=40.349)
+    assert [n.body for n in e.notifies()] == ["Finished", "Cancelled"]
 
 
 def test_osc7501_an_outcome_straight_after_idle_ends_the_run_it_skipped() -> None:

@@ -67,7 +67,7 @@ def start_run(st: Step, source: RunSource) -> None:
     key = st.s.last_key
     keyed = key is not None and st.now - key <= KEY_TOLD_WITHIN
     st.set(
-        run=Run(rid, source, st.s.generation, keyed=keyed),
+        run=Run(rid, source, st.s.generation, keyed=keyed, started=st.now),
         run_seq=rid,
         last_run=rid,
         outcome_seen=True,
@@ -188,6 +188,11 @@ def on_cue_toggle(st: Step, f: CueToggle) -> None:
 # (wiring/keystrokes.py): a key typed in a run may be told only after the run's next report,
 # but then one was told less than this before it, in the run or just before it started
 KEY_TOLD_WITHIN = 1.0
+# A run that goes idle sooner than this after its working is no one's cancel: too short for a
+# person to see it working and press Esc (a script pressing Esc as soon as the third word of an
+# answer shows: 0.48-0.50 s); Codex CLI 0.171.0 starting slowly reports working then idle
+# 21-28 ms apart, on the first key typed into it (docs/generic-mode.md)
+CANCEL_AFTER = 0.25
 
 
 def on_keystroke(st: Step, f: Keystroke) -> None:
@@ -225,14 +230,15 @@ def on_program_status(st: Step, f: ProgramStatus) -> None:
     if f.state == "working":
         if not has_run(s):
             start_run(st, "osc7501")
-    elif f.state == "idle" and s.config.generic and s.run is not None and not s.run.keyed:
+    elif f.state == "idle" and s.config.generic and s.run is not None and not _cancel(st, s.run):
         # idle after working without done, the user having typed nothing while it ran (nor
-        # within KEY_TOLD_WITHIN before): no interrupt of theirs; the program went idle by
-        # itself (Codex CLI's start-up: working, idle before any prompt). Neither finished
-        # nor cancelled: no cue.
+        # within KEY_TOLD_WITHIN before), or sooner than CANCEL_AFTER: no interrupt of theirs;
+        # the program went idle by itself (Codex CLI's start-up: working, idle before any
+        # prompt, even as the user's first keys arrive). Neither finished nor cancelled: no cue.
         drop_waits(st, "run ended")
         st.set(run=None)
-        st.rec("run", run=s.run.id, state="ended", reason="idle, no keystroke while it ran")
+        why = "idle, no keystroke while it ran" if not s.run.keyed else "idle too soon for a cancel"
+        st.rec("run", run=s.run.id, state="ended", reason=why)
     elif f.state in _OSC_SETTLE:
         if s.run is None and f.state in _OUTCOME_AFTER and before in _OUTCOME_AFTER[f.state]:
             implied_run(st, before)
@@ -243,6 +249,12 @@ def on_program_status(st: Step, f: ProgramStatus) -> None:
     elif f.state == "blocked":  # what is asked, in the program's words (summary only)
         said = summaries.clean(f.summary) if f.summary and s.config.privacy_summary else None
         add_wait(st, "osc", said or None, kind=f.kind)
+
+
+def _cancel(st: Step, run: Run) -> bool:
+    """Whether a generic program's ``idle`` after ``working`` (no ``done``) is the user's
+    cancel: they typed in the run, and it ran long enough for them to mean it."""
+    return run.keyed and st.now - run.started >= CANCEL_AFTER
 
 
 def implied_run(st: Step, before: str | None) -> None:

@@ -145,6 +145,7 @@ class Run:
     summary: str | None = None  # last AgentEnd.summary (privacy.body = "summary" only)
     before_settle: str | None = None  # AgentBeforeSettle.outcome
     keyed: bool = False  # the user typed while it ran (a cancel is the user's act)
+    started: float = 0.0  # the engine's time when it started
 
 
 @dataclass(frozen=True)

@@ -40,11 +40,11 @@ PROGRAMS: tuple[Program, ...] = (
         " blocked:kind=permission; idle after Esc; working then idle while it starts);"
         " a bell at a turn's end while unfocused; OSC 21337 only in iTerm2",
         "its preset counts its reports without a query: Finished, Failed, Needs your input,"
-        " Cancelled: certain; its start-up idle (no key typed) gives nothing; its approvals"
-        " (command, edits, permissions, network) answerable: a digit, don't-ask-again only by"
-        " exact label with the pid",
-        "nothing to supply; a cancel is told only when a key was typed in the run; an"
-        " approval taller than the screen is not answerable",
+        " Cancelled: certain; its start-up idle (no key typed, or within 0.25 s) gives nothing;"
+        " its approvals (command, edits, permissions, network) answerable: a digit,"
+        " don't-ask-again only by exact label with the pid",
+        "nothing to supply; a cancel is told only when a key was typed in the run and it ran"
+        " a quarter of a second; an approval taller than the screen is not answerable",
     ),
     Program(
         "opencode",
