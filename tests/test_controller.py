@@ -631,6 +631,36 @@ def test_exit_drains_the_bridge_before_the_exit_fact_and_close_closes_every_part
     assert r.journal == []
 
 
+def test_the_end_waits_while_any_part_has_something_in_flight_then_closes() -> None:
+    """``finish`` asks each part that can be busy (delivery, tmux's side, the publisher) and
+    runs the loop until none is, then closes: a part still busy keeps the others open."""
+    r = Rig(tmux=True)
+    asked: list[str] = []
+
+    def busy_for(name: str, n: int) -> property:
+        def read(self: object) -> bool:
+            asked.append(name)
+            return asked.count(name) <= n
+
+        return property(read)
+
+    type(r.tmux).busy = busy_for("tmux", 2)  # type: ignore[assignment]
+    type(r.publisher).busy = busy_for("publisher", 4)  # type: ignore[assignment]
+    try:
+        r.clear()
+        r.c.finish(0.01)  # the rig's clock stands still: only the parts end the wait
+    finally:
+        type(r.tmux).busy = False  # type: ignore[assignment]
+        type(r.publisher).busy = False  # type: ignore[assignment]
+    # each was asked again until it said it was done (any() stops at the first busy one)
+    assert asked.count("publisher") >= 5 and asked.count("tmux") >= 3, asked
+    assert [e[0] for e in r.journal if e[1] == "close"][:3] == [
+        "FakeTmux",
+        "FakeReaper",
+        "FakePublisher",
+    ]
+
+
 def test_a_part_that_fails_to_close_is_logged_and_every_other_part_still_closes() -> None:
     """Before, a part's close that raised (the keys' window, the screen…) left every part
     after it open, the bridge's socket among them."""

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from cuewrap.relay.gathering import Gathering
     from cuewrap.relay.inject import Injector
     from cuewrap.relay.outputpath import Path
+    from cuewrap.term.answers import TerminalAnswer
 
 REFOCUS_AFTER = 0.1  # seconds after cuewrap's keys before the child hears the focus again
 
@@ -49,11 +50,13 @@ class OutputTap(Protocol):
 
 class CueSide(Protocol):
     """The cue side as the relay knows it from the start (``wiring/pending.py``): what every
-    event goes to, and what sees every output chunk now (None: nothing)."""
+    event goes to, and what sees every output chunk now (None: nothing); and what is told that
+    the host terminal's answers to cuewrap's queries will not come (``wiring/hostterm.py``)."""
 
     @property
     def tap(self) -> OutputTap | None: ...
     def relay_event(self, event: RelayEvent) -> None: ...
+    def terminal_answer(self, answer: TerminalAnswer | None) -> None: ...
 
 
 class RelayControls(Protocol):

@@ -7,7 +7,7 @@ tmux) call ``fact()``; the pure engine decides; each effect goes to its effector
 withdrawal, ``notify.command``, progress, keep-awake), the decision log, a wake-up timer, or
 a notice in Pi. A relay event is read by its row of the event table (``wiring/eventtable.py``:
 its record, its fact, its reaction). The parts are told through one protocol
-(``wiring/parts.py``: typed, fact, after_step, close), in one order: the controller folds over
+(``wiring/parts.py``: typed, fact, after_step, close, busy), in one order: the controller folds over
 them (after each step the screen gate is told, so pyte stops once a stronger source is live,
 the byte path gets what changed, ``wiring/handdown.py``, and the session's state goes to the
 publisher). Every call in here is on the one loop and fails open: an exception is logged and
@@ -109,6 +109,7 @@ class Controller:
         self.on_key = hooked(each, "typed")
         self._on_fact = hooked(each, "fact")
         self._after_step = hooked(each, "after_step")
+        self._in_flight = hooked(each, "busy")  # what the session's end waits for
         # what ``close`` ends, last part first, each on its own: one that fails is logged
         # and the others are still ended
         self._closing = contextlib.ExitStack()
@@ -193,11 +194,7 @@ class Controller:
         """After the child is gone: let pending desktop notifications complete, then close."""
         try:
             deadline = self.loop.clock() + grace
-            while (
-                self.delivery.pending()
-                or (self.tmux is not None and self.tmux.busy)
-                or self.publisher.busy
-            ):
+            while any(busy() for busy in self._in_flight):
                 left = deadline - self.loop.clock()
                 if left <= 0:
                     break

@@ -18,9 +18,9 @@ if TYPE_CHECKING:
     from cuewrap.decisionlog import DecisionLog
     from cuewrap.host import HostTerminal
     from cuewrap.loop import Loop
+    from cuewrap.relay.reactions import CueSide
     from cuewrap.term.focus import FocusFilter
     from cuewrap.wiring._faults import Faults
-    from cuewrap.wiring.pending import PendingCueSide
 
 QUERY_WINDOW = 5.0  # seconds the host terminal has to answer cuewrap's start-up query
 
@@ -45,7 +45,7 @@ def query(
     loop: Loop,
     log: DecisionLog,
     focus: FocusFilter,
-    controller: PendingCueSide,
+    cues: CueSide,
     ident: str | None,
 ) -> None:
     """Write the query in raw mode (no echo of the answers) and before any output of the
@@ -68,7 +68,7 @@ def query(
     def too_late() -> None:
         if focus.active:
             focus.stop()
-            controller.terminal_answer(None)
+            cues.terminal_answer(None)
 
     loop.call_later(QUERY_WINDOW, too_late)
 

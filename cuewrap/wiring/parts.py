@@ -3,9 +3,10 @@
 ``Parts`` is what the controller is handed (``cueside.build_controller`` builds it; the unit
 tests hand in fakes). ``told`` turns it into one sequence of ``CuePart``: each part with the
 four things the controller ever tells a part — the user typed, a fact was stepped, a step is
-over, the session ends — and the controller folds over that sequence instead of naming each
-part. A hook a part does not care for is left out of the fold (``hooked``), so the keystroke's
-fan-out calls the parts' own methods and nothing else.
+over, the session ends — and the one thing it asks at the end (is something of yours still in
+flight?); the controller folds over that sequence instead of naming each part. A hook a part
+does not care for is left out of the fold (``hooked``), so the keystroke's fan-out calls the
+parts' own methods and nothing else.
 
 The one order (``told``), read forwards by the folds and backwards by ``close``:
 
@@ -14,6 +15,8 @@ The one order (``told``), read forwards by the folds and backwards by ``close``:
 - after a step: the screen gate checked (pyte stops once a stronger source is live), the byte
   path told (``wiring/handdown.py``), tmux asked to watch while a change of presence would
   count, the session's state published;
+- at the end, whether anything is in flight: delivery (a desktop notification, a
+  ``notify.command``), the publisher (tmux's window option being set), tmux (a question);
 - closing, last first: tmux (a window option set still in flight is ended before the
   publisher unsets it) and its reaper, the publisher (the registry entry goes), the key
   window, the answerer, the activity watch, the control socket, the ``blocked`` check,
@@ -24,7 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from cuewrap import facts as F
 from cuewrap.engine import glance
@@ -88,9 +91,16 @@ class CuePart(Protocol):
     def close(self) -> None:
         """The session ends."""
 
+    def busy(self) -> bool:
+        """Something of this part's is still in flight (the session's end waits for it)."""
+
 
 def _nothing() -> None:
     pass
+
+
+def _never() -> bool:
+    return False
 
 
 def _no_fact(fact: F.Fact, state: EngineState) -> None:
@@ -105,7 +115,7 @@ class Part:
     """A ``CuePart`` made of a part's own methods, bound once here (a fold calls them
     directly); each hook it does not care for does nothing and is left out of the folds."""
 
-    __slots__ = ("after_step", "close", "fact", "typed", "where")
+    __slots__ = ("after_step", "busy", "close", "fact", "typed", "where")
 
     def __init__(
         self,
@@ -115,12 +125,14 @@ class Part:
         fact: Callable[[F.Fact, EngineState], None] = _no_fact,
         after_step: Callable[[EngineState, EngineState], None] = _no_step,
         close: Callable[[], None] = _nothing,
+        busy: Callable[[], bool] = _never,
     ) -> None:
         self.where = where
         self.typed = typed
         self.fact = fact
         self.after_step = after_step
         self.close = close
+        self.busy = busy
 
 
 _IDLE: dict[str, object] = {
@@ -128,10 +140,11 @@ _IDLE: dict[str, object] = {
     "fact": _no_fact,
     "after_step": _no_step,
     "close": _nothing,
+    "busy": _never,
 }
 
 
-def hooked(parts: Sequence[CuePart], hook: str) -> tuple[Callable[..., None], ...]:
+def hooked(parts: Sequence[CuePart], hook: str) -> tuple[Callable[..., Any], ...]:
     """Each part's ``hook``, in the parts' order, without those that do nothing."""
     return tuple(told for told in (getattr(p, hook) for p in parts) if told is not _IDLE[hook])
 
@@ -150,7 +163,7 @@ def told(
     parts: list[CuePart] = []
     if made.bridge is not None:
         parts.append(Part("bridge.close", close=made.bridge.close))
-    parts.append(Part("delivery.close", close=made.delivery.close))
+    parts.append(Part("delivery.close", close=made.delivery.close, busy=made.delivery.pending))
     parts.append(wake)
     if made.screen is not None:
         gate = made.screen
@@ -185,7 +198,9 @@ def told(
     if side is not None:
         if made.reaper is not None:  # its commands in flight (the window option's)
             parts.append(Part("reaper.close", close=made.reaper.close))
-        parts.append(Part("tmux.close", typed=side.keystroke, close=side.close))
+        parts.append(
+            Part("tmux.close", typed=side.keystroke, close=side.close, busy=lambda: side.busy)
+        )
     return tuple(parts)
 
 
@@ -204,7 +219,9 @@ def _publishing(publisher: Publisher, settings: Settings, log: DecisionLog) -> C
         except Exception as exc:
             log.error("publish", exc)
 
-    return Part("publisher.close", after_step=publish, close=publisher.close)
+    return Part(
+        "publisher.close", after_step=publish, close=publisher.close, busy=lambda: publisher.busy
+    )
 
 
 def session_label(state: EngineState) -> str:

@@ -188,10 +188,9 @@ class Session:
             cues=cues,
             on_error=self.log.error,
         )
-        pending: PendingCueSide | None = relay.cues  # type: ignore[assignment]  # _cue_side's
-        if pending is not None and focus is not None and ask:
-            hostterm.query(self.host, self.loop, self.log, focus, pending, query_id)
-        if pending is None:  # no cue side to build: the start-up is over
+        if relay.cues is not None and focus is not None and ask:
+            hostterm.query(self.host, self.loop, self.log, focus, relay.cues, query_id)
+        if relay.cues is None:  # no cue side to build: the start-up is over
             self._start_done()
         return relay
 
