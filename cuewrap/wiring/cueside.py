@@ -10,7 +10,10 @@ from the terminal choice. Then the ``Controller``, whose constructor calls ``_So
 itself: the parts that report to it — the key window, the bridge server on the channel opened
 before the spawn (Pi mode), the screen gate (Pi mode) or the output watch (generic mode), the
 ``blocked`` check (Pi mode without the bridge), the tmux side with its reaper (inside tmux) —
-each get the controller's methods in their constructors. Nothing is assigned afterwards.
+each get the controller's methods in their constructors. Nothing is assigned afterwards,
+but inside tmux, once its side has started, delivery's route (``Delivery.route_through``) and
+the publisher's window (``Publisher.start_tmux``): docs/architecture.md, "The composition
+root".
 
 An exception goes to the caller: the session then runs without cues, and every part built
 before it is closed again (one ``contextlib.ExitStack``: no socket, worker, tmux command or
