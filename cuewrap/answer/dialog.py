@@ -143,6 +143,31 @@ def numbered_options(
     return options, selected
 
 
+def ask_options(
+    block: Sequence[str],
+    option: re.Pattern[str],
+    other: Callable[[str, list[str]], bool],
+    most: int,
+) -> tuple[list[str], int] | None:
+    """An "ask the user" questionnaire's single choice (Pi's Ask, Claude Code's
+    AskUserQuestion: the same shape), from its ``block`` as :func:`numbered_options` reads it:
+    the options before the last row's free text ("Type something."), and the one marked. None
+    when the free-text row is missing, the mark is on it or on none, there are none or more
+    than ``most``, or they are checkboxes (a multi-select)."""
+    read = numbered_options(block, option, other)
+    if read is None:
+        return None
+    options, selected = read
+    if not options or options[-1] != _ASK_FREE:
+        return None
+    options.pop()
+    if not options or len(options) > most or selected is None or selected >= len(options):
+        return None  # (the selection on the free-text row: not read)
+    if any(o.startswith("[") for o in options):
+        return None  # checkboxes: a multi-select
+    return options, selected
+
+
 def _ask_description(line: str, options: list[str]) -> bool:
     """A description belongs under an option, indented."""
     return bool(options) and line.startswith("     ")
@@ -167,17 +192,10 @@ def parse_ask(lines: Sequence[str]) -> Dialog | None:
         block.append(lines[i])
         i -= 1
     block.reverse()
-    read = numbered_options(block, _ASK_OPTION, _ask_description)
+    read = ask_options(block, _ASK_OPTION, _ask_description, MAX_OPTIONS)
     if read is None:
         return None
     options, selected = read
-    if not options or options[-1] != _ASK_FREE:
-        return None
-    options.pop()
-    if selected is None or selected >= len(options) or not options:
-        return None
-    if any(o.startswith("[") for o in options) or len(options) > MAX_OPTIONS:
-        return None  # checkboxes: a multi-select
     # the question: the block above one spacer, itself under a spacer, the header, a spacer
     if i < 0:
         return None

@@ -51,7 +51,7 @@ import re
 from collections.abc import Sequence
 
 from cuewrap.answer import own
-from cuewrap.answer.dialog import MAX_LABEL, MAX_TITLE, Dialog, numbered_options
+from cuewrap.answer.dialog import MAX_LABEL, MAX_TITLE, Dialog, ask_options, numbered_options
 
 MAX_OPTIONS = 9  # one digit each
 MAX_ABOVE = 60  # rows between the border and the question (a long preview does not fit)
@@ -67,7 +67,6 @@ _ASK_CHAT = re.compile(r"^  \d\. Chat about this$")
 _ASK_OPTION = re.compile(r"^(❯| ) ([1-9])\. (\S.*?)\s*$")
 _ASK_DESC = re.compile(r"^ {5,}\S")
 _ASK_HEADER = re.compile(r"^ ☐ (\S.*?)\s*$")
-_ASK_FREE = "Type something."
 _TABS = ("☐", "☒", "✔", "✓", "←", "→", "Submit")
 
 
@@ -167,17 +166,10 @@ def parse_question(lines: Sequence[str]) -> Dialog | None:
         block.append(rows[i])
         i -= 1
     block.reverse()
-    read = numbered_options(block, _ASK_OPTION, _description)
+    read = ask_options(block, _ASK_OPTION, _description, MAX_OPTIONS)
     if read is None:
         return None
     options, selected = read
-    if not options or options[-1] != _ASK_FREE:
-        return None
-    options.pop()
-    if not options or len(options) > MAX_OPTIONS or selected is None or selected >= len(options):
-        return None  # (the selection on the free-text row: not read)
-    if any(o.startswith("[") for o in options):
-        return None  # checkboxes: a multi-select
     # a blank row, the question, a blank row, its header (the only tab), under the border
     if i < 0 or rows[i]:
         return None
