@@ -42,6 +42,8 @@ class ScanState:
     """The scan's state, shared by the tracker and its guards; see the module docstring."""
 
     status: StatusGuard
+    title: str | None
+    progress: int | None
     notices: NoticeGuard
     _pend: bytes
     _held: bytes

@@ -82,68 +82,49 @@ import re
 from operator import itemgetter
 from typing import NamedTuple
 
-from cuewrap.factbase import ChildProgress
 from cuewrap.term import sequences as seq
-from cuewrap.term.childqueries import DECRQM_FOCUS, ChildQuery
 from cuewrap.term.clipboard import (
     NOT_CLIP,
     ClipboardPolicy,
     ClipboardSequence,
     GuardedSequence,
     clip_head,
-    guarded_what,
 )
-from cuewrap.term.clipguard import OSC_C0, ClipGuard
+from cuewrap.term.clipguard import ClipGuard
 from cuewrap.term.contentguard import CONTENT_AT, ContentGuard
 from cuewrap.term.grammar import (
     ESC,
     ESCB,
     OSC_STOP,
-    csi_at,
     find_all,
-    ints,
     seq_end,
     synthetic,
     u8_complete,
 )
-from cuewrap.term.modes import TRACKED_MODES, ModeState
+from cuewrap.term.modeguard import QUIET_MODES as QUIET_MODES
+from cuewrap.term.modeguard import RIS, RIS_C0, ModeGuard
+from cuewrap.term.modes import ModeState
 from cuewrap.term.noticeguard import NoticeGuard
 from cuewrap.term.notices import NoticePolicy
 from cuewrap.term.openseq import CUT_BY_ESC, GOES_ON, OpenSequence
-from cuewrap.term.outevents import (
-    Bell,
-    Events,
-    FocusMayBeOff,
-    ModeChange,
-    OutputEvent,
-    TitleChange,
-)
+from cuewrap.term.oscguard import OscGuard
+from cuewrap.term.outevents import Bell, Events, OutputEvent
+from cuewrap.term.outevents import FocusMayBeOff as FocusMayBeOff  # the tracker's events
+from cuewrap.term.outevents import ModeChange as ModeChange
+from cuewrap.term.outevents import TitleChange as TitleChange
 from cuewrap.term.scanstate import (
     CAP,
     ESC_HEAD,
     FRAME_OFF,
     FRAME_ON,
-    NEUTRAL,
     OPEN_OSC,
     Cuts,
     ScanState,
 )
-from cuewrap.term.statusguard import CUT_NEUTRAL, StatusGuard
+from cuewrap.term.statusguard import StatusGuard
 
-_PARAMS = re.compile(rb"[0-9;]*")
-_RIS = re.compile(rb"\x1bc")
-# RIS, or an ESC followed by a control character (with the clipboard guard: the rare start of
-# an OSC written ESC C0… ]); one literal-prefix search finds both
-_RIS_C0 = re.compile(rb"\x1b[c\x00-\x17\x19\x1c-\x1f\x7f]")
 _ESC_C0_OSC = re.compile(rb"\x1b[\x00-\x17\x19\x1c-\x1f\x7f]+\]")  # ESC, C0s, then ]
-_TITLE_CONTROLS = re.compile("[\x7f-\x9f]")  # DEL and C1 in a decoded title
 ST = b"\x1b\\"
-_DEC_ONE = re.compile(rb"\x1b\[\?([0-9]{1,5})([hl])")
-# Modes a TUI toggles around every frame (Pi: CSI ?2026 h/l, CSI ?25 l): tracked as state but
-# not reported as events, and their single-mode form is found by C-level searches only — the
-# per-occurrence Python work would cost a quarter of the relay's speed on TUI output.
-QUIET_MODES = frozenset({2026, 25})
-_QUIET_HEADS = (b"2026h", b"2026l", b"25h", b"25l")  # what follows CSI ? in a quiet toggle
 # each quiet mode: the head of its toggle, where its h / l is
 _QUIET_LAST = ((2026, b"\x1b[?2026", 7), (25, b"\x1b[?25", 5))
 # Everything in a chunk that can give an event, a cut or a state change other than a quiet
@@ -161,7 +142,6 @@ _C1_OR_END = re.compile(rb"\xc2(?:[\x80-\x9f]|\Z)")  # a C1 control, or its firs
 _NOT_QUIET = re.compile(rb"\?(?!2026[hl]|25[hl])")
 _FLOOD_PATH = True  # the short path for chunks without OSC (tests turn it off to compare)
 _LINK_END = b"\x1b]8;;\x07"  # an empty hyperlink: its BEL ends it (Pi ends every line with one)
-_PROGRESS = re.compile(rb"[0-4]")  # OSC 9 ; 4 ; state: 0 off, 1-2 value, 3 busy, 4 paused
 
 _PRIVATE_CSI = tuple((b"\x1b[" + c, c) for c in (b"?", b">", b"<", b"="))
 _first = itemgetter(0)
@@ -172,17 +152,6 @@ _first = itemgetter(0)
 _BELL = Bell()
 _FRAMED_BELL = GuardedSequence("bel", 1)
 _CAN = b"\x18"  # what takes a removed bell's place: a control that does nothing in ground
-_MODE_EVENTS = {(m, on): ModeChange(m, on) for m in TRACKED_MODES for on in (True, False)}
-
-
-_FOCUS_RIS = FocusMayBeOff("ris")
-_FOCUS_DECSTR = FocusMayBeOff("decstr")
-_FOCUS_1004 = FocusMayBeOff("1004")
-
-
-def _mode_event(mode: int, on: bool) -> ModeChange:
-    ev = _MODE_EVENTS.get((mode, on))
-    return ev if ev is not None else ModeChange(mode, on)
 
 
 class Scan(NamedTuple):
@@ -196,20 +165,6 @@ class Scan(NamedTuple):
     out: bytes
     events: list[OutputEvent]
     safe: bool
-
-
-class Osc(NamedTuple):
-    """One complete OSC the tracker reads: at ``j`` .. ``end`` of ``work`` (the chunk, new
-    bytes from ``base`` on), its Ps and the rest of its content (C0 controls removed;
-    ``had_c0``: there were some)."""
-
-    work: bytes
-    j: int
-    end: int
-    base: int
-    ps: bytes
-    rest: bytes
-    had_c0: bool
 
 
 # Scan(...) and Osc(...) run the named tuple's Python-level __new__: on cold caches (the relay
@@ -286,6 +241,8 @@ class OutputTracker(ScanState):
         # the guards by sequence kind that work on this scan's state (term/scanstate.py)
         self._clipg = ClipGuard(self, clipboard, marked_titles)
         self._contentg = ContentGuard(self)
+        self._modeg = ModeGuard(self, self.modes, own_focus, answer_child)
+        self._oscg = OscGuard(self, self._clipg)
 
     @property
     def content_only(self) -> bool:
@@ -468,7 +425,7 @@ class OutputTracker(ScanState):
         ):
             return False  # a query, a DCS or an APC that may be content (term/content.py)
         if self.own_focus and (
-            _RIS.search(work, base) is not None
+            RIS.search(work, base) is not None
             or (work.find(b"!", base) >= 0 and work.find(b"\x1b[!p", base) >= 0)
         ):
             return False
@@ -550,22 +507,22 @@ class OutputTracker(ScanState):
             i = find(last, 2)
             if i >= 0:
                 if needle == b"\x1b[?":
-                    found = self._dec_starts(work, i, quiet_seen)
+                    found = self._modeg.dec_starts(work, i, quiet_seen)
                 else:
                     found = find_all(work, needle, i)
                 # state changes must be applied in stream order
                 starts = sorted(starts + found) if starts else found
         for j in starts:
-            self._private_csi(work, j, base, events, quiet_seen, cuts)
+            self._modeg.private_csi(work, j, base, events, quiet_seen, cuts)
         # an OSC can begin only where there is a "]"; with the clipboard guard, the first ESC
         # followed by a control character (an OSC written ESC C0… ]) is looked for then
         i = find(b"]", 1)
         c0_needed = i >= 0 and (self._clip is not None or self._guard)
         c0 = -1
         if self.own_focus:
-            c0 = self._resets(work, base, events, c0_needed)
+            c0 = self._modeg.resets(work, base, events, c0_needed)
         elif c0_needed:
-            c0m = _RIS_C0.search(work, base)
+            c0m = RIS_C0.search(work, base)
             c0 = c0m.start() if c0m is not None else -1
         if i < 0:
             return
@@ -574,12 +531,12 @@ class OutputTracker(ScanState):
         c0s = [] if c0 < 0 else [(m.start(), m.end()) for m in _ESC_C0_OSC.finditer(work, c0)]
         if not c0s:
             for j in found:
-                self._osc(work, j, base, events, cuts)
+                self._oscg.read(work, j, base, events, cuts)
             return
         # in stream order: a kitty write's data follows its start's decision
         for j, c in sorted([(j, -1) for j in found] + c0s):
             if c < 0:
-                self._osc(work, j, base, events, cuts)
+                self._oscg.read(work, j, base, events, cuts)
             else:
                 self._clipg.osc(work, j, c, base, events, cuts)
 
@@ -719,221 +676,3 @@ class OutputTracker(ScanState):
         rest = self.feed(data[end:])
         out = data[:end] + rest.out if passing else rest.out
         return Scan(out, [ev, *rest.events], rest.safe)
-
-    def _resets(self, work: bytes, base: int, events: Events, c0_needed: bool) -> int:
-        """RIS and DECSTR released in this chunk (an ESC always starts a new sequence, so
-        every ``ESC c`` is RIS and every ``ESC [ ! p`` DECSTR). ``c0_needed``: the same search
-        finds the first ESC followed by a control character: returned (or -1)."""
-        # on escape-dense output bytes.find of a 2-byte needle is slow (no memchr): the
-        # regex literal search is ~3x faster; DECSTR is looked for only if a "!" is there
-        c0 = -1
-        m = (_RIS_C0 if c0_needed else _RIS).search(work, base)
-        if m is not None and work[m.start() + 1] != 0x63:  # c
-            c0 = m.start()
-            m = _RIS.search(work, m.end())
-        if m is not None:
-            events.append((m.start(), _FOCUS_RIS))
-        if work.find(b"!", base) >= 0:
-            i = work.find(b"\x1b[!p", base)
-            if i >= 0:
-                events.append((i, _FOCUS_DECSTR))
-        return c0
-
-    def _dec_starts(self, work: bytes, first: int, quiet_seen: dict[int, int]) -> list[int]:
-        """Positions of every ``CSI ?`` but the quiet single-mode toggles, which are applied
-        here: the last toggle of each quiet mode decides its state. ``first`` is the first
-        ``?`` at or after index 2 (memchr); Python only looks at each introducer's head."""
-        starts: list[int] = []
-        last: dict[int, tuple[int, bool]] = {}
-        for j in find_all(work, b"\x1b[?", first):
-            if work.startswith(_QUIET_HEADS, j + 3):
-                mode = 2026 if work[j + 4] == 0x30 else 25  # "20…" / "25…"
-                last[mode] = (j, work[j + (7 if mode == 2026 else 5)] == 0x68)  # h
-            else:
-                starts.append(j)
-        for mode, (at, on) in last.items():
-            if mode == 2026:
-                self._sync = on
-            self.modes.set(mode, on)
-            quiet_seen[mode] = at
-        return starts
-
-    def _private_csi(
-        self,
-        work: bytes,
-        j: int,
-        base: int,
-        events: Events,
-        quiet_seen: dict[int, int],
-        cuts: Cuts,
-    ) -> None:
-        """Apply and report ``CSI ?|>|<|= …`` at ``j`` (events keyed by position)."""
-        m = _DEC_ONE.match(work, j)
-        if m is not None:  # the common case: one mode, e.g. CSI ? 1049 h
-            single = int(m.group(1))
-            on = m.group(2) == b"h"
-            self.modes.set(single, on)
-            events.append((j, _mode_event(single, on)))
-            if single == seq.MODE_FOCUS and self.own_focus:
-                if j >= base and self.removable_at(work, j):
-                    cuts.append((j, m.end()))
-                elif not on:
-                    events.append((j, _FOCUS_1004))
-            return
-        parsed = csi_at(work, j)
-        if parsed is None:
-            return
-        end, params, inter, final = parsed
-        if inter == b"$" and final == 0x70 and params == DECRQM_FOCUS and self.answer_child:
-            if not self.framed(work, j):  # inside a frame: content it draws, not its query
-                cut = j >= base and self.removable_at(work, j)
-                if cut:
-                    cuts.append((j, end))
-                events.append((j, ChildQuery("decrqm1004", cut=cut)))
-            return
-        if inter or not params or end - j > CAP + 1 or _PARAMS.fullmatch(params, 1) is None:
-            return
-        marker = params[0]
-        if marker == 0x3F:  # ?
-            if final != 0x68 and final != 0x6C:  # h l
-                return
-            on = final == 0x68
-            for mode in ints(params[1:]):
-                if mode is None:
-                    continue
-                if mode in QUIET_MODES:  # in a multi-mode sequence: state only, in order
-                    if j > quiet_seen.get(mode, -1):
-                        self.modes.set(mode, on)
-                        quiet_seen[mode] = j
-                    continue
-                self.modes.set(mode, on)
-                events.append((j, _mode_event(mode, on)))
-                if mode == seq.MODE_FOCUS and not on and self.own_focus:
-                    events.append((j, _FOCUS_1004))  # inside a multi-mode sequence: left in
-        else:  # > < =: the kitty keyboard stack, modifyOtherKeys
-            self.modes.keys(marker, final, params)
-
-    def _osc(
-        self,
-        work: bytes,
-        j: int,
-        base: int,
-        events: Events,
-        cuts: Cuts,
-    ) -> None:
-        m = OSC_STOP.search(work, j + 2)
-        if m is None:
-            return
-        t = m.start()
-        term = work[t]
-        if term == 0x07:
-            end = t + 1
-        elif term == ESC and work[t + 1 : t + 2] == b"\\":
-            end = t + 2
-        else:
-            if self._clip is not None or self._guard:  # a terminal may take it as complete
-                self._clipg.osc(work, j, j + 2, base, events, cuts)
-            return  # aborted (CAN, SUB, ESC not followed by "\"), or unfinished
-        if end - j > CAP + 1:
-            if self._clip is not None or self._guard:
-                self._clipg.osc(work, j, j + 2, base, events, cuts)
-            return
-        if j < base and work.startswith(OPEN_OSC, j):
-            return  # the stand-in for an OSC released and reported before: never again
-        content = work[j + 2 : t]
-        had_c0 = OSC_C0.search(content) is not None
-        if had_c0:
-            content = OSC_C0.sub(b"", content)
-        ps, semi, rest = content.partition(b";")
-        guarded = guarded_what(content)  # as any terminal reads its number (term/oscnum.py)
-        if guarded is not None and self.framed(work, j):
-            # inside a frame the child draws: content it renders, never a fact
-            if self._guard and j >= base:
-                self._clipg.osc(work, j, j + 2, base, events, cuts)  # removed whole
-                return
-            if self._clip is not None:  # another terminal's reading may be a clipboard one
-                seen = len(events)
-                self._clipg.osc(work, j, j + 2, base, events, cuts)
-                if len(events) > seen:
-                    return  # a clipboard sequence (52ltitle): that alone, as between frames
-            if guarded[0] == "osc0" or guarded[0] == "osc2":
-                title = guarded[1].decode("utf-8", "replace")
-                self.title = title
-                events.append((j, TitleChange(title, True)))  # never a mark composed onto it
-            return
-        if (
-            guarded is not None
-            and self._clipg.marked_titles
-            and self._guard
-            and j >= base
-            and self._clipg.poses(work[j:t], True)
-        ):
-            self._clipg.as_content(work, j, base, events, cuts)  # posing as cuewrap's mark
-            return
-        handler = _OSC_HANDLERS.get(ps) if semi else None
-        if handler is not None:
-            handler(self, _new(Osc, (work, j, end, base, ps, rest, had_c0)), events, cuts)
-        elif self._clip is not None:
-            self._clipg.osc(work, j, j + 2, base, events, cuts)  # if it is a clipboard sequence
-
-    # The OSCs the tracker reads, by Ps (the table is _OSC_HANDLERS, after the class). Each gets
-    # the complete OSC (``Osc``), the chunk's events and its cuts to add to.
-
-    def _osc_title(self, o: Osc, events: Events, cuts: Cuts) -> None:
-        """OSC 0 / 2: the window title."""
-        title = o.rest.decode("utf-8", "replace")
-        self.title = title
-        controls = o.had_c0 or _TITLE_CONTROLS.search(title) is not None
-        events.append((o.j, TitleChange(title, controls) if controls else TitleChange(title)))
-
-    def _osc_9(self, o: Osc, events: Events, cuts: Cuts) -> None:
-        """OSC 9: ConEmu's progress (``9 ; 4 ; state``), else a notification."""
-        if o.rest[:2] != b"4;":
-            self._osc_notice(o, events, cuts)
-            return
-        state = _PROGRESS.match(o.rest, 2)
-        if state is not None and int(state.group()) != self.progress:
-            self.progress = int(state.group())  # reported on change only (Pi repeats it)
-            events.append((o.j, ChildProgress(self.progress)))
-
-    def _osc_status(self, o: Osc, events: Events, cuts: Cuts) -> None:
-        """OSC 7501: a program status report, or the child's query; what becomes of it is the
-        status guard's to say (``term/statusguard.py``)."""
-        guard = self.status
-        fresh = o.j >= o.base
-        if o.rest == b"?" and guard.answer_query:
-            cut = fresh and self.removable_at(o.work, o.j)
-            if cut:
-                cuts.append((o.j, o.end))
-            events.append((o.j, guard.query(cut)))
-            return
-        status, verdict = guard.report(
-            o.rest, o.work[o.j : o.end], fresh, lambda: self.removable_at(o.work, o.j)
-        )
-        if status is not None:
-            events.append((o.j, status))
-        if verdict:
-            cuts.append((o.j, o.end))
-            if verdict == CUT_NEUTRAL:
-                self._reps[o.j] = NEUTRAL
-
-    def _osc_notice(self, o: Osc, events: Events, cuts: Cuts) -> None:
-        """OSC 9 / 777 / 99: the child's own notification, or kitty's query; what becomes of it
-        is the notice guard's to say (``term/noticeguard.py``)."""
-        event, cut = self.notices.read(
-            o.ps, o.rest, lambda: o.j >= o.base and self.removable_at(o.work, o.j)
-        )
-        if cut:
-            cuts.append((o.j, o.end))
-        if event is not None:
-            events.append((o.j, event))
-
-
-_OSC_HANDLERS = {
-    b"0": OutputTracker._osc_title,
-    b"2": OutputTracker._osc_title,
-    b"9": OutputTracker._osc_9,
-    b"7501": OutputTracker._osc_status,
-    b"777": OutputTracker._osc_notice,
-    b"99": OutputTracker._osc_notice,
-}
