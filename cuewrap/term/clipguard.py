@@ -93,6 +93,23 @@ class ClipGuard:
             if end == t:
                 s._bare_cuts[t] = j
 
+    def release(self, held: bytes) -> bytes | None:
+        """What the tracker's ``flush`` releases of the ``held`` bytes when a clipboard (or
+        guarded) sequence could begin them: nothing (never released undecided), or all but
+        their last ESC (kept held: a report waiting for the "\\" of its ST, whose ESC may yet
+        begin an OSC 52). None: not this guard's to say."""
+        s = self.s
+        guard = s._guard and (s._sync or s._all_content or self.poses(held, False))
+        if self.policy is None and not guard:
+            return None
+        if clip_head(held, False, self.policy is not None, guard)[0] != NOT_CLIP:
+            return b""
+        if len(held) > 1 and held[-1] == ESC:
+            s._held = ESCB
+            s.pending(held[:-1])
+            return held[:-1]
+        return None
+
     def as_content(self, work: bytes, j: int, base: int, events: Events, cuts: Cuts) -> None:
         """The complete OSC at ``j`` is content wherever it is: removed whole, as inside a
         frame."""

@@ -20,9 +20,9 @@ from cuewrap.term.content import (
     csi_query,
     dcs_class,
 )
-from cuewrap.term.grammar import ESC, ESCB, csi_at, seq_end, u8_complete
+from cuewrap.term.grammar import ESC, ESCB, OSC_STOP, csi_at, seq_end, u8_complete
 from cuewrap.term.openseq import OpenSequence
-from cuewrap.term.outevents import Events
+from cuewrap.term.outevents import Bell, Events
 from cuewrap.term.scanstate import CAP, ESC_HEAD, NEUTRAL, Cuts, ScanState
 
 _STR_STOP = re.compile(rb"[\x18\x1a\x1b]")  # what ends a DCS / APC (BEL does not)
@@ -34,10 +34,16 @@ CONTENT_AT = re.compile(
     rb"|[cntx])|\?[\x30-\x3f]*+[numS]|[>=][\x30-\x3f]*+[cq]))"
 )
 
+# events are immutable values: one instance each for the frequent ones (a frozen dataclass
+# costs ~1 us to make)
+_BELL = Bell()
+_FRAMED_BELL = GuardedSequence("bel", 1)
+_CAN = b"\x18"  # what takes a removed bell's place: a control that does nothing in ground
+
 
 class ContentGuard:
     """Content's queries, DCSs, APCs and C1 controls in one chunk (:meth:`scan`) and at its end
-    (:meth:`end`, :meth:`hold_c1`), on the tracker's state ``s``."""
+    (:meth:`end`, :meth:`hold_c1`), the bells (:meth:`bells`), on the tracker's state ``s``."""
 
     def __init__(self, s: ScanState) -> None:
         self.s = s
@@ -96,6 +102,32 @@ class ContentGuard:
         cuts.append((j, end))
         if not self.s.removable_at(work, j):
             self.s._reps[j] = NEUTRAL
+
+    def bells(self, work: bytes, base: int, events: Events, cuts: Cuts) -> None:
+        """Every BEL in ground state (not one that ends an OSC). With the guard on, one inside
+        a frame the child draws, or anywhere after the provenance mark (Pi's own writes come
+        through ``feed_own``), is content (a model's answer): replaced with CAN, which does
+        nothing in ground and ends a partial UTF-8 character as the BEL would (a bell is a
+        desktop popup in some terminals: Konsole's "Bell in …"). A content-only child's
+        (generic mode) rings: a bell is how such programs ask for attention."""
+        s = self.s
+        find = work.find
+        b = find(b"\x07", base)
+        while b >= 0:
+            k = work.rfind(ESCB, 0, b)
+            bare = (
+                k < 0
+                or (work[k + 1] == 0x5D and OSC_STOP.search(work, k + 2, b) is not None)
+                or (work[k + 1] != 0x5D and seq_end(work, k, b) >= 0)
+            )
+            if bare:
+                if s._guard and not s._content_base and s.framed(work, b):
+                    cuts.append((b, b + 1))
+                    s._reps[b] = _CAN  # ends a partial UTF-8 character as the BEL did
+                    events.append((b, _FRAMED_BELL))
+                else:
+                    events.append((b, _BELL))
+            b = find(b"\x07", b + 1)
 
     def end(self, work: bytes, k_last: int, base: int, n: int) -> tuple[int, bytes] | None:
         """The unfinished sequence at the end, inside content: a CSI that may still become a

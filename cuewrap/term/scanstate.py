@@ -57,6 +57,7 @@ class ScanState:
     _sync: bool
     _guard: bool
     _all_content: bool
+    _content_base: bool
 
     def framed(self, work: bytes, j: int) -> bool:
         """Synchronized output (a frame being drawn) is on at ``j``: the last exact

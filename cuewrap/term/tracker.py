@@ -18,6 +18,15 @@ of the chunk, done, and the chunk goes out as it came (not copied). The relay sl
 chunks, so each runs on cold caches and costs several times its hot-loop time: every call and
 object touched counts (``scripts/bench_filters`` measures both).
 
+Structure: this module is the scan (the paths below, where a chunk's sequences are, its end);
+each kind of sequence goes to a guard that decides pass, cut or hold: ``term/modeguard.py``
+(private CSIs, resets), ``term/oscguard.py`` (OSCs by number, then ``term/statusguard.py`` and
+``term/noticeguard.py``), ``term/clipguard.py`` (clipboard and guarded OSCs),
+``term/contentguard.py`` (content's queries, DCSs, APCs, C1 controls, bells),
+``term/streamguard.py`` (a sequence decided at a chunk's end, to its end); ``term/assembly.py``
+writes the output. They share the scan's state (``term/scanstate.py``): what a cut earlier in
+the chunk did to the host's state decides whether a later sequence may be removed.
+
 The parser model (a simplified DEC/ECMA-48 parser on UTF-8 bytes, as in P. Williams'
 "A parser for DEC's ANSI-compatible video terminals"; 8-bit C1 bytes are NOT controls):
 
@@ -83,19 +92,14 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from cuewrap.term import sequences as seq
+from cuewrap.term.assembly import assemble
 from cuewrap.term.clipboard import (
-    NOT_CLIP,
     ClipboardPolicy,
-    ClipboardSequence,
-    GuardedSequence,
-    clip_head,
 )
 from cuewrap.term.clipguard import ClipGuard
 from cuewrap.term.contentguard import CONTENT_AT, ContentGuard
 from cuewrap.term.grammar import (
-    ESC,
     ESCB,
-    OSC_STOP,
     find_all,
     seq_end,
     synthetic,
@@ -106,10 +110,11 @@ from cuewrap.term.modeguard import RIS, RIS_C0, ModeGuard
 from cuewrap.term.modes import ModeState
 from cuewrap.term.noticeguard import NoticeGuard
 from cuewrap.term.notices import NoticePolicy
-from cuewrap.term.openseq import CUT_BY_ESC, GOES_ON, OpenSequence
+from cuewrap.term.openseq import OpenSequence
 from cuewrap.term.oscguard import OscGuard
-from cuewrap.term.outevents import Bell, Events, OutputEvent
-from cuewrap.term.outevents import FocusMayBeOff as FocusMayBeOff  # the tracker's events
+from cuewrap.term.outevents import Bell as Bell  # the tracker's events
+from cuewrap.term.outevents import Events, OutputEvent
+from cuewrap.term.outevents import FocusMayBeOff as FocusMayBeOff
 from cuewrap.term.outevents import ModeChange as ModeChange
 from cuewrap.term.outevents import TitleChange as TitleChange
 from cuewrap.term.scanstate import (
@@ -117,11 +122,11 @@ from cuewrap.term.scanstate import (
     ESC_HEAD,
     FRAME_OFF,
     FRAME_ON,
-    OPEN_OSC,
     Cuts,
     ScanState,
 )
 from cuewrap.term.statusguard import StatusGuard
+from cuewrap.term.streamguard import StreamGuard
 
 _ESC_C0_OSC = re.compile(rb"\x1b[\x00-\x17\x19\x1c-\x1f\x7f]+\]")  # ESC, C0s, then ]
 ST = b"\x1b\\"
@@ -145,13 +150,6 @@ _LINK_END = b"\x1b]8;;\x07"  # an empty hyperlink: its BEL ends it (Pi ends ever
 
 _PRIVATE_CSI = tuple((b"\x1b[" + c, c) for c in (b"?", b">", b"<", b"="))
 _first = itemgetter(0)
-
-
-# Events are immutable values: share one instance per value for the frequent ones (Pi
-# writes CSI ? 2026 h / l around every frame; creating a frozen dataclass costs ~1 us).
-_BELL = Bell()
-_FRAMED_BELL = GuardedSequence("bel", 1)
-_CAN = b"\x18"  # what takes a removed bell's place: a control that does nothing in ground
 
 
 class Scan(NamedTuple):
@@ -216,15 +214,11 @@ class OutputTracker(ScanState):
         self.modes = ModeState()
         self.title: str | None = None
         self.progress: int | None = None  # the child's last OSC 9;4 state (ConEmu progress)
-        self._pend = b""  # released bytes of the unfinished sequence at the end (<= CAP)
-        self._held = b""  # not released: a possible OSC 7501 report at the end
-        self._u8 = b""  # last <= 3 bytes of ground text released (UTF-8 state)
+        # the scan's state, shared with its guards (term/scanstate.py says what each is)
+        self._pend = self._held = self._u8 = b""
         self._safe = True
-        # the clipboard guard: None passes every OSC 52 unseen
-        self._clip = clipboard
-        self._frame0 = False  # synchronized output was on at the start of this chunk
-        # a frame is being drawn (the last exact CSI ? 2026 h / l), at the end of the output
-        self._sync = False
+        self._clip = clipboard  # the clipboard policy: None passes every OSC 52 unseen
+        self._frame0 = self._sync = False
         # guard.sequences = own: titles, notifications and status reports inside a frame are
         # content the child renders, removed whole (docs/terminal-guard.md)
         self._guard = guard_frames
@@ -232,17 +226,16 @@ class OutputTracker(ScanState):
         # as inside a frame, for the guard and for facts
         self._all_content = content_only
         self._content_base = content_only  # what content_off goes back to
-        # clipboard sequences cut in this chunk that a bare ESC ended
-        self._bare_cuts: dict[int, int] = {}  # its ESC -> its start, for each one
-        self._reps: dict[int, bytes] = {}  # cut start -> bytes put in its place
-        # a clipboard or content sequence decided at a chunk end, still open (term/openseq.py)
+        self._bare_cuts: dict[int, int] = {}
+        self._reps: dict[int, bytes] = {}
         self._stream: OpenSequence | None = None
-        self._base = 0  # the general path's chunk: bytes released before it
+        self._base = 0
         # the guards by sequence kind that work on this scan's state (term/scanstate.py)
         self._clipg = ClipGuard(self, clipboard, marked_titles)
         self._contentg = ContentGuard(self)
         self._modeg = ModeGuard(self, self.modes, own_focus, answer_child)
         self._oscg = OscGuard(self, self._clipg)
+        self._streamg = StreamGuard(self)
 
     @property
     def content_only(self) -> bool:
@@ -366,24 +359,12 @@ class OutputTracker(ScanState):
             return b""
         if self._guard and (held == b"\xc2" or ESC_HEAD.match(held) is not None):
             return b""  # held inside content: a possible query, DCS, APC or C1 control
-        guard = self._guard and (self._sync or self._all_content or self._clipg.poses(held, False))
-        if self._clip is not None or guard:
-            if clip_head(held, False, self._clip is not None, guard)[0] != NOT_CLIP:
-                return b""  # a possible clipboard sequence is never released undecided
-            if len(held) > 1 and held[-1] == ESC:
-                # a report waiting for the "\\" of its ST: its last ESC may yet begin an
-                # OSC 52; keep that one byte back
-                self._held = ESCB
-                head = held[:-1]
-                self._pend = head if len(head) <= CAP else synthetic(head)
-                self._u8 = b""
-                self._safe = False
-                return head
+        out = self._clipg.release(held)  # a possible clipboard sequence: never undecided
+        if out is not None:
+            return out
         self._held = b""
-        # held bytes follow a safe point (see _hold_from), so nothing else is pending
-        self._pend = held if len(held) <= CAP else synthetic(held)
-        self._u8 = b""
-        self._safe = False
+        # held bytes follow a safe point (see hold_from), so nothing else is pending
+        self.pending(held)
         return held
 
     def end(self) -> bytes:
@@ -481,11 +462,11 @@ class OutputTracker(ScanState):
         if not plain:
             if k_last >= 0:
                 self._sequences(work, base, events, cuts)
-            self._bells(work, base, events, cuts)
+            self._contentg.bells(work, base, events, cuts)
             if self._guard:
                 self._contentg.scan(work, base, k_last, events, cuts)
         out_end, tail_rep = self._end(work, base, k_last)
-        out = self._output(work, data, base, out_end, tail_rep, cuts)
+        out = assemble(work, data, base, out_end, tail_rep, cuts, self._reps)
         if not events:
             return _new(Scan, (out, [], self._safe))
         if len(events) > 1:
@@ -540,31 +521,6 @@ class OutputTracker(ScanState):
             else:
                 self._clipg.osc(work, j, c, base, events, cuts)
 
-    def _bells(self, work: bytes, base: int, events: Events, cuts: Cuts) -> None:
-        """Every BEL in ground state (not one that ends an OSC). With the guard on, one inside
-        a frame the child draws, or anywhere after the provenance mark (Pi's own writes come
-        through ``feed_own``), is content (a model's answer): replaced with CAN, which does
-        nothing in ground and ends a partial UTF-8 character as the BEL would (a bell is a
-        desktop popup in some terminals: Konsole's "Bell in …"). A content-only child's
-        (generic mode) rings: a bell is how such programs ask for attention."""
-        find = work.find
-        b = find(b"\x07", base)
-        while b >= 0:
-            k = work.rfind(ESCB, 0, b)
-            bare = (
-                k < 0
-                or (work[k + 1] == 0x5D and OSC_STOP.search(work, k + 2, b) is not None)
-                or (work[k + 1] != 0x5D and seq_end(work, k, b) >= 0)
-            )
-            if bare:
-                if self._guard and not self._content_base and self.framed(work, b):
-                    cuts.append((b, b + 1))
-                    self._reps[b] = _CAN  # ends a partial UTF-8 character as the BEL did
-                    events.append((b, _FRAMED_BELL))
-                else:
-                    events.append((b, _BELL))
-            b = find(b"\x07", b + 1)
-
     def _end(self, work: bytes, base: int, k_last: int) -> tuple[int, bytes]:
         """The end of the chunk: ground, inside a sequence (pending), or a possible clipboard or
         guarded sequence, report or notification to hold. Returns (end of the output, bytes to
@@ -594,7 +550,7 @@ class OutputTracker(ScanState):
         hold_from = self.hold_from(work, k_last, base, n)
         if hold_from >= 0:
             self._held = work[hold_from:]
-            _, tail = self.state_before(work, hold_from)  # ground: _hold_from checked
+            _, tail = self.state_before(work, hold_from)  # ground: hold_from checked
             self._u8 = tail
             self._safe = True
             return hold_from, b""
@@ -606,73 +562,13 @@ class OutputTracker(ScanState):
         self.pending(work[pend_from:])
         return n, b""
 
-    def _output(
-        self,
-        work: bytes,
-        data: bytes,
-        base: int,
-        out_end: int,
-        tail_rep: bytes,
-        cuts: Cuts,
-    ) -> bytes:
-        """What goes out: ``work[base:out_end]`` without the cuts (with what takes their
-        place), then ``tail_rep``; the chunk itself when nothing changed (not copied)."""
-        if cuts:
-            if len(cuts) > 1:
-                cuts.sort()
-            parts = []
-            pos = base
-            reps = self._reps
-            for s, e in cuts:
-                parts.append(work[pos:s])
-                if reps and s in reps:
-                    parts.append(reps.pop(s))
-                pos = e
-            parts.append(work[pos:out_end])
-            parts.append(tail_rep)
-            return b"".join(parts)
-        if tail_rep:
-            return work[base:out_end] + tail_rep
-        if out_end == len(work):
-            return data  # work[base:], not copied
-        return work[base:out_end]
-
-    def _end_stream(self, st: OpenSequence) -> ClipboardSequence | GuardedSequence:
-        if st.passing:  # the host is in ground after it
-            self._u8 = b""
-            self._safe = True
-        self._stream = None
-        return st.event()
-
     def _feed_stream(self, data: bytes) -> Scan:
-        """The rest of a sequence decided at a chunk end (``term/openseq.py``): passed or
-        dropped to its end."""
-        st = self._stream
-        assert st is not None
+        """The rest of a sequence decided at a chunk end (``term/streamguard.py``), then the
+        scan of what follows it."""
         if not data:
             return Scan(b"", [], self._safe)
-        passing = st.passing
-        if st.esc:  # ST, or a bare ESC that ended it
-            st.esc = False
-            if data[0] == 0x5C:
-                st.size += 2
-                ev = self._end_stream(st)
-                rest = self.feed(data[1:])
-                out = ST + rest.out if passing else rest.out
-                return Scan(out, [ev, *rest.events], rest.safe)
-            ev = self._end_stream(st)
-            if passing:  # the host is still inside it: a released open OSC stands for it
-                self._pend = OPEN_OSC
-                self._safe = False
-            rest = self.feed(ESCB + data)  # the ESC, not released, begins the next one
-            return Scan(rest.out, [ev, *rest.events], rest.safe)
-        end, how = st.end_in(data)
-        if how == GOES_ON:
-            return Scan(data[:end] if passing else b"", [], self._safe)
-        ev = self._end_stream(st)
-        if passing and how == CUT_BY_ESC:  # the host is still inside it
-            self._pend = OPEN_OSC
-            self._safe = False
-        rest = self.feed(data[end:])
-        out = data[:end] + rest.out if passing else rest.out
-        return Scan(out, [ev, *rest.events], rest.safe)
+        out, ev, rest = self._streamg.step(data)
+        if ev is None:
+            return Scan(out, [], self._safe)
+        scan = self.feed(rest)
+        return Scan(out + scan.out if out else scan.out, [ev, *scan.events], scan.safe)
