@@ -23,6 +23,7 @@ from trackerref import (
 )
 
 from cuewrap.term import tracker
+from cuewrap.term.modeguard import ModeGuard
 from cuewrap.term.statusguard import StatusGuard
 from cuewrap.term.tracker import (
     OutputTracker,
@@ -343,14 +344,14 @@ def test_tui_flood_takes_the_flood_path(frames: int, own_focus: bool) -> None:
     chunk = b"".join(bench_flood_frames()[:frames]) + b"\x1b[1;1Hwhy? a<b=c>d!\x1b[?2026l"
     cut = chunk.rindex(b"\x1b[1;1H") + 3  # inside a CSI, as a flood's reads are cut
     t = OutputTracker(own_focus=own_focus, clipboard=Clip())
-    with patch.object(OutputTracker, "_dec_starts", side_effect=AssertionError("general path")):
+    with patch.object(ModeGuard, "dec_starts", side_effect=AssertionError("general path")):
         for c in (chunk[:cut], chunk[cut:]):
             s = t.feed(c)
             assert s.events == []
         assert t.safe and not t._pend
     assert t.modes.off == {25, 2026}
     assert t.modes.on == set()
-    with patch.object(OutputTracker, "_dec_starts", side_effect=AssertionError("general path")):
+    with patch.object(ModeGuard, "dec_starts", side_effect=AssertionError("general path")):
         with pytest.raises(AssertionError):  # the patch would catch the general path
             t.feed(b"\x1b[?1049h")
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from cuewrap.term.answers import TerminalAnswer
 from cuewrap.term.focus import FocusReport, HostStatusReply
-from cuewrap.term.tracker import OutputEvent
+from cuewrap.term.outevents import OutputEvent
 
 
 @dataclass(frozen=True)

@@ -36,8 +36,9 @@ from cuewrap.term import sequences as seq
 from cuewrap.term.childqueries import ChildQuery
 from cuewrap.term.childqueries import answer as child_answer
 from cuewrap.term.clipboard import ClipboardSequence
+from cuewrap.term.outevents import FocusMayBeOff, ModeChange, OutputEvent
 from cuewrap.term.statusguard import StatusQuery
-from cuewrap.term.tracker import FocusMayBeOff, ModeChange, OutputEvent, OutputTracker
+from cuewrap.term.tracker import OutputTracker
 
 if TYPE_CHECKING:
     from cuewrap.relay.decisions import OutputDecisions

@@ -18,6 +18,15 @@ of the chunk, done, and the chunk goes out as it came (not copied). The relay sl
 chunks, so each runs on cold caches and costs several times its hot-loop time: every call and
 object touched counts (``scripts/bench_filters`` measures both).
 
+Structure: this module is the scan (the paths below, where a chunk's sequences are, its end);
+each kind of sequence goes to a guard that decides pass, cut or hold: ``term/modeguard.py``
+(private CSIs, resets), ``term/oscguard.py`` (OSCs by number, then ``term/statusguard.py`` and
+``term/noticeguard.py``), ``term/clipguard.py`` (clipboard and guarded OSCs),
+``term/contentguard.py`` (content's queries, DCSs, APCs, C1 controls, bells),
+``term/streamguard.py`` (a sequence decided at a chunk's end, to its end); ``term/assembly.py``
+writes the output. They share the scan's state (``term/scanstate.py``): what a cut earlier in
+the chunk did to the host's state decides whether a later sequence may be removed.
+
 The parser model (a simplified DEC/ECMA-48 parser on UTF-8 bytes, as in P. Williams'
 "A parser for DEC's ANSI-compatible video terminals"; 8-bit C1 bytes are NOT controls):
 
@@ -79,79 +88,48 @@ passed or dropped, until its terminator, with no 4 KiB limit.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from operator import itemgetter
 from typing import NamedTuple
 
-from cuewrap.factbase import ChildProgress, ProgramStatus  # not all facts: start-up cost
 from cuewrap.term import sequences as seq
-from cuewrap.term.childqueries import DECRQM_FOCUS, ChildQuery
+from cuewrap.term.assembly import assemble
 from cuewrap.term.clipboard import (
-    CLIP,
-    GUARDED_WHATS,
-    NOT_CLIP,
     ClipboardPolicy,
-    ClipboardSequence,
-    GuardedSequence,
-    clip_event,
-    clip_head,
-    guarded_what,
 )
-from cuewrap.term.content import (
-    C1_UTF8,
-    REMOVE,
-    REPLACEMENT,
-    UNDECIDED,
-    apc_class,
-    csi_could_query,
-    csi_query,
-    dcs_class,
-)
+from cuewrap.term.clipguard import ClipGuard
+from cuewrap.term.contentguard import CONTENT_AT, ContentGuard
 from cuewrap.term.grammar import (
-    ESC,
     ESCB,
-    OSC_STOP,
-    csi_at,
     find_all,
-    ints,
     seq_end,
     synthetic,
     u8_complete,
 )
-from cuewrap.term.modes import TRACKED_MODES, ModeState
+from cuewrap.term.modeguard import QUIET_MODES as QUIET_MODES
+from cuewrap.term.modeguard import RIS, RIS_C0, ModeGuard
+from cuewrap.term.modes import ModeState
 from cuewrap.term.noticeguard import NoticeGuard
-from cuewrap.term.notices import (
-    ChildNotification,
-    NoticePolicy,
+from cuewrap.term.notices import NoticePolicy
+from cuewrap.term.openseq import OpenSequence
+from cuewrap.term.oscguard import OscGuard
+from cuewrap.term.outevents import Bell as Bell  # the tracker's events
+from cuewrap.term.outevents import Events, OutputEvent
+from cuewrap.term.outevents import FocusMayBeOff as FocusMayBeOff
+from cuewrap.term.outevents import ModeChange as ModeChange
+from cuewrap.term.outevents import TitleChange as TitleChange
+from cuewrap.term.scanstate import (
+    CAP,
+    ESC_HEAD,
+    FRAME_OFF,
+    FRAME_ON,
+    Cuts,
+    ScanState,
 )
-from cuewrap.term.openseq import CUT_BY_ESC, GOES_ON, OpenSequence
-from cuewrap.term.oscnum import open_number, readings
-from cuewrap.term.statusguard import CUT_NEUTRAL, StatusGuard, StatusQuery
+from cuewrap.term.statusguard import StatusGuard
+from cuewrap.term.streamguard import StreamGuard
 
-CAP = 4096  # bytes kept of an unfinished sequence (and longest held OSC 7501 prefix)
-
-
-_OSC_C0 = re.compile(rb"[\x00-\x06\x08-\x17\x19\x1c-\x1f]")
-_PARAMS = re.compile(rb"[0-9;]*")
-_RIS = re.compile(rb"\x1bc")
-# RIS, or an ESC followed by a control character (with the clipboard guard: the rare start of
-# an OSC written ESC C0… ]); one literal-prefix search finds both
-_RIS_C0 = re.compile(rb"\x1b[c\x00-\x17\x19\x1c-\x1f\x7f]")
 _ESC_C0_OSC = re.compile(rb"\x1b[\x00-\x17\x19\x1c-\x1f\x7f]+\]")  # ESC, C0s, then ]
-_ESC_OPEN = re.compile(rb"\x1b[\x00-\x17\x19\x1c-\x1f\x7f]*")  # ESC [C0…]
-_OSC_INTRO = re.compile(rb"\x1b[\x00-\x17\x19\x1c-\x1f\x7f]*\]")  # ESC [C0…] ]
-_NEUTRAL = b"\x1b\x18"  # ESC CAN: what a removed sequence's ESC did, then ground
-_TITLE_CONTROLS = re.compile("[\x7f-\x9f]")  # DEL and C1 in a decoded title
-_OPEN_OSC = b"\x1b]\x7f"  # stands for an open OSC already released (never an event)
 ST = b"\x1b\\"
-_FRAME_ON = b"\x1b[?2026h"
-_FRAME_OFF = b"\x1b[?2026l"
-_DEC_ONE = re.compile(rb"\x1b\[\?([0-9]{1,5})([hl])")
-# Modes a TUI toggles around every frame (Pi: CSI ?2026 h/l, CSI ?25 l): tracked as state but
-# not reported as events, and their single-mode form is found by C-level searches only — the
-# per-occurrence Python work would cost a quarter of the relay's speed on TUI output.
-QUIET_MODES = frozenset({2026, 25})
-_QUIET_HEADS = (b"2026h", b"2026l", b"25h", b"25l")  # what follows CSI ? in a quiet toggle
 # each quiet mode: the head of its toggle, where its h / l is
 _QUIET_LAST = ((2026, b"\x1b[?2026", 7), (25, b"\x1b[?25", 5))
 # Everything in a chunk that can give an event, a cut or a state change other than a quiet
@@ -164,88 +142,14 @@ _INTERESTING = re.compile(
     rb"\x1b(?:\[(?:[<=>]|\?(?!2026[hl]|25[hl])|[\x30-\x3f]*+[\x00-\x17\x19\x1c-\x2f\x7fcntx])"
     rb"|\](?!8;)|[c\x00-\x17\x19\x1c-\x1f\x7fP_])"
 )
-# the sequences term/content.py may find a query, a DCS or an APC to remove (one search)
-_CONTENT_AT = re.compile(
-    rb"\x1b[\x00-\x17\x19\x1c-\x1f\x7f]*+(?:[P_]|\[(?:[\x30-\x3f]*+(?:[\x00-\x17\x19\x1c-\x2f\x7f]"
-    rb"|[cntx])|\?[\x30-\x3f]*+[numS]|[>=][\x30-\x3f]*+[cq]))"
-)
 _C1_OR_END = re.compile(rb"\xc2(?:[\x80-\x9f]|\Z)")  # a C1 control, or its first byte at the end
-_ESC_HEAD = re.compile(rb"\x1b[\x00-\x17\x19\x1c-\x1f\x7f]*+([\[P_])")  # a CSI / DCS / APC begins
-_STR_STOP = re.compile(rb"[\x18\x1a\x1b]")  # what ends a DCS / APC (BEL does not)
-_CSI_JUNK = re.compile(rb"[\x00-\x17\x19\x1c-\x1f\x7f]")  # executed / ignored inside a CSI
-_CSI_OPEN = re.compile(rb"([\x30-\x3f]*)([\x20-\x2f]*)")
 # a "?" that does not begin a quiet toggle (a private CSI that matters when ESC [ is before it)
 _NOT_QUIET = re.compile(rb"\?(?!2026[hl]|25[hl])")
 _FLOOD_PATH = True  # the short path for chunks without OSC (tests turn it off to compare)
 _LINK_END = b"\x1b]8;;\x07"  # an empty hyperlink: its BEL ends it (Pi ends every line with one)
-_PROGRESS = re.compile(rb"[0-4]")  # OSC 9 ; 4 ; state: 0 off, 1-2 value, 3 busy, 4 paused
 
 _PRIVATE_CSI = tuple((b"\x1b[" + c, c) for c in (b"?", b">", b"<", b"="))
 _first = itemgetter(0)
-
-
-@dataclass(frozen=True)
-class ModeChange:
-    """``CSI ? Pm h`` (on) / ``CSI ? Pm l`` (off), one per parameter."""
-
-    mode: int
-    on: bool
-
-
-@dataclass(frozen=True)
-class TitleChange:
-    """``OSC 0`` / ``OSC 2`` from the child (UTF-8 decoded with replacement, C0 controls
-    left out as terminals do). ``controls``: it carried control characters (C0, DEL or C1):
-    not a title a program writes for itself; cuewrap composes no mark onto it."""
-
-    title: str
-    controls: bool = False
-
-
-@dataclass(frozen=True)
-class Bell:
-    """A bare BEL in ground state (not an OSC terminator)."""
-
-
-@dataclass(frozen=True)
-class FocusMayBeOff:
-    """With ``own_focus``: the host's focus reporting may be off now (docs/design.md#presence): the
-    child reset the terminal (``ris``: ``ESC c``, ``decstr``: ``CSI ! p``), or turned mode 1004 off
-    in a way that could not be taken out of the stream (``1004``). cuewrap turns it on again."""
-
-    why: str
-
-
-OutputEvent = (
-    ModeChange
-    | TitleChange
-    | Bell
-    | ProgramStatus
-    | ChildProgress
-    | ChildNotification
-    | FocusMayBeOff
-    | ClipboardSequence
-    | GuardedSequence
-    | StatusQuery
-    | ChildQuery
-)
-
-# Events are immutable values: share one instance per value for the frequent ones (Pi
-# writes CSI ? 2026 h / l around every frame; creating a frozen dataclass costs ~1 us).
-_BELL = Bell()
-_FRAMED_BELL = GuardedSequence("bel", 1)
-_CAN = b"\x18"  # what takes a removed bell's place: a control that does nothing in ground
-_MODE_EVENTS = {(m, on): ModeChange(m, on) for m in TRACKED_MODES for on in (True, False)}
-
-
-_FOCUS_RIS = FocusMayBeOff("ris")
-_FOCUS_DECSTR = FocusMayBeOff("decstr")
-_FOCUS_1004 = FocusMayBeOff("1004")
-
-
-def _mode_event(mode: int, on: bool) -> ModeChange:
-    ev = _MODE_EVENTS.get((mode, on))
-    return ev if ev is not None else ModeChange(mode, on)
 
 
 class Scan(NamedTuple):
@@ -261,23 +165,6 @@ class Scan(NamedTuple):
     safe: bool
 
 
-class Osc(NamedTuple):
-    """One complete OSC the tracker reads: at ``j`` .. ``end`` of ``work`` (the chunk, new
-    bytes from ``base`` on), its Ps and the rest of its content (C0 controls removed;
-    ``had_c0``: there were some)."""
-
-    work: bytes
-    j: int
-    end: int
-    base: int
-    ps: bytes
-    rest: bytes
-    had_c0: bool
-
-
-Cuts = list[tuple[int, int]]  # ranges of the chunk taken out of what the host sees
-
-
 # Scan(...) and Osc(...) run the named tuple's Python-level __new__: on cold caches (the relay
 # sleeps between chunks) that costs several microseconds a chunk more than making the tuple
 # directly
@@ -288,7 +175,7 @@ _SYNC = seq.MODE_SYNC_OUTPUT  # (a module global: one lookup less per chunk)
 # --- the tracker --------------------------------------------------------------------------
 
 
-class OutputTracker:
+class OutputTracker(ScanState):
     """Incremental scanner of the child's output. See the module docstring for the model.
 
     Attributes (all tracked from the output only):
@@ -327,15 +214,11 @@ class OutputTracker:
         self.modes = ModeState()
         self.title: str | None = None
         self.progress: int | None = None  # the child's last OSC 9;4 state (ConEmu progress)
-        self._pend = b""  # released bytes of the unfinished sequence at the end (<= CAP)
-        self._held = b""  # not released: a possible OSC 7501 report at the end
-        self._u8 = b""  # last <= 3 bytes of ground text released (UTF-8 state)
+        # the scan's state, shared with its guards (term/scanstate.py says what each is)
+        self._pend = self._held = self._u8 = b""
         self._safe = True
-        # the clipboard guard: None passes every OSC 52 unseen
-        self._clip = clipboard
-        self._frame0 = False  # synchronized output was on at the start of this chunk
-        # a frame is being drawn (the last exact CSI ? 2026 h / l), at the end of the output
-        self._sync = False
+        self._clip = clipboard  # the clipboard policy: None passes every OSC 52 unseen
+        self._frame0 = self._sync = False
         # guard.sequences = own: titles, notifications and status reports inside a frame are
         # content the child renders, removed whole (docs/terminal-guard.md)
         self._guard = guard_frames
@@ -343,16 +226,16 @@ class OutputTracker:
         # as inside a frame, for the guard and for facts
         self._all_content = content_only
         self._content_base = content_only  # what content_off goes back to
-        # Pi mode (docs/terminal-guard.md): a title that begins with one of cuewrap's marks is
-        # content posing as cuewrap, removed wherever it is (with the guard on)
-        self._marked_titles = marked_titles
-        # clipboard sequences cut in this chunk that a bare ESC ended
-        self._bare_cuts: dict[int, int] = {}  # its ESC -> its start, for each one
-        self._reps: dict[int, bytes] = {}  # cut start -> bytes put in its place
-        # a clipboard or content sequence decided at a chunk end, still open (term/openseq.py)
+        self._bare_cuts: dict[int, int] = {}
+        self._reps: dict[int, bytes] = {}
         self._stream: OpenSequence | None = None
-        self._kitty_write = False  # the answer for a kitty write begun (OSC 5522)
-        self._base = 0  # the general path's chunk: bytes released before it
+        self._base = 0
+        # the guards by sequence kind that work on this scan's state (term/scanstate.py)
+        self._clipg = ClipGuard(self, clipboard, marked_titles)
+        self._contentg = ContentGuard(self)
+        self._modeg = ModeGuard(self, self.modes, own_focus, answer_child)
+        self._oscg = OscGuard(self, self._clipg)
+        self._streamg = StreamGuard(self)
 
     @property
     def content_only(self) -> bool:
@@ -451,7 +334,7 @@ class OutputTracker:
         ):
             plain = False  # a C1 control (or half of one) that may be content
         if plain:
-            if work.endswith(_FRAME_OFF):  # how TUIs end a frame (Pi's, 98 %): inline, as above
+            if work.endswith(FRAME_OFF):  # how TUIs end a frame (Pi's, 98 %): inline, as above
                 self._sync = False
                 modes = self.modes
                 if 2026 not in modes.off:
@@ -474,26 +357,14 @@ class OutputTracker:
         held = self._held
         if not held:
             return b""
-        if self._guard and (held == b"\xc2" or _ESC_HEAD.match(held) is not None):
+        if self._guard and (held == b"\xc2" or ESC_HEAD.match(held) is not None):
             return b""  # held inside content: a possible query, DCS, APC or C1 control
-        guard = self._guard and (self._sync or self._all_content or self._poses(held, False))
-        if self._clip is not None or guard:
-            if clip_head(held, False, self._clip is not None, guard)[0] != NOT_CLIP:
-                return b""  # a possible clipboard sequence is never released undecided
-            if len(held) > 1 and held[-1] == ESC:
-                # a report waiting for the "\\" of its ST: its last ESC may yet begin an
-                # OSC 52; keep that one byte back
-                self._held = ESCB
-                head = held[:-1]
-                self._pend = head if len(head) <= CAP else synthetic(head)
-                self._u8 = b""
-                self._safe = False
-                return head
+        out = self._clipg.release(held)  # a possible clipboard sequence: never undecided
+        if out is not None:
+            return out
         self._held = b""
-        # held bytes follow a safe point (see _hold_from), so nothing else is pending
-        self._pend = held if len(held) <= CAP else synthetic(held)
-        self._u8 = b""
-        self._safe = False
+        # held bytes follow a safe point (see hold_from), so nothing else is pending
+        self.pending(held)
         return held
 
     def end(self) -> bytes:
@@ -530,12 +401,12 @@ class OutputTracker:
             return False
         if (
             self._guard
-            and (self._sync or self._all_content or work.find(_FRAME_ON) >= 0)
-            and _CONTENT_AT.search(work) is not None
+            and (self._sync or self._all_content or work.find(FRAME_ON) >= 0)
+            and CONTENT_AT.search(work) is not None
         ):
             return False  # a query, a DCS or an APC that may be content (term/content.py)
         if self.own_focus and (
-            _RIS.search(work, base) is not None
+            RIS.search(work, base) is not None
             or (work.find(b"!", base) >= 0 and work.find(b"\x1b[!p", base) >= 0)
         ):
             return False
@@ -585,17 +456,17 @@ class OutputTracker:
 
     def _feed_general(self, work: bytes, data: bytes, base: int, k_last: int, plain: bool) -> Scan:
         """Every sequence that can give an event or a cut, the bells, the end, the cuts."""
-        events: list[tuple[int, OutputEvent]] = []
+        events: Events = []
         cuts: Cuts = []
         self._base = base  # work[:base] was released before (_content looks from there)
         if not plain:
             if k_last >= 0:
                 self._sequences(work, base, events, cuts)
-            self._bells(work, base, events, cuts)
+            self._contentg.bells(work, base, events, cuts)
             if self._guard:
-                self._content(work, base, k_last, events, cuts)
+                self._contentg.scan(work, base, k_last, events, cuts)
         out_end, tail_rep = self._end(work, base, k_last)
-        out = self._output(work, data, base, out_end, tail_rep, cuts)
+        out = assemble(work, data, base, out_end, tail_rep, cuts, self._reps)
         if not events:
             return _new(Scan, (out, [], self._safe))
         if len(events) > 1:
@@ -606,7 +477,7 @@ class OutputTracker:
         self,
         work: bytes,
         base: int,
-        events: list[tuple[int, OutputEvent]],
+        events: Events,
         cuts: Cuts,
     ) -> None:
         """The private CSIs (in stream order), RIS / DECSTR, and the OSCs but hyperlinks."""
@@ -617,22 +488,22 @@ class OutputTracker:
             i = find(last, 2)
             if i >= 0:
                 if needle == b"\x1b[?":
-                    found = self._dec_starts(work, i, quiet_seen)
+                    found = self._modeg.dec_starts(work, i, quiet_seen)
                 else:
                     found = find_all(work, needle, i)
                 # state changes must be applied in stream order
                 starts = sorted(starts + found) if starts else found
         for j in starts:
-            self._private_csi(work, j, base, events, quiet_seen, cuts)
+            self._modeg.private_csi(work, j, base, events, quiet_seen, cuts)
         # an OSC can begin only where there is a "]"; with the clipboard guard, the first ESC
         # followed by a control character (an OSC written ESC C0… ]) is looked for then
         i = find(b"]", 1)
         c0_needed = i >= 0 and (self._clip is not None or self._guard)
         c0 = -1
         if self.own_focus:
-            c0 = self._resets(work, base, events, c0_needed)
+            c0 = self._modeg.resets(work, base, events, c0_needed)
         elif c0_needed:
-            c0m = _RIS_C0.search(work, base)
+            c0m = RIS_C0.search(work, base)
             c0 = c0m.start() if c0m is not None else -1
         if i < 0:
             return
@@ -641,41 +512,14 @@ class OutputTracker:
         c0s = [] if c0 < 0 else [(m.start(), m.end()) for m in _ESC_C0_OSC.finditer(work, c0)]
         if not c0s:
             for j in found:
-                self._osc(work, j, base, events, cuts)
+                self._oscg.read(work, j, base, events, cuts)
             return
         # in stream order: a kitty write's data follows its start's decision
         for j, c in sorted([(j, -1) for j in found] + c0s):
             if c < 0:
-                self._osc(work, j, base, events, cuts)
+                self._oscg.read(work, j, base, events, cuts)
             else:
-                self._clip_osc(work, j, c, base, events, cuts)
-
-    def _bells(
-        self, work: bytes, base: int, events: list[tuple[int, OutputEvent]], cuts: Cuts
-    ) -> None:
-        """Every BEL in ground state (not one that ends an OSC). With the guard on, one inside
-        a frame the child draws, or anywhere after the provenance mark (Pi's own writes come
-        through ``feed_own``), is content (a model's answer): replaced with CAN, which does
-        nothing in ground and ends a partial UTF-8 character as the BEL would (a bell is a
-        desktop popup in some terminals: Konsole's "Bell in …"). A content-only child's
-        (generic mode) rings: a bell is how such programs ask for attention."""
-        find = work.find
-        b = find(b"\x07", base)
-        while b >= 0:
-            k = work.rfind(ESCB, 0, b)
-            bare = (
-                k < 0
-                or (work[k + 1] == 0x5D and OSC_STOP.search(work, k + 2, b) is not None)
-                or (work[k + 1] != 0x5D and seq_end(work, k, b) >= 0)
-            )
-            if bare:
-                if self._guard and not self._content_base and self._framed(work, b):
-                    cuts.append((b, b + 1))
-                    self._reps[b] = _CAN  # ends a partial UTF-8 character as the BEL did
-                    events.append((b, _FRAMED_BELL))
-                else:
-                    events.append((b, _BELL))
-            b = find(b"\x07", b + 1)
+                self._clipg.osc(work, j, c, base, events, cuts)
 
     def _end(self, work: bytes, base: int, k_last: int) -> tuple[int, bytes]:
         """The end of the chunk: ground, inside a sequence (pending), or a possible clipboard or
@@ -684,29 +528,29 @@ class OutputTracker:
         n = len(work)
         e = seq_end(work, k_last, n) if k_last >= 0 else 0
         if e >= 0:  # ground at the end
-            if self._guard and work[-1] == 0xC2 and e < n and self._framed(work, n - 1):
-                return self._hold_c1(work, base, k_last, e)
+            if self._guard and work[-1] == 0xC2 and e < n and self.framed(work, n - 1):
+                return self._contentg.hold_c1(work, base, k_last, e)
             tail = work[max(e, n - 3) :] if k_last >= 0 else (self._u8 + work)[-3:]
             self._u8 = tail
             self._safe = u8_complete(tail)
             return n, b""
         if self._guard and k_last >= base:
-            content = self._content_end(work, k_last, base, n)
+            content = self._contentg.end(work, k_last, base, n)
             if content is not None:
                 return content
         if k_last + 1 < n and work[k_last + 1] == 0x5B:
             # cut inside a CSI (how a flood's chunks are cut): never a clipboard sequence, never
             # a report or notification to hold; it is pending
-            self._pending(work[k_last:])
+            self.pending(work[k_last:])
             return n, b""
         if (self._clip is not None or self._guard) and k_last >= base:
-            clip = self._clip_end(work, k_last, base, n)
+            clip = self._clipg.end(work, k_last, base, n)
             if clip is not None:
                 return clip
-        hold_from = self._hold_from(work, k_last, base, n)
+        hold_from = self.hold_from(work, k_last, base, n)
         if hold_from >= 0:
             self._held = work[hold_from:]
-            _, tail = self._state_before(work, hold_from)  # ground: _hold_from checked
+            _, tail = self.state_before(work, hold_from)  # ground: hold_from checked
             self._u8 = tail
             self._safe = True
             return hold_from, b""
@@ -715,695 +559,16 @@ class OutputTracker:
             k2 = work.rfind(ESCB, 0, k_last)
             if k2 >= 0 and work[k2 + 1] == 0x5D and seq_end(work, k2, k_last) < 0:
                 pend_from = k2  # an OSC waiting for the "\" of its ST
-        self._pending(work[pend_from:])
+        self.pending(work[pend_from:])
         return n, b""
 
-    def _pending(self, seq_open: bytes) -> None:
-        """The chunk ends inside ``seq_open`` (released): kept, bounded, for the next chunk."""
-        self._pend = seq_open if len(seq_open) <= CAP else synthetic(seq_open)
-        self._u8 = b""
-        self._safe = False
-
-    def _output(
-        self,
-        work: bytes,
-        data: bytes,
-        base: int,
-        out_end: int,
-        tail_rep: bytes,
-        cuts: Cuts,
-    ) -> bytes:
-        """What goes out: ``work[base:out_end]`` without the cuts (with what takes their
-        place), then ``tail_rep``; the chunk itself when nothing changed (not copied)."""
-        if cuts:
-            if len(cuts) > 1:
-                cuts.sort()
-            parts = []
-            pos = base
-            reps = self._reps
-            for s, e in cuts:
-                parts.append(work[pos:s])
-                if reps and s in reps:
-                    parts.append(reps.pop(s))
-                pos = e
-            parts.append(work[pos:out_end])
-            parts.append(tail_rep)
-            return b"".join(parts)
-        if tail_rep:
-            return work[base:out_end] + tail_rep
-        if out_end == len(work):
-            return data  # work[base:], not copied
-        return work[base:out_end]
-
-    # -- internals -------------------------------------------------------------------------
-
-    def _state_before(self, work: bytes, pos: int) -> tuple[bool, bytes]:
-        """(ground at ``pos``, last <= 3 bytes of ground text before ``pos``)."""
-        cuts = self._bare_cuts
-        if cuts and pos in cuts:  # right after a clipboard sequence taken out
-            start = cuts[pos]
-            return (True, b"") if start in self._reps else self._state_before(work, start)
-        k = work.rfind(ESCB, 0, pos)
-        if k < 0:  # nothing but text since the previous chunk
-            tail = work[pos - 3 : pos] if pos >= 3 else (self._u8 + work[:pos])[-3:]
-            return True, tail
-        e = seq_end(work, k, pos)
-        if e < 0:
-            if self._guard and k >= self._base and self._content_cut(work, k, pos):
-                # a DCS / APC that _content takes out (it runs after _sequences): what was
-                # before it, or ESC CAN in its place
-                ground, tail = self._state_before(work, k)
-                return True, tail if ground and u8_complete(tail) else b""
-            return False, b""
-        return True, work[max(e, pos - 3) : pos]
-
-    def _content_cut(self, work: bytes, k: int, pos: int) -> bool:
-        """The DCS / APC open at ``k`` is one :meth:`_content` removes, ended by a bare ESC at
-        ``pos`` (not ST, not the chunk's last byte)."""
-        if work[pos] != ESC or work[pos + 1 : pos + 2] in (b"\\", b""):
-            return False
-        h = _ESC_HEAD.match(work, k)
-        if h is None or work[h.end() - 1] == 0x5B or not self._framed(work, k):
-            return False
-        b = h.end() - 1
-        classify = dcs_class if work[b] == 0x50 else apc_class
-        return classify(work[b + 1 : pos], True)[0] == REMOVE
-
-    # -- the clipboard guard (OSC 52) ---------------------------------------------------------
-
-    def _framed(self, work: bytes, j: int) -> bool:
-        """Synchronized output (a frame being drawn) is on at ``j``: the last exact
-        ``CSI ? 2026 h`` / ``l`` before it decides (how TUIs and Pi write them). Always, for a
-        child that writes no sequence of its own (``content_only``)."""
-        if self._all_content:
-            return True
-        on = work.rfind(_FRAME_ON, 0, j)
-        off = work.rfind(_FRAME_OFF, 0, j)
-        if on < 0 and off < 0:
-            return self._frame0
-        return on > off
-
-    def _poses(self, s: bytes, final: bool) -> bool:
-        """Pi mode: the OSC ``s`` (from its ESC, no terminator; ``final``: its content is
-        complete) is, or may still become, a title that begins with one of cuewrap's marks:
-        content posing as cuewrap, wherever it stands (docs/terminal-guard.md)."""
-        marks = self._marked_titles
-        if not marks:
-            return False
-        m = _OSC_INTRO.match(s)
-        if m is None:  # an ESC (and control characters) may still begin one
-            return not final and _ESC_OPEN.fullmatch(s) is not None
-        content = s[m.end() :]
-        if _OSC_C0.search(content) is not None:
-            content = _OSC_C0.sub(b"", content)
-        if not final and open_number(content):
-            return True  # its number is not known yet: held until it is
-        for code, payload in readings(content):
-            if code <= 2 and (
-                payload.startswith(marks)
-                or (not final and any(mark.startswith(payload) for mark in marks))
-            ):
-                return True
-        return False
-
-    def _clip_osc(
-        self,
-        work: bytes,
-        j: int,
-        c: int,
-        base: int,
-        events: list[tuple[int, OutputEvent]],
-        cuts: Cuts,
-    ) -> None:
-        """A complete OSC at ``j`` (content from ``c``): if it is an OSC 52, decide it."""
-        m = OSC_STOP.search(work, c)
-        if m is None:
-            return
-        t = m.start()
-        if work[t] == ESC:
-            if t + 1 >= len(work):
-                return  # its ESC is the last byte: decided at the chunk end
-            end = t + 2 if work[t + 1] == 0x5C else t  # a bare ESC begins the next sequence
-        else:
-            end = t + 1  # BEL, CAN, SUB
-        guard = (
-            self._guard and j >= base and (self._framed(work, j) or self._poses(work[j:t], True))
-        )
-        kind, read, what = clip_head(work[j:t], True, self._clip is not None, guard)
-        if kind == NOT_CLIP:
-            return
-        if kind != CLIP:  # a header longer than 8 KiB: the strictest reading
-            read = True
-        passed = j < base or self._decide(work, j, read, what)
-        events.append((j, clip_event(read, passed, end - j, what)))
-        if not passed:
-            cuts.append((j, end))
-            if not self._removable_at(work, j):
-                self._reps[j] = _NEUTRAL
-            if end == t:
-                self._bare_cuts[t] = j
-
-    def _decide(self, work: bytes, j: int, read: bool, what: str) -> bool:
-        """Ask the policy about the clipboard sequence at ``j``. A kitty write's data and end
-        get its start's answer (never asked: the write passes or goes as a whole)."""
-        if what in GUARDED_WHATS:
-            return False  # asked for only inside a frame with the guard on: content
-        if what == "osc5522 data" or what == "osc5522 end":
-            passed = self._kitty_write
-            if what == "osc5522 end":
-                self._kitty_write = False
-            return passed
-        clip = self._clip
-        passed = clip is not None and clip.clipboard(read, self._framed(work, j))
-        if what == "osc5522" and not read:
-            self._kitty_write = passed
-        return passed
-
-    def _set_before(self, work: bytes, start: int) -> None:
-        """The tracker's state for output released up to ``start`` (``start`` >= base)."""
-        ground, tail = self._state_before(work, start)
-        if ground:
-            self._u8 = tail
-            self._safe = u8_complete(tail)
-        else:  # the sequence open before ``start`` was released: it is pending
-            k = work.rfind(ESCB, 0, start)
-            pend = work[k:start]
-            if clip_head(pend, True)[0] == CLIP:
-                pend = _OPEN_OSC  # an OSC 52 that passed (and was reported): not again
-            self._pend = pend if len(pend) <= CAP else synthetic(pend)
-            self._u8 = b""
-            self._safe = False
-
-    def _clip_end(self, work: bytes, k_last: int, base: int, n: int) -> tuple[int, bytes] | None:
-        """The unfinished sequence at the end may be an OSC 52: hold it (not decidable yet)
-        or decide it and stream the rest (passed or dropped). None: not one of those.
-        Returns (end of the output, bytes to append)."""
-        if k_last + 1 < n:  # the common case, a chunk cut inside a CSI: not one
-            c = work[k_last + 1]
-            if c != 0x5D and 0x20 <= c != 0x7F:
-                return None
-        start = k_last
-        final = False
-        if k_last == n - 1:  # a lone ESC: it may end an open OSC 52
-            k2 = work.rfind(ESCB, base, k_last)
-            if (
-                k2 >= 0
-                and seq_end(work, k2, k_last) < 0
-                and clip_head(
-                    work[k2:k_last],
-                    True,
-                    self._clip is not None,
-                    self._guard and (self._framed(work, k2) or self._poses(work[k2:k_last], True)),
-                )[0]
-                == CLIP
-            ):
-                start = k2
-                final = True
-        head = work[start:k_last] if final else work[start:]
-        kind, read, what = clip_head(
-            head,
-            final,
-            self._clip is not None,
-            self._guard and (self._framed(work, start) or self._poses(head, final)),
-        )
-        if kind == NOT_CLIP:
-            return None
-        if kind != CLIP:  # could still become one, or its header is not complete yet
-            if n - start <= CAP:
-                if start == n - 1 and self._hold_from(work, k_last, base, n) >= 0:
-                    return None  # an OSC 7501 report (or notification) waiting for its "\\"
-                self._held = work[start:]
-                self._set_before(work, start)
-                return start, b""
-            if work[start + 1] != 0x5D:
-                # ESC and more than CAP control characters: they act the same before the
-                # ESC as after it; release them and keep holding the ESC alone
-                self._held = ESCB
-                self._set_before(work, start)
-                if not self._pend:  # a control character ends a pending UTF-8 character
-                    self._u8 = b""
-                    self._safe = True
-                return start, work[start + 1 :]
-            read = True  # waited long enough: the strictest reading
-        passed = self._decide(work, start, read, what)
-        self._stream = OpenSequence(
-            passing=passed, read=read, what=what, size=(k_last if final else n) - start, esc=final
-        )
-        if passed:
-            self._u8 = b""
-            self._safe = False
-            return (k_last if final else n), b""  # an ESC at the end: is it ST?
-        return self._drop_from(work, start)
-
-    # -- content: queries, DCSs, kitty file reads, C1 controls (term/content.py) ----------------
-
-    def _content(
-        self,
-        work: bytes,
-        base: int,
-        k_last: int,
-        events: list[tuple[int, OutputEvent]],
-        cuts: Cuts,
-    ) -> None:
-        """With the sequence guard: inside content, the queries, the DCSs but sixel images and
-        the kitty graphics that read files (term/content.py) are removed whole; C1 controls
-        written as UTF-8 are replaced by U+FFFD. Those at the chunk end: :meth:`_content_end`."""
-        if k_last >= base:
-            n = len(work)
-            for m in _CONTENT_AT.finditer(work, base):
-                j = m.start()
-                h = _ESC_HEAD.match(work, j)
-                if h is None:  # cannot happen: _CONTENT_AT begins the same way
-                    continue
-                b = h.end() - 1
-                if work[b] == 0x5B:  # [
-                    parsed = csi_at(work, b - 1)
-                    if parsed is None or parsed[0] - j > CAP + 1:
-                        continue  # unfinished or aborted (the end decides), or too long
-                    end, params, inter, final = parsed
-                    what = csi_query(params, inter, final)
-                    if what is not None and self._framed(work, j):
-                        self._cut_content(work, j, end, what, events, cuts)
-                    continue
-                s = _STR_STOP.search(work, b + 1)
-                if s is None:
-                    continue  # unfinished: the end decides
-                t = s.start()
-                if work[t] == ESC:
-                    if t + 1 == n:
-                        continue  # its ESC is the last byte: decided at the chunk end
-                    end = t + 2 if work[t + 1] == 0x5C else t
-                else:
-                    end = t + 1  # CAN, SUB
-                cls, what = (dcs_class if work[b] == 0x50 else apc_class)(work[b + 1 : t], True)
-                if cls == REMOVE and self._framed(work, j):
-                    self._cut_content(work, j, end, what, events, cuts)
-                    if end == t:  # a bare ESC ended it and begins the next sequence
-                        self._bare_cuts[t] = j
-        i = work.find(b"\xc2", base)
-        if i < 0:
-            return
-        for m in C1_UTF8.finditer(work, i):
-            p = m.start()
-            k = work.rfind(ESCB, 0, p)
-            if k >= 0 and not 0 <= seq_end(work, k, p + 1) <= p:
-                continue  # inside a sequence: not a character
-            if self._framed(work, p):
-                cuts.append((p, p + 2))
-                self._reps[p] = REPLACEMENT
-                events.append((p, GuardedSequence("c1", 2)))
-
-    def _cut_content(
-        self,
-        work: bytes,
-        j: int,
-        end: int,
-        what: str,
-        events: list[tuple[int, OutputEvent]],
-        cuts: Cuts,
-    ) -> None:
-        events.append((j, GuardedSequence(what, end - j)))
-        cuts.append((j, end))
-        if not self._removable_at(work, j):
-            self._reps[j] = _NEUTRAL
-
-    def _content_end(self, work: bytes, k_last: int, base: int, n: int) -> tuple[int, bytes] | None:
-        """The unfinished sequence at the end, inside content: a CSI that may still become a
-        query, a DCS or APC not decided yet (held), or one to remove (dropped to its end). None:
-        none of those. Returns (end of the output, bytes to append)."""
-        if k_last == n - 1:  # a lone ESC: it may end a DCS / APC to remove
-            k2 = work.rfind(ESCB, base, k_last)
-            if k2 < 0 or seq_end(work, k2, k_last) >= 0:
-                return None
-            m = _ESC_HEAD.match(work, k2)
-            if m is None or work[m.end() - 1] == 0x5B or not self._framed(work, k2):
-                return None
-            classify = dcs_class if work[m.end() - 1] == 0x50 else apc_class
-            cls, what = classify(work[m.end() : k_last], True)
-            if cls != REMOVE:
-                return None
-            return self._drop_content(work, k2, what, k_last - k2, True)
-        m = _ESC_HEAD.match(work, k_last)
-        if m is None or not self._framed(work, k_last):
-            return None
-        intro = work[m.end() - 1]
-        if intro == 0x5B:  # [
-            body = work[m.end() :]
-            if _CSI_JUNK.search(body) is not None:
-                body = _CSI_JUNK.sub(b"", body)
-            parts = _CSI_OPEN.fullmatch(body)
-            if (
-                n - k_last > CAP
-                or parts is None
-                or not csi_could_query(parts.group(1), parts.group(2))
-            ):
-                return None
-            return self._hold_content(work, k_last)
-        classify = dcs_class if intro == 0x50 else apc_class
-        cls, what = classify(work[m.end() :], False)
-        if cls == UNDECIDED:
-            return self._hold_content(work, k_last)
-        if cls != REMOVE:
-            return None
-        return self._drop_content(work, k_last, what, n - k_last, False)
-
-    def _hold_content(self, work: bytes, start: int) -> tuple[int, bytes]:
-        self._held = work[start:]
-        self._set_before(work, start)
-        return start, b""
-
-    def _drop_content(
-        self, work: bytes, start: int, what: str, size: int, esc: bool
-    ) -> tuple[int, bytes]:
-        """A DCS / APC to remove, unfinished at the chunk end: dropped up to its end."""
-        self._stream = OpenSequence(passing=False, read=False, what=what, size=size, esc=esc)
-        return self._drop_from(work, start)
-
-    def _hold_c1(self, work: bytes, base: int, k_last: int, e: int) -> tuple[int, bytes]:
-        """The chunk ends in the first byte of what may be a C1 control, inside content: held."""
-        n = len(work)
-        if n - 1 < base:
-            return n, b""
-        self._held = b"\xc2"
-        if k_last >= 0 and seq_end(work, k_last, n - 1) < 0:
-            # the C2 ends an ESC or a CSI (a non-ASCII byte aborts them): without it, still open
-            self._pending(work[k_last : n - 1])
-            return n - 1, b""
-        tail = work[max(e, n - 4) : n - 1] if k_last >= 0 else (self._u8 + work[:-1])[-3:]
-        self._u8 = tail
-        self._safe = u8_complete(tail)
-        return n - 1, b""
-
-    def _drop_from(self, work: bytes, start: int) -> tuple[int, bytes]:
-        """A sequence from ``start`` on is dropped to its end: the output ends before it, in
-        the state before it where taking it out changes nothing around it, else with ``ESC
-        CAN`` in its place (what its ESC did, then ground)."""
-        if self._removable_at(work, start):
-            self._set_before(work, start)
-            return start, b""
-        self._u8 = b""
-        self._safe = True
-        return start, _NEUTRAL
-
-    def _end_stream(self, st: OpenSequence) -> ClipboardSequence | GuardedSequence:
-        if st.passing:  # the host is in ground after it
-            self._u8 = b""
-            self._safe = True
-        self._stream = None
-        return st.event()
-
     def _feed_stream(self, data: bytes) -> Scan:
-        """The rest of a sequence decided at a chunk end (``term/openseq.py``): passed or
-        dropped to its end."""
-        st = self._stream
-        assert st is not None
+        """The rest of a sequence decided at a chunk end (``term/streamguard.py``), then the
+        scan of what follows it."""
         if not data:
             return Scan(b"", [], self._safe)
-        passing = st.passing
-        if st.esc:  # ST, or a bare ESC that ended it
-            st.esc = False
-            if data[0] == 0x5C:
-                st.size += 2
-                ev = self._end_stream(st)
-                rest = self.feed(data[1:])
-                out = ST + rest.out if passing else rest.out
-                return Scan(out, [ev, *rest.events], rest.safe)
-            ev = self._end_stream(st)
-            if passing:  # the host is still inside it: a released open OSC stands for it
-                self._pend = _OPEN_OSC
-                self._safe = False
-            rest = self.feed(ESCB + data)  # the ESC, not released, begins the next one
-            return Scan(rest.out, [ev, *rest.events], rest.safe)
-        end, how = st.end_in(data)
-        if how == GOES_ON:
-            return Scan(data[:end] if passing else b"", [], self._safe)
-        ev = self._end_stream(st)
-        if passing and how == CUT_BY_ESC:  # the host is still inside it
-            self._pend = _OPEN_OSC
-            self._safe = False
-        rest = self.feed(data[end:])
-        out = data[:end] + rest.out if passing else rest.out
-        return Scan(out, [ev, *rest.events], rest.safe)
-
-    def _removable_at(self, work: bytes, j: int) -> bool:
-        ground, tail = self._state_before(work, j)
-        return ground and u8_complete(tail)
-
-    def _could_remove(self, s: bytes, whole: bool = False) -> bool:
-        """Could ``s`` (ESC-led, unfinished) still become an OSC that would be removed now?
-        ``whole``: ``s`` is the head of an OSC already known to be unfinished."""
-        return self.status.could_remove(s, whole) or self.notices.could_remove(s, whole)
-
-    def _hold_from(self, work: bytes, k_last: int, base: int, n: int) -> int:
-        """Where to start holding back a possible OSC 7501 report at the end, or -1."""
-        if (not self.status.active and not self.notices.active) or k_last < base:
-            return -1
-        start = -1
-        if k_last == n - 1:  # a lone ESC: a report's ST, or the start of one
-            k2 = work.rfind(ESCB, base, k_last)
-            if (
-                k2 >= 0
-                and work[k2 + 1] == 0x5D
-                and seq_end(work, k2, k_last) < 0
-                and self._could_remove(work[k2 : k2 + 8], whole=True)
-            ):
-                start = k2
-            elif self._could_remove(ESCB):
-                start = k_last
-        elif self._could_remove(work[k_last:]):
-            start = k_last
-        if start < 0 or n - start > CAP or not self._removable_at(work, start):
-            return -1
-        return start
-
-    def _resets(
-        self, work: bytes, base: int, events: list[tuple[int, OutputEvent]], c0_needed: bool
-    ) -> int:
-        """RIS and DECSTR released in this chunk (an ESC always starts a new sequence, so
-        every ``ESC c`` is RIS and every ``ESC [ ! p`` DECSTR). ``c0_needed``: the same search
-        finds the first ESC followed by a control character: returned (or -1)."""
-        # on escape-dense output bytes.find of a 2-byte needle is slow (no memchr): the
-        # regex literal search is ~3x faster; DECSTR is looked for only if a "!" is there
-        c0 = -1
-        m = (_RIS_C0 if c0_needed else _RIS).search(work, base)
-        if m is not None and work[m.start() + 1] != 0x63:  # c
-            c0 = m.start()
-            m = _RIS.search(work, m.end())
-        if m is not None:
-            events.append((m.start(), _FOCUS_RIS))
-        if work.find(b"!", base) >= 0:
-            i = work.find(b"\x1b[!p", base)
-            if i >= 0:
-                events.append((i, _FOCUS_DECSTR))
-        return c0
-
-    def _dec_starts(self, work: bytes, first: int, quiet_seen: dict[int, int]) -> list[int]:
-        """Positions of every ``CSI ?`` but the quiet single-mode toggles, which are applied
-        here: the last toggle of each quiet mode decides its state. ``first`` is the first
-        ``?`` at or after index 2 (memchr); Python only looks at each introducer's head."""
-        starts: list[int] = []
-        last: dict[int, tuple[int, bool]] = {}
-        for j in find_all(work, b"\x1b[?", first):
-            if work.startswith(_QUIET_HEADS, j + 3):
-                mode = 2026 if work[j + 4] == 0x30 else 25  # "20…" / "25…"
-                last[mode] = (j, work[j + (7 if mode == 2026 else 5)] == 0x68)  # h
-            else:
-                starts.append(j)
-        for mode, (at, on) in last.items():
-            if mode == 2026:
-                self._sync = on
-            self.modes.set(mode, on)
-            quiet_seen[mode] = at
-        return starts
-
-    def _private_csi(
-        self,
-        work: bytes,
-        j: int,
-        base: int,
-        events: list[tuple[int, OutputEvent]],
-        quiet_seen: dict[int, int],
-        cuts: Cuts,
-    ) -> None:
-        """Apply and report ``CSI ?|>|<|= …`` at ``j`` (events keyed by position)."""
-        m = _DEC_ONE.match(work, j)
-        if m is not None:  # the common case: one mode, e.g. CSI ? 1049 h
-            single = int(m.group(1))
-            on = m.group(2) == b"h"
-            self.modes.set(single, on)
-            events.append((j, _mode_event(single, on)))
-            if single == seq.MODE_FOCUS and self.own_focus:
-                if j >= base and self._removable_at(work, j):
-                    cuts.append((j, m.end()))
-                elif not on:
-                    events.append((j, _FOCUS_1004))
-            return
-        parsed = csi_at(work, j)
-        if parsed is None:
-            return
-        end, params, inter, final = parsed
-        if inter == b"$" and final == 0x70 and params == DECRQM_FOCUS and self.answer_child:
-            if not self._framed(work, j):  # inside a frame: content it draws, not its query
-                cut = j >= base and self._removable_at(work, j)
-                if cut:
-                    cuts.append((j, end))
-                events.append((j, ChildQuery("decrqm1004", cut=cut)))
-            return
-        if inter or not params or end - j > CAP + 1 or _PARAMS.fullmatch(params, 1) is None:
-            return
-        marker = params[0]
-        if marker == 0x3F:  # ?
-            if final != 0x68 and final != 0x6C:  # h l
-                return
-            on = final == 0x68
-            for mode in ints(params[1:]):
-                if mode is None:
-                    continue
-                if mode in QUIET_MODES:  # in a multi-mode sequence: state only, in order
-                    if j > quiet_seen.get(mode, -1):
-                        self.modes.set(mode, on)
-                        quiet_seen[mode] = j
-                    continue
-                self.modes.set(mode, on)
-                events.append((j, _mode_event(mode, on)))
-                if mode == seq.MODE_FOCUS and not on and self.own_focus:
-                    events.append((j, _FOCUS_1004))  # inside a multi-mode sequence: left in
-        else:  # > < =: the kitty keyboard stack, modifyOtherKeys
-            self.modes.keys(marker, final, params)
-
-    def _osc(
-        self,
-        work: bytes,
-        j: int,
-        base: int,
-        events: list[tuple[int, OutputEvent]],
-        cuts: Cuts,
-    ) -> None:
-        m = OSC_STOP.search(work, j + 2)
-        if m is None:
-            return
-        t = m.start()
-        term = work[t]
-        if term == 0x07:
-            end = t + 1
-        elif term == ESC and work[t + 1 : t + 2] == b"\\":
-            end = t + 2
-        else:
-            if self._clip is not None or self._guard:  # a terminal may take it as complete
-                self._clip_osc(work, j, j + 2, base, events, cuts)
-            return  # aborted (CAN, SUB, ESC not followed by "\"), or unfinished
-        if end - j > CAP + 1:
-            if self._clip is not None or self._guard:
-                self._clip_osc(work, j, j + 2, base, events, cuts)
-            return
-        if j < base and work.startswith(_OPEN_OSC, j):
-            return  # the stand-in for an OSC released and reported before: never again
-        content = work[j + 2 : t]
-        had_c0 = _OSC_C0.search(content) is not None
-        if had_c0:
-            content = _OSC_C0.sub(b"", content)
-        ps, semi, rest = content.partition(b";")
-        guarded = guarded_what(content)  # as any terminal reads its number (term/oscnum.py)
-        if guarded is not None and self._framed(work, j):
-            # inside a frame the child draws: content it renders, never a fact
-            if self._guard and j >= base:
-                self._clip_osc(work, j, j + 2, base, events, cuts)  # removed whole
-                return
-            if self._clip is not None:  # another terminal's reading may be a clipboard one
-                seen = len(events)
-                self._clip_osc(work, j, j + 2, base, events, cuts)
-                if len(events) > seen:
-                    return  # a clipboard sequence (52ltitle): that alone, as between frames
-            if guarded[0] == "osc0" or guarded[0] == "osc2":
-                title = guarded[1].decode("utf-8", "replace")
-                self.title = title
-                events.append((j, TitleChange(title, True)))  # never a mark composed onto it
-            return
-        if (
-            guarded is not None
-            and self._marked_titles
-            and self._guard
-            and j >= base
-            and self._poses(work[j:t], True)
-        ):
-            self._as_content(work, j, base, events, cuts)  # posing as cuewrap's mark
-            return
-        handler = _OSC_HANDLERS.get(ps) if semi else None
-        if handler is not None:
-            handler(self, _new(Osc, (work, j, end, base, ps, rest, had_c0)), events, cuts)
-        elif self._clip is not None:
-            self._clip_osc(work, j, j + 2, base, events, cuts)  # if it is a clipboard sequence
-
-    def _as_content(
-        self, work: bytes, j: int, base: int, events: list[tuple[int, OutputEvent]], cuts: Cuts
-    ) -> None:
-        """The complete OSC at ``j`` is content wherever it is: removed whole, as inside a
-        frame."""
-        all_content = self._all_content
-        self._all_content = True
-        try:
-            self._clip_osc(work, j, j + 2, base, events, cuts)
-        finally:
-            self._all_content = all_content
-
-    # The OSCs the tracker reads, by Ps (the table is _OSC_HANDLERS, after the class). Each gets
-    # the complete OSC (``Osc``), the chunk's events and its cuts to add to.
-
-    def _osc_title(self, o: Osc, events: list[tuple[int, OutputEvent]], cuts: Cuts) -> None:
-        """OSC 0 / 2: the window title."""
-        title = o.rest.decode("utf-8", "replace")
-        self.title = title
-        controls = o.had_c0 or _TITLE_CONTROLS.search(title) is not None
-        events.append((o.j, TitleChange(title, controls) if controls else TitleChange(title)))
-
-    def _osc_9(self, o: Osc, events: list[tuple[int, OutputEvent]], cuts: Cuts) -> None:
-        """OSC 9: ConEmu's progress (``9 ; 4 ; state``), else a notification."""
-        if o.rest[:2] != b"4;":
-            self._osc_notice(o, events, cuts)
-            return
-        state = _PROGRESS.match(o.rest, 2)
-        if state is not None and int(state.group()) != self.progress:
-            self.progress = int(state.group())  # reported on change only (Pi repeats it)
-            events.append((o.j, ChildProgress(self.progress)))
-
-    def _osc_status(self, o: Osc, events: list[tuple[int, OutputEvent]], cuts: Cuts) -> None:
-        """OSC 7501: a program status report, or the child's query; what becomes of it is the
-        status guard's to say (``term/statusguard.py``)."""
-        guard = self.status
-        fresh = o.j >= o.base
-        if o.rest == b"?" and guard.answer_query:
-            cut = fresh and self._removable_at(o.work, o.j)
-            if cut:
-                cuts.append((o.j, o.end))
-            events.append((o.j, guard.query(cut)))
-            return
-        status, verdict = guard.report(
-            o.rest, o.work[o.j : o.end], fresh, lambda: self._removable_at(o.work, o.j)
-        )
-        if status is not None:
-            events.append((o.j, status))
-        if verdict:
-            cuts.append((o.j, o.end))
-            if verdict == CUT_NEUTRAL:
-                self._reps[o.j] = _NEUTRAL
-
-    def _osc_notice(self, o: Osc, events: list[tuple[int, OutputEvent]], cuts: Cuts) -> None:
-        """OSC 9 / 777 / 99: the child's own notification, or kitty's query; what becomes of it
-        is the notice guard's to say (``term/noticeguard.py``)."""
-        event, cut = self.notices.read(
-            o.ps, o.rest, lambda: o.j >= o.base and self._removable_at(o.work, o.j)
-        )
-        if cut:
-            cuts.append((o.j, o.end))
-        if event is not None:
-            events.append((o.j, event))
-
-
-_OSC_HANDLERS = {
-    b"0": OutputTracker._osc_title,
-    b"2": OutputTracker._osc_title,
-    b"9": OutputTracker._osc_9,
-    b"7501": OutputTracker._osc_status,
-    b"777": OutputTracker._osc_notice,
-    b"99": OutputTracker._osc_notice,
-}
+        out, ev, rest = self._streamg.step(data)
+        if ev is None:
+            return Scan(out, [], self._safe)
+        scan = self.feed(rest)
+        return Scan(out + scan.out if out else scan.out, [ev, *scan.events], scan.safe)

@@ -34,9 +34,9 @@ from cuewrap.term.childqueries import ChildQuery
 from cuewrap.term.clipboard import ClipboardSequence, GuardedSequence
 from cuewrap.term.focus import FocusReport, HostStatusReply
 from cuewrap.term.notices import ChildNotification
+from cuewrap.term.outevents import Bell, FocusMayBeOff, ModeChange, TitleChange
 from cuewrap.term.sequences import MODE_FOCUS
 from cuewrap.term.statusguard import StatusQuery
-from cuewrap.term.tracker import Bell, FocusMayBeOff, ModeChange, TitleChange
 
 if TYPE_CHECKING:
     from cuewrap.bridge.server import BridgeServer
