@@ -201,7 +201,7 @@ def run_tracker(
         scan = t.feed(piece)
         out += scan.out
         events += scan.events
-        assert len(t._pend) <= CAP + 8 and len(t._held) <= CAP + 8
+        assert len(t._pend) <= CAP + 8 and len(t.held_bytes) <= CAP + 8
         assert len(t.notices.parser._pending) <= N.PENDING_MAX
         for part in t.notices.parser._pending.values():
             assert all(len(x) <= N.TEXT_CAP for x in part[1:])  # type: ignore[arg-type]

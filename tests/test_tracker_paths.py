@@ -116,7 +116,7 @@ def tracker_state(t: OutputTracker) -> tuple[object, ...]:
         t.held,
         t.safe,
         t._pend,
-        t._held,
+        t.held_bytes,
         t._u8,
         t._stream,
     )

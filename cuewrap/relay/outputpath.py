@@ -179,7 +179,7 @@ class OutputPath:
         scan = tracker.feed(data)
         if scan[1]:
             self._react(scan[1])
-        self.held = bool(tracker._held)  # ``held`` without the property's call
+        self.held = bool(tracker.held_bytes)  # a plain attribute: no call on the hot path
         if self._own and tracker.at_rest:
             return self._with_own(scan)
         return scan
@@ -236,13 +236,13 @@ class OutputPath:
                 self._react(more.events)
                 events = [*events, *more.events]
             safe = more.safe
-        self.held = bool(self.tracker._held)
+        self.held = bool(self.tracker.held_bytes)
         return (out, events, safe)
 
     def flush(self) -> bytes:
         """Held bytes, released after a short quiet time (the relay's timer)."""
         rest = self.tracker.flush()
-        self.held = bool(self.tracker._held)
+        self.held = bool(self.tracker.held_bytes)
         return rest
 
     def end(self) -> Passed:

@@ -105,7 +105,7 @@ class ClipGuard:
         if clip_head(held, False, self.policy is not None, guard)[0] != NOT_CLIP:
             return b""
         if len(held) > 1 and held[-1] == ESC:
-            s._held = ESCB
+            s.held_bytes = ESCB
             s.pending(held[:-1])
             return held[:-1]
         return None
@@ -174,13 +174,13 @@ class ClipGuard:
             if n - start <= CAP:
                 if start == n - 1 and s.hold_from(work, k_last, base, n) >= 0:
                     return None  # an OSC 7501 report (or notification) waiting for its "\\"
-                s._held = work[start:]
+                s.held_bytes = work[start:]
                 s.set_before(work, start)
                 return start, b""
             if work[start + 1] != 0x5D:
                 # ESC and more than CAP control characters: they act the same before the
                 # ESC as after it; release them and keep holding the ESC alone
-                s._held = ESCB
+                s.held_bytes = ESCB
                 s.set_before(work, start)
                 if not s._pend:  # a control character ends a pending UTF-8 character
                     s._u8 = b""

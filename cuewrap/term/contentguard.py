@@ -171,7 +171,7 @@ class ContentGuard:
         return self._drop(work, k_last, what, n - k_last, False)
 
     def _hold(self, work: bytes, start: int) -> tuple[int, bytes]:
-        self.s._held = work[start:]
+        self.s.held_bytes = work[start:]
         self.s.set_before(work, start)
         return start, b""
 
@@ -186,7 +186,7 @@ class ContentGuard:
         n = len(work)
         if n - 1 < base:
             return n, b""
-        s._held = b"\xc2"
+        s.held_bytes = b"\xc2"
         if k_last >= 0 and seq_end(work, k_last, n - 1) < 0:
             # the C2 ends an ESC or a CSI (a non-ASCII byte aborts them): without it, still open
             s.pending(work[k_last : n - 1])

@@ -64,11 +64,11 @@ class GuardFallback:
         self.outside = outside
         self.removed = 0
         self._state = _GROUND
-        self._held = bytearray()  # ESC [C0…] while _ESC; the sequence's head while _HEAD
+        self.held_bytes = bytearray()  # ESC [C0…] while _ESC; the sequence's head while _HEAD
 
     @property
     def held(self) -> bool:
-        return bool(self._held) or self._state in (_PASS_ESC, _DROP_ESC)
+        return bool(self.held_bytes) or self._state in (_PASS_ESC, _DROP_ESC)
 
     def feed(self, data: bytes) -> bytes:
         if not self.clipboard and not self.outside:
@@ -83,40 +83,40 @@ class GuardFallback:
                     out += data[i:]
                     break
                 out += data[i:j]
-                self._held[:] = b"\x1b"
+                self.held_bytes[:] = b"\x1b"
                 self._state = _ESC
                 i = j + 1
             elif state == _ESC:
                 m = _ESC_SKIP.match(data, i)
                 j = m.end() if m is not None else i
-                self._held += data[i:j]
+                self.held_bytes += data[i:j]
                 i = j
                 if i >= n:
-                    if len(self._held) > HEAD_MAX:  # a runaway run of controls: undecided
+                    if len(self.held_bytes) > HEAD_MAX:  # a runaway run of controls: undecided
                         self.removed += 1
                         out += NEUTRAL  # what follows is text on the host
-                        self._held.clear()
+                        self.held_bytes.clear()
                         self._state = _GROUND
                     break
                 if data[i] == 0x5D:  # ]
-                    self._held.append(0x5D)
+                    self.held_bytes.append(0x5D)
                     self._state = _HEAD
                     i += 1
                 else:  # not an OSC: the ESC and what followed go as they are
-                    out += self._held
-                    self._held.clear()
+                    out += self.held_bytes
+                    self.held_bytes.clear()
                     self._state = _GROUND
                     if data[i] == 0x1B:
                         continue  # a new ESC: the ground state finds it
             elif state == _HEAD:
                 m = _OSC_STOP.search(data, i)
                 j = m.start() if m is not None else n
-                self._held += data[i:j]
+                self.held_bytes += data[i:j]
                 i = j
                 final = m is not None
-                kind = classify(bytes(self._held), final, self.clipboard, self.outside)
+                kind = classify(bytes(self.held_bytes), final, self.clipboard, self.outside)
                 if kind == UNDECIDED:
-                    if not final and len(self._held) <= HEAD_MAX:
+                    if not final and len(self.held_bytes) <= HEAD_MAX:
                         break  # all of the chunk is in the head: wait for more
                     kind = DROP  # never passed undecided
                 if kind == DROP:
@@ -124,9 +124,9 @@ class GuardFallback:
                     out += NEUTRAL
                     self._state = _DROP
                 else:
-                    out += self._held
+                    out += self.held_bytes
                     self._state = _PASS
-                self._held.clear()
+                self.held_bytes.clear()
             else:  # _PASS / _DROP and their ESC: the rest of a decided sequence
                 passing = state in (_PASS, _PASS_ESC)
                 if state in (_PASS_ESC, _DROP_ESC):
@@ -136,7 +136,7 @@ class GuardFallback:
                         self._state = _GROUND
                         i += 1
                     else:  # the ESC ended it and begins what follows: held with that
-                        self._held[:] = b"\x1b"
+                        self.held_bytes[:] = b"\x1b"
                         self._state = _ESC
                     continue
                 m = _OSC_STOP.search(data, i)
@@ -160,16 +160,16 @@ class GuardFallback:
         sequence still undecided is removed."""
         out = b""
         if self._state == _ESC:
-            out = bytes(self._held)
+            out = bytes(self.held_bytes)
         elif self._state in (_PASS_ESC, _DROP_ESC):
             out = b"\x1b"  # it ended a sequence and begins one that never came
         elif self._state == _HEAD:
-            kind = classify(bytes(self._held), False, self.clipboard, self.outside)
+            kind = classify(bytes(self.held_bytes), False, self.clipboard, self.outside)
             if kind == KEEP:
-                out = bytes(self._held)
+                out = bytes(self.held_bytes)
             else:
                 self.removed += 1
                 out = NEUTRAL
-        self._held.clear()
+        self.held_bytes.clear()
         self._state = _GROUND
         return out

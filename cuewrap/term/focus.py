@@ -69,22 +69,22 @@ class FocusFilter:
 
     def __init__(self) -> None:
         self.in_paste: bool = False
-        self._held = b""  # not yet returned: b"\x1b" or b"\x1b[" (outside paste)
+        self.held_bytes = b""  # not yet returned: b"\x1b" or b"\x1b[" (outside paste)
         self._seen = b""  # already returned, a proper prefix of a paste marker or _STATUS
 
     @property
     def pending(self) -> bool:
         """True when a partial prefix (``ESC`` or ``ESC [``) is held back."""
-        return bool(self._held)
+        return bool(self.held_bytes)
 
     def feed(self, data: bytes) -> list[Item]:
         """Filter ``data``; return data segments and reports in stream order."""
         seen = self._seen
-        if not (seen or self._held) and data.find(b"\x1b") < 0:
+        if not (seen or self.held_bytes) and data.find(b"\x1b") < 0:
             return [data] if data else []  # typing: no ESC, nothing held (every keystroke)
-        buf = seen + self._held + data if (seen or self._held) else data
+        buf = seen + self.held_bytes + data if (seen or self.held_bytes) else data
         base = len(seen)  # bytes before base were returned already
-        self._held = b""
+        self.held_bytes = b""
         self._seen = b""
         items: list[Item] = []
         emit = base  # start of the data not yet added to items
@@ -123,7 +123,7 @@ class FocusFilter:
             tail = buf[k:]
             if not self.in_paste and tail in _HOLD and k >= emit:
                 _add(items, buf[emit:k])
-                self._held = tail
+                self.held_bytes = tail
                 return items
             targets = _INSIDE if self.in_paste else _OUTSIDE
             if any(len(tail) < len(t) and t.startswith(tail) for t in targets):
@@ -133,10 +133,10 @@ class FocusFilter:
 
     def flush(self) -> list[Item]:
         """Release a held prefix unchanged, as data."""
-        held = self._held
+        held = self.held_bytes
         if not held:
             return []
-        self._held = b""
+        self.held_bytes = b""
         # still a prefix of a paste marker / the status prefix: keep tracking it, as data
         self._seen = held
         return [held]

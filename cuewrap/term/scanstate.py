@@ -8,13 +8,13 @@ state, not a copy: :class:`~cuewrap.term.tracker.OutputTracker` is a :class:`Sca
 its fields stay plain attributes of the tracker, read on the hot path without a lookup more.
 
 Fields (set by the tracker's constructor): ``_pend`` the released bytes of the unfinished
-sequence at the end (<= :data:`CAP`), ``_held`` the bytes held back, ``_u8`` the last <= 3
-bytes of ground text released, ``_safe`` a safe point after them, ``_stream`` a clipboard or
-content sequence decided at a chunk end and still open (``term/openseq.py``), ``_base`` the
-bytes of the chunk released before it, ``_reps`` what takes the place of each cut (by its
-start), ``_bare_cuts`` the cuts a bare ESC ended (that ESC -> the cut's start), ``_frame0`` /
-``_sync`` synchronized output at the chunk's start / end, ``_guard`` the sequence guard on,
-``_all_content`` all output counts as content.
+sequence at the end (<= :data:`CAP`), ``held_bytes`` the bytes held back (public: the relay
+reads it after each chunk), ``_u8`` the last <= 3 bytes of ground text released, ``_safe`` a
+safe point after them, ``_stream`` a clipboard or content sequence decided at a chunk end and
+still open (``term/openseq.py``), ``_base`` the bytes of the chunk released before it,
+``_reps`` what takes the place of each cut (by its start), ``_bare_cuts`` the cuts a bare ESC
+ended (that ESC -> the cut's start), ``_frame0`` / ``_sync`` synchronized output at the chunk's
+start / end, ``_guard`` the sequence guard on, ``_all_content`` all output counts as content.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class ScanState:
     progress: int | None
     notices: NoticeGuard
     _pend: bytes
-    _held: bytes
+    held_bytes: bytes
     _u8: bytes
     _safe: bool
     _stream: OpenSequence | None

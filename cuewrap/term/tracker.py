@@ -215,7 +215,7 @@ class OutputTracker(ScanState):
         self.title: str | None = None
         self.progress: int | None = None  # the child's last OSC 9;4 state (ConEmu progress)
         # the scan's state, shared with its guards (term/scanstate.py says what each is)
-        self._pend = self._held = self._u8 = b""
+        self._pend = self.held_bytes = self._u8 = b""
         self._safe = True
         self._clip = clipboard  # the clipboard policy: None passes every OSC 52 unseen
         self._frame0 = self._sync = False
@@ -257,7 +257,7 @@ class OutputTracker(ScanState):
     def at_rest(self) -> bool:
         """Nothing is open, pending or held: the stream is in ground between two sequences and
         characters (where :meth:`feed_own` may put the child's own write)."""
-        return self._safe and not self._held and not self._pend and self._stream is None
+        return self._safe and not self.held_bytes and not self._pend and self._stream is None
 
     def feed_own(self, data: bytes) -> Scan:
         """The child's own write (complete sequences, ``term/provenance.py``), read as the
@@ -272,7 +272,7 @@ class OutputTracker(ScanState):
     @property
     def held(self) -> bool:
         """True while bytes are held back (call :meth:`flush` after a short quiet time)."""
-        return bool(self._held)
+        return bool(self.held_bytes)
 
     @property
     def safe(self) -> bool:
@@ -292,11 +292,11 @@ class OutputTracker(ScanState):
         if self._stream is not None:
             return self._feed_stream(data)
         pend = self._pend
-        held = self._held
+        held = self.held_bytes
         if pend or held:
             if held:
                 data = held + data  # what goes out when nothing is cut: work[base:]
-                self._held = b""
+                self.held_bytes = b""
             work = pend + data
             base = len(pend)  # work[:base] was released already
             self._pend = b""
@@ -354,7 +354,7 @@ class OutputTracker(ScanState):
 
     def flush(self) -> bytes:
         """Release held bytes unchanged (they begin an unfinished sequence: not safe)."""
-        held = self._held
+        held = self.held_bytes
         if not held:
             return b""
         if self._guard and (held == b"\xc2" or ESC_HEAD.match(held) is not None):
@@ -362,7 +362,7 @@ class OutputTracker(ScanState):
         out = self._clipg.release(held)  # a possible clipboard sequence: never undecided
         if out is not None:
             return out
-        self._held = b""
+        self.held_bytes = b""
         # held bytes follow a safe point (see hold_from), so nothing else is pending
         self.pending(held)
         return held
@@ -371,8 +371,8 @@ class OutputTracker(ScanState):
         """The output ended: :meth:`flush`; what stays held is dropped (an unfinished sequence
         in content, never shown), so that :attr:`at_rest` says where the terminal stands."""
         out = self.flush()
-        if self._held and not self._pend:
-            self._held = b""
+        if self.held_bytes and not self._pend:
+            self.held_bytes = b""
         return out
 
     # -- the paths of feed --------------------------------------------------------------------
@@ -549,7 +549,7 @@ class OutputTracker(ScanState):
                 return clip
         hold_from = self.hold_from(work, k_last, base, n)
         if hold_from >= 0:
-            self._held = work[hold_from:]
+            self.held_bytes = work[hold_from:]
             _, tail = self.state_before(work, hold_from)  # ground: hold_from checked
             self._u8 = tail
             self._safe = True
