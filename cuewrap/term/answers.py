@@ -67,6 +67,9 @@ class AnswerFilter(FocusFilter):
     def pending(self) -> bool:
         return bool(self._partial) or super().pending
 
+    def passes(self, data: bytes) -> bool:
+        return not self._partial and super().passes(data)
+
     def stop(self) -> None:
         """The terminal did not answer in time: take nothing more out (a held prefix is
         released by the next feed or flush)."""
