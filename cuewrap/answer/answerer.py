@@ -133,7 +133,9 @@ class Answerer:
 
     def typed(self) -> None:
         """The user typed in this session: the token dies (an answer not yet typed fails)."""
-        self.run(self.machine.key())
+        actions = self.machine.key()
+        if actions:  # none, mostly (no dialog open): this runs at every key
+            self.run(actions)
 
     # -- the actions the machine returns -----------------------------------------------------
     def run(self, actions: list[M.Action], asker: _Asker | None = None) -> None:

@@ -243,7 +243,8 @@ class Machine:
     def key(self) -> list[Action]:
         """The user typed in this session: the token dies, an answer not yet typed fails, no
         token comes for this dialog any more."""
-        if self.phase in (Phase.IDLE, Phase.SHUT):
+        phase = self.phase
+        if phase is Phase.IDLE or phase is Phase.SHUT:  # every key, mostly: nothing built
             return []
         acts = self._kill(KEY)
         if self.phase is Phase.CLAIMED:

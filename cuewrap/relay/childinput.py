@@ -52,6 +52,31 @@ class ChildInput:
         self._waiting_len += len(data)
         self._write()
 
+    def typed(self, data: bytes) -> bool:
+        """One read of the host's input, written now if it passes as it came (the usual
+        keystroke: ``InputPath.passes``), before anything else is done with it; whether it
+        did (then ``InputPath.typed`` says what it sets off; otherwise nothing was done)."""
+        if self.input.passes(data):
+            self.send(data)
+            return True
+        return False
+
+    def send(self, data: bytes) -> None:
+        """:meth:`queue`, its usual case first: nothing waits, so ``data`` is written now,
+        without the queue (the user's keystroke, before anything else is done with it); what
+        the PTY does not take waits, as :meth:`queue` leaves it."""
+        if self.waiting or not self.open:
+            self.queue(data)
+            return
+        try:
+            n = os.write(self.master_fd, data)
+        except (BlockingIOError, InterruptedError):
+            n = 0
+        except OSError:
+            return  # as ``_write``: input the PTY refuses is dropped
+        if n != len(data):
+            self.queue(data[n:] if n else data)
+
     def write_whole(self, data: bytes) -> str | None:
         """cuewrap's own keys: one write, only at a safe point of the input (not in the middle
         of a key sequence or a paste) and when nothing of the user's waits. None once written

@@ -69,6 +69,21 @@ class InputPath:
             return "the input is in the middle of a key sequence or a paste"
         return None
 
+    def passes(self, data: bytes) -> bool:
+        """``data`` (one read) goes to the child as it came, with nothing taken out: the
+        filter holds nothing and it has no ESC (the usual keystroke). What ``feed`` would then
+        say is ``[data, KEYSTROKE]`` with the path told (:meth:`typed`), so the relay writes
+        ``data`` first and does the rest after. Without a filter: False (``feed`` passes the
+        read on alone)."""
+        focus = self.focus
+        return focus is not None and focus.passes(data)
+
+    def typed(self, path: Path) -> KeysRead:
+        """What a read that :meth:`passes` sets off once written: the path hears it (a
+        clipboard write right after a key), and the event for the cue side."""
+        path.typed()
+        return KEYSTROKE
+
     def feed(self, data: bytes, path: Path) -> list[Step | RelayEvent]:
         """One read of the host's input. Raises where the filter fails (the relay then drops
         it and passes ``data`` on as it came)."""

@@ -146,6 +146,12 @@ class Reactions:
             return
         self.perform(steps)
 
+    def typed(self) -> None:
+        """A read that passed as it came (``InputPath.passes``) was written to the child: what
+        it sets off, as :meth:`keys` would have after the write (the path told, the keystroke
+        for the cue side)."""
+        self.emit(self.child.input.typed(self.path))
+
     def perform(self, steps: Iterable[bytes | StatusOn | RelayEvent]) -> None:
         """The input path's steps, in order (``relay/inputpath.py``): bytes for the child; the
         host speaks the Program Status Protocol: the child's reports pass on from now on, and

@@ -179,12 +179,15 @@ class Relay:
         if not data:
             self._stdin_eof()
             return
-        # its echo is relayed as it comes: the answer to this input is not kept waiting
-        if self.gathering.typed(self._clock()) and self._master_open:
+        plain = self.child_input.typed(data)  # the usual keystroke: written first
+        if self.gathering.typed(self._clock()) and self._master_open:  # its echo goes at once
             self.loop.add_reader(self.master_fd, self._on_master, guarded=False)
         if self._focus_timer is not None:
             self._focus_timer.cancel()
             self._focus_timer = None
+        if plain:
+            self.reactions.typed()
+            return
         self.reactions.keys(data)
         if self.input.pending:
             self._focus_timer = self.loop.call_later(FOCUS_PREFIX_HOLD, self._flush_focus)
@@ -211,9 +214,8 @@ class Relay:
 
     # -- output: child -> host -------------------------------------------------------------
     def _read_master(self) -> bytes | None:
-        """One read of the child's output (the one place that reads it): the bytes; ``b""`` at
-        its end (EOF, or EIO: the child's side is closed; another error is reported); None
-        when nothing is there now."""
+        """One read of the child's output: the bytes; ``b""`` at its end (EOF, or EIO: the
+        child's side is closed; another error is reported); None when nothing is there now."""
         try:
             return os.read(self.master_fd, READ_SIZE)
         except OSError as exc:

@@ -67,6 +67,10 @@ class AnswerFilter(FocusFilter):
     def pending(self) -> bool:
         return bool(self._partial) or super().pending
 
+    def passes(self, data: bytes) -> bool:
+        # FocusFilter.passes, and no answer's prefix held (inline: every keystroke)
+        return not (self._partial or self._seen or self._held) and data.find(b"\x1b") < 0
+
     def stop(self) -> None:
         """The terminal did not answer in time: take nothing more out (a held prefix is
         released by the next feed or flush)."""

@@ -77,6 +77,12 @@ class FocusFilter:
         """True when a partial prefix (``ESC`` or ``ESC [``) is held back."""
         return bool(self.held_bytes)
 
+    def passes(self, data: bytes) -> bool:
+        """``feed(data)`` would return ``[data]`` and change nothing: nothing is held or
+        remembered and ``data`` has no ESC (the usual keystroke). The relay then writes it to
+        the child at once, without the filter's call."""
+        return not (self._seen or self._held) and data.find(b"\x1b") < 0
+
     def feed(self, data: bytes) -> list[Item]:
         """Filter ``data``; return data segments and reports in stream order."""
         seen = self._seen

@@ -140,7 +140,7 @@ class PendingCueSide:
 
     # -- the relay's sink -----------------------------------------------------------------
     def relay_event(self, event: RelayEvent) -> None:
-        if not self.built:
+        if self._build is not None:  # not built yet (``built``, without the call: every key)
             from cuewrap.relay.events import ChildExited
 
             self._kept.append(("event", event))
