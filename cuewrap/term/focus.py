@@ -69,13 +69,13 @@ class FocusFilter:
 
     def __init__(self) -> None:
         self.in_paste: bool = False
-        self.held_bytes = b""  # not yet returned: b"\x1b" or b"\x1b[" (outside paste)
+        self._held = b""  # not yet returned: b"\x1b" or b"\x1b[" (outside paste)
         self._seen = b""  # already returned, a proper prefix of a paste marker or _STATUS
 
     @property
     def pending(self) -> bool:
         """True when a partial prefix (``ESC`` or ``ESC [``) is held back."""
-        return bool(self.held_bytes)
+        return bool(self._held)
 
     def passes(self, data: bytes) -> bool:
         """``feed(data)`` would return ``[data]`` and change nothing: nothing is held or
@@ -86,11 +86,11 @@ class FocusFilter:
     def feed(self, data: bytes) -> list[Item]:
         """Filter ``data``; return data segments and reports in stream order."""
         seen = self._seen
-        if not (seen or self.held_bytes) and data.find(b"\x1b") < 0:
+        if not (seen or self._held) and data.find(b"\x1b") < 0:
             return [data] if data else []  # typing: no ESC, nothing held (every keystroke)
-        buf = seen + self.held_bytes + data if (seen or self.held_bytes) else data
+        buf = seen + self._held + data if (seen or self._held) else data
         base = len(seen)  # bytes before base were returned already
-        self.held_bytes = b""
+        self._held = b""
         self._seen = b""
         items: list[Item] = []
         emit = base  # start of the data not yet added to items
@@ -129,7 +129,7 @@ class FocusFilter:
             tail = buf[k:]
             if not self.in_paste and tail in _HOLD and k >= emit:
                 _add(items, buf[emit:k])
-                self.held_bytes = tail
+                self._held = tail
                 return items
             targets = _INSIDE if self.in_paste else _OUTSIDE
             if any(len(tail) < len(t) and t.startswith(tail) for t in targets):
@@ -139,10 +139,10 @@ class FocusFilter:
 
     def flush(self) -> list[Item]:
         """Release a held prefix unchanged, as data."""
-        held = self.held_bytes
+        held = self._held
         if not held:
             return []
-        self.held_bytes = b""
+        self._held = b""
         # still a prefix of a paste marker / the status prefix: keep tracking it, as data
         self._seen = held
         return [held]
