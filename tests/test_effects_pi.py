@@ -81,7 +81,7 @@ def test_keep_awake_follows_runs_and_cue_off(pi_session, fakemodel, inhibitor_en
 @pytest.mark.parametrize("pi_version", ["1.4.0"])
 def test_keep_awake_released_on_exit_and_on_kill_9(pi_session, fakemodel, inhibitor_env) -> None:  # type: ignore[no-untyped-def]
     env, d = inhibitor_env
-    fakemodel.script([tool_call("bash", {"command": "sleep 30"}), text("x")] * 2)
+    fakemodel.script([tool_call("bash", {"command": "sleep 30"}), text("x")])
     # Pi killed during a run: cuewrap exits and releases the inhibitor
     s = pi_session(cuewrap_args=["--keep-awake"], env=env)
     s.prompt("go")
@@ -91,7 +91,11 @@ def test_keep_awake_released_on_exit_and_on_kill_9(pi_session, fakemodel, inhibi
     assert s.wait_exit(timeout=20) == 128 + signal.SIGKILL
     wait_until(lambda: not alive(held), 15, "the inhibitor to end with cuewrap's exit")
 
-    # cuewrap itself killed with SIGKILL: the inhibitor still dies with it
+    # cuewrap itself killed with SIGKILL: the inhibitor still dies with it. The second
+    # session's prompt runs a long tool too (scripted anew: the first session, killed in its
+    # tool, left its answer in the queue, and a run that quick may end before the inhibitor
+    # has written its pid)
+    fakemodel.script([tool_call("bash", {"command": "sleep 30"}), text("x")])
     s2 = pi_session(cuewrap_args=["--keep-awake"], env=env)
     s2.prompt("go")
     wait_until(lambda: len(inhibitors(d)) == 2, 20, "a second inhibitor")
