@@ -82,3 +82,15 @@ def test_no_mark_is_composed_onto_a_title_with_control_characters() -> None:
     assert marks.on_child_title("[?] x\x85y", controls=True) == set_title("[✓] π - work")
     assert marks.set_mark(None) == set_title("π - work")
     assert marks.on_child_title("[?] owned", controls=True) == b""  # no mark up: nothing
+
+
+def test_the_title_as_it_stands_now_is_the_mark_else_the_childs_else_the_users() -> None:
+    """What is written again where the terminal may have missed a title (Konsole)."""
+    marks = TitleMarks()
+    assert marks.current() == TITLE_POP + TITLE_PUSH
+    marks.on_child_title("π - work")
+    assert marks.current() == set_title("π - work")
+    marks.set_mark("[?]")
+    assert marks.current() == set_title("[?] π - work")
+    marks.on_child_title("model's", controls=True)
+    assert marks.current() == set_title("[?] π - work")

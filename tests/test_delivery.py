@@ -367,3 +367,57 @@ def test_inside_tmux_a_cue_is_withdrawn_as_its_own_plan_allows() -> None:
     ]
     d.withdraw(Withdraw(2, "user returned"))  # never shown by the terminal: nothing to close
     assert len(log.of("withdrawal")) == 1
+
+
+# -- the title in Konsole ----------------------------------------------------------------------
+KONSOLE = {"KONSOLE_VERSION": "221203"}
+
+
+def _later(d: Delivery, seconds: float) -> None:
+    """The loop's clock ``seconds`` on, and the timers due by then run."""
+    now = d.loop.clock()
+    d.loop.clock = lambda: now + seconds
+    d.loop.run_due_timers()
+
+
+def test_in_konsole_the_title_is_written_again_a_moment_later_as_it_then_stands() -> None:
+    """Konsole takes a title in 20 ms after it arrives and shows it at its next look (2 s after
+    output): a look in between misses it until more output comes (docs/terminals.md). The
+    title as it stands then is written again; a title meanwhile, the child's own too,
+    replaces that second write."""
+    from cuewrap.deliver.delivery import KONSOLE_AGAIN
+    from cuewrap.term.sequences import set_title
+
+    d, _, out = made(KONSOLE)
+    d.child_title("π - work")
+    assert out == b""  # the child's own title: cuewrap writes nothing
+    d.set_mark("[✓]")
+    assert out == set_title("[✓] π - work")
+    _later(d, KONSOLE_AGAIN / 2)
+    assert out == set_title("[✓] π - work")
+    _later(d, KONSOLE_AGAIN)
+    assert out == set_title("[✓] π - work") * 2
+    _later(d, 10 * KONSOLE_AGAIN)
+    assert out == set_title("[✓] π - work") * 2  # once
+    del out[:]
+    d.set_mark(None)
+    d.child_title("π - other")  # before the second write: the child's own is what stands
+    _later(d, 10 * KONSOLE_AGAIN)
+    assert out == set_title("π - work")
+    del out[:]
+    d.set_mark("[?]")
+    d.close()
+    _later(d, 10 * KONSOLE_AGAIN)
+    assert out == set_title("[?] π - other")  # closed: nothing more
+
+
+@pytest.mark.parametrize("env", [{}, {**KONSOLE, "TMUX": "/tmp/t,1,0"}])
+def test_outside_konsole_a_title_is_written_once(env: dict[str, str]) -> None:
+    from cuewrap.deliver.delivery import KONSOLE_AGAIN
+    from cuewrap.term.sequences import set_title
+
+    d, _, out = made(env)
+    d.child_title("π - work")
+    d.set_mark("[✓]")
+    _later(d, 10 * KONSOLE_AGAIN)
+    assert out == set_title("[✓] π - work")

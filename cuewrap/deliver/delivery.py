@@ -34,12 +34,14 @@ from cuewrap.deliver.terminal import TerminalNotifier, detect_terminal_protocol,
 from cuewrap.deliver.title import TitleMarks
 from cuewrap.engine.effects import Action, Eligibility, Notify, Withdraw
 from cuewrap.engine.page import Channels
+from cuewrap.term.konsole import in_konsole
 
 if TYPE_CHECKING:
     from cuewrap.context import Context
     from cuewrap.deliver.keepawake import Inhibitor
     from cuewrap.deliver.plan import Answers, Plan
     from cuewrap.deliver.terminal import Choice
+    from cuewrap.loop import Timer
     from cuewrap.tmux.view import Live, TmuxInfo
 
 
@@ -100,6 +102,12 @@ def build_delivery(
     )  # fmt: skip
 
 
+#: Konsole: seconds after cuewrap writes a title that it writes the title again (``_title``):
+#: past Konsole's 20 ms wait before it takes a title in, and far enough apart that both
+#: writes do not arrive in one read
+KONSOLE_AGAIN = 0.25
+
+
 class Delivery:
     """The session's channels: the title mark, progress and keep-awake here; every
     notification through the channels the plan chose (``deliver.channel``)."""
@@ -133,6 +141,9 @@ class Delivery:
         self.undo_at_restore = undo_at_restore  # bytes the host writes on every exit path
         self._progress_on = False  # the indicator as cuewrap last set it
         self.titles = TitleMarks()
+        # Konsole: the title written again a moment after each of cuewrap's (KONSOLE_AGAIN)
+        self._konsole = in_konsole(self.env)
+        self._again: Timer | None = None
         self.tmux_info = tmux_info
         self._answers: Answers | None = None  # what the terminal said about itself
         self.desktop_on, self.desktop_why = desktop_available(self.env, settings.notify.desktop)
@@ -325,16 +336,36 @@ class Delivery:
         """The child set its title: the mark, if one is shown, is composed onto it (not onto
         one that carried control characters)."""
         if self.settings.notify.title_marks:
-            self.inject(self.titles.on_child_title(title, controls))
+            self._title(self.titles.on_child_title(title, controls))
 
     def reapply_mark(self) -> None:
         """After a stop and ``fg``: the shell had the title meanwhile; the mark again."""
         if self.settings.notify.title_marks:
-            self.inject(self.titles.reapply())
+            self._title(self.titles.reapply())
 
     def set_mark(self, mark: str | None) -> None:
         if self.settings.notify.title_marks:
-            self.inject(self.titles.set_mark(mark))
+            self._title(self.titles.set_mark(mark))
+
+    def _title(self, data: bytes) -> None:
+        """cuewrap's title bytes, if any. Konsole shows a program's title only when it next
+        looks at the session (2 s after output or a key), and a look in the few ms between a
+        title's arrival and Konsole taking it in misses it until the next output, which may
+        never come (Pi waits): so there the title as it stands is written again
+        ``KONSOLE_AGAIN`` s later, its own output bringing another look (docs/terminals.md).
+        Any title, the child's own too, replaces that second write."""
+        if self._again is not None:
+            self._again.cancel()
+            self._again = None
+        if not data:
+            return
+        self.inject(data)
+        if self._konsole:
+            self._again = self.loop.call_later(KONSOLE_AGAIN, self._title_again)
+
+    def _title_again(self) -> None:
+        self._again = None
+        self.inject(self.titles.current())
 
     # -- notifications --------------------------------------------------------------------
     def record(self, cue_id: int, channel: str, state: DeliveryState, reason: str = "") -> None:
@@ -494,6 +525,9 @@ class Delivery:
 
     def close(self) -> None:
         """Release keep-awake, end what still runs and reap it (bounded). Fails open."""
+        if self._again is not None:
+            self._again.cancel()
+            self._again = None
         parts: list[tuple[str, Inhibitor | Channel | None]] = [("keep_awake", self._keepawake)]
         parts += [(name, ch) for name, ch in self._channels.items()]
         for name, part in parts:

@@ -62,6 +62,12 @@ class TitleMarks:
         if mark == self.mark:
             return b""
         self.mark = mark
+        return self.current()
+
+    def current(self) -> bytes:
+        """The title as it should stand now: the mark on the child's title, else the child's
+        own last title, else the user's from the terminal's title stack (written again when
+        a terminal may have missed it: ``deliver.delivery``, Konsole)."""
         composed = self.composed()
         if composed is not None:
             return set_title(composed)

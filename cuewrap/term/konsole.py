@@ -17,7 +17,6 @@ Pure: ``tab_title`` takes the environment and a file reader.
 
 from __future__ import annotations
 
-import configparser
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -39,6 +38,8 @@ def in_konsole(env: Mapping[str, str]) -> bool:
 
 
 def _section(text: str, name: str) -> Mapping[str, str]:
+    import configparser  # only in Konsole: in_konsole is asked at every start
+
     parser = configparser.ConfigParser(interpolation=None, strict=False)
     parser.optionxform = str  # type: ignore[assignment,method-assign]
     try:
