@@ -35,6 +35,11 @@ T = TypeVar("T")
 # -- a BridgeServer on its own loop thread ----------------------------------------------------
 
 
+def _at_once(text: Callable[[str], str]) -> Callable[[str, Callable[[str], None]], None]:
+    """A ``/cue`` handler that replies at once with ``text(action)``."""
+    return lambda action, reply: reply(text(action))
+
+
 class ServerThread:
     """Runs a started ``BridgeServer`` on a ``Loop`` in a daemon thread.
 
@@ -58,7 +63,7 @@ class ServerThread:
             child_pid=child_pid,
             on_fact=self.facts.append,
             on_reject=self.rejections.append,
-            on_request=on_request or (lambda action: f"status:{action}"),
+            on_request=_at_once(on_request or (lambda action: f"status:{action}")),
             on_own=self.owns.append,
         )
         self.server.start()

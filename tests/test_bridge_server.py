@@ -54,9 +54,9 @@ class Harness:
         )
         self.clients: list[socket.socket] = []
 
-    def _on_request(self, action: str) -> str:
+    def _on_request(self, action: str, reply: Callable[[str], None]) -> None:
         self.requests.append(action)
-        return self.answer(action)
+        reply(self.answer(action))
 
     def start(self) -> Harness:
         self.server.start()

@@ -37,6 +37,7 @@ from cuewrap.facts import (
     AgentStart,
     BridgeHello,
     ChildExit,
+    CueToggle,
     Fact,
     Presence,
     ProgramStatus,
@@ -217,6 +218,11 @@ class FakeActivity(Part):
 class FakeTmux(Part):
     view = None
     busy = False
+    waiting_for_answer: list[Callable[[Any], None]]
+
+    def when_answered(self, callback: Callable[[Any], None]) -> None:
+        self.called("when_answered")
+        self.waiting_for_answer = [*getattr(self, "waiting_for_answer", []), callback]
 
     def focus(self, state: str) -> None:
         self.called("focus", state)
@@ -430,10 +436,18 @@ def test_bridge_facts_are_logged_in_order_and_the_screen_gate_checked_after_each
     assert r.c.stronger_source_live()  # the bridge said hello: the screen is not needed
 
 
+def cue_reply(c: Controller, action: str) -> str:
+    """``/cue ACTION`` from the bridge: the reply, which must come at once."""
+    replies: list[str] = []
+    c.request(action, replies.append)
+    [reply] = replies
+    return reply
+
+
 def test_cue_request_from_the_bridge_gives_the_page_and_the_toggle_replies() -> None:
     r = Rig(tmux=True)
     r.facts(HELLO)
-    page = r.c.request("status").splitlines()
+    page = cue_reply(r.c, "status").splitlines()
     assert page[0].startswith("cuewrap: cues on")
     assert "bridge channel: 1 live, 7 facts, 1 hellos · dropped: bad json 2" in page
     assert "channels: terminal osc777 (TERM_PROGRAM=WezTerm); desktop off (over SSH);" in (
@@ -444,7 +458,44 @@ def test_cue_request_from_the_bridge_gives_the_page_and_the_toggle_replies() -> 
     assert page[i - 1].startswith("sequence guard: own")
     assert [line for line in page[i + 1 :] if not line.startswith("to improve: ")] == []
     assert page[i + 1 :]  # advice for this session (no focus reports seen yet, in tmux)
-    assert r.c.request("on") == CUES_ON and r.c.request("off") == CUES_OFF
+    assert cue_reply(r.c, "on") == CUES_ON and cue_reply(r.c, "off") == CUES_OFF
+
+
+def test_cue_page_waits_for_tmuxs_answer_in_flight_and_says_what_holds_then() -> None:
+    """The keys of /cue asked tmux afresh (its last answer was old); Pi's request comes
+    before tmux's answer: the page waits for it, and is made from what holds then."""
+    r = Rig(tmux=True)
+    r.facts(HELLO)
+    assert r.tmux is not None
+    r.tmux.busy = True
+    replies: list[str] = []
+    r.c.request("status", replies.append)
+    assert replies == [] and r.calls("FakeTmux", "when_answered") == [()]
+    r.facts(CueToggle(enabled=False))  # meanwhile (/cue off)
+    [answered] = r.tmux.waiting_for_answer
+    answered(None)
+    [page] = replies
+    assert page.startswith("cuewrap: cues off"), page
+    r.advance(5)
+    assert len(replies) == 1  # once
+
+
+def test_cue_page_waits_at_most_a_second_for_tmux() -> None:
+    from cuewrap.wiring.cuepage import TMUX_WAIT
+
+    r = Rig(tmux=True)
+    r.facts(HELLO)
+    assert r.tmux is not None
+    r.tmux.busy = True
+    replies: list[str] = []
+    r.c.request("status", replies.append)
+    r.advance(TMUX_WAIT * 0.9)
+    assert replies == []
+    r.advance(TMUX_WAIT * 0.2)
+    assert len(replies) == 1 and replies[0].startswith("cuewrap: cues on")
+    r.tmux.waiting_for_answer[0](None)  # tmux answers after all: nothing more
+    assert len(replies) == 1
+    assert cue_reply(r.c, "off") == CUES_OFF  # the toggles never wait
 
 
 def test_diagnostic_is_logged_and_shown_in_pi() -> None:
@@ -809,7 +860,7 @@ def test_builder_asks_tmux_once_and_only_when_something_goes_through_it(
     [tmux] = [e[2] for e in journal if e[:2] == ("log", "tmux")]
     assert tmux == {"state": "not started", "why": "TMUX or TMUX_PANE is not set"}
     assert c.tmux is None
-    c.request("status")  # /cue: nothing asks tmux again
+    cue_reply(c, "status")  # /cue: nothing asks tmux again
     assert len(asked) == 1
     c.close()
     off = Settings()._replace(notify=Settings().notify._replace(terminal="off"))
@@ -832,7 +883,7 @@ def test_removed_clipboard_write_is_logged_counted_on_the_page_and_said_in_pi_on
     assert r.decisions.clipboard(read=True, framed=False) is False  # a read never passes
     r.c.relay_event(r.decisions.explain(ClipboardSequence(read=True, passed=False, size=9)))
     assert len(r.bridge.notices) == 1  # said once
-    page = r.c.request("status")
+    page = cue_reply(r.c, "status")
     assert "removed 2 sequences" in page and "(9 bytes)" in page
 
 

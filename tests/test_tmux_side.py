@@ -231,3 +231,22 @@ def test_stale_says_when_a_view_is_too_old_to_decide_by(server: Server, watched:
     assert not side.stale, why()
     sleep(side_module.FRESH + 0.1)
     assert side.stale, why()
+
+
+def test_when_answered_waits_for_the_question_in_flight_and_asks_nothing(
+    server: Server, watched: Watched
+) -> None:
+    """What /cue's page waits on (wiring/cuepage.py): the answer to the question in flight,
+    at once when none is; it never asks tmux itself."""
+    w = watched
+    side, sleep, why = w.side, w.sleep, w.why
+    got: list[object] = []
+    side.when_answered(got.append)
+    assert got == [None] and side.asked == 0  # nothing in flight, nothing asked
+    assert side.start() and side.busy
+    side.when_answered(got.append)
+    assert got == [None] and side.asked == 1
+    wait_until(lambda: len(got) == 2, 10, "the answer", sleep=sleep, detail=why)
+    assert got[1] is side.view and side.view is not None and side.asked == 1, why()
+    side.when_answered(got.append)
+    assert got[2] is side.view and side.asked == 1

@@ -99,8 +99,10 @@ class BridgeServer:
       ``CueToggle`` for ``/cue on|off``, ``BridgeGone`` at the end).
     - ``on_reject(reason)``: a line or connection was refused (at most
       ``REJECT_REPORTS_PER_S`` calls per second; ``stats()`` has every count).
-    - ``on_request(action)``: ``"status"``, ``"on"`` or ``"off"`` from ``/cue``; returns the
-      text shown in Pi.
+    - ``on_request(action, reply)``: ``"status"``, ``"on"``, ``"off"``, ``"mute …"`` or
+      ``"unmute"`` from ``/cue``; ``reply(text)`` gives the text shown in Pi, now or later
+      (the page may wait a moment for tmux's answer: ``wiring/cuepage.py``). Only the first
+      reply counts; one after the connection closed is dropped.
     - ``on_own(data)``: one of Pi's own writes to its terminal (checked: complete escape
       sequences only), for the relay to write (docs/terminal-guard.md, "Whose sequence is
       it"); without it they are refused (``no_sink``). One it refuses ends the connection
@@ -125,7 +127,7 @@ class BridgeServer:
         child_pid: Callable[[], int | None],
         on_fact: Callable[[Fact], None],
         on_reject: Callable[[str], None] | None = None,
-        on_request: Callable[[str], str] | None = None,
+        on_request: Callable[[str, Callable[[str], None]], None] | None = None,
         on_own: Callable[[bytes], None] | None = None,
         note: Callable[[], str] | None = None,
     ) -> None:
@@ -378,15 +380,24 @@ class BridgeServer:
         self._requests += 1
         if req.action in ("on", "off"):
             self._emit(CueToggle(enabled=req.action == "on"))
-        text = "cuewrap: no status available"
-        if self._on_request is not None:
-            try:
-                text = self._on_request(req.action)
-            except Exception as exc:  # fail open: the user still gets an answer
-                self._report("bridge:on_request", exc)
-                text = "cuewrap: internal error (see the decision log)"
-        if not conn.closed:
-            self._send(conn, protocol.reply(req.id, str(text)[:MAX_REPLY]))
+        replied = False
+
+        def reply(text: str) -> None:
+            nonlocal replied
+            if replied:
+                return
+            replied = True
+            if not conn.closed:
+                self._send(conn, protocol.reply(req.id, str(text)[:MAX_REPLY]))
+
+        if self._on_request is None:
+            reply("cuewrap: no status available")
+            return
+        try:
+            self._on_request(req.action, reply)
+        except Exception as exc:  # fail open: the user still gets an answer
+            self._report("bridge:on_request", exc)
+            reply("cuewrap: internal error (see the decision log)")
 
     def _send(self, conn: _Conn, message: dict[str, object]) -> bool:
         data = protocol.encode(message)

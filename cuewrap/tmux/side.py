@@ -205,6 +205,14 @@ class TmuxSide:
             return False
         return True
 
+    def when_answered(self, callback: Callable[[PaneView | None], None]) -> None:
+        """``callback`` once the question in flight is answered (with the view, None when
+        there is none); at once when no question is in flight. Asks nothing itself."""
+        if self._asking:
+            self._after.append(callback)
+        else:
+            callback(self.view)
+
     def _answered(self, status: int | None, out: str) -> None:
         self._asking = False
         if self._closed:

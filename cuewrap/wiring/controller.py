@@ -99,7 +99,7 @@ class Controller:
         self._host = HostAnswers(
             self.log, self.settings, self.delivery, bridge=made.bridge is not None
         )
-        self.page = CuePage(self.settings, self.env, made)
+        self.page = CuePage(self.loop, self.settings, self.env, made)
         each = told(
             made, self.log, self.settings,
             down=Part("handdown", after_step=self._down.after_step),
@@ -185,9 +185,9 @@ class Controller:
         return self.state.bridge_live or "osc7501" in self.state.trusted
 
     # -- /cue --------------------------------------------------------------------------------
-    def request(self, action: str) -> str:
-        """``/cue ACTION`` from the bridge: the reply (``wiring/cuepage.py``)."""
-        return self.page.reply(action, self.state)
+    def request(self, action: str, reply: Callable[[str], None]) -> None:
+        """``/cue ACTION`` from the bridge: ``reply`` gets the text (``wiring/cuepage.py``)."""
+        self.page.reply(action, lambda: self.state, reply)
 
     # -- teardown ----------------------------------------------------------------------------
     def finish(self, grace: float) -> None:

@@ -1,10 +1,15 @@
 """``/cue`` in Pi (through the bridge): ``on`` / ``off``, ``mute`` / ``unmute``, and the page
 (docs/design.md#what-the-user-sees): ``engine.page.cue_page`` from the engine's status and
-what this session's parts report, with the advice for where it runs (``cuewrap.advice``)."""
+what this session's parts report, with the advice for where it runs (``cuewrap.advice``).
+
+Inside tmux the keys of ``/cue`` ask tmux afresh when its last answer is old
+(``TmuxSide.keystroke``); that answer comes back a moment later, often after Pi has sent the
+request. The page then waits for it, at most ``TMUX_WAIT`` s (Pi waits 3 s for a reply),
+so that what it says of tmux is tmux's of now, not of two seconds ago."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from cuewrap.advice import Where, fixes
@@ -15,11 +20,17 @@ if TYPE_CHECKING:
     from cuewrap.config import Settings
     from cuewrap.engine import EngineState
     from cuewrap.engine.state import Removed
+    from cuewrap.loop import Loop
     from cuewrap.wiring.parts import Parts
 
 
+#: the longest the page waits for tmux's answer to a question in flight (seconds)
+TMUX_WAIT = 1.0
+
+
 class CuePage:
-    def __init__(self, settings: Settings, env: Mapping[str, str], made: Parts) -> None:
+    def __init__(self, loop: Loop, settings: Settings, env: Mapping[str, str], made: Parts) -> None:
+        self.loop = loop
         self.settings = settings
         self.env = env
         self.made = made
@@ -30,16 +41,36 @@ class CuePage:
         guards the output instead; the page says it too."""
         self._fallback = note
 
-    def reply(self, action: str, state: EngineState) -> str:
-        """The reply to ``/cue ACTION``."""
+    def reply(
+        self, action: str, state: Callable[[], EngineState], reply: Callable[[str], None]
+    ) -> None:
+        """The reply to ``/cue ACTION``, given to ``reply`` now, or once tmux has answered
+        the question in flight (at most ``TMUX_WAIT`` s); ``state``: the engine's, then."""
         if action in ("on", "off"):
-            return toggle_reply(action == "on")
+            reply(toggle_reply(action == "on"))
+            return
         attention = self.made.attention
         if attention is not None:  # /cue mute [DURATION], /cue unmute
             said = attention.request(action)
             if said is not None:
-                return said
-        return self.page(state)
+                reply(said)
+                return
+        tmux = self.made.tmux
+        if tmux is None or not tmux.busy:
+            reply(self.page(state()))
+            return
+        timer = None
+
+        def now(_: object = None) -> None:
+            nonlocal timer
+            if timer is None:  # answered already
+                return
+            timer.cancel()
+            timer = None
+            reply(self.page(state()))
+
+        timer = self.loop.call_later(TMUX_WAIT, now)
+        tmux.when_answered(now)
 
     def page(self, s: EngineState) -> str:
         made, guard = self.made, self.settings.guard
