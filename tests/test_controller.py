@@ -461,16 +461,23 @@ def test_cue_request_from_the_bridge_gives_the_page_and_the_toggle_replies() -> 
     assert cue_reply(r.c, "on") == CUES_ON and cue_reply(r.c, "off") == CUES_OFF
 
 
-def test_cue_page_waits_for_tmuxs_answer_in_flight_and_says_what_holds_then() -> None:
-    """The keys of /cue asked tmux afresh (its last answer was old); Pi's request comes
-    before tmux's answer: the page waits for it, and is made from what holds then."""
+def asked_while_tmux_is_asked() -> tuple[Rig, list[str]]:
+    """``/cue`` from the bridge while a question to tmux is in flight: the rig, the replies."""
     r = Rig(tmux=True)
     r.facts(HELLO)
     assert r.tmux is not None
     r.tmux.busy = True
     replies: list[str] = []
     r.c.request("status", replies.append)
+    return r, replies
+
+
+def test_cue_page_waits_for_tmuxs_answer_in_flight_and_says_what_holds_then() -> None:
+    """The keys of /cue asked tmux afresh (its last answer was old); Pi's request comes
+    before tmux's answer: the page waits for it, and is made from what holds then."""
+    r, replies = asked_while_tmux_is_asked()
     assert replies == [] and r.calls("FakeTmux", "when_answered") == [()]
+    assert r.tmux is not None
     r.facts(CueToggle(enabled=False))  # meanwhile (/cue off)
     [answered] = r.tmux.waiting_for_answer
     answered(None)
@@ -483,12 +490,8 @@ def test_cue_page_waits_for_tmuxs_answer_in_flight_and_says_what_holds_then() ->
 def test_cue_page_waits_at_most_a_second_for_tmux() -> None:
     from cuewrap.wiring.cuepage import TMUX_WAIT
 
-    r = Rig(tmux=True)
-    r.facts(HELLO)
+    r, replies = asked_while_tmux_is_asked()
     assert r.tmux is not None
-    r.tmux.busy = True
-    replies: list[str] = []
-    r.c.request("status", replies.append)
     r.advance(TMUX_WAIT * 0.9)
     assert replies == []
     r.advance(TMUX_WAIT * 0.2)
