@@ -501,6 +501,19 @@ def test_cue_page_waits_at_most_a_second_for_tmux() -> None:
     assert cue_reply(r.c, "off") == CUES_OFF  # the toggles never wait
 
 
+def test_a_page_that_fails_after_waiting_still_answers_pi() -> None:
+    r, replies = asked_while_tmux_is_asked()
+    assert r.tmux is not None
+
+    def broken(state: object) -> str:
+        raise RuntimeError("page broke")
+
+    r.c.page.page = broken  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError, match="page broke"):  # the loop logs it
+        r.tmux.waiting_for_answer[0](None)
+    assert replies == ["cuewrap: internal error (see the decision log)"]
+
+
 def test_diagnostic_is_logged_and_shown_in_pi() -> None:
     r = Rig()
     # a Pi before agent_settled: what it lacks is said once

@@ -67,7 +67,11 @@ class CuePage:
                 return
             timer.cancel()
             timer = None
-            reply(self.page(state()))
+            text = "cuewrap: internal error (see the decision log)"
+            try:  # a failure is the loop's to log; Pi still gets its answer
+                text = self.page(state())
+            finally:
+                reply(text)
 
         timer = self.loop.call_later(TMUX_WAIT, now)
         tmux.when_answered(now)
